@@ -1,0 +1,317 @@
+"""Fan-out benchmark: one ``list_changed`` to many open GET streams over two workers, and the
+memory each idle stream costs. Not a test (pytest never collects ``bench/``); loopback only;
+bounded (every wait has a deadline). See bench/README.md "Fan-out".
+
+    .venv/bin/python bench/bench_fanout.py                          # 1,000 streams, 2 workers, 20 changes
+    .venv/bin/python bench/bench_fanout.py --streams 200 --changes 5
+    .venv/bin/python bench/bench_fanout.py --memory-backend         # + one worker on memory stores
+
+Two uvicorn processes (one worker each, two ports) share one Redis (keys under a per-run prefix,
+deleted at the end) and one SQLite database. ``--streams`` sessions are initialized, half on each
+worker, and each opens its standalone GET stream (raw asyncio sockets, ``uvloop`` if installed).
+A separate driver process (``--driver``: Django ORM on the same database and Redis) changes the
+``echo`` tool's description in a transaction and timestamps the commit from an ``on_commit``
+callback queued before the registry's own (which publishes the change on the bus). The figure per
+change is commit → the LAST stream's receipt of ``notifications/tools/list_changed``; p50/p99 over
+``--changes``, after ``--warmup-changes`` unmeasured ones (printed apart: the first publish of
+the driver process opens its Redis connection and imports the bus). Memory: each server's RSS
+after the sessions exist and before the streams open, then again with every stream open and
+idle; the difference divided by the number of streams.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from servers import ROOT, clean_redis, manage, our_env
+
+from tests.support.live_server import LiveServer
+
+REDIS_DEFAULT = "redis://127.0.0.1:6379/0"
+VERSION = "2025-11-25"
+DEADLINE = 60.0
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", type=int, default=1000, help="open GET streams in total")
+    parser.add_argument("--changes", type=int, default=20, help="registry changes to time")
+    parser.add_argument("--warmup-changes", type=int, default=1,
+                        help="unmeasured changes first (the driver's first publish connects to Redis)")
+    parser.add_argument("--workers", type=int, default=2, help="uvicorn processes (one port each)")
+    parser.add_argument("--redis", default=REDIS_DEFAULT, help="shared Redis URL")
+    parser.add_argument("--memory-backend", action="store_true",
+                        help="also measure memory per idle stream on one worker with memory stores")
+    parser.add_argument("--driver", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+# -- the change driver (a separate process: Django ORM, commits, timestamps) --------------------
+def driver() -> None:
+    import django
+
+    django.setup()
+    from django.db import transaction
+
+    from registry.models import Tool
+
+    stamp: list[float] = []
+    for n, _ in enumerate(sys.stdin):
+        stamp.clear()
+        with transaction.atomic():
+            transaction.on_commit(lambda: stamp.append(time.time()))  # runs before the publish
+            tool = Tool.objects.get(name="echo")
+            tool.description = f"Echo (fan-out bench change {n})"
+            tool.save()
+        print(json.dumps({"committed": stamp[0]}), flush=True)
+
+
+# -- raw HTTP over asyncio streams ------------------------------------------------------------
+async def request(port: int, body: dict[str, object], session: str | None = None) -> tuple[int, str | None]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        data = json.dumps(body).encode()
+        head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, "
+                f"text/event-stream\r\nContent-Type: application/json\r\nMCP-Protocol-Version: {VERSION}"
+                f"\r\nContent-Length: {len(data)}\r\nConnection: close\r\n")
+        if session:
+            head += f"Mcp-Session-Id: {session}\r\n"
+        writer.write(head.encode() + b"\r\n" + data)
+        raw = await reader.read()
+    finally:
+        writer.close()
+    status = int(raw.split(b" ", 2)[1])
+    sid = None
+    for line in raw.split(b"\r\n\r\n", 1)[0].split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"mcp-session-id":
+            sid = value.strip().decode()
+    return status, sid
+
+
+async def new_session(port: int) -> str:
+    status, sid = await request(port, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "fanout", "version": "1"}}})
+    if status != 200 or sid is None:
+        raise RuntimeError(f"initialize failed: {status}")
+    status, _ = await request(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    if status != 202:
+        raise RuntimeError(f"notifications/initialized failed: {status}")
+    return sid
+
+
+class Stream:
+    """One open standalone GET stream; records when each list_changed arrives."""
+
+    def __init__(self, port: int, session: str, counter: Counter) -> None:
+        self.port, self.session, self.counter = port, session, counter
+        self.received: list[float] = []
+        self.opened = asyncio.Event()
+        self.failed: str | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def run(self) -> None:
+        try:
+            await self._run()
+        except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError) as exc:
+            self.failed = str(exc)[:120]
+        finally:
+            self.opened.set()  # opened or failed: either way nothing more to wait for
+
+    async def _run(self) -> None:
+        reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.writer.write((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAccept: text/event-stream"
+                           f"\r\nMCP-Protocol-Version: {VERSION}\r\nMcp-Session-Id: {self.session}\r\n\r\n"
+                           ).encode())
+        head = await reader.readuntil(b"\r\n\r\n")
+        if b" 200 " not in head.split(b"\r\n", 1)[0]:
+            raise RuntimeError(f"GET failed: {head[:80]!r}")
+        while True:  # chunked: one chunk per SSE write
+            size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
+            if size == 0:
+                return
+            chunk = await reader.readexactly(size + 2)
+            self.opened.set()
+            if b"list_changed" in chunk:
+                self.received.append(time.time())
+                self.counter.hit(len(self.received))
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+class Counter:
+    """How many streams got their n-th notification; wakes whoever waits for all of them."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.counts: dict[int, int] = {}
+        self.done: dict[int, asyncio.Event] = {}
+
+    def event(self, n: int) -> asyncio.Event:
+        return self.done.setdefault(n, asyncio.Event())
+
+    def hit(self, n: int) -> None:
+        self.counts[n] = self.counts.get(n, 0) + 1
+        if self.counts[n] == self.total:
+            self.event(n).set()
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+async def gather_limited(factories: list, limit: int = 32) -> list:  # type: ignore[type-arg]
+    sem = asyncio.Semaphore(limit)
+
+    async def one(factory):  # type: ignore[no-untyped-def]
+        async with sem:
+            return await factory()
+
+    return await asyncio.gather(*(one(f) for f in factories))
+
+
+async def measure(ports: list[int], pids: list[int], total: int, changes: int,
+                  driver_proc: subprocess.Popen[str] | None, warmup: int = 1) -> dict[str, object]:
+    # Sessions first (spread over the workers), then RSS, then the streams.
+    targets = [ports[i % len(ports)] for i in range(total)]
+    sessions = await asyncio.wait_for(gather_limited(
+        [lambda p=port: new_session(p) for port in targets]), DEADLINE)
+    counter = Counter(total)
+    streams = [Stream(ports[i % len(ports)], sid, counter) for i, sid in enumerate(sessions)]
+    await asyncio.sleep(1.0)
+    before = {pid: rss_kb(pid) for pid in pids}
+    tasks = [asyncio.ensure_future(s.run()) for s in streams]
+    opened = asyncio.gather(*(s.opened.wait() for s in streams))
+    await asyncio.wait_for(opened, DEADLINE)
+    await asyncio.sleep(2.0)  # idle
+    after = {pid: rss_kb(pid) for pid in pids}
+    failed = [s for s in streams if s.failed is not None]
+    if failed:
+        print(f"  {len(failed)} of {total} streams failed to open or broke, e.g.: {failed[0].failed}")
+        streams = [s for s in streams if s.failed is None]
+        counter.total = len(streams)
+    per_stream_kb = sum(after[p] - before[p] for p in pids) / max(1, len(streams))
+    result: dict[str, object] = {"streams": total, "streams_failed": len(failed), "workers": len(ports),
+                                 "rss_before_kb": before, "rss_after_kb": after,
+                                 "kb_per_idle_stream": round(per_stream_kb, 1)}
+    latencies: list[float] = []
+    firsts: list[float] = []
+    if driver_proc is not None:
+        assert driver_proc.stdin is not None and driver_proc.stdout is not None
+        cold: list[float] = []
+        for n in range(1, warmup + changes + 1):
+            driver_proc.stdin.write("go\n")
+            driver_proc.stdin.flush()
+            line = await asyncio.wait_for(asyncio.to_thread(driver_proc.stdout.readline), DEADLINE)
+            committed = json.loads(line)["committed"]
+            try:
+                await asyncio.wait_for(counter.event(n).wait(), 10.0)
+            except TimeoutError:
+                missing = sum(1 for s in streams if len(s.received) < n)
+                print(f"  change {n:2d}: {missing} streams got nothing within 10 s; stopping")
+                result["streams_missing_a_change"] = missing
+                break
+            last = (max(s.received[n - 1] for s in streams) - committed) * 1000
+            first = (min(s.received[n - 1] for s in streams) - committed) * 1000
+            label = f"warm-up {n}" if n <= warmup else f"change {n - warmup:2d}"
+            print(f"  {label}: commit -> first stream {first:6.1f} ms, -> last of {len(streams)} "
+                  f"streams {last:6.1f} ms", flush=True)
+            (cold if n <= warmup else latencies).append(last)
+            if n > warmup:
+                firsts.append(first)
+            await asyncio.sleep(0.3)
+        ordered = sorted(latencies) or [float("nan")]
+        result.update({
+            "warmup_changes_ms": [round(c, 1) for c in cold],
+            "changes": changes,
+            "first_stream_p50_ms": round(statistics.median(firsts or [float("nan")]), 1),
+            "p50_ms": round(statistics.median(ordered), 1),
+            "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 1),
+            "max_ms": round(ordered[-1], 1),
+        })
+    for stream in streams:
+        stream.close()
+    for task in tasks:
+        task.cancel()
+    with contextlib.suppress(BaseException):
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return result
+
+
+def start_servers(workdir: Path, count: int, redis_url: str | None) -> list[LiveServer]:
+    env = {**our_env(workdir, False, redis_url), "MCP_MAX_SESSIONS_PER_PRINCIPAL": "100000",
+           "MCP_MAX_SESSIONS": "100000"}
+    started: list[LiveServer] = []
+    try:
+        for _ in range(count):
+            started.append(LiveServer(env=env, server="uvicorn", migrate=False).start())
+    except BaseException:
+        for server in started:
+            server.stop()
+        raise
+    return started
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
+def main() -> int:
+    args = parse_args()
+    if args.driver:
+        driver()
+        return 0
+    with tempfile.TemporaryDirectory(prefix="mcpfanout-") as tmp:
+        workdir = Path(tmp)
+        print("preparing the database (migrate, load_demo) ...", flush=True)
+        manage(workdir, "migrate", "--noinput")
+        manage(workdir, "load_demo")
+        reports: dict[str, object] = {}
+        live = start_servers(workdir, args.workers, args.redis)
+        env = {**os.environ, **our_env(workdir, False, args.redis),
+               "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        proc = subprocess.Popen([sys.executable, __file__, "--driver"], cwd=ROOT, env=env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            print(f"redis: {args.streams} streams over {args.workers} workers, {args.changes} changes",
+                  flush=True)
+            reports["redis"] = run(measure([s.port for s in live], [s.process.pid for s in live if s.process],
+                                           args.streams, args.changes, proc, args.warmup_changes))
+        finally:
+            proc.kill()
+            for server in live:
+                server.stop()
+            clean_redis(args.redis)
+        if args.memory_backend:
+            print(f"memory stores: {args.streams} streams on one worker (RSS only)", flush=True)
+            (single,) = start_servers(workdir, 1, None)
+            try:
+                assert single.process is not None
+                reports["memory"] = run(measure([single.port], [single.process.pid], args.streams, 0, None))
+            finally:
+                single.stop()
+        print(json.dumps(reports, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MCPProtocolConfig(AppConfig):
+    name = "mcp_protocol"
+    verbose_name = "MCP protocol"

@@ -1,0 +1,64 @@
+"""Cross-worker delivery: publish a JSON message on a named channel, every subscriber gets it.
+
+Backends: ``memory.py`` (one process) and ``redis.py`` (every worker), chosen by
+``MCP["BUS"] = {"BACKEND": ..., "OPTIONS": ...}``. Channels used by the server:
+
+- ``changes``: the registry committed a change ``{"kind": "tools"|"resources"|"prompts",
+  "uris": [...]}``; every worker rebuilds its snapshot, and list_changed / resources/updated reach
+  the streams that asked for them.
+- ``session:<id>``: a client's response to a server→client request, delivered to the worker
+  whose handler awaits it.
+
+Delivery is at-most-once per subscriber and carries no history; what must survive a reconnect is
+written to the ``EventStore`` instead.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from typing import Any
+
+CHANGES = "changes"
+
+
+def session_channel(session_id: str) -> str:
+    return f"session:{session_id}"
+
+
+class Subscription(ABC):
+    """An async iterator of messages on one channel; ``close()`` (or ``async with``) ends it."""
+
+    @abstractmethod
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]: ...
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Subscription:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class Bus(ABC):
+    def __init__(self, **options: Any) -> None:  # noqa: B027 (optional hook)
+        pass
+
+    @abstractmethod
+    async def publish(self, channel: str, message: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    async def subscribe(self, channel: str) -> Subscription:
+        """Subscribed once this returns: a message published after it is delivered."""
+
+    def publish_sync(self, channel: str, message: dict[str, Any]) -> None:
+        """Publish from synchronous code with no running loop of its own (a signal handler in a
+        shell or a migration). Backends override with a direct call where they can."""
+        from asgiref.sync import async_to_sync
+
+        async_to_sync(self.publish)(channel, message)
+
+    async def close(self) -> None:  # noqa: B027 (optional hook)
+        """Release connections (called at shutdown)."""

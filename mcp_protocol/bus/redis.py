@@ -1,0 +1,240 @@
+"""Redis bus: Redis pub/sub between every worker of the cluster.
+
+Owns ``RedisBus`` and its ``Subscription``. Per event loop there is one pub/sub connection that
+multiplexes every channel the process listens to, read by one task started lazily on that loop;
+local subscribers get their own queue. Channel names are prefixed (``<prefix>:<channel>``) so
+several deployments can share a Redis. ``subscribe`` returns only after Redis confirmed the
+SUBSCRIBE, so a message published after it returns is delivered. ``publish_sync`` uses a plain
+synchronous client (no loop needed: a signal handler in a shell or a migration).
+
+Delivery is at-most-once (pub/sub keeps no history): during a Redis outage ``publish`` raises
+``StoreUnavailable`` and subscribers miss what was published; the reader reconnects and
+redis-py re-subscribes every channel by itself when Redis returns, and open subscriptions carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio.client import PubSub
+
+from ..stores.base import StoreUnavailable
+from ..stores.connection import (
+    DEFAULT_URL,
+    UNAVAILABLE,
+    RedisConnector,
+    raise_pending_cancel,
+    unavailable_as_store_error,
+)
+from .base import Bus, Subscription
+
+logger = logging.getLogger(__name__)
+
+_CLOSED = object()
+
+
+@dataclass(eq=False)
+class _Listener:
+    """The pub/sub connection of one event loop and the subscriptions it feeds."""
+
+    pubsub: PubSub
+    subs: dict[str, set[RedisSubscription]] = field(default_factory=dict)
+    # Per channel, one future per SUBSCRIBE sent and not yet confirmed, oldest first: Redis
+    # confirms in order on this one connection.
+    waiting: dict[str, deque[asyncio.Future[None]]] = field(default_factory=dict)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    # Serialises SUBSCRIBE/UNSUBSCRIBE with the decision to send them, so a channel's last
+    # subscriber leaving and a new one arriving cannot reach Redis in the wrong order.
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    task: asyncio.Task[None] | None = None
+
+
+class RedisSubscription(Subscription):
+    def __init__(self, bus: RedisBus, listener: _Listener, channel: str, max_queue: int) -> None:
+        self._bus = bus
+        self._listener = listener
+        self.channel = channel
+        self.queue: asyncio.Queue[object] = asyncio.Queue(max_queue)
+        self.closed = False
+
+    def deliver(self, payload: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.queue.put_nowait(json.loads(payload))
+        except asyncio.QueueFull:
+            pass  # at-most-once: a subscriber this far behind drops messages
+        except ValueError:
+            logger.warning("Dropped a non-JSON message on %s", self.channel)
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        while not self.closed:
+            item = await self.queue.get()
+            if item is _CLOSED:
+                return
+            assert isinstance(item, dict)
+            yield item
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        while True:
+            try:
+                self.queue.put_nowait(_CLOSED)
+                break
+            except asyncio.QueueFull:
+                self.queue.get_nowait()
+        await self._bus._unsubscribe(self._listener, self)
+
+
+class RedisBus(Bus):
+    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", socket_timeout: float = 5.0,
+                 max_queue: int = 10000, **options: Any) -> None:
+        super().__init__(**options)
+        self.prefix = prefix
+        self.max_queue = max_queue
+        self.socket_timeout = socket_timeout
+        self._redis = RedisConnector(url, socket_timeout=socket_timeout)
+        self._listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Listener] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _channel(self, channel: str) -> str:
+        return f"{self.prefix}:{channel}"
+
+    async def publish(self, channel: str, message: dict[str, Any]) -> None:
+        payload = json.dumps(message)
+        with unavailable_as_store_error():
+            await self._redis.client().publish(self._channel(channel), payload)
+
+    def publish_sync(self, channel: str, message: dict[str, Any]) -> None:
+        payload = json.dumps(message)
+        with unavailable_as_store_error():
+            self._redis.sync_client().publish(self._channel(channel), payload)
+
+    def _listener(self) -> _Listener:
+        loop = asyncio.get_running_loop()
+        listener = self._listeners.get(loop)
+        if listener is None:
+            listener = self._listeners[loop] = _Listener(self._redis.client().pubsub())
+        if listener.task is None or listener.task.done():
+            listener.task = loop.create_task(self._read(listener), name="mcp-redis-bus-reader")
+        return listener
+
+    async def subscribe(self, channel: str) -> Subscription:
+        listener = self._listener()
+        name = self._channel(channel)
+        sub = RedisSubscription(self, listener, name, self.max_queue)
+        confirmed: asyncio.Future[None] | None = None
+        first = False
+        try:
+            async with listener.lock:
+                first = name not in listener.subs
+                listener.subs.setdefault(name, set()).add(sub)
+                if first:
+                    confirmed = asyncio.get_running_loop().create_future()
+                    queue = listener.waiting.setdefault(name, deque())
+                    queue.append(confirmed)
+                    with unavailable_as_store_error():
+                        await listener.pubsub.subscribe(name)
+                    listener.wake.set()
+                elif listener.waiting.get(name):
+                    # Another local subscriber's SUBSCRIBE is still unconfirmed: wait for it too.
+                    confirmed = listener.waiting[name][-1]
+            if confirmed is not None:
+                await asyncio.wait_for(asyncio.shield(confirmed), self.socket_timeout)
+        except (StoreUnavailable, TimeoutError) as exc:
+            pending = listener.waiting.get(name)
+            if first and pending is not None and confirmed is not None and confirmed in pending:
+                pending.remove(confirmed)
+            await sub.close()
+            if isinstance(exc, StoreUnavailable):
+                raise
+            raise StoreUnavailable(f"Redis did not confirm SUBSCRIBE {name}") from exc
+        except BaseException:
+            await sub.close()
+            raise
+        return sub
+
+    async def _unsubscribe(self, listener: _Listener, sub: RedisSubscription) -> None:
+        async with listener.lock:
+            subs = listener.subs.get(sub.channel)
+            if subs is None:
+                return
+            subs.discard(sub)
+            if not subs:
+                del listener.subs[sub.channel]
+                # Best effort: if Redis is down the channel is dropped on reconnect or its
+                # messages are discarded for want of subscribers.
+                with contextlib.suppress(*UNAVAILABLE):
+                    await listener.pubsub.unsubscribe(sub.channel)
+
+    async def _read(self, listener: _Listener) -> None:
+        backoff = 0.05
+        while True:
+            if not listener.pubsub.subscribed:
+                listener.wake.clear()
+                await listener.wake.wait()
+                continue
+            try:
+                message = await listener.pubsub.get_message(timeout=1.0)
+            except UNAVAILABLE as exc:
+                logger.warning("Redis bus reader lost its connection (%s); reconnecting", exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            except Exception:  # keep reading: one bad frame must not deafen the worker
+                logger.exception("Redis bus reader failed; continuing")
+                await asyncio.sleep(backoff)
+                continue
+            raise_pending_cancel()  # close() cancels this task; see raise_pending_cancel
+            backoff = 0.05
+            if message is None:
+                continue
+            kind, name = message["type"], message["channel"]
+            if kind == "subscribe":
+                self._confirm(listener, name)
+            elif kind == "message":
+                for sub in list(listener.subs.get(name, ())):
+                    sub.deliver(message["data"])
+
+    @staticmethod
+    def _confirm(listener: _Listener, name: str) -> None:
+        # After a reconnect redis-py re-subscribes every channel: those confirmations resolve
+        # nothing pending or a SUBSCRIBE that was in flight, which the server now honours too.
+        queue = listener.waiting.get(name)
+        while queue:
+            fut = queue.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                break
+        if queue is not None and not queue:
+            del listener.waiting[name]
+
+    async def close(self) -> None:
+        loop = asyncio.get_running_loop()
+        listener = self._listeners.pop(loop, None)
+        self._listeners.clear()
+        if listener is not None:
+            for subs in list(listener.subs.values()):
+                for sub in list(subs):
+                    sub.closed = True
+                    with contextlib.suppress(asyncio.QueueFull):
+                        sub.queue.put_nowait(_CLOSED)
+            listener.subs.clear()
+            if listener.task is not None:
+                listener.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await listener.task
+            with contextlib.suppress(*UNAVAILABLE):
+                await listener.pubsub.aclose()  # type: ignore[no-untyped-call]
+        await self._redis.close()

@@ -1,0 +1,117 @@
+"""``mcp_settings``: the ``MCP`` Django setting, merged over defaults, with backends built lazily.
+
+Shaped like DRF's ``api_settings``: attribute access reads the merged dict; backends
+(``SESSION_STORE``, ``EVENT_STORE``, ``BUS``, ``PROVIDER``) are ``{"BACKEND": dotted path,
+"OPTIONS": {...}}`` built once per process and dropped on ``setting_changed`` so tests can switch
+memory ↔ Redis. This is the only module of ``mcp_protocol`` that reads Django settings; the
+protocol core takes its inputs as arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.utils.module_loading import import_string
+
+if TYPE_CHECKING:
+    from .provider import Provider
+    from .server import Server
+
+DEFAULTS: dict[str, Any] = {
+    "PROVIDER": {"BACKEND": "mcp_protocol.memory_provider.MemoryProvider", "OPTIONS": {}},
+    "SESSION_STORE": {"BACKEND": "mcp_protocol.stores.memory.MemorySessionStore", "OPTIONS": {}},
+    "EVENT_STORE": {"BACKEND": "mcp_protocol.stores.memory.MemoryEventStore", "OPTIONS": {}},
+    "BUS": {"BACKEND": "mcp_protocol.bus.memory.MemoryBus", "OPTIONS": {}},
+    "SERVER_NAME": "mcpsite",
+    "SERVER_TITLE": "mcpsite",
+    "SERVER_VERSION": "0.1.0",
+    "INSTRUCTIONS": None,
+    "SESSION_TTL": 1800.0,
+    "MAX_SESSIONS": 10000,
+    "MAX_SESSIONS_PER_PRINCIPAL": 1000,
+    "ALLOWED_ORIGINS": [],
+    "ALLOWED_HOSTS": [],
+    "MAX_BODY_BYTES": 4 * 1024 * 1024,
+    "KEEPALIVE_SECONDS": 15.0,
+    "ALWAYS_STREAM": False,
+    "SSE_RETRY_MS": 1000,
+    "CLOSE_STREAM_AFTER_SECONDS": None,
+    "CLIENT_REQUEST_TIMEOUT": 60.0,
+    "PAGE_SIZE": 100,
+    "CURSOR_SECRET": None,
+}
+
+BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")
+
+
+class MCPSettings:
+    def __init__(self) -> None:
+        self._cache: dict[str, Any] = {}
+        self._backends: dict[str, Any] = {}
+
+    @property
+    def user_settings(self) -> dict[str, Any]:
+        return dict(getattr(settings, "MCP", {}) or {})
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"Invalid MCP setting: {name!r}")
+        if name not in self._cache:
+            self._cache[name] = self.user_settings.get(name, DEFAULTS[name])
+        return self._cache[name]
+
+    def backend(self, name: str) -> Any:
+        """The process-wide instance of the backend named by setting ``name``."""
+        if name not in self._backends:
+            spec = getattr(self, name)
+            cls = import_string(spec["BACKEND"])
+            options = dict(spec.get("OPTIONS", {}))
+            if name == "SESSION_STORE":
+                # The top-level session settings are the store's defaults; OPTIONS may override.
+                options.setdefault("ttl", float(self.SESSION_TTL))
+                options.setdefault("max_sessions", self.MAX_SESSIONS)
+                options.setdefault("max_sessions_per_principal", self.MAX_SESSIONS_PER_PRINCIPAL)
+            self._backends[name] = cls(**options)
+        return self._backends[name]
+
+    def reload(self) -> None:
+        self._cache.clear()
+        self._backends.clear()
+
+
+mcp_settings = MCPSettings()
+
+
+def _reload(*, setting: str, **kwargs: Any) -> None:
+    if setting == "MCP":
+        mcp_settings.reload()
+
+
+setting_changed.connect(_reload)
+
+
+def cursor_secret() -> bytes:
+    secret = mcp_settings.CURSOR_SECRET
+    if secret:
+        return secret.encode() if isinstance(secret, str) else bytes(secret)
+    # Derived, not the SECRET_KEY itself: a cursor must never help recover it.
+    return hashlib.sha256(b"mcpsite.cursor:" + settings.SECRET_KEY.encode()).digest()
+
+
+def build_server(provider: Provider) -> Server:
+    """The protocol core configured from settings; every transport builds it here."""
+    from .server import Server
+
+    return Server(
+        provider,
+        name=mcp_settings.SERVER_NAME,
+        version=mcp_settings.SERVER_VERSION,
+        title=mcp_settings.SERVER_TITLE,
+        instructions=mcp_settings.INSTRUCTIONS,
+        page_size=int(mcp_settings.PAGE_SIZE),
+        cursor_secret=cursor_secret(),
+        client_request_timeout=float(mcp_settings.CLIENT_REQUEST_TIMEOUT),
+    )

@@ -1,0 +1,137 @@
+"""What a tool, resource or prompt implementation gets: who is asking, and ways to talk back.
+
+A ``Context`` is built by the core for each request. It reports progress (only when the request
+carried ``_meta.progressToken``: basic/utilities/progress.mdx), sends log messages filtered by the
+session's level (server/utilities/logging.mdx), exposes cancellation, and makes server→client
+requests (sampling, elicitation, roots) through the transport's ``Outbound`` after checking the
+client declared the capability ([06+] lifecycle.mdx: only use negotiated capabilities).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .errors import ClientRequestError, InvalidParams, RequestCancelled
+from .outbound import Outbound
+from .session import Session
+
+# RFC 5424 severities, lowest first (server/utilities/logging.mdx "Log Levels").
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+_LEVEL_RANK = {name: rank for rank, name in enumerate(LOG_LEVELS)}
+
+DEFAULT_CLIENT_REQUEST_TIMEOUT = 60.0
+
+
+def level_rank(level: str) -> int:
+    try:
+        return _LEVEL_RANK[level]
+    except KeyError:
+        raise InvalidParams(f"Unknown log level: {level!r}", {"levels": list(LOG_LEVELS)}) from None
+
+
+class Context:
+    def __init__(
+        self,
+        *,
+        session: Session,
+        outbound: Outbound,
+        request_id: str | int | None = None,
+        progress_token: str | int | None = None,
+        principal: str | None = None,
+        client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
+    ) -> None:
+        self.session = session
+        self.outbound = outbound
+        self.request_id = request_id
+        self.progress_token = progress_token
+        self.principal = principal if principal is not None else session.principal
+        self.client_request_timeout = client_request_timeout
+        self.cancel_event = asyncio.Event()
+        self._last_progress: float | None = None
+
+    # -- who is asking -------------------------------------------------------------------------
+    @property
+    def protocol_version(self) -> str | None:
+        return self.session.protocol_version
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return self.session.client_capabilities
+
+    # -- cancellation --------------------------------------------------------------------------
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_event.is_set()
+
+    def check_cancelled(self) -> None:
+        if self.cancel_event.is_set():
+            raise RequestCancelled()
+
+    # -- notifications -------------------------------------------------------------------------
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress``; a no-op without a progress token. ``progress`` must
+        increase with each call (basic/utilities/progress.mdx), so a non-increasing value is dropped."""
+        if self.progress_token is None or self.cancelled:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            return
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None and self.protocol_version != "2024-11-05":  # message is [03+]
+            params["message"] = message
+        await self.outbound.notify("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send ``notifications/message`` if ``level`` is at or above the session's level."""
+        rank = level_rank(level)
+        threshold = self.session.log_level
+        if threshold is not None and rank < level_rank(threshold):
+            return
+        if self.session.stateless and threshold is None:
+            # 2026-07-28 server/utilities/logging.mdx: no notifications/message for a request
+            # without _meta["io.modelcontextprotocol/logLevel"].
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self.outbound.notify("notifications/message", params)
+
+    async def close_stream(self) -> None:
+        """Let a long-running handler hand the client back to polling (SEP-1699): the transport
+        closes the response stream after a ``retry`` hint; the client resumes it by GET with
+        ``Last-Event-ID``. A no-op where the transport cannot resume."""
+        await self.outbound.close_stream()
+
+    # -- server → client requests --------------------------------------------------------------
+    async def request(self, method: str, params: dict[str, Any] | None, capability: str) -> dict[str, Any]:
+        if capability not in self.client_capabilities:
+            raise ClientRequestError(
+                f"The client did not declare the {capability!r} capability needed for {method}"
+            )
+        return await self.outbound.request(method, params, self.client_request_timeout)
+
+    async def sample(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``sampling/createMessage`` (client/sampling.mdx)."""
+        return await self.request("sampling/createMessage", params, "sampling")
+
+    async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``elicitation/create`` ([06+] client/elicitation.mdx)."""
+        return await self.request("elicitation/create", params, "elicitation")
+
+    async def list_roots(self) -> dict[str, Any]:
+        """``roots/list`` (client/roots.mdx)."""
+        return await self.request("roots/list", None, "roots")

@@ -1,0 +1,112 @@
+"""What a server offers: tools, resources, resource templates and prompts, as immutable values.
+
+A provider hands these to the core; ``versions.py`` decides which fields each protocol revision
+sees. Optional fields hold the spec's wire JSON as-is (``annotations``, ``icons``, ``meta``) so the
+core serialises them without translation. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = Any
+JSONObject = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    input_schema: JSONObject
+    description: str | None = None
+    title: str | None = None
+    output_schema: JSONObject | None = None
+    annotations: JSONObject | None = None
+    icons: tuple[JSONObject, ...] | None = None
+    meta: JSONObject | None = None
+    execution: JSONObject | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: JSONObject | None = None
+    icons: tuple[JSONObject, ...] | None = None
+    meta: JSONObject | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceTemplate:
+    uri_template: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: JSONObject | None = None
+    icons: tuple[JSONObject, ...] | None = None
+    meta: JSONObject | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptArgument:
+    name: str
+    title: str | None = None
+    description: str | None = None
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[PromptArgument, ...] = ()
+    icons: tuple[JSONObject, ...] | None = None
+    meta: JSONObject | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The result of ``completion/complete``: at most 100 values (server/utilities/completion.mdx)."""
+
+    values: tuple[str, ...] = ()
+    total: int | None = None
+    has_more: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One consistent, ordered view of everything a provider serves.
+
+    The order of each tuple is the listing order (deterministic: 2026-07-28 server/tools.mdx makes
+    it a SHOULD). ``version`` changes whenever any definition changes; cursors may embed it.
+    """
+
+    version: str
+    tools: tuple[Tool, ...] = ()
+    resources: tuple[Resource, ...] = ()
+    resource_templates: tuple[ResourceTemplate, ...] = ()
+    prompts: tuple[Prompt, ...] = ()
+    _tools_by_name: dict[str, Tool] = field(default_factory=dict, repr=False, compare=False)
+    _prompts_by_name: dict[str, Prompt] = field(default_factory=dict, repr=False, compare=False)
+    _resources_by_uri: dict[str, Resource] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._tools_by_name.update((t.name, t) for t in self.tools)
+        self._prompts_by_name.update((p.name, p) for p in self.prompts)
+        self._resources_by_uri.update((r.uri, r) for r in self.resources)
+
+    def tool(self, name: str) -> Tool | None:
+        return self._tools_by_name.get(name)
+
+    def prompt(self, name: str) -> Prompt | None:
+        return self._prompts_by_name.get(name)
+
+    def resource(self, uri: str) -> Resource | None:
+        return self._resources_by_uri.get(uri)

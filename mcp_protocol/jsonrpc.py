@@ -1,0 +1,162 @@
+"""JSON-RPC 2.0 framing: decode bytes, classify one message, build response objects, serialize.
+
+Pure and I/O-free. This module owns the *shape* rules of basic/index.mdx (ids are strings or
+integers, never null; requests carry a string ``method``; ``params`` is an object) and the
+JSON-RPC 2.0 error objects for malformed input. What a method *means* belongs to ``server.py``.
+
+Choice: MCP defines every ``params`` as an object, so a non-object ``params`` (array, string…) is
+rejected as ``-32600`` Invalid Request: the message does not have the MCP request shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InvalidRequest, MCPError, ParseError
+
+JSONRPC = "2.0"
+RequestId = str | int
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    id: RequestId | None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+Message = Request | Notification | Response
+
+_decoder = json.JSONDecoder()
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def decode(data: bytes | str) -> Any:
+    """Parse a JSON text; anything that is not UTF-8 JSON is a parse error ([03+] basic/transports.mdx)."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+        return json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ParseError("Parse error") from exc
+
+
+def _valid_id(value: Any) -> bool:
+    # bool is an int subclass in Python; JSON true/false is not a valid id (basic/index.mdx).
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _invalid(message: str, request_id: RequestId | None) -> InvalidRequest:
+    exc = InvalidRequest(message)
+    exc.request_id = request_id  # type: ignore[attr-defined]
+    return exc
+
+
+def parse_message(obj: Any) -> Message:
+    """Classify one decoded JSON value as a request, notification or response.
+
+    Raises ``InvalidRequest`` whose ``request_id`` attribute holds the id when it was valid, so
+    the error response can echo it (``None`` otherwise → ``"id": null``).
+    """
+    if not isinstance(obj, dict):
+        raise _invalid("Invalid Request: a message must be a JSON object", None)
+    has_id = "id" in obj
+    raw_id = obj.get("id")
+    request_id: RequestId | None = raw_id if _valid_id(raw_id) else None
+    if obj.get("jsonrpc") != JSONRPC:
+        raise _invalid('Invalid Request: "jsonrpc" must be "2.0"', request_id)
+    if has_id and request_id is None and "method" in obj:
+        raise _invalid("Invalid Request: id must be a string or an integer", None)
+
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str) or not method:
+            raise _invalid('Invalid Request: "method" must be a non-empty string', request_id)
+        params = obj.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise _invalid('Invalid Request: "params" must be an object', request_id)
+        if request_id is None:
+            return Notification(method, params)
+        return Request(request_id, method, params)
+
+    # A response: exactly one of result / error (JSON-RPC 2.0 §5).
+    if "result" in obj and "error" not in obj:
+        if not has_id or request_id is None:
+            raise _invalid("Invalid Request: a response needs a string or integer id", None)
+        result = obj["result"]
+        if not isinstance(result, dict):  # every MCP result is an object (schema.ts "Result")
+            raise _invalid("Invalid Request: a result must be an object", request_id)
+        return Response(request_id, result=result)
+    if "error" in obj and "result" not in obj:
+        error = obj["error"]
+        if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+            raise _invalid("Invalid Request: malformed error object", request_id)
+        if not has_id or (raw_id is not None and request_id is None):
+            raise _invalid("Invalid Request: bad response id", None)
+        return Response(request_id, error=error)
+    raise _invalid('Invalid Request: missing "method"', request_id)
+
+
+def parse_body(data: bytes | str) -> Message | list[Message | InvalidRequest]:
+    """Decode a body: one message, or a batch (JSON array) whose bad elements come back as errors."""
+    obj = decode(data)
+    if isinstance(obj, list):
+        if not obj:
+            raise _invalid("Invalid Request: empty batch", None)
+        items: list[Message | InvalidRequest] = []
+        for element in obj:
+            try:
+                items.append(parse_message(element))
+            except InvalidRequest as exc:
+                items.append(exc)
+        return items
+    return parse_message(obj)
+
+
+# -- builders --------------------------------------------------------------------------------------
+def result_response(id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": JSONRPC, "id": id, "result": result}
+
+
+def error_response(id: RequestId | None, error: MCPError | dict[str, Any]) -> dict[str, Any]:
+    body = error.to_error() if isinstance(error, MCPError) else error
+    return {"jsonrpc": JSONRPC, "id": id, "error": body}
+
+
+def notification(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": JSONRPC, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def request(id: RequestId, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": JSONRPC, "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON (no NaN/Infinity: they are not JSON)."""
+    return _encoder.encode(obj).encode("utf-8")
+
+
+def error_id(exc: BaseException) -> RequestId | None:
+    """The id an error response for ``exc`` should echo (set by ``parse_message``)."""
+    value = getattr(exc, "request_id", None)
+    return value if _valid_id(value) else None

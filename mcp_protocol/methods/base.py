@@ -1,0 +1,61 @@
+"""What every method handler receives (``Call``) and the small parameter readers they share.
+
+A handler is ``async def handler(call: Call) -> dict`` returning the JSON-RPC ``result`` object
+shaped for ``call.version``; it raises ``MCPError`` subclasses for protocol errors. Era-specific
+decoration (``resultType``, caching hints, ``_meta`` serverInfo) is added by ``server.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..context import Context
+from ..definitions import Snapshot
+from ..errors import InvalidParams
+from ..session import Session
+from ..versions import is_modern
+
+if TYPE_CHECKING:
+    from ..server import Server
+
+
+@dataclass(slots=True)
+class Call:
+    server: Server
+    session: Session
+    ctx: Context
+    params: dict[str, Any]
+    version: str
+    _snapshot: Snapshot | None = None
+
+    @property
+    def modern(self) -> bool:
+        return is_modern(self.version)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        # One snapshot per call so a listing or a call sees one consistent view.
+        if self._snapshot is None:
+            self._snapshot = self.server.provider.snapshot()
+        return self._snapshot
+
+
+Handler = Callable[[Call], Awaitable[dict[str, Any]]]
+
+
+def require_str(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise InvalidParams(f"params.{key} must be a string")
+    return value
+
+
+def optional_object(params: dict[str, Any], key: str) -> dict[str, Any]:
+    value = params.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidParams(f"params.{key} must be an object")
+    return value

@@ -1,0 +1,77 @@
+"""``resources/list``, ``resources/read``, ``resources/templates/list``, ``resources/subscribe`` and
+``resources/unsubscribe`` (server/resources.mdx).
+
+Not found: the provider raises ``ResourceNotFound`` (-32002); ``server.py`` renumbers it to -32602
+for 2026-07-28. Subscriptions are kept on the session (the transport persists it) and are accepted
+for any syntactically valid URI, listed or template-generated: the spec asks for no existence check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import versions
+from ..definitions import Resource, ResourceTemplate
+from ..errors import InternalError, InvalidParams
+from .base import Call, require_str
+from .listing import list_page
+
+
+def _resource_key(resource: Resource) -> str:
+    return resource.uri
+
+
+def _template_key(template: ResourceTemplate) -> str:
+    return template.uri_template
+
+
+def _uri(call: Call) -> str:
+    uri = require_str(call.params, "uri")
+    # server/resources.mdx: servers MUST validate resource URIs. An RFC 3986 URI has a scheme.
+    scheme, sep, _ = uri.partition(":")
+    if not sep or not scheme or not (scheme[0].isalpha() and all(c.isalnum() or c in "+-." for c in scheme)):
+        raise InvalidParams(f"Invalid resource URI: {uri!r}", {"uri": uri})
+    return uri
+
+
+async def list_resources(call: Call) -> dict[str, Any]:
+    return list_page(
+        call, "resources", "resources", call.snapshot.resources, _resource_key, versions.resource_to_wire
+    )
+
+
+async def list_resource_templates(call: Call) -> dict[str, Any]:
+    return list_page(
+        call,
+        "resource_templates",
+        "resourceTemplates",
+        call.snapshot.resource_templates,
+        _template_key,
+        versions.template_to_wire,
+    )
+
+
+async def read_resource(call: Call) -> dict[str, Any]:
+    uri = _uri(call)
+    contents = await call.server.provider.read_resource(uri, call.ctx)
+    if not isinstance(contents, list):
+        raise InternalError()
+    if versions.has_structured_output(call.version):  # contents' _meta is [06+]
+        return {"contents": contents}
+    return {"contents": [{k: v for k, v in c.items() if k != "_meta"} for c in contents]}
+
+
+async def subscribe(call: Call) -> dict[str, Any]:
+    uri = _uri(call)
+    if uri not in call.session.subscriptions:
+        call.session.subscriptions.add(uri)
+        call.session.mark_dirty()
+    return {}
+
+
+async def unsubscribe(call: Call) -> dict[str, Any]:
+    uri = _uri(call)
+    if uri in call.session.subscriptions:
+        call.session.subscriptions.discard(uri)
+        call.session.mark_dirty()
+    return {}

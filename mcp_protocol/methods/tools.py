@@ -1,0 +1,116 @@
+"""``tools/list`` and ``tools/call`` (server/tools.mdx).
+
+Decisions, with their spec basis:
+
+- Unknown tool → -32602 "Unknown tool" (the spec's own example; protocol error in every revision).
+- ``arguments`` omitted → ``{}``; present but not an object → -32602 (a malformed request).
+- Arguments failing ``inputSchema``: from 2025-11-25 an ``isError: true`` result (SEP-1303, so the
+  model can correct itself), before that -32602 ("Invalid arguments" is listed under protocol
+  errors in 2025-06-18).
+- ``ToolError`` from the provider → ``isError: true`` result with its content.
+- ``structuredContent`` not conforming to ``outputSchema``: the server broke a MUST of its own
+  ("Servers MUST provide structured results that conform to this schema"), which is an internal
+  error, not a tool-execution error the model could fix: the call gets -32603 and the mismatch is
+  logged. ``isError`` results are not checked (they need not carry structured content).
+- Before 2025-06-18 ``structuredContent`` does not exist: it is removed, and when the tool gave no
+  content at all its JSON is sent as a text block (the spec's backwards-compatibility SHOULD).
+- A ``ClientRequestError`` the tool let escape (sampling/elicitation refused or timed out) → an
+  ``isError`` result with its message.
+- A task-augmented call (``params.task``) → -32601: this server declares no ``tasks`` capability
+  (2025-11-25 basic/utilities/tasks.mdx); so is, in 2025-11-25, a plain call of a tool whose
+  ``execution.taskSupport`` is ``"required"``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from .. import validation, versions
+from ..definitions import Tool
+from ..errors import ClientRequestError, InternalError, InvalidParams, MethodNotFound, ToolError
+from .base import Call, require_str
+from .listing import list_page
+
+logger = logging.getLogger(__name__)
+
+
+async def list_tools(call: Call) -> dict[str, Any]:
+    return list_page(call, "tools", "tools", call.snapshot.tools, _tool_key, versions.tool_to_wire)
+
+
+def _tool_key(tool: Tool) -> str:
+    return tool.name
+
+
+def _error_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+async def call_tool(call: Call) -> dict[str, Any]:
+    params = call.params
+    name = require_str(params, "name")
+    tool = call.snapshot.tool(name)
+    if tool is None:
+        raise InvalidParams(f"Unknown tool: {name}", {"name": name})
+    if params.get("task") is not None:
+        raise MethodNotFound("Task-augmented tools/call is not supported by this server")
+    if call.version == versions.V2025_11_25 and (tool.execution or {}).get("taskSupport") == "required":
+        # 2025-11-25 tools.mdx: a tool that requires a task, called without one → MUST -32601.
+        raise MethodNotFound(f"Tool {name} can only be called as a task")
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    elif not isinstance(arguments, dict):
+        raise InvalidParams("params.arguments must be an object")
+
+    try:
+        problems = validation.errors(tool.input_schema, arguments)
+    except validation.InvalidSchema:
+        logger.exception("Tool %r has an invalid inputSchema", name)
+        raise InternalError() from None
+    if problems:
+        message = f"Invalid arguments for tool {name}: " + "; ".join(problems)
+        if versions.input_validation_is_tool_error(call.version):
+            return _error_result(message)
+        raise InvalidParams(message, {"errors": problems})
+
+    try:
+        raw = await call.server.provider.call_tool(tool, arguments, call.ctx)
+    except ToolError as exc:
+        return {"content": versions.contents_to_wire(exc.content, call.version), "isError": True}
+    except ClientRequestError as exc:
+        # The tool needed the client (sampling, elicitation, roots) and did not get an answer:
+        # a tool execution failure the model can see, not a protocol error.
+        return _error_result(exc.message)
+    return _shape_result(tool, raw, call.version)
+
+
+def _shape_result(tool: Tool, raw: dict[str, Any], version: str) -> dict[str, Any]:
+    result = dict(raw)
+    is_error = bool(result.get("isError"))
+    structured = result.get("structuredContent")
+    if tool.output_schema is not None and not is_error and versions.has_structured_output(version):
+        if "structuredContent" not in result:
+            logger.error("Tool %r declares an outputSchema but returned no structuredContent", tool.name)
+            raise InternalError("Tool result does not match its outputSchema")
+        try:
+            problems = validation.errors(tool.output_schema, structured)
+        except validation.InvalidSchema:
+            logger.exception("Tool %r has an invalid outputSchema", tool.name)
+            raise InternalError() from None
+        if problems:
+            logger.error(
+                "Tool %r returned structuredContent not matching its outputSchema: %s", tool.name, problems
+            )
+            raise InternalError("Tool result does not match its outputSchema")
+    content = result.get("content")
+    if not versions.has_structured_output(version) and "structuredContent" in result:
+        del result["structuredContent"]
+        if not content:
+            content = [{"type": "text", "text": json.dumps(structured, ensure_ascii=False)}]
+    result["content"] = versions.contents_to_wire(content, version)
+    if not is_error:
+        result.pop("isError", None)
+    return result

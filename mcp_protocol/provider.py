@@ -1,0 +1,81 @@
+"""The interface the protocol asks definitions from, and runs them through.
+
+The registry app implements it from the database (named by the ``MCP["PROVIDER"]`` setting);
+``mcp_protocol.memory_provider`` implements it in memory for unit tests and the stdio command.
+
+Contract, for every implementation:
+
+- ``snapshot()`` is synchronous, cheap and never touches a database: it returns the current
+  immutable ``Snapshot``. It is called on every list and call, so it is the hot path.
+- ``call_tool`` receives arguments the core has already validated against the tool's
+  ``inputSchema``; it returns a ``CallToolResult`` dict (``content``, optional
+  ``structuredContent``, optional ``isError``) or raises ``ToolError``. The core validates
+  ``structuredContent`` against ``outputSchema`` afterwards.
+- ``read_resource`` returns the ``contents`` list for a URI (a listed resource or one matching a
+  template) or raises ``ResourceNotFound``.
+- ``get_prompt`` receives the arguments after the core checked the required ones; it returns a
+  ``GetPromptResult`` dict (``messages``, optional ``description``).
+- ``complete`` returns values for a prompt argument (``ref/prompt``) or template variable
+  (``ref/resource``), or raises ``InvalidParams`` for an unknown ref.
+- Long-running work checks ``ctx.cancelled`` / awaits normally; the core cancels the task.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .definitions import Completion, Prompt, Snapshot, Tool
+
+if TYPE_CHECKING:
+    from .context import Context
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderCapabilities:
+    """Which server features the provider offers; the core declares exactly these."""
+
+    tools: bool = True
+    resources: bool = True
+    resources_subscribe: bool = True
+    prompts: bool = True
+    completions: bool = True
+    logging: bool = True
+    list_changed: bool = True
+
+
+class Provider(ABC):
+    capabilities: ProviderCapabilities = ProviderCapabilities()
+
+    @abstractmethod
+    def snapshot(self) -> Snapshot: ...
+
+    async def refresh(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Rebuild the snapshot from the source of truth (may query a database, off the hot path).
+
+        Transports await it once before serving the first request and again whenever a change is
+        published on the bus, before telling clients the list changed, so a client that re-lists
+        after ``list_changed`` sees the change on this worker. Default: nothing to rebuild.
+        """
+
+    @abstractmethod
+    async def call_tool(self, tool: Tool, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]: ...
+
+    @abstractmethod
+    async def read_resource(self, uri: str, ctx: Context) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    async def get_prompt(
+        self, prompt: Prompt, arguments: Mapping[str, str], ctx: Context
+    ) -> dict[str, Any]: ...
+
+    @abstractmethod
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument_name: str,
+        value: str,
+        context_arguments: Mapping[str, str],
+    ) -> Completion: ...

@@ -1,0 +1,273 @@
+"""The protocol core: method tables, lifecycle and capability gating, errors → responses.
+
+``Server.handle`` serves one legacy-era message against a ``Session`` the transport loaded;
+``Server.handle_stateless`` serves one 2026-07-28 message whose state travels in ``params._meta``.
+Both return the whole JSON-RPC response object for a request (``None`` for a notification, or for
+a request the client cancelled: basic/utilities/cancellation.mdx "not send a response"). This is
+the single place where exceptions become wire errors: ``MCPError`` → its error object (with
+``ResourceNotFound`` renumbered per revision); anything else is logged with its traceback and
+answered with a generic -32603 that leaks nothing. The core never sees HTTP or stdio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from . import jsonrpc, versions
+from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
+from .errors import (
+    InternalError,
+    InvalidRequest,
+    MCPError,
+    MethodNotFound,
+    RequestCancelled,
+    ResourceNotFound,
+)
+from .jsonrpc import Notification, Request
+from .methods import completion, lifecycle, logs, prompts, resources, tools
+from .methods.base import Call, Handler
+from .methods.listing import WireCache
+from .methods.modern import (
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    stateless_session,
+)
+from .outbound import Outbound
+from .pagination import Paginator
+from .provider import Provider, ProviderCapabilities
+from .session import Session
+
+logger = logging.getLogger(__name__)
+
+Gate = str | None  # the ProviderCapabilities flag a method needs
+
+
+def _gate_open(caps: ProviderCapabilities, gate: Gate) -> bool:
+    return gate is None or bool(getattr(caps, gate))
+
+
+_SHARED: dict[str, tuple[Handler, Gate]] = {
+    "tools/list": (tools.list_tools, "tools"),
+    "tools/call": (tools.call_tool, "tools"),
+    "resources/list": (resources.list_resources, "resources"),
+    "resources/read": (resources.read_resource, "resources"),
+    "resources/templates/list": (resources.list_resource_templates, "resources"),
+    "prompts/list": (prompts.list_prompts, "prompts"),
+    "prompts/get": (prompts.get_prompt, "prompts"),
+    "completion/complete": (completion.complete, "completions"),
+}
+LEGACY_METHODS: dict[str, tuple[Handler, Gate]] = {
+    **_SHARED,
+    "initialize": (lifecycle.initialize, None),
+    "ping": (lifecycle.ping, None),
+    "resources/subscribe": (resources.subscribe, "resources_subscribe"),
+    "resources/unsubscribe": (resources.unsubscribe, "resources_subscribe"),
+    "logging/setLevel": (logs.set_level, "logging"),
+}
+# 2026-07-28 changelog: no initialize, ping, logging/setLevel or resources/(un)subscribe.
+MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {**_SHARED, "server/discover": (lifecycle.discover, None)}
+# 2026-07-28 server/utilities/caching.mdx: these complete results carry ttlMs + cacheScope.
+CACHEABLE_METHODS = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+
+
+@dataclass(slots=True)
+class _InFlight:
+    task: asyncio.Future[dict[str, Any]]
+    ctx: Context
+    cancelled_by_client: bool = False
+
+
+class Server:
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        name: str,
+        version: str,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int = 100,
+        cursor_secret: bytes,
+        client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "private",
+    ) -> None:
+        self.provider = provider
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.paginator = Paginator(cursor_secret, page_size)
+        self.client_request_timeout = client_request_timeout
+        # Lists can change at any moment (admin edits) and may vary by principal: by default
+        # clients may not reuse them, nor may shared caches.
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self.wire_cache = WireCache()
+        self._inflight: dict[tuple[str, jsonrpc.RequestId], _InFlight] = {}
+
+    # -- capabilities ---------------------------------------------------------------------------
+    def capabilities(self, version: str) -> dict[str, Any]:
+        caps = self.provider.capabilities
+        return versions.capabilities_to_wire(
+            version=version,
+            tools=caps.tools,
+            resources=caps.resources,
+            resources_subscribe=caps.resources_subscribe,
+            prompts=caps.prompts,
+            completions=caps.completions,
+            logging=caps.logging,
+            list_changed=caps.list_changed,
+        )
+
+    def server_info(self, version: str) -> dict[str, Any]:
+        return versions.implementation_to_wire(self.name, self.version, self.title, version)
+
+    # -- legacy era -----------------------------------------------------------------------------
+    async def handle(
+        self, message: Request | Notification, session: Session, outbound: Outbound
+    ) -> dict[str, Any] | None:
+        if isinstance(message, Notification):
+            self._notification(message, session)
+            return None
+        method = message.method
+        try:
+            if method == "initialize":
+                if session.state != "new":
+                    raise InvalidRequest("Invalid Request: initialize was already received for this session")
+            elif session.state != "ready" and method != "ping":
+                # [L] basic/lifecycle.mdx: initialize MUST be the first interaction.
+                raise InvalidRequest("Invalid Request: the session is not initialized")
+            entry = LEGACY_METHODS.get(method)
+            if entry is None or not _gate_open(self.provider.capabilities, entry[1]):
+                raise MethodNotFound(f"Method not found: {method}")
+        except MCPError as exc:
+            return jsonrpc.error_response(message.id, exc)
+        version = session.protocol_version or versions.LATEST_LEGACY
+        return await self._run(
+            message, session, outbound, entry[0], version, cancellable=method != "initialize"
+        )
+
+    def _notification(self, message: Notification, session: Session) -> None:
+        if message.method == "notifications/cancelled":
+            request_id = (message.params or {}).get("requestId")
+            if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+                self.cancel(session.id, request_id)
+        # notifications/initialized and unknown notifications need no action (JSON-RPC: no reply).
+
+    # -- modern era -----------------------------------------------------------------------------
+    def is_modern_request(self, message: Any) -> bool:
+        if not isinstance(message, Request | Notification) or message.method == "initialize":
+            return False
+        meta = (message.params or {}).get("_meta")
+        return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
+
+    async def handle_stateless(
+        self, message: Request | Notification, outbound: Outbound, principal: str | None = None
+    ) -> dict[str, Any] | None:
+        if isinstance(message, Notification):
+            return None  # 2026-07-28 cancels by closing the stream; nothing else needs handling
+        try:
+            session = stateless_session(message.params, principal)
+            entry = MODERN_METHODS.get(message.method)
+            if entry is None or not _gate_open(self.provider.capabilities, entry[1]):
+                raise MethodNotFound(f"Method not found: {message.method}")
+        except MCPError as exc:
+            return jsonrpc.error_response(message.id, exc)
+        assert session.protocol_version is not None
+        response = await self._run(
+            message, session, outbound, entry[0], session.protocol_version, cancellable=True
+        )
+        if response is not None and "result" in response:
+            self._decorate_modern(message.method, response["result"])
+        return response
+
+    def _decorate_modern(self, method: str, result: dict[str, Any]) -> None:
+        result.setdefault("resultType", "complete")
+        if method in CACHEABLE_METHODS and result["resultType"] == "complete":
+            result.setdefault("ttlMs", self.cache_ttl_ms)
+            result.setdefault("cacheScope", self.cache_scope)
+        meta = result.get("_meta")
+        meta = dict(meta) if isinstance(meta, dict) else {}
+        meta[META_SERVER_INFO] = self.server_info(versions.LATEST)
+        result["_meta"] = meta
+
+    # -- running one request --------------------------------------------------------------------
+    async def _run(
+        self,
+        message: Request,
+        session: Session,
+        outbound: Outbound,
+        handler: Handler,
+        version: str,
+        *,
+        cancellable: bool,
+    ) -> dict[str, Any] | None:
+        params = message.params or {}
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if not isinstance(token, str | int) or isinstance(token, bool):
+            token = None
+        ctx = Context(
+            session=session,
+            outbound=outbound,
+            request_id=message.id,
+            progress_token=token,
+            client_request_timeout=self.client_request_timeout,
+        )
+        call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
+        task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(handler(call))
+        key = (session.id, message.id)
+        entry = _InFlight(task, ctx)
+        if cancellable:
+            self._inflight[key] = entry
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if entry.cancelled_by_client and (current is None or current.cancelling() == 0):
+                return None
+            raise
+        except RequestCancelled:
+            return None
+        except MCPError as exc:
+            return jsonrpc.error_response(message.id, self._wire_error(exc, version))
+        except Exception:
+            logger.exception("Internal error while serving %s", message.method)
+            return jsonrpc.error_response(message.id, InternalError())
+        finally:
+            if self._inflight.get(key) is entry:
+                del self._inflight[key]
+        if entry.cancelled_by_client:
+            return None  # cancelled after the handler finished but before we answered: no response
+        return jsonrpc.result_response(message.id, result)
+
+    def _wire_error(self, exc: MCPError, version: str) -> MCPError:
+        if isinstance(exc, ResourceNotFound) and exc.code != versions.resource_not_found_code(version):
+            return MCPError(exc.message, exc.data, code=versions.resource_not_found_code(version))
+        return exc
+
+    def cancel(self, session_id: str, request_id: jsonrpc.RequestId) -> bool:
+        """Stop an in-flight request (notifications/cancelled); ``False`` if unknown or finished."""
+        entry = self._inflight.get((session_id, request_id))
+        if entry is None or entry.task.done():
+            return False
+        entry.cancelled_by_client = True
+        entry.ctx.cancel_event.set()
+        entry.task.cancel()
+        return True
+
+    def in_flight(self) -> int:
+        return len(self._inflight)

@@ -1,0 +1,188 @@
+"""Session and event stores: the state a worker needs to serve any request of any session.
+
+Backends live beside this module (``memory.py``, ``redis.py``) and are chosen by settings
+(``MCP["SESSION_STORE"]`` / ``MCP["EVENT_STORE"]``: ``{"BACKEND": dotted path, "OPTIONS": {...}}``).
+Every backend passes the one contract suite in ``tests/contract/``.
+
+Exception tree::
+
+    StoreError                 base of everything a store raises on purpose
+    ├── CreateError            create() of an id that already exists
+    ├── UpdateError            save() of a session that vanished (expired or deleted)
+    ├── SessionLimitReached    create() past a cap on live sessions (overall or per principal)
+    ├── UnknownEvent           a Last-Event-ID that is malformed, of another session, or evicted
+    └── StoreUnavailable       the backend cannot be reached (Redis down): a 503, nothing kept aside
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..session import Session
+
+
+class StoreError(Exception):
+    pass
+
+
+class CreateError(StoreError):
+    pass
+
+
+class UpdateError(StoreError):
+    pass
+
+
+class SessionLimitReached(StoreError):
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class UnknownEvent(StoreError):
+    pass
+
+
+class StoreUnavailable(StoreError):
+    pass
+
+
+class SessionStore(ABC):
+    """Keeps ``Session`` records with a sliding idle expiry of ``ttl`` seconds.
+
+    Guarantees: ``create`` is atomic (two creates of one id: one raises ``CreateError``) and
+    enforces the caps atomically; ``load`` of an unknown or expired id returns ``None`` and slides
+    the expiry of a live one; ``save`` never resurrects a deleted session (``UpdateError``);
+    after ``delete`` every worker's ``load`` returns ``None``.
+    """
+
+    def __init__(self, *, ttl: float = 1800.0, max_sessions: int | None = None,
+                 max_sessions_per_principal: int | None = None, **options: Any) -> None:
+        self.ttl = ttl
+        self.max_sessions = max_sessions
+        self.max_sessions_per_principal = max_sessions_per_principal
+
+    @abstractmethod
+    async def create(self, session: Session) -> None: ...
+
+    @abstractmethod
+    async def load(self, session_id: str) -> Session | None: ...
+
+    @abstractmethod
+    async def save(self, session: Session) -> None: ...
+
+    @abstractmethod
+    async def delete(self, session_id: str) -> bool:
+        """End a session; True if it existed."""
+
+    @abstractmethod
+    async def list_sessions(self, limit: int = 100) -> list[Session]:
+        """Live sessions, newest first (the admin's browser)."""
+
+    @abstractmethod
+    async def count(self, principal: str | None = None) -> int: ...
+
+    @abstractmethod
+    async def session_ids(self) -> list[str]:
+        """Every live session id (fan-out of list_changed to standalone streams)."""
+
+    async def initialized_session_ids(self) -> list[str]:
+        """Ids of live sessions past ``notifications/initialized`` (fan-out of list_changed),
+        without sliding their expiry. Backends may do it without building ``Session`` objects."""
+        return [s.id for s in await self.list_sessions(limit=2**31) if s.initialized]
+
+    @abstractmethod
+    async def subscribers(self, uri: str) -> list[str]:
+        """Ids of live sessions subscribed to ``uri`` (resources/subscribe)."""
+
+    # One standalone GET stream per session across the cluster ([L] transports: the SDK answers a
+    # second GET with 409). A claim has an owner and a TTL the holder keeps refreshing, so a dead
+    # worker's claim lapses by itself.
+    @abstractmethod
+    async def claim_stream(self, session_id: str, owner: str, ttl: float) -> bool: ...
+
+    @abstractmethod
+    async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool: ...
+
+    @abstractmethod
+    async def release_stream(self, session_id: str, owner: str) -> None: ...
+
+    async def close(self) -> None:  # noqa: B027 (optional hook)
+        """Release connections (called at shutdown)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    id: str
+    message: dict[str, Any]
+
+
+STANDALONE_STREAM = "_GET"
+
+
+def make_event_id(stream_id: str, seq: int) -> str:
+    """Event ids are ``<stream>.<seq>``: unique within the session and naming their stream
+    ([11] transports.mdx "Resumability": IDs SHOULD encode the originating stream)."""
+    return f"{stream_id}.{seq}"
+
+
+def parse_event_id(event_id: str) -> tuple[str, int]:
+    stream_id, sep, seq = event_id.rpartition(".")
+    # ASCII digits only: str.isdigit() also accepts "²" (int() then fails) and Arabic-Indic digits (another
+    # spelling of an id we issued); a Last-Event-ID header may carry either.
+    if not sep or not stream_id or not (seq.isascii() and seq.isdigit()):
+        raise UnknownEvent(f"Malformed Last-Event-ID: {event_id!r}")
+    return stream_id, int(seq)
+
+
+class EventStore(ABC):
+    """Per-stream bounded logs for ``Last-Event-ID`` replay ([L] transports.mdx "Resumability").
+
+    Guarantees: ``append`` assigns increasing ids within a stream and wakes ``listen``-ers in the
+    same atomic step, so a listener sees every event exactly once, whether it came in the replay
+    or the live tail; ``listen`` never yields another stream's events; a stream's log keeps at
+    most ``max_events`` events for ``ttl`` seconds (older ones are evicted, and resuming from an
+    evicted id raises ``UnknownEvent``).
+    """
+
+    def __init__(self, *, max_events: int = 1000, ttl: float = 3600.0, **options: Any) -> None:
+        self.max_events = max_events
+        self.ttl = ttl
+
+    @abstractmethod
+    async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
+        """Store ``message`` on the stream; return its event id."""
+
+    async def append_many(self, session_id: str, stream_id: str, messages: list[dict[str, Any]]) -> list[str]:
+        """Store several messages on one stream, in order (a backend may do it in one step)."""
+        return [await self.append(session_id, stream_id, m) for m in messages]
+
+    async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any]) -> int:
+        """Append ``message`` to the stream ``stream_id`` of each session (fan-out); returns how
+        many were written. Backends batch it (Redis: pipelined)."""
+        for session_id in session_ids:
+            await self.append(session_id, stream_id, message)
+        return len(session_ids)
+
+    @abstractmethod
+    def listen(self, session_id: str, stream_id: str, after: str | None = None) -> AsyncIterator[Event]:
+        """Events of the stream after event id ``after`` (all retained ones if None, none before
+        ``after`` if given), then live ones as they are appended, until the caller stops.
+        Raises ``UnknownEvent`` if ``after`` is not retained."""
+
+    @abstractmethod
+    async def delete_session(self, session_id: str) -> None: ...
+
+    @abstractmethod
+    async def claim_once(self, key: str, ttl: float) -> bool:
+        """True for exactly one caller across the cluster per ``key`` within ``ttl`` seconds.
+
+        Every worker receives each bus ``changes`` message; the one that wins the claim for the
+        message id writes the notifications into the streams' logs, so each stream gets it once.
+        """
+
+    async def close(self) -> None:  # noqa: B027 (optional hook)
+        """Release connections (called at shutdown)."""

@@ -1,0 +1,144 @@
+"""Redis connections for the Redis stores and bus, and the one place Redis failures become
+``StoreUnavailable``.
+
+Owns ``RedisConnector``: a lazily built ``redis.asyncio`` client per running event loop (an
+asyncio connection is bound to the loop that opened it; Django's ``async_to_sync`` and test runners
+make loops of their own), plus one thread-safe synchronous client for code with no loop
+(``Bus.publish_sync`` in a shell or a migration), and per loop one pipelined ``FastRedis``
+(``resp.py``) for the hot-path commands. Timeouts are short and each command is retried
+once on a fresh connection, so a Redis outage is reported within seconds and the pools reconnect
+by themselves when Redis returns; nothing is kept aside in memory meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import redis
+import redis.asyncio
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
+from redis.retry import Retry as SyncRetry
+
+from .base import StoreUnavailable
+from .resp import FastRedis
+
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+
+# The failures that mean "Redis cannot be reached now" (refused, reset, timed out, loading,
+# read-only replica after a failover); anything else is a bug and propagates as is.
+UNAVAILABLE: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.BusyLoadingError,
+    redis.exceptions.ReadOnlyError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+@contextlib.contextmanager
+def unavailable_as_store_error() -> Iterator[None]:
+    """Wrap Redis calls: unreachable Redis → ``StoreUnavailable``; a swallowed cancel → re-raised."""
+    try:
+        yield
+    except UNAVAILABLE as exc:
+        raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+    raise_pending_cancel()
+
+
+def raise_pending_cancel() -> None:
+    """Re-raise a cancellation redis-py swallowed.
+
+    redis-py sends each command under ``asyncio.wait_for``, which on Python 3.11 returns the result
+    and drops the caller's cancel when both land together (CPython gh-86296, fixed in 3.12); a
+    cancelled ``listen`` or bus reader would then loop on forever. The request is still counted by
+    ``Task.cancelling()``, so honour it here.
+    """
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # synchronous caller (publish_sync): nothing to cancel
+        return
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+class RedisConnector:
+    def __init__(self, url: str = DEFAULT_URL, *, socket_timeout: float = 5.0,
+                 connect_timeout: float = 1.0, max_connections: int | None = None) -> None:
+        self.url = url
+        self.socket_timeout = socket_timeout
+        self.connect_timeout = connect_timeout
+        self.max_connections = max_connections
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, redis.asyncio.Redis] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._fast: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FastRedis] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._sync: redis.Redis | None = None
+        self._lock = threading.Lock()
+
+    def _kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "decode_responses": True,
+            "socket_timeout": self.socket_timeout,
+            "socket_connect_timeout": self.connect_timeout,
+            "health_check_interval": 0,
+        }
+        if self.max_connections is not None:
+            kwargs["max_connections"] = self.max_connections
+        return kwargs
+
+    def client(self) -> redis.asyncio.Redis:
+        """The client of the running loop, created on first use."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._clients.get(loop)
+            if client is None:
+                # One retry on a fresh connection: after Redis restarts, the pooled sockets are
+                # dead and the first command on each fails; the retry reconnects.
+                client = redis.asyncio.Redis.from_url(
+                    self.url, retry=AsyncRetry(NoBackoff(), 1), **self._kwargs())
+                self._clients[loop] = client
+            return client
+
+    def fast(self) -> FastRedis:
+        """The running loop's pipelined connection (``resp.py``) for the hot-path commands."""
+        loop = asyncio.get_running_loop()
+        fast = self._fast.get(loop)
+        if fast is None:
+            with self._lock:
+                fast = self._fast.get(loop)
+                if fast is None:
+                    fast = self._fast[loop] = FastRedis(
+                        self.url, socket_timeout=self.socket_timeout, connect_timeout=self.connect_timeout)
+        return fast
+
+    def sync_client(self) -> redis.Redis:
+        with self._lock:
+            if self._sync is None:
+                self._sync = redis.Redis.from_url(self.url, retry=SyncRetry(NoBackoff(), 1), **self._kwargs())
+            return self._sync
+
+    async def close(self) -> None:
+        """Close the running loop's client; clients of other loops are dropped (their sockets
+        belong to loops we cannot await on, and die with them)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._clients.pop(loop, None)
+            self._clients.clear()
+            fast = self._fast.pop(loop, None)
+            self._fast.clear()
+            sync, self._sync = self._sync, None
+        if fast is not None:
+            fast.close()
+        if client is not None:
+            await client.aclose()
+        if sync is not None:
+            sync.close()

@@ -1,0 +1,289 @@
+"""In-process session and event stores: the single-process default and the reference for Redis.
+
+Owns ``MemorySessionStore`` and ``MemoryEventStore``. State lives in plain dicts guarded by a
+``threading.Lock`` (never held across an ``await``), so the stores stay correct when Django runs
+sync code in worker threads with loops of their own (``async_to_sync``). Records are kept as JSON
+copies, as Redis keeps them, so a caller mutating a loaded ``Session`` changes nothing until
+``save``. Expiry uses ``time.monotonic`` and is checked lazily on access (plus a sweep on writes).
+
+Nothing here is shared between processes: with several workers use ``stores.redis``.
+
+A listener that falls more than ``max_events`` behind its stream skips what was evicted before it
+read it (as with Redis): the log is bounded, a reader's lag is not buffered elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..session import Session
+from .base import (
+    CreateError,
+    Event,
+    EventStore,
+    SessionLimitReached,
+    SessionStore,
+    UnknownEvent,
+    UpdateError,
+    make_event_id,
+    parse_event_id,
+)
+
+
+@dataclass
+class _Record:
+    data: dict[str, Any]
+    expires: float
+
+
+class MemorySessionStore(SessionStore):
+    def __init__(self, *, ttl: float = 1800.0, max_sessions: int | None = None,
+                 max_sessions_per_principal: int | None = None, **options: Any) -> None:
+        super().__init__(ttl=ttl, max_sessions=max_sessions,
+                         max_sessions_per_principal=max_sessions_per_principal, **options)
+        self._lock = threading.Lock()
+        self._sessions: dict[str, _Record] = {}
+        self._claims: dict[str, tuple[str, float]] = {}
+
+    def _live(self, session_id: str, now: float) -> _Record | None:
+        record = self._sessions.get(session_id)
+        if record is not None and record.expires <= now:
+            del self._sessions[session_id]
+            return None
+        return record
+
+    def _sweep(self, now: float) -> None:
+        for session_id in [k for k, r in self._sessions.items() if r.expires <= now]:
+            del self._sessions[session_id]
+
+    async def create(self, session: Session) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._sweep(now)
+            if session.id in self._sessions:
+                raise CreateError(f"Session {session.id!r} already exists")
+            if self.max_sessions is not None and len(self._sessions) >= self.max_sessions:
+                raise SessionLimitReached("Too many live sessions", self.max_sessions)
+            cap = self.max_sessions_per_principal
+            if cap is not None:
+                owned = sum(1 for r in self._sessions.values() if r.data["principal"] == session.principal)
+                if owned >= cap:
+                    raise SessionLimitReached("Too many live sessions for this principal", cap)
+            self._sessions[session.id] = _Record(_copy(session.to_json()), now + self.ttl)
+        session.dirty = False
+
+    async def load(self, session_id: str) -> Session | None:
+        now = time.monotonic()
+        with self._lock:
+            record = self._live(session_id, now)
+            if record is None:
+                return None
+            record.expires = now + self.ttl  # sliding idle expiry
+            return Session.from_json(_copy(record.data))
+
+    async def save(self, session: Session) -> None:
+        now = time.monotonic()
+        with self._lock:
+            record = self._live(session.id, now)
+            if record is None:
+                raise UpdateError(f"Session {session.id!r} no longer exists")
+            record.data = _copy(session.to_json())
+            record.expires = now + self.ttl
+        session.dirty = False
+
+    async def delete(self, session_id: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            existed = self._live(session_id, now) is not None
+            self._sessions.pop(session_id, None)
+            self._claims.pop(session_id, None)
+            return existed
+
+    def _all(self) -> list[dict[str, Any]]:
+        now = time.monotonic()
+        with self._lock:
+            self._sweep(now)
+            return [r.data for r in self._sessions.values()]
+
+    async def list_sessions(self, limit: int = 100) -> list[Session]:
+        newest = sorted(self._all(), key=lambda d: d["created_at"], reverse=True)[:limit]
+        return [Session.from_json(_copy(d)) for d in newest]
+
+    async def count(self, principal: str | None = None) -> int:
+        rows = self._all()
+        if principal is None:
+            return len(rows)
+        return sum(1 for d in rows if d["principal"] == principal)
+
+    async def session_ids(self) -> list[str]:
+        return [d["id"] for d in self._all()]
+
+    async def initialized_session_ids(self) -> list[str]:
+        return [d["id"] for d in self._all() if d.get("state") == "ready"]
+
+    async def subscribers(self, uri: str) -> list[str]:
+        return [d["id"] for d in self._all() if uri in d["subscriptions"]]
+
+    async def claim_stream(self, session_id: str, owner: str, ttl: float) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            held = self._claims.get(session_id)
+            if held is not None and held[1] > now:
+                return False
+            self._claims[session_id] = (owner, now + ttl)
+            return True
+
+    async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            held = self._claims.get(session_id)
+            if held is None or held[0] != owner or held[1] <= now:
+                return False
+            self._claims[session_id] = (owner, now + ttl)
+            return True
+
+    async def release_stream(self, session_id: str, owner: str) -> None:
+        with self._lock:
+            held = self._claims.get(session_id)
+            if held is not None and held[0] == owner:
+                del self._claims[session_id]
+
+
+@dataclass
+class _Log:
+    """One stream's retained events: (seq, message JSON, monotonic append time)."""
+
+    entries: deque[tuple[int, str, float]]
+    touched: float
+
+
+@dataclass(eq=False)
+class _Waiter:
+    """A listener's wake-up flag, set from whichever thread appends."""
+
+    loop: asyncio.AbstractEventLoop
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def wake(self) -> None:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            self.event.set()
+        else:
+            try:
+                self.loop.call_soon_threadsafe(self.event.set)
+            except RuntimeError:  # the listener's loop is closed; it will never read again
+                pass
+
+
+class MemoryEventStore(EventStore):
+    def __init__(self, *, max_events: int = 1000, ttl: float = 3600.0, **options: Any) -> None:
+        super().__init__(max_events=max_events, ttl=ttl, **options)
+        self._lock = threading.Lock()
+        self._logs: dict[tuple[str, str], _Log] = {}
+        self._waiters: dict[tuple[str, str], set[_Waiter]] = {}
+        self._claims: dict[str, float] = {}
+        # One counter for the whole store: a stream's ids keep increasing even if its log expired
+        # and was recreated, so an old Last-Event-ID can never name a newer event.
+        self._seq = itertools.count(1)
+
+    def _log(self, key: tuple[str, str], now: float) -> _Log | None:
+        log = self._logs.get(key)
+        if log is None:
+            return None
+        if log.touched + self.ttl <= now:
+            del self._logs[key]
+            return None
+        while log.entries and log.entries[0][2] + self.ttl <= now:
+            log.entries.popleft()  # older than ttl: evicted
+        return log
+
+    async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
+        payload = json.dumps(message)
+        key = (session_id, stream_id)
+        now = time.monotonic()
+        with self._lock:
+            log = self._log(key, now)
+            if log is None:
+                log = self._logs[key] = _Log(deque(maxlen=self.max_events), now)
+            seq = next(self._seq)
+            log.entries.append((seq, payload, now))
+            log.touched = now
+            waiters = list(self._waiters.get(key, ()))
+        for waiter in waiters:
+            waiter.wake()
+        return make_event_id(stream_id, seq)
+
+    def _start(self, key: tuple[str, str], after: str | None, waiter: _Waiter) -> list[tuple[int, str]]:
+        """Validate ``after``, snapshot the replay and register the waiter in one locked step, so
+        an append racing with the start is either in the snapshot or wakes the waiter."""
+        now = time.monotonic()
+        with self._lock:
+            log = self._log(key, now)
+            entries = list(log.entries) if log is not None else []
+            if after is not None:
+                stream_id, seq = parse_event_id(after)
+                if stream_id != key[1] or not any(s == seq for s, _, _ in entries):
+                    raise UnknownEvent(f"Event {after!r} is not retained")
+                entries = [e for e in entries if e[0] > seq]
+            self._waiters.setdefault(key, set()).add(waiter)
+            return [(s, p) for s, p, _ in entries]
+
+    def _since(self, key: tuple[str, str], last: int, waiter: _Waiter) -> list[tuple[int, str]]:
+        with self._lock:
+            log = self._log(key, time.monotonic())
+            batch = [(s, p) for s, p, _ in log.entries if s > last] if log is not None else []
+            if not batch:
+                waiter.event.clear()  # under the lock: a later append's wake() is not lost
+            return batch
+
+    async def listen(self, session_id: str, stream_id: str, after: str | None = None) -> AsyncIterator[Event]:
+        key = (session_id, stream_id)
+        waiter = _Waiter(asyncio.get_running_loop())
+        batch = self._start(key, after, waiter)
+        last = parse_event_id(after)[1] if after is not None else 0
+        try:
+            while True:
+                for seq, payload in batch:
+                    last = seq
+                    yield Event(make_event_id(stream_id, seq), json.loads(payload))
+                batch = self._since(key, last, waiter)
+                if not batch:
+                    await waiter.event.wait()
+        finally:
+            with self._lock:
+                waiters = self._waiters.get(key)
+                if waiters is not None:
+                    waiters.discard(waiter)
+                    if not waiters:
+                        del self._waiters[key]
+
+    async def delete_session(self, session_id: str) -> None:
+        with self._lock:
+            for key in [k for k in self._logs if k[0] == session_id]:
+                del self._logs[key]
+
+    async def claim_once(self, key: str, ttl: float) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            for stale in [k for k, exp in self._claims.items() if exp <= now]:
+                del self._claims[stale]
+            if key in self._claims:
+                return False
+            self._claims[key] = now + ttl
+            return True
+
+
+def _copy(data: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(json.dumps(data))
+    return result

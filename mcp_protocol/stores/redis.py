@@ -1,0 +1,298 @@
+"""Redis session and event stores: the state every worker shares ([L] transports.mdx "Session
+Management" and "Resumability"; no sticky sessions).
+
+Owns ``RedisSessionStore`` (this module) and re-exports ``RedisEventStore`` (``redis_events.py``)
+so settings can name ``mcp_protocol.stores.redis.<Class>``. Values are JSON, never pickle.
+
+Keys (``P`` = the ``prefix`` option, default ``mcp``)::
+
+    P:session:{sid}          session JSON, PX = ttl, slid by load (GETEX) and save
+    P:claim:{sid}            owner of the session's standalone GET stream, PX = claim ttl
+    {P}:live                 zset sid -> expected expiry (ms): the index of live sessions
+    {P}:created              zset sid -> created_at: the admin's newest-first listing
+    {P}:principal:<json>     set of sids of one principal (cap per principal)
+    {P}:subs:<uri>           set of sids subscribed to uri (resources/subscribe)
+
+Per-session keys carry the hash tag ``{sid}`` and the global indexes the tag ``{P}``, so every
+multi-key command or script stays within one slot on Redis Cluster. The only operations that
+span slots are ``create`` (SET NX on the session slot, then the cap script on the index slot; a
+create refused by the cap deletes its session key again) and the index upkeep after
+``save``/``delete``; these run as separate commands, and the indexes are treated as hints that
+readers verify against the session keys (the truth): ``subscribers`` drops ids whose session no
+longer lists the uri, and entries of ``{P}:live`` whose expected expiry passed are checked with
+PTTL (``load`` slides the key with one GETEX and leaves the index alone: the hot path stays one
+round trip) and either re-scored or removed.
+
+``load``, the stream claims and the pipelined GETs of the listings go over the loop's pipelined
+connection (``resp.py``: a fraction of redis-py's CPU per command); the rest uses redis-py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+
+from ..session import Session
+from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
+from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from .redis_events import RedisEventStore
+
+__all__ = ["RedisEventStore", "RedisSessionStore"]
+
+# KEYS: live, created, principal set. ARGV: sid, expiry ms, created_at, max, max per principal
+# (-1: no cap). Atomic, so concurrent creates cannot overshoot a cap.
+_CAPS = """
+local max = tonumber(ARGV[4])
+if max >= 0 and redis.call('ZCARD', KEYS[1]) >= max then return -1 end
+local maxpp = tonumber(ARGV[5])
+if maxpp >= 0 then
+  local owned = 0
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+    if redis.call('ZSCORE', KEYS[1], id) then owned = owned + 1 else redis.call('SREM', KEYS[3], id) end
+  end
+  if owned >= maxpp then return -2 end
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1
+"""
+
+# KEYS: live, principal set. Live members of the principal's set.
+_OWNED = """
+local owned = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if redis.call('ZSCORE', KEYS[1], id) then owned = owned + 1 end
+end
+return owned
+"""
+
+# Claims change only in their owner's hands (compare-and-set / compare-and-delete).
+_REFRESH = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+_REFRESH_SHA = hashlib.sha1(_REFRESH.encode()).hexdigest()
+_RELEASE_SHA = hashlib.sha1(_RELEASE.encode()).hexdigest()
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+class RedisSessionStore(SessionStore):
+    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", ttl: float = 1800.0,
+                 max_sessions: int | None = None, max_sessions_per_principal: int | None = None,
+                 socket_timeout: float = 5.0, **options: Any) -> None:
+        super().__init__(ttl=ttl, max_sessions=max_sessions,
+                         max_sessions_per_principal=max_sessions_per_principal, **options)
+        self.prefix = prefix
+        self._redis = RedisConnector(url, socket_timeout=socket_timeout)
+        self._live = f"{{{prefix}}}:live"
+        self._created = f"{{{prefix}}}:created"
+        self._scripts: dict[str, AsyncScript] = {}
+
+    def _key(self, session_id: str) -> str:
+        return f"{self.prefix}:session:{{{session_id}}}"
+
+    def _claim(self, session_id: str) -> str:
+        return f"{self.prefix}:claim:{{{session_id}}}"
+
+    def _principal(self, principal: str | None) -> str:
+        return f"{{{self.prefix}}}:principal:{json.dumps(principal)}"
+
+    def _subs(self, uri: str) -> str:
+        return f"{{{self.prefix}}}:subs:{uri}"
+
+    async def _run(self, client: Redis, source: str, keys: list[str], args: list[Any]) -> Any:
+        script = self._scripts.get(source)
+        if script is None:
+            script = self._scripts[source] = client.register_script(source)
+        return await script(keys=keys, args=args, client=client)
+
+    async def create(self, session: Session) -> None:
+        client = self._redis.client()
+        key = self._key(session.id)
+        with unavailable_as_store_error():
+            if not await client.set(key, json.dumps(session.to_json()), nx=True, px=_ms(self.ttl)):
+                raise CreateError(f"Session {session.id!r} already exists")
+            await self._refresh_index(client)
+            cap = -1 if self.max_sessions is None else self.max_sessions
+            cap_pp = -1 if self.max_sessions_per_principal is None else self.max_sessions_per_principal
+            verdict = await self._run(
+                client, _CAPS, [self._live, self._created, self._principal(session.principal)],
+                [session.id, _expiry(self.ttl), session.created_at, cap, cap_pp])
+            if verdict < 0:
+                await client.delete(key)
+                if verdict == -1:
+                    raise SessionLimitReached("Too many live sessions", cap)
+                raise SessionLimitReached("Too many live sessions for this principal", cap_pp)
+            if session.subscriptions:
+                async with client.pipeline(transaction=False) as pipe:
+                    for uri in session.subscriptions:
+                        pipe.sadd(self._subs(uri), session.id)
+                    await pipe.execute()
+        session.dirty = False
+
+    async def load(self, session_id: str) -> Session | None:
+        # The hot path: one GETEX on the loop's pipelined connection (resp.py), no write.
+        with unavailable_as_store_error():
+            raw = await self._redis.fast().execute("GETEX", self._key(session_id), "PX", _ms(self.ttl))
+        return None if raw is None else Session.from_json(json.loads(raw))
+
+    async def save(self, session: Session) -> None:
+        client = self._redis.client()
+        data = session.to_json()
+        with unavailable_as_store_error():
+            # XX: never resurrects a deleted or expired session; GET: the old record, to update
+            # the subscription index by difference.
+            old: Any = await client.set(self._key(session.id), json.dumps(data), xx=True, get=True,
+                                   px=_ms(self.ttl))
+            if old is None:
+                raise UpdateError(f"Session {session.id!r} no longer exists")
+            before = set(json.loads(old).get("subscriptions") or ())
+            after = set(data["subscriptions"])
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.zadd(self._live, {session.id: _expiry(self.ttl)}, xx=True)
+                for uri in after - before:
+                    pipe.sadd(self._subs(uri), session.id)
+                for uri in before - after:
+                    pipe.srem(self._subs(uri), session.id)
+                await pipe.execute()
+        session.dirty = False
+
+    async def delete(self, session_id: str) -> bool:
+        client = self._redis.client()
+        with unavailable_as_store_error():
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.getdel(self._key(session_id))
+                pipe.delete(self._claim(session_id))
+                raw, _ = await pipe.execute()
+            if raw is None:
+                return False
+            data = json.loads(raw)
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.zrem(self._live, session_id)
+                pipe.zrem(self._created, session_id)
+                pipe.srem(self._principal(data.get("principal")), session_id)
+                for uri in data.get("subscriptions") or ():
+                    pipe.srem(self._subs(uri), session_id)
+                await pipe.execute()
+        return True
+
+    async def _refresh_index(self, client: Redis) -> None:
+        """Re-check index entries whose expected expiry passed: still-live sessions (slid by
+        load) get their real expiry back, vanished ones leave the index."""
+        stale: list[Any] = await client.zrangebyscore(self._live, "-inf", int(time.time() * 1000))
+        if not stale:
+            return
+        async with client.pipeline(transaction=False) as pipe:
+            for session_id in stale:
+                pipe.pttl(self._key(session_id))
+            ttls: list[int] = await pipe.execute()
+        now = int(time.time() * 1000)
+        alive = {sid: now + ttl for sid, ttl in zip(stale, ttls, strict=True) if ttl > 0}
+        gone = [sid for sid, ttl in zip(stale, ttls, strict=True) if ttl == -2]
+        async with client.pipeline(transaction=False) as pipe:
+            if alive:
+                pipe.zadd(self._live, alive, xx=True)
+            if gone:
+                pipe.zrem(self._live, *gone)
+                pipe.zrem(self._created, *gone)
+            await pipe.execute()
+
+    async def list_sessions(self, limit: int = 100) -> list[Session]:
+        client = self._redis.client()
+        found: list[Session] = []
+        start = 0
+        with unavailable_as_store_error():
+            while len(found) < limit:
+                ids: list[Any] = await client.zrevrange(self._created, start, start + limit - 1)
+                if not ids:
+                    break
+                start += len(ids)
+                raws = await self._get_many(ids)
+                gone = [sid for sid, raw in zip(ids, raws, strict=True) if raw is None]
+                found.extend(Session.from_json(json.loads(r)) for r in raws if r is not None)
+                if gone:
+                    await client.zrem(self._created, *gone)
+                    start -= len(gone)
+        return found[:limit]
+
+    async def _get_many(self, ids: list[str]) -> list[str | None]:
+        # One GET per key in a pipeline rather than MGET: the keys live in different slots.
+        replies = await self._redis.fast().pipeline([("GET", self._key(sid)) for sid in ids])
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
+
+    async def count(self, principal: str | None = None) -> int:
+        client = self._redis.client()
+        with unavailable_as_store_error():
+            await self._refresh_index(client)
+            if principal is None:
+                return int(await client.zcard(self._live))
+            return int(await self._run(client, _OWNED, [self._live, self._principal(principal)], []))
+
+    async def session_ids(self) -> list[str]:
+        client = self._redis.client()
+        with unavailable_as_store_error():
+            await self._refresh_index(client)
+            ids: list[Any] = await client.zrange(self._live, 0, -1)
+        return [str(sid) for sid in ids]
+
+    async def initialized_session_ids(self) -> list[str]:
+        # The index, then one pipelined GET per session; only the state is looked at.
+        with unavailable_as_store_error():
+            ids = await self.session_ids()
+            raws = await self._get_many(ids)
+        return [sid for sid, raw in zip(ids, raws, strict=True)
+                if raw is not None and json.loads(raw).get("state") == "ready"]
+
+    async def subscribers(self, uri: str) -> list[str]:
+        client = self._redis.client()
+        with unavailable_as_store_error():
+            ids: list[Any] = sorted(await client.smembers(self._subs(uri)))
+            if not ids:
+                return []
+            raws = await self._get_many(ids)
+            live = [sid for sid, raw in zip(ids, raws, strict=True)
+                    if raw is not None and uri in (json.loads(raw).get("subscriptions") or ())]
+            stale = set(ids) - set(live)
+            if stale:
+                await client.srem(self._subs(uri), *stale)
+        return [str(sid) for sid in live]
+
+    # Claims are taken and refreshed by every open GET stream (1,000 streams: 1,000 refreshes per
+    # keep-alive period): on the pipelined connection.
+    async def claim_stream(self, session_id: str, owner: str, ttl: float) -> bool:
+        with unavailable_as_store_error():
+            return bool(await self._redis.fast().execute(
+                "SET", self._claim(session_id), owner, "NX", "PX", _ms(ttl)))
+
+    async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
+        with unavailable_as_store_error():
+            return bool(await self._redis.fast().evalsha(
+                _REFRESH_SHA, _REFRESH, [self._claim(session_id)], [owner, _ms(ttl)]))
+
+    async def release_stream(self, session_id: str, owner: str) -> None:
+        with unavailable_as_store_error():
+            await self._redis.fast().evalsha(_RELEASE_SHA, _RELEASE, [self._claim(session_id)], [owner])
+
+    async def close(self) -> None:
+        await self._redis.close()
+
+
+def _expiry(ttl: float) -> int:
+    return int(time.time() * 1000) + _ms(ttl)

@@ -1,0 +1,227 @@
+"""Redis event store: one Redis Stream per (session, stream) for Last-Event-ID replay
+([L] basic/transports.mdx "Resumability and Redelivery").
+
+Owns ``RedisEventStore``. Keys (``P`` = prefix)::
+
+    P:events:{sid}:<stream>    Redis Stream of {"m": message JSON}; PX = ttl, slid by each append
+    P:streams:{sid}            set of the session's stream keys (delete_session)
+    P:once:<key>               claim_once marker, PX = its ttl
+
+Event ids are ``<stream>.<seq>`` where ``seq`` encodes the Redis entry id ``<ms>-<n>`` as
+``ms * 1_000_000 + n``: increasing within a stream, and (entry ids being time-based) never reused
+even after a stream's log expired and was recreated, so an old Last-Event-ID cannot name a newer
+event. No counter key is needed.
+
+Retention: ``XADD MAXLEN ~`` bounds a stream's length cheaply but approximately and the key's
+expiry (slid by each append) drops an idle stream after ``ttl``; entries older than ``ttl`` in a
+stream still being appended to stay in Redis until MAXLEN trims them (at most ``max_events``), so
+the replay script applies the exact window (the newest ``max_events`` entries, none older than
+``ttl``): an id outside it raises ``UnknownEvent`` even if Redis still holds it.
+
+``listen`` replays with one script that also returns the newest entry id, then follows the live
+tail from that id through the process's shared readers (``redis_tail.py``: one ``XREAD BLOCK``
+over many streams, not a connection per listener): an append lands either at or before that id
+(replayed) or after it (read live), never in between and never twice.
+
+The hot-path commands (append, replay, claim_once) go over the loop's pipelined connection
+(``resp.py``). An append is one MULTI/EXEC block in one write (XADD per event, PEXPIRE,
+SADD; atomic, so never a stream left without its expiry); ``append_many`` puts several events of
+a stream in one block (a POST stream's response and its end marker) and ``broadcast`` pipelines
+one block per session, ``BROADCAST_BATCH`` sessions per write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import weakref
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis.exceptions
+
+from .base import Event, EventStore, UnknownEvent, make_event_id, parse_event_id
+from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
+from .resp import bulk, encode
+
+# KEYS: stream. ARGV: after entry id or '', max_events, ttl ms.
+# Returns {-1} if ``after`` is outside the retained window, else {1, newest id, id, payload, ...}.
+_REPLAY = """
+local t = redis.call('TIME')
+local minms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[3])
+local max = tonumber(ARGV[2])
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local newest = '0-0'
+if #top > 0 then newest = top[1][1] end
+local function ms(id) return tonumber(string.match(id, '^(%d+)')) end
+local out = {1, newest}
+if ARGV[1] == '' then
+  local entries = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', max)
+  for i = #entries, 1, -1 do
+    if ms(entries[i][1]) >= minms then
+      table.insert(out, entries[i][1]); table.insert(out, entries[i][2][2])
+    end
+  end
+  return out
+end
+local entries = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', max + 1)
+if #entries == 0 or entries[1][1] ~= ARGV[1] or #entries > max or ms(ARGV[1]) < minms then
+  return {-1}
+end
+for i = 2, #entries do
+  table.insert(out, entries[i][1]); table.insert(out, entries[i][2][2])
+end
+return out
+"""
+
+
+def _entry_id(seq: int) -> str:
+    ms = seq // SEQ_BASE
+    if ms >= 2**64:  # not an id Redis could have made (it would reject it as a stream id)
+        raise UnknownEvent(f"Event sequence {seq} is out of range")
+    return entry_of(seq)
+
+
+REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
+BROADCAST_BATCH = 500
+_MULTI, _EXEC = encode(("MULTI",)), encode(("EXEC",))
+
+
+class RedisEventStore(EventStore):
+    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", max_events: int = 1000,
+                 ttl: float = 3600.0, socket_timeout: float = 5.0, block_ms: int = 1000,
+                 **options: Any) -> None:
+        super().__init__(max_events=max_events, ttl=ttl, **options)
+        if block_ms >= socket_timeout * 1000:
+            raise ValueError("block_ms must be shorter than socket_timeout")
+        self.prefix = prefix
+        self.block_ms = block_ms
+        self._redis = RedisConnector(url, socket_timeout=socket_timeout)
+        self._tails: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Tail] = weakref.WeakKeyDictionary()
+
+    def _stream(self, session_id: str, stream_id: str) -> str:
+        return f"{self.prefix}:events:{{{session_id}}}:{stream_id}"
+
+    def _streams(self, session_id: str) -> str:
+        return f"{self.prefix}:streams:{{{session_id}}}"
+
+    def _tail(self) -> Tail:
+        loop = asyncio.get_running_loop()
+        tail = self._tails.get(loop)
+        if tail is None:
+            tail = self._tails[loop] = Tail(self._redis.fast(), self.block_ms, self.max_events)
+        return tail
+
+    @property
+    def _ttl_ms(self) -> int:
+        return max(1, int(self.ttl * 1000))
+
+    async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
+        return (await self.append_many(session_id, stream_id, [message]))[0]
+
+    def _append_block(self, session_id: str, stream_id: str, payloads: list[bytes]) -> bytes:
+        """One MULTI/EXEC block: the entries (in order), the stream's expiry and the session's
+        bookkeeping, atomically (a lost connection before EXEC leaves nothing half done, so it
+        is retried safely; no Lua: a script costs Redis twice the CPU of the same commands)."""
+        key, index = bulk(self._stream(session_id, stream_id)), bulk(self._streams(session_id))
+        ttl = bulk(self._ttl_ms)
+        parts = [_MULTI]
+        for payload in payloads:
+            parts.append(b"*8\r\n$4\r\nXADD\r\n" + key + b"$6\r\nMAXLEN\r\n$1\r\n~\r\n"
+                         + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n" + payload)
+        parts += [b"*3\r\n$7\r\nPEXPIRE\r\n" + key + ttl,
+                  b"*3\r\n$4\r\nSADD\r\n" + index + key,
+                  b"*3\r\n$7\r\nPEXPIRE\r\n" + index + ttl, _EXEC]
+        return b"".join(parts)
+
+    @staticmethod
+    def _block_replies(count: int) -> int:
+        return count + 5  # MULTI, each queued command (count + 3), EXEC
+
+    @staticmethod
+    def _entries(replies: list[Any], count: int) -> list[str]:
+        result = replies[-1]
+        if isinstance(result, Exception):
+            raise result
+        errors = [r for r in [*replies, *(result if isinstance(result, list) else ())]
+                  if isinstance(r, Exception)]
+        if errors or not isinstance(result, list):
+            raise errors[0] if errors else redis.exceptions.ResponseError("EXEC aborted")
+        return [str(e) for e in result[:count]]
+
+    async def append_many(self, session_id: str, stream_id: str, messages: list[dict[str, Any]]) -> list[str]:
+        if not messages:
+            return []
+        block = self._append_block(session_id, stream_id, [bulk(json.dumps(m)) for m in messages])
+        with unavailable_as_store_error():
+            replies = await self._redis.fast().pipeline_packed(block, self._block_replies(len(messages)),
+                                                               retry=True)
+            entries = self._entries(replies, len(messages))
+        return [make_event_id(stream_id, seq_of(e)) for e in entries]
+
+    async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any]) -> int:
+        """Pipelined: one write and one read per ``BROADCAST_BATCH`` sessions, not a round trip
+        each."""
+        fast = self._redis.fast()
+        payload = bulk(json.dumps(message))
+        per = self._block_replies(1)
+        written = 0
+        with unavailable_as_store_error():
+            for start in range(0, len(session_ids), BROADCAST_BATCH):
+                batch = session_ids[start:start + BROADCAST_BATCH]
+                packed = b"".join([self._append_block(sid, stream_id, [payload]) for sid in batch])
+                replies = await fast.pipeline_packed(packed, per * len(batch))
+                for i in range(len(batch)):
+                    self._entries(replies[i * per:(i + 1) * per], 1)
+                    written += 1
+        return written
+
+    async def listen(self, session_id: str, stream_id: str, after: str | None = None) -> AsyncIterator[Event]:
+        start = ""
+        if after is not None:
+            after_stream, seq = parse_event_id(after)
+            if after_stream != stream_id:
+                raise UnknownEvent(f"Event {after!r} is not of stream {stream_id!r}")
+            start = _entry_id(seq)
+        key = self._stream(session_id, stream_id)
+        with unavailable_as_store_error():
+            reply: list[Any] = await self._redis.fast().evalsha(
+                REPLAY_SHA, _REPLAY, [key], [start, self.max_events, self._ttl_ms])
+        if reply[0] == -1:
+            raise UnknownEvent(f"Event {after!r} is not retained")
+        # Registered before the replay is yielded: the tail reads from the replay's newest entry,
+        # so an append after the replay is in the tail, one before it in the replay, never both.
+        tail = self._tail()
+        watch = tail.watch(key, seq_of(reply[1]))
+        try:
+            for i in range(2, len(reply), 2):
+                yield Event(make_event_id(stream_id, seq_of(reply[i])), json.loads(reply[i + 1]))
+            while True:
+                with unavailable_as_store_error():
+                    batch = await watch.take()
+                for seq, payload in batch:
+                    yield Event(make_event_id(stream_id, seq), json.loads(payload))
+        finally:
+            tail.unwatch(watch)
+
+    async def delete_session(self, session_id: str) -> None:
+        client = self._redis.client()
+        index = self._streams(session_id)
+        with unavailable_as_store_error():
+            keys: set[Any] = await client.smembers(index)
+            await client.delete(index, *keys)
+
+    async def claim_once(self, key: str, ttl: float) -> bool:
+        with unavailable_as_store_error():
+            return bool(await self._redis.fast().execute(
+                "SET", f"{self.prefix}:once:{key}", "1", "NX", "PX", max(1, int(ttl * 1000))))
+
+    async def close(self) -> None:
+        loop = asyncio.get_running_loop()
+        tail = self._tails.pop(loop, None)
+        self._tails.clear()
+        if tail is not None:
+            await tail.close()
+        await self._redis.close()

@@ -1,0 +1,226 @@
+"""The live tail of every open ``RedisEventStore.listen()`` of a process, read by shared readers.
+
+Owns ``Tail`` (one per event loop) and its ``Watch``es. Holding one Redis connection per open
+stream blocked in ``XREAD`` would cost a socket, a pool slot and a task per SSE client (1,000
+streams: 1,000 connections); instead each ``listen`` registers a ``Watch`` (its stream key and the
+newest entry it has) and waits on an ``asyncio.Event``. Keys are grouped in shards of at most
+``SHARD_KEYS``; one task per shard, on a dedicated connection (a blocking command must not share
+the pipelined one), runs ``XREAD BLOCK`` over all of its keys at once and hands each watch the
+entries after its own position.
+
+No gap, no duplicate ([L] basic/transports.mdx "Resumability"): a shard reads each key from the
+*lowest* position of its watches, a watch takes a batch only if the batch was read from at or
+before its position (else the next read, from that lower position, brings it), and only entries
+newer than what it already has. A key added (or a watch behind the others) must reach the blocked
+``XREAD``: ``CLIENT UNBLOCK`` ends the block early and the reader reads again with the new keys.
+
+If a shard's connection fails, its watches fail with the error (``listen`` raises
+``StoreUnavailable``: the SSE response ends, the client resumes with ``Last-Event-ID``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from typing import Any
+
+from .connection import UNAVAILABLE, raise_pending_cancel
+from .resp import FastRedis, RespConnection
+
+logger = logging.getLogger("mcp_protocol.stores")
+
+SHARD_KEYS = 500
+READ_COUNT = 256
+UNBLOCK_RETRY = 0.002
+SEQ_BASE = 1_000_000
+
+
+def seq_of(entry_id: str) -> int:
+    ms, _, n = entry_id.partition("-")
+    return int(ms) * SEQ_BASE + int(n)
+
+
+def entry_of(seq: int) -> str:
+    return f"{seq // SEQ_BASE}-{seq % SEQ_BASE}"
+
+
+class Watch:
+    """One listener's position and inbox. ``max_backlog`` bounds the inbox of a reader that does
+    not keep up (as the log is bounded: the oldest undelivered entries are dropped)."""
+
+    __slots__ = ("error", "inbox", "key", "last", "ready")
+
+    def __init__(self, key: str, last: int, max_backlog: int) -> None:
+        self.key = key
+        self.last = last
+        self.inbox: deque[tuple[int, str]] = deque(maxlen=max_backlog)
+        self.ready = asyncio.Event()
+        self.error: BaseException | None = None
+
+    def offer(self, read_from: int, entries: list[tuple[int, str]]) -> None:
+        if read_from > self.last:
+            return  # read past this watch's position: the next read, from lower, brings its part
+        for seq, payload in entries:
+            if seq > self.last:
+                self.inbox.append((seq, payload))
+                self.last = seq
+        if self.inbox:
+            self.ready.set()
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self.ready.set()
+
+    async def take(self) -> list[tuple[int, str]]:
+        """The entries received since the last call; waits for at least one."""
+        while not self.inbox:
+            if self.error is not None:
+                raise self.error
+            self.ready.clear()
+            await self.ready.wait()
+        batch = list(self.inbox)
+        self.inbox.clear()
+        return batch
+
+
+class _Shard:
+    def __init__(self, tail: Tail) -> None:
+        self.tail = tail
+        self.watches: dict[str, set[Watch]] = {}
+        self.cursor: dict[str, int] = {}
+        self.conn: RespConnection | None = None
+        self.client_id: int | None = None
+        self.gen = 0  # bumped whenever the reader must re-read with new keys or positions
+        self.seen_gen = 0  # the gen the in-flight XREAD was built from
+        self.unblocker: asyncio.Task[None] | None = None
+        self.task: asyncio.Task[None] = asyncio.get_running_loop().create_task(
+            self._read(), name="mcp-redis-tail")
+
+    def add(self, watch: Watch) -> None:
+        group = self.watches.setdefault(watch.key, set())
+        group.add(watch)
+        cursor = self.cursor.get(watch.key)
+        if cursor is None or watch.last < cursor:
+            self.cursor[watch.key] = watch.last
+            self._poke()
+
+    def remove(self, watch: Watch) -> None:
+        group = self.watches.get(watch.key)
+        if group is None:
+            return
+        group.discard(watch)
+        if not group:
+            del self.watches[watch.key]
+            del self.cursor[watch.key]
+            if not self.watches:
+                self._poke()  # nothing left to read: let the reader end now, not after its block
+        else:
+            self.cursor[watch.key] = min(w.last for w in group)
+
+    def _poke(self) -> None:
+        self.gen += 1
+        if self.unblocker is None or self.unblocker.done():
+            self.unblocker = asyncio.get_running_loop().create_task(self._unblock())
+
+    async def _unblock(self) -> None:
+        # CLIENT UNBLOCK answers 0 when the reader is not blocked yet (its XREAD still in flight):
+        # try again shortly, until the reader has read with the current keys.
+        fast = self.tail.fast
+        while self.seen_gen < self.gen and self.client_id is not None and not self.task.done():
+            try:
+                if await fast.execute("CLIENT", "UNBLOCK", self.client_id) == 1:
+                    return
+            except UNAVAILABLE:
+                return  # the reader notices the outage on its own connection
+            await asyncio.sleep(UNBLOCK_RETRY)
+
+    async def _read(self) -> None:
+        fast, block_ms = self.tail.fast, self.tail.block_ms
+        try:
+            self.conn = await fast.open()
+            self.client_id = int(await fast.call_on(self.conn, "CLIENT", "ID"))
+            raise_pending_cancel()
+            while self.watches:
+                self.seen_gen = self.gen
+                keys = list(self.cursor)
+                starts = [self.cursor[k] for k in keys]
+                reply: Any = await fast.call_on(
+                    self.conn, "XREAD", "COUNT", READ_COUNT, "BLOCK", block_ms, "STREAMS", *keys,
+                    *(entry_of(s) for s in starts), timeout=block_ms / 1000 + fast.socket_timeout)
+                raise_pending_cancel()
+                read_from = dict(zip(keys, starts, strict=True))
+                for key, raw in reply or ():
+                    group = self.watches.get(key)
+                    if not group or not raw:
+                        continue
+                    entries = [(seq_of(eid), fields[1]) for eid, fields in raw]
+                    for watch in list(group):
+                        watch.offer(read_from[key], entries)
+                    self.cursor[key] = min(w.last for w in group)
+        except UNAVAILABLE as exc:
+            self._fail(exc)
+        except asyncio.CancelledError:
+            self._fail(ConnectionError("The event store was closed"))
+            raise
+        except Exception as exc:  # a bug: fail the listeners rather than leave them hanging
+            logger.exception("Redis tail reader failed")
+            self._fail(exc)
+        finally:
+            self.tail.retire(self)
+            if self.conn is not None:
+                self.conn.abort(ConnectionError("tail reader ended"))
+
+    def _fail(self, error: BaseException) -> None:
+        for group in self.watches.values():
+            for watch in group:
+                watch.fail(error)
+        self.watches.clear()
+        self.cursor.clear()
+
+
+class Tail:
+    """The shards of one event loop."""
+
+    def __init__(self, fast: FastRedis, block_ms: int, max_backlog: int) -> None:
+        self.fast, self.block_ms, self.max_backlog = fast, block_ms, max_backlog
+        self._shards: list[_Shard] = []
+        self._home: dict[str, _Shard] = {}
+
+    def watch(self, key: str, last: int) -> Watch:
+        watch = Watch(key, last, self.max_backlog)
+        shard = self._home.get(key)
+        if shard is None or shard.task.done():
+            shard = next((s for s in self._shards if len(s.watches) < SHARD_KEYS and not s.task.done()),
+                         None)
+            if shard is None:
+                shard = _Shard(self)
+                self._shards.append(shard)
+            self._home[key] = shard
+        shard.add(watch)
+        return watch
+
+    def unwatch(self, watch: Watch) -> None:
+        shard = self._home.get(watch.key)
+        if shard is None:
+            return
+        shard.remove(watch)
+        if watch.key not in shard.watches:
+            del self._home[watch.key]
+
+    def retire(self, shard: _Shard) -> None:
+        with contextlib.suppress(ValueError):
+            self._shards.remove(shard)
+        for key in [k for k, s in self._home.items() if s is shard]:
+            del self._home[key]
+
+    async def close(self) -> None:
+        shards, self._shards = self._shards, []
+        for shard in shards:
+            shard.task.cancel()
+            if shard.unblocker is not None:
+                shard.unblocker.cancel()
+        for shard in shards:
+            with contextlib.suppress(BaseException):
+                await shard.task

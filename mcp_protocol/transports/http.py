@@ -1,0 +1,347 @@
+"""The Streamable HTTP endpoint ``/mcp`` as a plain ASGI application.
+
+[L] basic/transports.mdx "Streamable HTTP" (2025-03-26, 2025-06-18, 2025-11-25, and 2024-11-05
+clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing per request:
+
+- POST with a 2026-07-28 body (``params._meta`` names the revision) → ``Server.handle_stateless``;
+  no session header is minted or echoed.
+- POST ``initialize`` → a new session; ``Mcp-Session-Id`` on the response.
+- any other POST / GET / DELETE → the session named by ``Mcp-Session-Id`` (missing → 400, unknown,
+  expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
+
+It is routed beside Django (``mcpsite/asgi.py``), not through it: the hot path (tools/call in JSON
+mode) does no middleware, no database, and spawns no task of its own. Header rules live in
+``headers.py`` and ``security.py``, streams in ``streams.py``, and the one mapping from exceptions
+to wire errors in ``responses.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import InvalidRequest, MCPError
+from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
+from ..outbound import NullOutbound
+from ..session import Session
+from ..stores.base import STANDALONE_STREAM, UpdateError, parse_event_id
+from ..versions import V2026_07_28, allows_batch
+from .headers import (
+    RequestHeaders,
+    check_content_type,
+    check_get_accept,
+    check_modern_headers,
+    check_param_headers,
+    check_post_accept,
+    check_session_version,
+    check_supported_version,
+    parse_headers,
+)
+from .modern import ModernStream
+from .pending import CANCELLED
+from .responses import (
+    JSON_HEADERS,
+    HTTPError,
+    Receive,
+    Scope,
+    Send,
+    logger,
+    modern_status,
+    send_bytes,
+    send_empty,
+    send_error,
+)
+from .runtime import Runtime, current, get_runtime
+from .streams import PostStream, serve_log
+
+PrincipalResolver = Callable[[Scope], str | None]
+SESSION_HEADER = b"mcp-session-id"
+ALLOW = [(b"allow", b"GET, POST, DELETE")]
+_NULL = NullOutbound()
+CLAIM_MIN_TTL = 10.0
+
+
+def open_mode(scope: Scope) -> str | None:
+    """The auth seam: who is calling. Open mode (no authentication) → ``None`` for everyone."""
+    return None
+
+
+class ClientGone(Exception):
+    """The client disconnected while the body was being read: nobody to answer."""
+
+
+class _Tracked:
+    """Wraps ``send`` to know whether the response started (an error after that can only be logged)."""
+
+    __slots__ = ("send", "started")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Any) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
+
+
+async def read_body(receive: Receive, limit: int, content_length: str | None) -> bytes:
+    if content_length is not None and content_length.isdigit() and int(content_length) > limit:
+        raise HTTPError(413, f"Payload Too Large: the body exceeds {limit} bytes")
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        raise ClientGone()
+    body: bytes = message.get("body", b"")
+    if not message.get("more_body"):
+        if len(body) > limit:
+            raise HTTPError(413, f"Payload Too Large: the body exceeds {limit} bytes")
+        return body
+    chunks = [body]
+    size = len(body)
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise HTTPError(413, f"Payload Too Large: the body exceeds {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _save(rt: Runtime, session: Session) -> None:
+    if session.dirty:
+        try:
+            await rt.sessions.save(session)
+        except UpdateError:
+            pass  # deleted meanwhile (DELETE on another request): the answer still goes out
+
+
+async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
+    if message.method == CANCELLED:
+        # [L] basic/utilities/cancellation.mdx: the request may be running on another worker.
+        await rt.pending.cancel(session.id, message.params)
+    else:
+        await rt.server.handle(message, session, _NULL)
+
+
+class MCPEndpoint:
+    def __init__(self, resolve_principal: PrincipalResolver = open_mode) -> None:
+        self.resolve_principal = resolve_principal
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        tracked = _Tracked(send)
+        try:
+            rt = current() or await get_runtime()
+            headers = parse_headers(scope["headers"])
+            server = scope.get("server")
+            rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)
+            method = scope["method"]
+            if method == "POST":
+                await self.post(rt, scope, receive, tracked, headers)
+            elif method == "GET":
+                await self.get(rt, scope, receive, tracked, headers)
+            elif method == "DELETE":
+                await self.delete(rt, scope, tracked, headers)
+            else:
+                raise HTTPError(405, f"Method Not Allowed: {method}", headers=ALLOW)
+        except ClientGone:
+            return
+        except Exception as exc:
+            if tracked.started:
+                logger.error("error after the response started on /mcp", exc_info=exc)
+                return
+            await send_error(send, exc, error_id(exc) if isinstance(exc, InvalidRequest) else None)
+
+    # -- sessions -------------------------------------------------------------------------------
+    async def _session(self, rt: Runtime, scope: Scope, headers: RequestHeaders) -> Session:
+        session_id = headers.session_id
+        if not session_id:
+            raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
+        session = await rt.sessions.load(session_id)
+        # Another principal's session is as unknown as an expired one (no existence oracle).
+        if session is None or session.principal != self.resolve_principal(scope):
+            raise HTTPError(404, "Session not found")
+        return session
+
+    # -- POST -----------------------------------------------------------------------------------
+    async def post(
+        self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders
+    ) -> None:
+        check_post_accept(headers)
+        check_content_type(headers)
+        parsed = parse_body(await read_body(receive, rt.config.max_body, headers.content_length))
+        if isinstance(parsed, list):
+            await self.batch(rt, scope, receive, send, headers, parsed)
+            return
+        message = parsed
+        if isinstance(message, Request | Notification) and rt.server.is_modern_request(message):
+            await self.modern(rt, scope, receive, send, headers, message)
+            return
+        if isinstance(message, Request) and message.method == "initialize":
+            await self.initialize(rt, scope, send, headers, message)
+            return
+        session = await self._session(rt, scope, headers)
+        check_session_version(headers.protocol_version, session.protocol_version)
+        if isinstance(message, Response):
+            await rt.pending.deliver(session.id, message)
+            await send_empty(send, 202)
+        elif isinstance(message, Notification):
+            await _notify(rt, session, message)
+            await _save(rt, session)
+            await send_empty(send, 202)
+        else:
+            stream = PostStream(rt, session, send, receive)
+            try:
+                response = await stream.run(rt.server.handle(message, session, stream))
+                await _save(rt, session)
+                await stream.finish([response] if response is not None else [])
+            finally:
+                await stream.close()
+
+    async def initialize(
+        self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders, message: Request
+    ) -> None:
+        check_supported_version(headers.protocol_version)
+        session = Session.create(self.resolve_principal(scope))
+        response = await rt.server.handle(message, session, _NULL)
+        extra: list[tuple[bytes, bytes]] = []
+        if response is not None and "result" in response:
+            try:
+                await rt.sessions.create(session)
+            except Exception as exc:
+                await send_error(send, exc, message.id)
+                return
+            # [L] transports.mdx "Session Management": the id goes on the InitializeResult response.
+            extra.append((SESSION_HEADER, session.id.encode("ascii")))
+        await send_bytes(send, 200, dumps(response), [*JSON_HEADERS, *extra])
+
+    async def batch(
+        self,
+        rt: Runtime,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: RequestHeaders,
+        items: list[Any],
+    ) -> None:
+        if any(isinstance(i, Request) and i.method == "initialize" for i in items):
+            raise InvalidRequest("Invalid Request: initialize MUST NOT be part of a JSON-RPC batch")
+        session = await self._session(rt, scope, headers)
+        check_session_version(headers.protocol_version, session.protocol_version)
+        if not allows_batch(session.protocol_version):
+            # Batching exists only in 2025-03-26 (removed by 2025-06-18 changelog).
+            raise InvalidRequest(
+                f"Invalid Request: JSON-RPC batches are not supported in {session.protocol_version}"
+            )
+        responses: list[dict[str, Any]] = []
+        requests: list[Request] = []
+        for item in items:
+            if isinstance(item, MCPError):
+                responses.append(error_response(error_id(item), item))
+            elif isinstance(item, Response):
+                await rt.pending.deliver(session.id, item)
+            elif isinstance(item, Notification):
+                await _notify(rt, session, item)
+            else:
+                requests.append(item)
+        if not requests and not responses:
+            await _save(rt, session)
+            await send_empty(send, 202)
+            return
+        stream = PostStream(rt, session, send, receive)
+
+        async def run_all() -> dict[str, Any] | None:
+            results = await asyncio.gather(*(rt.server.handle(r, session, stream) for r in requests))
+            responses.extend(r for r in results if r is not None)
+            return None
+
+        try:
+            await stream.run(run_all())
+            await _save(rt, session)
+            await stream.finish(responses, batch=True)
+        finally:
+            await stream.close()
+
+    async def modern(
+        self,
+        rt: Runtime,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: RequestHeaders,
+        message: Request | Notification,
+    ) -> None:
+        """2026-07-28: stateless; the Mcp-Session-Id header is ignored and never echoed."""
+        try:
+            check_modern_headers(headers, message)
+            if message.method == "tools/call":
+                tool = rt.provider.snapshot().tool(str((message.params or {}).get("name")))
+                if tool is not None:
+                    check_param_headers(scope["headers"], message, tool.input_schema)
+        except HTTPError as exc:
+            await send_error(send, exc, message.id if isinstance(message, Request) else None)
+            return
+        stream = ModernStream(rt, send, receive)
+        try:
+            response = await rt.server.handle_stateless(message, stream, self.resolve_principal(scope))
+            await stream.finish(response, modern_status(response))
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if stream.cancelled_by_client and task is not None:
+                task.uncancel()
+                return
+            raise
+        finally:
+            await stream.close()
+
+    # -- GET ------------------------------------------------------------------------------------
+    async def get(
+        self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders
+    ) -> None:
+        if headers.protocol_version == V2026_07_28:
+            raise HTTPError(
+                405, "Method Not Allowed: 2026-07-28 has no GET stream", headers=[(b"allow", b"POST")]
+            )
+        check_get_accept(headers)
+        session = await self._session(rt, scope, headers)
+        check_session_version(headers.protocol_version, session.protocol_version)
+        after = headers.last_event_id
+        stream_id = parse_event_id(after)[0] if after else STANDALONE_STREAM
+        if stream_id != STANDALONE_STREAM:
+            # [11] "Resumability": resume the POST stream that event belongs to, and only it.
+            async def alive() -> bool:  # ended on another worker (DELETE, expiry): stop waiting
+                return await rt.sessions.load(session.id) is not None
+
+            await serve_log(rt, session, send, receive, stream_id, after, on_tick=alive)
+            return
+        owner = rt.pending.new_id()
+        ttl = max(rt.config.keepalive * 3, CLAIM_MIN_TTL)  # refreshed at every keep-alive
+        if not await rt.sessions.claim_stream(session.id, owner, ttl):
+            raise HTTPError(409, "Conflict: only one standalone SSE stream is allowed per session")
+
+        async def heartbeat() -> bool:
+            # Keep the cluster-wide claim, and end the stream once the session is gone.
+            return await rt.sessions.refresh_claim(session.id, owner, ttl) and (
+                await rt.sessions.load(session.id) is not None
+            )
+
+        try:
+            await serve_log(rt, session, send, receive, STANDALONE_STREAM, after, on_tick=heartbeat)
+        finally:
+            await rt.sessions.release_stream(session.id, owner)
+
+    # -- DELETE ---------------------------------------------------------------------------------
+    async def delete(self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders) -> None:
+        if headers.protocol_version == V2026_07_28:
+            raise HTTPError(
+                405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[(b"allow", b"POST")]
+            )
+        session = await self._session(rt, scope, headers)
+        await rt.sessions.delete(session.id)
+        await rt.events.delete_session(session.id)
+        rt.end_streams(session.id)  # this worker's streams now; others' at their next heartbeat
+        await send_empty(send, 200)

@@ -1,0 +1,84 @@
+"""The response to one 2026-07-28 POST: JSON, or SSE once the handler sends a notification.
+
+[26] basic/transports/streamable-http.mdx: no event ids, no priming, no resumption; notifications
+relating to the request may precede the response; the server never sends requests on any stream
+(sampling, elicitation and roots go through input-required results); and closing the response
+stream MUST be treated as cancellation of the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ClientRequestError
+from ..jsonrpc import dumps, notification
+from ..outbound import Outbound
+from . import sse
+from .responses import Receive, Send, send_bytes, send_empty
+from .streams import StreamWatch
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+
+class ModernStream(Outbound):
+    """A 2026-07-28 response: JSON, or SSE (no ids) once the handler sends a notification."""
+
+    def __init__(self, rt: Runtime, send: Send, receive: Receive) -> None:
+        self.rt, self.send, self.receive = rt, send, receive
+        self.writer: sse.SSEWriter | None = None
+        self.watch: StreamWatch | None = None
+        self.task = asyncio.current_task()
+        self.cancelled_by_client = False
+
+    def _client_left(self) -> None:
+        # [26] streamable-http.mdx: closing the response stream MUST be treated as cancellation.
+        self.cancelled_by_client = True
+        if self.task is not None:
+            self.task.cancel()
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        if self.writer is None:
+            self.writer = sse.SSEWriter(self.send)
+            await self.writer.start()
+            self.watch = StreamWatch(
+                self.writer,
+                self.receive,
+                keepalive=self.rt.config.keepalive,
+                ended=asyncio.Event(),
+                retry_ms=None,
+                on_disconnect=self._client_left,
+            )
+        await self.writer.write(sse.frame(dumps(notification(method, params))))
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float,
+    ) -> dict[str, Any]:
+        # [26]: no server→client requests on any stream; the core uses input-required results.
+        raise ClientRequestError(f"{method} cannot be sent in 2026-07-28: use an input-required result")
+
+    async def finish(self, response: dict[str, Any] | None, status: int) -> None:
+        if self.writer is None:
+            if response is None:
+                await send_empty(self.send, 202)
+            else:
+                await send_bytes(self.send, status, dumps(response))
+            return
+        if self.watch is not None:
+            await self.watch.stop()
+        if response is not None:
+            await self.writer.write(sse.frame(dumps(response)))
+        await self.writer.close()
+
+    async def close(self) -> None:
+        """Cleanup when the request ended without ``finish`` (cancelled, failed): idempotent."""
+        if self.watch is not None:
+            watch, self.watch = self.watch, None
+            if watch.task is not asyncio.current_task():
+                await watch.stop()
+        if self.writer is not None:
+            await self.writer.close()

@@ -1,0 +1,315 @@
+"""The streams of one session: a POST's response stream, the standalone GET stream, and resumes.
+
+[L] basic/transports.mdx "Sending Messages to the Server", "Listening for Messages from the
+Server", "Resumability and Redelivery". Every event of a legacy stream is appended to the event
+store *before* it is written, under the id ``<stream>.<seq>`` (``stores.base.make_event_id``), so a
+client that lost the connection gets exactly the rest of that stream, and never another's, with a
+GET carrying ``Last-Event-ID`` — on any worker. Disconnection is not cancellation in the legacy
+era: the handler keeps running and its events keep going to the store.
+
+Two internal markers share the log with the JSON-RPC messages and are never sent: ``prime`` (the
+[11] priming event's id needs a log position) and ``end`` (the stream is complete: a resume that
+reaches it closes instead of waiting forever).
+
+A request that is worth cancelling — it streams something before its result, or is still running
+after ``CANCEL_WATCH_AFTER`` — holds its session's bus subscription (``pending.py``) until its
+stream closes, so a ``notifications/cancelled`` POSTed to another worker reaches it. A fast
+request never touches the bus.
+
+The 2026-07-28 response stream (no ids, no store) is ``modern.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ClientRequestError
+from ..jsonrpc import dumps, notification, request
+from ..outbound import Outbound
+from ..session import Session
+from ..stores.base import Event
+from ..versions import sends_priming_event
+from . import sse
+from .pending import CancelWatch
+from .responses import JSON_HEADERS, Receive, Send, send_bytes, send_empty
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+MARKER = "_mcpsite"
+PRIME: dict[str, Any] = {MARKER: "prime"}
+END: dict[str, Any] = {MARKER: "end"}
+FIRST_EVENT_WAIT = 0.2  # a bad Last-Event-ID fails in the store's first step (memory: at once; Redis: 1 RTT)
+CANCEL_WATCH_AFTER = 0.1  # s: a silent request still running then starts listening for cancels
+
+
+def new_stream_id() -> str:
+    return secrets.token_urlsafe(9)  # no "." (event ids are "<stream>.<seq>")
+
+
+class StreamWatch:
+    """Runs beside an open SSE response: notices the client leaving, sends keep-alive comments,
+    closes early when asked (SEP-1699 polling), and closes when the session ends."""
+
+    def __init__(
+        self,
+        writer: sse.SSEWriter,
+        receive: Receive,
+        *,
+        keepalive: float,
+        ended: asyncio.Event,
+        retry_ms: int | None,
+        close_after: float | None = None,
+        on_tick: Callable[[], Awaitable[bool]] | None = None,
+        on_disconnect: Callable[[], None] | None = None,
+    ) -> None:
+        self.writer, self.receive, self.keepalive, self.ended = writer, receive, keepalive, ended
+        self.retry_ms, self.close_after, self.on_tick, self.on_disconnect = (
+            retry_ms,
+            close_after,
+            on_tick,
+            on_disconnect,
+        )
+        self.task: asyncio.Task[None] = asyncio.create_task(self._run())
+
+    async def _disconnected(self) -> None:
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        gone = asyncio.ensure_future(self._disconnected())
+        ended = asyncio.ensure_future(self.ended.wait())
+        deadline = None if self.close_after is None else loop.time() + self.close_after
+        try:
+            while not self.writer.closed:
+                timeout = self.keepalive
+                if deadline is not None:
+                    timeout = max(0.0, min(timeout, deadline - loop.time()))
+                done, _ = await asyncio.wait(
+                    (gone, ended), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                if gone in done:
+                    self.writer.detach()
+                    if self.on_disconnect is not None:
+                        self.on_disconnect()
+                    return
+                if ended in done or (deadline is not None and loop.time() >= deadline):
+                    await self.writer.close(self.retry_ms)
+                    return
+                if self.on_tick is not None and not await self.on_tick():
+                    await self.writer.close(self.retry_ms)
+                    return
+                await self.writer.write(sse.KEEPALIVE)
+        finally:
+            gone.cancel()
+            ended.cancel()
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+class PostStream(Outbound):
+    """The response to one legacy POST: JSON unless something must be streamed first."""
+
+    def __init__(self, rt: Runtime, session: Session, send: Send, receive: Receive) -> None:
+        self.rt, self.session, self.send, self.receive = rt, session, send, receive
+        self.priming = sends_priming_event(session.protocol_version)
+        self.writer: sse.SSEWriter | None = None
+        self.stream_id = ""
+        self.watch: StreamWatch | None = None
+        self.ended: asyncio.Event | None = None
+        # [L] basic/utilities/cancellation.mdx: the cancel may be POSTed to any worker.
+        self.cancel_watch = CancelWatch(rt.pending, session.id)
+
+    async def open(self, close_after: float | None = None) -> None:
+        cfg = self.rt.config
+        self.stream_id = new_stream_id()
+        self.writer = writer = sse.SSEWriter(self.send)
+        await writer.start()
+        if self.priming:
+            event_id = await self.rt.events.append(self.session.id, self.stream_id, PRIME)
+            await writer.write(sse.priming(event_id, cfg.retry_ms))
+        self.ended = self.rt.register_stream(self.session.id)
+        retry_ms = cfg.retry_ms if self.priming else None
+        # Only a client that got an id can resume, so only then may the server close early.
+        self.watch = StreamWatch(
+            writer,
+            self.receive,
+            keepalive=cfg.keepalive,
+            ended=self.ended,
+            retry_ms=retry_ms,
+            close_after=close_after if self.priming else None,
+        )
+
+    async def emit(self, message: dict[str, Any]) -> None:
+        if not self.cancel_watch.settled:
+            # Listening before the client sees anything: once it has, it can cancel from anywhere.
+            await self.cancel_watch.ready()
+        if self.writer is None:
+            await self.open(self.rt.config.close_after)
+        assert self.writer is not None
+        event_id = await self.rt.events.append(self.session.id, self.stream_id, message)
+        await self.writer.write(sse.frame(dumps(message), event_id))
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        await self.emit(notification(method, params))
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float,
+    ) -> dict[str, Any]:
+        pending = self.rt.pending
+        request_id = pending.new_id()
+        future = await pending.expect(self.session.id, request_id)
+        try:
+            await self.emit(request(request_id, method, params))
+            try:
+                response = await asyncio.wait_for(future, timeout)
+            except TimeoutError:
+                raise ClientRequestError(
+                    f"The client sent no response to {method} within {timeout:g} s"
+                ) from None
+        finally:
+            await pending.release(self.session.id, request_id)
+        if response.error is not None:
+            raise ClientRequestError(f"The client answered {method} with an error", response.error)
+        return response.result or {}
+
+    async def close_stream(self) -> None:
+        """SEP-1699: end the HTTP response now (after ``retry``); the client resumes with GET +
+        Last-Event-ID and gets the rest. Handlers call it as ``ctx.close_stream()``."""
+        if not self.priming:
+            return  # older clients had no id to resume from
+        if self.writer is None:
+            await self.open(close_after=0.0)
+        elif self.writer and not self.writer.closed:
+            await self.writer.close(self.rt.config.retry_ms)
+
+    async def run(self, work: Coroutine[Any, Any, dict[str, Any] | None]) -> dict[str, Any] | None:
+        """Await the handler; with CLOSE_STREAM_AFTER_SECONDS a slow one gets an SSE stream that
+        is closed early so the client polls for the result."""
+        timer = asyncio.get_running_loop().call_later(CANCEL_WATCH_AFTER, self.cancel_watch.start)
+        try:
+            return await self._run(work)
+        finally:
+            timer.cancel()
+
+    async def _run(self, work: Coroutine[Any, Any, dict[str, Any] | None]) -> dict[str, Any] | None:
+        cfg = self.rt.config
+        if cfg.always_stream:
+            await self.open(cfg.close_after)
+        if cfg.close_after is None or not self.priming or self.writer is not None:
+            return await work
+        task = asyncio.ensure_future(work)
+        try:
+            done, _ = await asyncio.wait((task,), timeout=cfg.close_after)
+            if not done and self.writer is None:
+                await self.open(close_after=0.0)
+            return await task
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+
+    async def finish(
+        self,
+        responses: Sequence[dict[str, Any]],
+        *,
+        batch: bool = False,
+        headers: Sequence[tuple[bytes, bytes]] = (),
+    ) -> None:
+        writer = self.writer
+        if writer is None:
+            if not responses:  # a cancelled request: no response will ever come
+                await send_empty(self.send, 202, headers)
+                return
+            body = dumps(list(responses)) if batch else dumps(responses[0])
+            await send_bytes(self.send, 200, body, [*JSON_HEADERS, *headers])
+            return
+        try:
+            # The responses and the end marker in one store step (Redis: one round trip).
+            event_ids = await self.rt.events.append_many(
+                self.session.id, self.stream_id, [*responses, END])
+            for response, event_id in zip(responses, event_ids, strict=False):
+                await writer.write(sse.frame(dumps(response), event_id))
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        """Release the stream (idempotent): stop the watcher, end the HTTP response if it is an
+        open SSE one, forget the stream. Also the cleanup when the request failed midway."""
+        if self.watch is not None:
+            watch, self.watch = self.watch, None
+            await watch.stop()
+        if self.writer is not None:
+            await self.writer.close()
+        if self.ended is not None:
+            ended, self.ended = self.ended, None
+            self.rt.unregister_stream(self.session.id, ended)
+        await self.cancel_watch.stop()
+
+
+async def serve_log(
+    rt: Runtime,
+    session: Session,
+    send: Send,
+    receive: Receive,
+    stream_id: str,
+    after: str | None,
+    on_tick: Callable[[], Awaitable[bool]] | None = None,
+) -> None:
+    """Stream a log of the session (the standalone stream, or a POST stream being resumed):
+    events after ``after``, then live ones, until the ``end`` marker, a disconnect or the session
+    ending. Raises the store's ``UnknownEvent`` before any byte is sent."""
+    events: AsyncIterator[Event] = rt.events.listen(session.id, stream_id, after)
+    first: asyncio.Future[Event] = asyncio.ensure_future(anext(events))
+    # Only a resume can name an unknown event; give the store's first step the chance to say so
+    # before the 200 goes out (memory: at once; Redis: one round trip).
+    done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT if after is not None else 0)
+    if done and first.exception() is not None:
+        with contextlib.suppress(Exception):
+            await events.aclose()  # type: ignore[attr-defined]
+        first.result()
+    cfg = rt.config
+    retry_ms = cfg.retry_ms if sends_priming_event(session.protocol_version) else None
+    writer = sse.SSEWriter(send)
+    await writer.start()
+    # A first comment at once: daphne (Twisted) sends the headers only with the first body bytes,
+    # and a quiet stream would otherwise leave the client waiting for them until a keep-alive.
+    await writer.write(sse.KEEPALIVE)
+    ended = rt.register_stream(session.id)
+    watch = StreamWatch(
+        writer, receive, keepalive=cfg.keepalive, ended=ended, retry_ms=retry_ms, on_tick=on_tick
+    )
+    pump = asyncio.ensure_future(_pump(first, events, writer))
+    try:
+        await asyncio.wait((pump, watch.task), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        pump.cancel()
+        first.cancel()
+        await watch.stop()
+        with contextlib.suppress(BaseException):
+            await pump
+        with contextlib.suppress(Exception):
+            await events.aclose()  # type: ignore[attr-defined]
+        rt.unregister_stream(session.id, ended)
+        await writer.close(None if pump.done() and not pump.cancelled() else retry_ms)
+
+
+async def _pump(first: asyncio.Future[Event], events: AsyncIterator[Event], writer: sse.SSEWriter) -> None:
+    event = await first
+    while True:
+        marker = event.message.get(MARKER)
+        if marker == "end":
+            return
+        if marker is None and not await writer.write(sse.frame(dumps(event.message), event.id)):
+            return
+        event = await anext(events)

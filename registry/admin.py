@@ -1,0 +1,258 @@
+"""The registry in the Django admin: every model editable, prompt arguments and messages inline,
+JSON fields in a JSON editor, a read-only preview of the exact MCP JSON a client receives, and a
+"try it" page per definition (``<id>/try/``) that runs it through the provider (``tryit.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin
+from django.db import models
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+
+from . import tryit
+from .forms import (
+    JSONEditorWidget,
+    PromptForm,
+    PromptMessageForm,
+    ResourceForm,
+    ResourceTemplateForm,
+    ToolForm,
+    TryArgumentsForm,
+    TryURIForm,
+)
+from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from .snapshot import prompt_definition, resource_definition, template_definition, tool_definition
+
+PREVIEW_VERSIONS = ("2025-11-25", "2026-07-28")
+JSON_WIDGETS = {models.JSONField: {"widget": JSONEditorWidget}}
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def wire_preview(obj: Any) -> dict[str, Any]:
+    """What ``tools/list`` (etc.) sends for this row, per protocol revision."""
+    from mcp_protocol import versions  # the core's serialiser: the preview is exactly the wire
+
+    if isinstance(obj, Tool):
+        return {v: versions.tool_to_wire(tool_definition(obj), v) for v in PREVIEW_VERSIONS}
+    if isinstance(obj, Resource):
+        return {v: versions.resource_to_wire(resource_definition(obj), v) for v in PREVIEW_VERSIONS}
+    if isinstance(obj, ResourceTemplate):
+        return {v: versions.template_to_wire(template_definition(obj), v) for v in PREVIEW_VERSIONS}
+    definition = prompt_definition(obj, list(obj.arguments.all()))
+    return {v: versions.prompt_to_wire(definition, v) for v in PREVIEW_VERSIONS}
+
+
+class RegistryAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_WIDGETS
+    readonly_fields = ("mcp_preview", "created_at", "updated_at")
+    list_filter: tuple[str, ...] = ("enabled",)
+    try_kind = ""
+
+    @admin.display(description="MCP JSON preview")
+    def mcp_preview(self, obj: Any) -> str:
+        if obj is None or obj.pk is None:
+            return "Save to see the JSON clients receive."
+        try:
+            preview = wire_preview(obj)
+        except Exception as exc:  # an invalid row must still open in the admin
+            return f"No preview: {exc}"
+        return format_html('<pre style="white-space: pre-wrap">{}</pre>', _pretty(preview))
+
+    def get_urls(self) -> list[URLPattern]:
+        info = self.opts.app_label, self.opts.model_name
+        extra = [
+            path(
+                "<path:object_id>/try/",
+                self.admin_site.admin_view(self.try_view),
+                name="{}_{}_try".format(*info),
+            )
+        ]
+        return extra + super().get_urls()
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        info = self.opts.app_label, self.opts.model_name
+        context = {
+            "try_url": reverse("admin:{}_{}_try".format(*info), args=[object_id]),
+            **(extra_context or {}),
+        }
+        return super().change_view(request, object_id, form_url, context)
+
+    def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        obj = get_object_or_404(self.model, pk=object_id)
+        # Running a definition can have effects (an http tool POSTs): change permission, not view.
+        if not self.has_change_permission(request, obj):
+            from django.core.exceptions import PermissionDenied
+
+            raise PermissionDenied
+        form, outcome = self.run_try(request, obj)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": obj,
+            "form": form,
+            "title": f"Try {self.opts.verbose_name} {obj}",
+            "outcome": outcome,
+            "result_json": _pretty(outcome.result) if outcome and outcome.result is not None else None,
+            "notifications_json": _pretty(outcome.notifications)
+            if outcome and outcome.notifications
+            else None,
+            "media": self.media + form.media,
+        }
+        return TemplateResponse(request, "admin/registry/try_it.html", context)
+
+    def run_try(self, request: HttpRequest, obj: Any) -> tuple[Any, tryit.Outcome | None]:
+        raise NotImplementedError
+
+
+class ArgumentsTryMixin:
+    def run_try(self, request: HttpRequest, obj: Any) -> tuple[Any, tryit.Outcome | None]:
+        if request.method != "POST":
+            return TryArgumentsForm(initial={"arguments": self.example_arguments(obj)}), None
+        form = TryArgumentsForm(request.POST)
+        if not form.is_valid():
+            return form, None
+        return form, self.run(obj, form.cleaned_data["arguments"], request.user.get_username())
+
+    def example_arguments(self, obj: Any) -> dict[str, Any]:
+        return {}
+
+    def run(self, obj: Any, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
+        raise NotImplementedError
+
+
+@admin.register(Tool)
+class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
+    form = ToolForm
+    list_display = ("name", "title", "kind", "enabled", "updated_at")
+    list_filter = ("enabled", "kind")
+    search_fields = ("name", "title", "description")
+    fieldsets = (
+        (None, {"fields": ("name", "title", "description", "enabled")}),
+        ("Schemas", {"fields": ("input_schema", "output_schema")}),
+        (
+            "What it does",
+            {
+                "fields": (
+                    "kind",
+                    "handler",
+                    "template_text",
+                    "template_structured",
+                    "http_url",
+                    "http_timeout",
+                    "http_secret_header",
+                    "http_secret_env",
+                )
+            },
+        ),
+        ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta", "execution")}),
+        ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
+    )
+
+    def example_arguments(self, obj: Tool) -> dict[str, Any]:
+        props = (obj.input_schema or {}).get("properties") or {}
+        return {
+            name: prop.get("default", "")
+            for name, prop in props.items()
+            if name in (obj.input_schema.get("required") or []) or "default" in prop
+        }
+
+    def run(self, obj: Tool, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
+        return tryit.try_tool(obj, arguments, principal)
+
+
+@admin.register(Resource)
+class ResourceAdmin(RegistryAdmin):
+    form = ResourceForm
+    list_display = ("uri", "name", "kind", "mime_type", "enabled", "updated_at")
+    list_filter = ("enabled", "kind")
+    search_fields = ("uri", "name", "title", "description")
+    fieldsets = (
+        (None, {"fields": ("uri", "name", "title", "description", "enabled")}),
+        ("Content", {"fields": ("kind", "mime_type", "text", "blob", "handler", "size")}),
+        ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta")}),
+        ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
+    )
+
+    def run_try(self, request: HttpRequest, obj: Resource) -> tuple[Any, tryit.Outcome | None]:
+        form = TryURIForm(initial={"uri": obj.uri})
+        outcome = (
+            tryit.try_read(obj.uri, obj.enabled, request.user.get_username())
+            if request.method == "POST"
+            else None
+        )
+        return form, outcome
+
+
+@admin.register(ResourceTemplate)
+class ResourceTemplateAdmin(RegistryAdmin):
+    form = ResourceTemplateForm
+    list_display = ("name", "uri_template", "kind", "enabled", "updated_at")
+    list_filter = ("enabled", "kind")
+    search_fields = ("name", "uri_template", "title", "description")
+    fieldsets = (
+        (None, {"fields": ("uri_template", "name", "title", "description", "enabled")}),
+        ("Content", {"fields": ("kind", "mime_type", "text_template", "handler")}),
+        ("Completion", {"fields": ("completions", "completion_handler")}),
+        ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta")}),
+        ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
+    )
+
+    def run_try(self, request: HttpRequest, obj: ResourceTemplate) -> tuple[Any, tryit.Outcome | None]:
+        from .uri_templates import parse_template
+
+        if request.method != "POST":
+            return TryURIForm(initial={"uri": parse_template(obj.uri_template).example_uri("1")}), None
+        form = TryURIForm(request.POST)
+        if not form.is_valid():
+            return form, None
+        return form, tryit.try_read(form.cleaned_data["uri"], obj.enabled, request.user.get_username())
+
+
+class PromptArgumentInline(admin.TabularInline):
+    model = PromptArgument
+    extra = 0
+    formfield_overrides = {models.JSONField: {"widget": JSONEditorWidget(attrs={"rows": 2, "cols": 30})}}
+    fields = ("position", "name", "title", "description", "required", "completion_values")
+
+
+class PromptMessageInline(admin.StackedInline):
+    model = PromptMessage
+    form = PromptMessageForm
+    extra = 0
+    fields = ("position", "role", "content")
+
+
+@admin.register(Prompt)
+class PromptAdmin(ArgumentsTryMixin, RegistryAdmin):
+    form = PromptForm
+    inlines = (PromptArgumentInline, PromptMessageInline)
+    list_display = ("name", "title", "enabled", "updated_at")
+    search_fields = ("name", "title", "description")
+    fieldsets = (
+        (None, {"fields": ("name", "title", "description", "enabled")}),
+        ("Code", {"fields": ("handler", "completion_handler")}),
+        ("Metadata", {"classes": ("collapse",), "fields": ("icons", "meta")}),
+        ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
+    )
+
+    def example_arguments(self, obj: Prompt) -> dict[str, Any]:
+        return {a.name: "" for a in obj.arguments.all() if a.required}
+
+    def run(self, obj: Prompt, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
+        return tryit.try_prompt(obj, arguments, principal)

@@ -1,0 +1,124 @@
+"""Admin forms: a JSON editor widget and select boxes fed by the handler allow-list.
+
+Validation itself is the models' (field validators + ``clean()``), which ``ModelForm`` runs, so a
+bad schema or URI shows as an error on its field exactly as the API and ``full_clean()`` report it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
+
+from . import handlers
+from .models import Prompt, PromptMessage, Resource, ResourceTemplate, Tool
+
+
+class JSONEditorWidget(forms.Textarea):
+    """A monospace textarea; ``json-editor.js`` pretty-prints valid JSON on blur and flags invalid
+    JSON before submit. The server validates regardless."""
+
+    template_name = "django/forms/widgets/textarea.html"
+
+    class Media:
+        js = ("registry/json-editor.js",)
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        base = {
+            "class": "mcp-json-editor vLargeTextField",
+            "rows": 10,
+            "cols": 80,
+            "spellcheck": "false",
+            "style": "font-family: monospace",
+        }
+        super().__init__({**base, **(attrs or {})})
+
+    def format_value(self, value: Any) -> str | None:
+        # forms.JSONField hands us a JSON string already; re-indent it for reading.
+        if isinstance(value, str) and value:
+            try:
+                return json.dumps(json.loads(value), indent=2, ensure_ascii=False)
+            except ValueError:
+                return value
+        return super().format_value(value)
+
+
+def handler_choices(family: str) -> Callable[[], list[tuple[str, str]]]:
+    return lambda: [("", "---------"), *handlers.choices(family)]
+
+
+def handler_field(family: str, label: str, help_text: str = "") -> forms.ChoiceField:
+    return forms.ChoiceField(
+        choices=handler_choices(family),
+        required=False,
+        label=label,
+        help_text=help_text or f"Registered in code with @{family}_handler.",
+    )
+
+
+class ToolForm(forms.ModelForm):
+    handler = handler_field("tool", "Handler", "handler kind: a function registered with @tool_handler.")
+
+    class Meta:
+        model = Tool
+        fields = "__all__"
+
+
+class ResourceForm(forms.ModelForm):
+    handler = handler_field(
+        "resource", "Handler", "handler kind: a function registered with @resource_handler."
+    )
+
+    class Meta:
+        model = Resource
+        fields = "__all__"
+
+
+class ResourceTemplateForm(forms.ModelForm):
+    handler = handler_field(
+        "resource", "Handler", "handler kind: a function registered with @resource_handler."
+    )
+    completion_handler = handler_field("completion", "Completion handler")
+
+    class Meta:
+        model = ResourceTemplate
+        fields = "__all__"
+
+
+class PromptForm(forms.ModelForm):
+    handler = handler_field("prompt", "Handler", "Optional: a @prompt_handler that builds the messages.")
+    completion_handler = handler_field("completion", "Completion handler")
+
+    class Meta:
+        model = Prompt
+        fields = "__all__"
+
+
+class PromptMessageForm(forms.ModelForm):
+    class Meta:
+        model = PromptMessage
+        fields = "__all__"
+        widgets = {"content": JSONEditorWidget(attrs={"rows": 5})}
+
+
+class TryArgumentsForm(forms.Form):
+    arguments = forms.JSONField(
+        widget=JSONEditorWidget(attrs={"rows": 8}),
+        initial=dict,
+        required=False,
+        help_text="A JSON object of arguments.",
+    )
+
+    def clean_arguments(self) -> dict[str, Any]:
+        value = self.cleaned_data.get("arguments")
+        if value in (None, ""):
+            return {}
+        if not isinstance(value, dict):
+            raise forms.ValidationError("The arguments must be a JSON object.")
+        return value
+
+
+class TryURIForm(forms.Form):
+    uri = forms.CharField(label="URI", max_length=2048, help_text="A URI that matches the template.")

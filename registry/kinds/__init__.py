@@ -1,0 +1,32 @@
+"""Tool kinds: what a tool row does when called, chosen among the kinds the code defines.
+
+Each kind is an async executor ``(spec, arguments, ctx) -> CallToolResult dict``; it may raise
+``ToolError``. The provider picks the executor by ``ToolSpec.kind``; an unknown kind (a row
+written by a newer release) is a tool error, not a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp_protocol.context import Context
+from mcp_protocol.errors import ToolError
+
+from ..snapshot import ToolSpec
+from . import handler, http, template
+
+Executor = Callable[[ToolSpec, dict[str, Any], Context], Awaitable[dict[str, Any]]]
+
+EXECUTORS: dict[str, Executor] = {
+    "handler": handler.execute,
+    "http": http.execute,
+    "template": template.execute,
+}
+
+
+async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    executor = EXECUTORS.get(spec.kind)
+    if executor is None:
+        raise ToolError(f"Tool {spec.name!r} has kind {spec.kind!r}, which this server does not implement")
+    return await executor(spec, arguments, ctx)

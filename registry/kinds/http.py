@@ -1,0 +1,103 @@
+"""The ``http`` kind: POST the arguments as JSON to a URL on the host allow-list.
+
+- The host must match ``settings.REGISTRY_HTTP_ALLOWED_HOSTS`` (exact names, or ``*.example.com``
+  for subdomains) at *call* time, so tightening the setting takes effect without editing rows.
+  Redirects are not followed (a redirect could leave the allow-list).
+- An optional secret header is read from an environment variable at call time; it is never
+  stored in the database nor echoed in errors.
+- The reply maps to a result: a JSON object with ``content`` is taken as a ``CallToolResult``;
+  any other JSON object becomes ``structuredContent`` (plus its JSON text); other bodies become
+  text. Every failure (host not allowed, timeout, connection error, HTTP ≥ 400, oversized reply)
+  is a ``ToolError``, so the client gets ``isError: true`` with a clear message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from django.conf import settings
+
+from mcp_protocol.context import Context
+from mcp_protocol.errors import ToolError
+
+from ..results import text_block, tool_result
+from ..snapshot import ToolSpec
+
+MAX_REPLY_BYTES = 1024 * 1024
+
+
+def allowed_hosts() -> list[str]:
+    return [h.lower() for h in getattr(settings, "REGISTRY_HTTP_ALLOWED_HOSTS", [])]
+
+
+def host_allowed(host: str, allowed: list[str]) -> bool:
+    host = host.lower().rstrip(".")
+    for entry in allowed:
+        if entry == "*" or entry == host:
+            return True
+        if entry.startswith("*.") and host.endswith(entry[1:]):
+            return True
+    return False
+
+
+async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    host = urlsplit(spec.http_url).hostname or ""
+    if not host_allowed(host, allowed_hosts()):
+        raise ToolError(
+            f"Tool {spec.name!r} cannot call {host!r}: the host is not in REGISTRY_HTTP_ALLOWED_HOSTS"
+        )
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/plain;q=0.9, */*;q=0.5",
+        "User-Agent": "mcpsite-http-tool",
+        "X-MCP-Tool": spec.name,
+    }
+    if spec.http_secret_header:
+        secret = os.environ.get(spec.http_secret_env)
+        if not secret:
+            raise ToolError(
+                f"Tool {spec.name!r} is misconfigured: environment variable "
+                f"{spec.http_secret_env!r} is not set"
+            )
+        headers[spec.http_secret_header] = secret
+    try:
+        async with httpx.AsyncClient(timeout=spec.http_timeout, follow_redirects=False) as client:
+            async with client.stream("POST", spec.http_url, json=arguments, headers=headers) as response:
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_REPLY_BYTES:
+                        raise ToolError(
+                            f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes"
+                        )
+    except httpx.TimeoutException:
+        raise ToolError(f"Tool {spec.name!r}: {host} did not answer within {spec.http_timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise ToolError(
+            f"Tool {spec.name!r}: request to {host} failed ({type(exc).__name__}: {exc})"
+        ) from None
+    text = body.decode(response.encoding or "utf-8", errors="replace")
+    if response.status_code >= 300:
+        snippet = text[:500] + ("…" if len(text) > 500 else "")
+        raise ToolError(f"Tool {spec.name!r}: {host} answered HTTP {response.status_code}: {snippet}")
+    return map_reply(text, response.headers.get("content-type", ""))
+
+
+def map_reply(text: str, content_type: str) -> dict[str, Any]:
+    if "json" in content_type or text.lstrip().startswith(("{", "[")):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return {"content": [text_block(text)]}
+        if isinstance(data, dict) and isinstance(data.get("content"), list):
+            return tool_result(
+                {k: v for k, v in data.items() if k in ("content", "structuredContent", "isError")}
+            )
+        if isinstance(data, dict):
+            return {"content": [text_block(json.dumps(data, ensure_ascii=False))], "structuredContent": data}
+        return {"content": [text_block(json.dumps(data, ensure_ascii=False))]}
+    return {"content": [text_block(text)]}

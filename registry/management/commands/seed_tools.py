@@ -1,0 +1,39 @@
+"""``manage.py seed_tools --count N``: N simple template tools ``seed_0001``… (for benchmarks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from registry.models import Tool
+
+
+class Command(BaseCommand):
+    help = "Create (or keep) N simple template tools named seed_0001…seed_N; idempotent."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--count", type=int, default=100)
+        parser.add_argument("--prefix", default="seed_")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        count, prefix = options["count"], options["prefix"]
+        names = [f"{prefix}{i:04d}" for i in range(1, count + 1)]
+        existing = set(Tool.objects.filter(name__in=names).values_list("name", flat=True))
+        new = [
+            Tool(
+                name=name,
+                description=f"Seeded tool {name}: echoes its 'value' argument.",
+                kind=Tool.Kind.TEMPLATE,
+                input_schema={"type": "object", "properties": {"value": {"type": "string"}}},
+                template_text=f"{name}: {{{{ value }}}}",
+            )
+            for name in names
+            if name not in existing
+        ]
+        for tool in new:
+            tool.full_clean()
+        with transaction.atomic():
+            Tool.objects.bulk_create(new)  # one change message (ChangeQuerySet)
+        self.stdout.write(self.style.SUCCESS(f"{len(new)} tools created, {len(existing)} already there."))

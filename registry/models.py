@@ -1,0 +1,344 @@
+"""The registry's definitions: tools, resources, resource templates and prompts.
+
+Rows hold what a client sees (the spec's metadata fields) and what the server does, chosen among
+kinds that code allows: a *name* from the handler allow-list (``handlers.py``), an HTTP endpoint
+on the host allow-list, or a safe text template (``templating.py``) — never an import path.
+Validation lives in ``validators.py`` and in each model's ``clean()``, so the admin, the API and
+``full_clean()`` share it. Listing order is each model's ``Meta.ordering`` (unique keys), so it is
+deterministic. Saves and deletes are published by ``signals.py``; queryset bulk writes, which send
+no per-row signals, are published by ``ChangeQuerySet``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+
+from . import handlers
+from .changes import ChangeQuerySet
+from .templating import placeholders
+from .uri_templates import parse_template
+from .validators import (
+    ROLES,
+    validate_annotations,
+    validate_base64,
+    validate_content_block,
+    validate_http_url,
+    validate_icons,
+    validate_input_schema,
+    validate_meta,
+    validate_name,
+    validate_object_schema,
+    validate_string_list,
+    validate_tool_annotations,
+    validate_uri,
+    validate_uri_template,
+)
+
+env_var_name = RegexValidator(
+    r"^[A-Za-z_][A-Za-z0-9_]*$", "An environment variable name: letters, digits, '_'."
+)
+header_name = RegexValidator(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$", "An HTTP header name (RFC 9110 token).")
+
+
+def default_input_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+class Definition(models.Model):
+    """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``)."""
+
+    mcp_kind: ClassVar[str]
+
+    title = models.CharField(max_length=255, blank=True, help_text="Human-readable name shown by clients.")
+    description = models.TextField(blank=True)
+    icons = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_icons],
+        help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
+    )
+    meta = models.JSONField("_meta", default=dict, blank=True, validators=[validate_meta])
+    enabled = models.BooleanField(default=True, help_text="Disabled definitions are not served.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ChangeQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+def _check_handler(errors: dict[str, str], field: str, family: str, value: str, required: bool) -> None:
+    if not value:
+        if required:
+            errors[field] = (
+                f"Choose a registered {family} handler "
+                f"(registered: {', '.join(handlers.names(family)) or 'none'})."
+            )
+        return
+    if value not in handlers.names(family):
+        errors[field] = (
+            f"No {family} handler named {value!r} is registered in code "
+            f"(registered: {', '.join(handlers.names(family)) or 'none'})."
+        )
+
+
+class Tool(Definition):
+    mcp_kind = "tools"
+
+    class Kind(models.TextChoices):
+        HANDLER = "handler", "Handler registered in code"
+        HTTP = "http", "HTTP POST to an allowed host"
+        TEMPLATE = "template", "Text template"
+
+    name = models.CharField(max_length=128, unique=True, validators=[validate_name])
+    input_schema = models.JSONField(default=default_input_schema, validators=[validate_input_schema])
+    output_schema = models.JSONField(null=True, blank=True, validators=[validate_object_schema])
+    annotations = models.JSONField(null=True, blank=True, validators=[validate_tool_annotations])
+    execution = models.JSONField(
+        null=True,
+        blank=True,
+        validators=[validate_meta],
+        help_text='2025-11-25 "execution", e.g. {"taskSupport": "forbidden"}.',
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEMPLATE)
+    handler = models.CharField(max_length=128, blank=True, help_text="handler kind: a @tool_handler name.")
+    http_url = models.CharField(
+        "HTTP URL",
+        max_length=2048,
+        blank=True,
+        validators=[validate_http_url],
+        help_text="http kind: its host must be in REGISTRY_HTTP_ALLOWED_HOSTS.",
+    )
+    http_timeout = models.FloatField(
+        "HTTP timeout (s)", default=10.0, validators=[MinValueValidator(0.1), MaxValueValidator(300.0)]
+    )
+    http_secret_header = models.CharField(
+        max_length=128,
+        blank=True,
+        validators=[header_name],
+        help_text="http kind: header that carries the secret, e.g. Authorization.",
+    )
+    http_secret_env = models.CharField(
+        "HTTP secret environment variable",
+        max_length=128,
+        blank=True,
+        validators=[env_var_name],
+        help_text="http kind: the secret is read from this variable at call time.",
+    )
+    template_text = models.TextField(
+        blank=True, help_text="template kind: text with {{ argument }} placeholders."
+    )
+    template_structured = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="template kind: structuredContent JSON with {{ argument }} "
+        "placeholders (a string that is only a placeholder keeps the type).",
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors: dict[str, str] = {}
+        if self.kind == self.Kind.HANDLER:
+            _check_handler(errors, "handler", "tool", self.handler, required=True)
+        elif self.kind == self.Kind.HTTP:
+            if not self.http_url:
+                errors["http_url"] = "An http tool needs a URL."
+            if bool(self.http_secret_header) != bool(self.http_secret_env):
+                errors["http_secret_env"] = (
+                    "Give both the secret header name and its environment variable, or neither."
+                )
+        elif self.kind == self.Kind.TEMPLATE:
+            if not self.template_text and self.template_structured is None:
+                errors["template_text"] = "A template tool needs a text template or a structured template."
+            if self.output_schema and self.template_structured is None:
+                errors["template_structured"] = (
+                    "With an output schema the tool must return structured content."
+                )
+        if errors:
+            raise ValidationError(errors)
+
+
+class Resource(Definition):
+    mcp_kind = "resources"
+
+    class Kind(models.TextChoices):
+        TEXT = "text", "Stored text"
+        BINARY = "binary", "Stored binary (base64)"
+        HANDLER = "handler", "Handler registered in code"
+
+    uri = models.CharField("URI", max_length=2048, unique=True, validators=[validate_uri])
+    name = models.CharField(max_length=128, validators=[validate_name])
+    mime_type = models.CharField("MIME type", max_length=255, blank=True)
+    size = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Bytes; computed for stored content if empty."
+    )
+    annotations = models.JSONField(null=True, blank=True, validators=[validate_annotations])
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEXT)
+    text = models.TextField(blank=True)
+    blob = models.TextField("binary content (base64)", blank=True, validators=[validate_base64])
+    handler = models.CharField(
+        max_length=128, blank=True, help_text="handler kind: a @resource_handler name."
+    )
+
+    class Meta:
+        ordering = ["uri"]
+
+    def __str__(self) -> str:
+        return self.uri
+
+    def clean(self) -> None:
+        errors: dict[str, str] = {}
+        if self.kind == self.Kind.BINARY and not self.blob:
+            errors["blob"] = "A binary resource needs base64 content."
+        if self.kind == self.Kind.HANDLER:
+            _check_handler(errors, "handler", "resource", self.handler, required=True)
+        if errors:
+            raise ValidationError(errors)
+
+
+class ResourceTemplate(Definition):
+    mcp_kind = "resources"
+
+    class Kind(models.TextChoices):
+        TEXT = "text", "Text template"
+        HANDLER = "handler", "Handler registered in code"
+
+    uri_template = models.CharField(
+        "URI template",
+        max_length=2048,
+        unique=True,
+        validators=[validate_uri_template],
+        help_text="RFC 6570, e.g. file:///logs/{date}/{name}",
+    )
+    name = models.CharField(max_length=128, unique=True, validators=[validate_name])
+    mime_type = models.CharField("MIME type", max_length=255, blank=True)
+    annotations = models.JSONField(null=True, blank=True, validators=[validate_annotations])
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEXT)
+    text_template = models.TextField(blank=True, help_text="text kind: {{ variable }} placeholders.")
+    handler = models.CharField(
+        max_length=128, blank=True, help_text="handler kind: a @resource_handler name."
+    )
+    completions = models.JSONField(
+        default=dict, blank=True, help_text='Completion values per variable, e.g. {"id": ["1", "2"]}.'
+    )
+    completion_handler = models.CharField(max_length=128, blank=True, help_text="A @completion_handler name.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.uri_template
+
+    def clean(self) -> None:
+        errors: dict[str, str] = {}
+        if self.kind == self.Kind.HANDLER:
+            _check_handler(errors, "handler", "resource", self.handler, required=True)
+        _check_handler(errors, "completion_handler", "completion", self.completion_handler, required=False)
+        try:
+            variables = set(parse_template(self.uri_template).variables)
+        except ValueError:
+            variables = None  # the field validator reports the syntax error
+        if not isinstance(self.completions, dict):
+            errors["completions"] = 'Completion values must be an object like {"variable": ["value", ...]}.'
+        elif variables is not None:
+            unknown = set(self.completions) - variables
+            if unknown:
+                errors["completions"] = f"Not variables of the template: {', '.join(sorted(unknown))}."
+            elif not all(
+                isinstance(v, list) and all(isinstance(s, str) for s in v) for v in self.completions.values()
+            ):
+                errors["completions"] = "Each variable's completion values must be a list of strings."
+            if self.kind == self.Kind.TEXT:
+                unknown_refs = placeholders(self.text_template) - variables
+                if unknown_refs:
+                    errors["text_template"] = (
+                        f"Refers to names that are not template variables: {', '.join(sorted(unknown_refs))}."
+                    )
+        if errors:
+            raise ValidationError(errors)
+
+
+class Prompt(Definition):
+    mcp_kind = "prompts"
+
+    name = models.CharField(max_length=128, unique=True, validators=[validate_name])
+    handler = models.CharField(
+        max_length=128,
+        blank=True,
+        help_text="Optional @prompt_handler name; when set it produces the messages.",
+    )
+    completion_handler = models.CharField(
+        max_length=128, blank=True, help_text="Optional @completion_handler name for argument completion."
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors: dict[str, str] = {}
+        _check_handler(errors, "handler", "prompt", self.handler, required=False)
+        _check_handler(errors, "completion_handler", "completion", self.completion_handler, required=False)
+        if errors:
+            raise ValidationError(errors)
+
+
+class PromptArgument(models.Model):
+    mcp_kind = "prompts"
+
+    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="arguments")
+    position = models.PositiveIntegerField(default=0)
+    name = models.CharField(max_length=128, validators=[validate_name])
+    title = models.CharField(max_length=255, blank=True)
+    description = models.TextField(blank=True)
+    required = models.BooleanField(default=False)
+    completion_values = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_string_list],
+        help_text='Values offered by completion/complete, e.g. ["python", "rust"].',
+    )
+
+    objects = ChangeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt", "name"], name="registry_prompt_argument_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PromptMessage(models.Model):
+    mcp_kind = "prompts"
+
+    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="messages")
+    position = models.PositiveIntegerField(default=0)
+    role = models.CharField(max_length=16, choices=[(r, r) for r in ROLES], default="user")
+    content = models.JSONField(
+        validators=[validate_content_block],
+        help_text="A content block; strings may use {{ argument }}, e.g. "
+        '{"type": "text", "text": "Review {{ code }}"}.',
+    )
+
+    objects = ChangeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.role} message {self.position}"

@@ -1,0 +1,224 @@
+"""``RegistryProvider``: the protocol's ``Provider`` interface, served from the database.
+
+The hot path (``snapshot``, ``call_tool`` dispatch, ``read_resource``, ``get_prompt``,
+``complete``) reads only an in-process ``RegistryState`` (see ``snapshot.py``) and never queries
+the database. The state is rebuilt:
+
+- by ``await refresh()``, which transports call before serving and whenever a change arrives on
+  the bus (the ORM runs in a worker thread);
+- synchronously, by the next ``snapshot()`` outside an event loop (admin, shell, tests) once the
+  state is stale: ``changes.publish`` marks every in-process provider stale after a commit.
+
+Inside a running event loop ``snapshot()`` never touches the ORM: it serves the last state (or an
+empty one, with a warning, if ``refresh()`` was never awaited).
+
+Tool failures come back as results with ``isError: true``: a ``ToolError``, a failed
+server→client request, and (logged with its traceback, message kept generic) any unexpected
+exception of a handler. Cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+
+from mcp_protocol.context import Context
+from mcp_protocol.definitions import Completion, Prompt, Snapshot, Tool
+from mcp_protocol.errors import (
+    ClientRequestError,
+    InvalidParams,
+    MCPError,
+    RequestCancelled,
+    ResourceNotFound,
+    ToolError,
+)
+from mcp_protocol.provider import Provider, ProviderCapabilities
+
+from . import changes, handlers, kinds
+from .results import prompt_result, resource_contents, text_block
+from .snapshot import EMPTY, RegistryState, build_state
+from .templating import render_json, render_text
+
+logger = logging.getLogger(__name__)
+
+MAX_COMPLETION_VALUES = 100  # server/utilities/completion.mdx: at most 100 values per response
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class RegistryProvider(Provider):
+    capabilities = ProviderCapabilities()
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self._state: RegistryState | None = None
+        self._stale = False
+        self._lock = threading.Lock()
+        self._warned_unbuilt = False
+        changes.track(self)
+
+    # -- the snapshot ----------------------------------------------------------------------------
+    def mark_stale(self) -> None:
+        self._stale = True
+
+    def state(self) -> RegistryState:
+        state = self._state
+        if state is not None and not self._stale:
+            return state
+        if _in_event_loop():
+            if state is None:
+                if not self._warned_unbuilt:
+                    logger.warning(
+                        "RegistryProvider used in an event loop before `await refresh()`: serving nothing"
+                    )
+                    self._warned_unbuilt = True
+                return EMPTY
+            return state
+        return self.rebuild()
+
+    def snapshot(self) -> Snapshot:
+        return self.state().snapshot
+
+    def rebuild(self) -> RegistryState:
+        """Synchronous rebuild (queries the database; not for the event loop)."""
+        with self._lock:
+            self._stale = False  # cleared first: a change committed during the build re-marks it
+            self._state = build_state()
+            return self._state
+
+    async def refresh(self) -> None:
+        self._stale = False
+        self._state = await sync_to_async(_build_in_worker, thread_sensitive=False)()
+
+    # -- tools -----------------------------------------------------------------------------------
+    async def call_tool(self, tool: Tool, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        spec = self.state().tools.get(tool.name)
+        if spec is None:
+            return _error(f"Tool {tool.name!r} is no longer available")
+        try:
+            return await kinds.execute(spec, arguments, ctx)
+        except ToolError as exc:
+            return {"content": exc.content, "isError": True}
+        except ClientRequestError as exc:
+            return _error(f"Tool {tool.name!r} needed the client and could not get it: {exc.message}")
+        except (MCPError, RequestCancelled):
+            raise
+        except Exception:
+            logger.exception("Tool %r raised", tool.name)
+            return _error(f"Tool {tool.name!r} failed with an internal error")
+
+    # -- resources -------------------------------------------------------------------------------
+    async def read_resource(self, uri: str, ctx: Context) -> list[dict[str, Any]]:
+        state = self.state()
+        spec = state.resources.get(uri)
+        if spec is not None:
+            if spec.kind == "text":
+                return [{"uri": uri, "mimeType": spec.mime_type or "text/plain", "text": spec.text}]
+            if spec.kind == "binary":
+                return [
+                    {"uri": uri, "mimeType": spec.mime_type or "application/octet-stream", "blob": spec.blob}
+                ]
+            func = _handler("resource", spec.handler, uri)
+            return resource_contents(await handlers.invoke(func, uri, {}, ctx), uri, spec.mime_type)
+        for template in state.templates:
+            variables = template.parsed.match(uri)
+            if variables is None:
+                continue
+            if template.kind == "text":
+                text = render_text(template.text_template, variables)
+                return [{"uri": uri, "mimeType": template.mime_type or "text/plain", "text": text}]
+            func = _handler("resource", template.handler, uri)
+            return resource_contents(
+                await handlers.invoke(func, uri, variables, ctx), uri, template.mime_type
+            )
+        raise ResourceNotFound(uri)
+
+    # -- prompts ---------------------------------------------------------------------------------
+    async def get_prompt(self, prompt: Prompt, arguments: Mapping[str, str], ctx: Context) -> dict[str, Any]:
+        spec = self.state().prompts.get(prompt.name)
+        if spec is None:
+            raise InvalidParams(f"Unknown prompt: {prompt.name}", {"name": prompt.name})
+        if spec.handler:
+            func = _handler("prompt", spec.handler, prompt.name)
+            return prompt_result(await handlers.invoke(func, dict(arguments), ctx), spec.description)
+        # Optional arguments the client left out render as "" rather than null.
+        values = {a.name: "" for a in prompt.arguments} | dict(arguments)
+        messages = [
+            {"role": role, "content": render_json(content, values)} for role, content in spec.messages
+        ]
+        result: dict[str, Any] = {"messages": messages}
+        if spec.description:
+            result["description"] = spec.description
+        return result
+
+    # -- completion ------------------------------------------------------------------------------
+    async def complete(
+        self, ref: Mapping[str, Any], argument_name: str, value: str, context_arguments: Mapping[str, str]
+    ) -> Completion:
+        state = self.state()
+        kind = ref.get("type")
+        if kind == "ref/prompt":
+            prompt = state.prompts.get(str(ref.get("name")))
+            if prompt is None:
+                raise InvalidParams(f"Unknown prompt: {ref.get('name')}", {"ref": dict(ref)})
+            handler_name, candidates = prompt.completion_handler, prompt.completions.get(argument_name, ())
+        elif kind == "ref/resource":
+            uri = str(ref.get("uri"))
+            template = state.template(uri)
+            if template is None:
+                if uri in state.resources:
+                    return Completion()  # a fixed resource has no variables to complete
+                raise InvalidParams(f"Unknown resource template: {uri}", {"ref": dict(ref)})
+            handler_name, candidates = (
+                template.completion_handler,
+                template.completions.get(argument_name, ()),
+            )
+        else:
+            raise InvalidParams(f"Unknown completion reference type: {kind!r}", {"ref": dict(ref)})
+        if handler_name:
+            func = _handler("completion", handler_name, str(ref.get("name") or ref.get("uri")))
+            found = await handlers.invoke(func, argument_name, value, dict(context_arguments))
+            if isinstance(found, Completion):
+                return found
+            values = [str(v) for v in found]
+        else:
+            prefix = value.casefold()
+            values = [c for c in candidates if c.casefold().startswith(prefix)]
+        return Completion(
+            values=tuple(values[:MAX_COMPLETION_VALUES]),
+            total=len(values),
+            has_more=len(values) > MAX_COMPLETION_VALUES,
+        )
+
+
+def _build_in_worker() -> RegistryState:
+    """Build in a pool thread, then release that thread's connection (per CONN_MAX_AGE): nothing
+    else in the thread would ever close it."""
+    try:
+        return build_state()
+    finally:
+        close_old_connections()
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"content": [text_block(message)], "isError": True}
+
+
+def _handler(family: str, name: str, target: str) -> handlers.Handler:
+    try:
+        return handlers.get(family, name)
+    except handlers.HandlerNotRegistered:
+        logger.error("%s handler %r for %s is not registered", family, name, target)
+        raise InvalidParams(f"{target} is not available: its {family} handler is not registered") from None

@@ -1,0 +1,256 @@
+"""Builds, from the database, the immutable view the provider serves without touching it again.
+
+``build_state()`` runs a fixed handful of queries (one per model, prompts with their arguments and
+messages prefetched) and returns a ``RegistryState``: the protocol's ``Snapshot`` (what clients
+list) plus, keyed the same way, what to *do* for each definition (tool kind and its settings,
+stored resource content, compiled URI templates, prompt messages and completion values). Calls
+then dispatch from this state alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from mcp_protocol import definitions as d
+
+from .uri_templates import ParsedTemplate, parse_template
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    kind: str
+    handler: str = ""
+    http_url: str = ""
+    http_timeout: float = 10.0
+    http_secret_header: str = ""
+    http_secret_env: str = ""
+    template_text: str = ""
+    template_structured: Any = None
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    uri: str
+    kind: str
+    mime_type: str | None
+    text: str = ""
+    blob: str = ""
+    handler: str = ""
+
+
+@dataclass(frozen=True)
+class TemplateSpec:
+    definition: d.ResourceTemplate
+    parsed: ParsedTemplate
+    kind: str
+    mime_type: str | None
+    text_template: str = ""
+    handler: str = ""
+    completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    completion_handler: str = ""
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    name: str
+    description: str | None
+    handler: str = ""
+    completion_handler: str = ""
+    messages: tuple[tuple[str, Any], ...] = ()
+    completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RegistryState:
+    snapshot: d.Snapshot
+    tools: Mapping[str, ToolSpec]
+    resources: Mapping[str, ResourceSpec]
+    templates: tuple[TemplateSpec, ...]
+    prompts: Mapping[str, PromptSpec]
+
+    def template(self, uri_template: str) -> TemplateSpec | None:
+        for spec in self.templates:
+            if spec.definition.uri_template == uri_template:
+                return spec
+        return None
+
+
+EMPTY = RegistryState(
+    d.Snapshot(version="empty"), MappingProxyType({}), MappingProxyType({}), (), MappingProxyType({})
+)
+
+
+def _icons(value: Any) -> tuple[dict[str, Any], ...] | None:
+    return tuple(value) if value else None
+
+
+def _size(row: Any) -> int | None:
+    if row.size is not None:
+        return int(row.size)
+    if row.kind == "text":
+        return len(row.text.encode("utf-8"))
+    if row.kind == "binary":
+        try:
+            return len(base64.b64decode(row.blob))
+        except (binascii.Error, ValueError):
+            return None
+    return None
+
+
+def tool_definition(row: Any) -> d.Tool:
+    return d.Tool(
+        name=row.name,
+        input_schema=row.input_schema,
+        description=row.description or None,
+        title=row.title or None,
+        output_schema=row.output_schema or None,
+        annotations=row.annotations or None,
+        icons=_icons(row.icons),
+        meta=row.meta or None,
+        execution=row.execution or None,
+    )
+
+
+def resource_definition(row: Any) -> d.Resource:
+    return d.Resource(
+        uri=row.uri,
+        name=row.name,
+        title=row.title or None,
+        description=row.description or None,
+        mime_type=row.mime_type or None,
+        size=_size(row),
+        annotations=row.annotations or None,
+        icons=_icons(row.icons),
+        meta=row.meta or None,
+    )
+
+
+def template_definition(row: Any) -> d.ResourceTemplate:
+    return d.ResourceTemplate(
+        uri_template=row.uri_template,
+        name=row.name,
+        title=row.title or None,
+        description=row.description or None,
+        mime_type=row.mime_type or None,
+        annotations=row.annotations or None,
+        icons=_icons(row.icons),
+        meta=row.meta or None,
+    )
+
+
+def prompt_definition(row: Any, arguments: list[Any]) -> d.Prompt:
+    return d.Prompt(
+        name=row.name,
+        title=row.title or None,
+        description=row.description or None,
+        arguments=tuple(
+            d.PromptArgument(
+                name=a.name, title=a.title or None, description=a.description or None, required=a.required
+            )
+            for a in arguments
+        ),
+        icons=_icons(row.icons),
+        meta=row.meta or None,
+    )
+
+
+def build_state() -> RegistryState:
+    """Read every enabled definition (synchronous ORM; call off the event loop)."""
+    from .models import Prompt, Resource, ResourceTemplate, Tool
+
+    tools: list[d.Tool] = []
+    tool_specs: dict[str, ToolSpec] = {}
+    for row in Tool.objects.filter(enabled=True).order_by("name"):
+        tools.append(tool_definition(row))
+        tool_specs[row.name] = ToolSpec(
+            name=row.name,
+            kind=row.kind,
+            handler=row.handler,
+            http_url=row.http_url,
+            http_timeout=row.http_timeout,
+            http_secret_header=row.http_secret_header,
+            http_secret_env=row.http_secret_env,
+            template_text=row.template_text,
+            template_structured=row.template_structured,
+        )
+
+    resources: list[d.Resource] = []
+    resource_specs: dict[str, ResourceSpec] = {}
+    for row in Resource.objects.filter(enabled=True).order_by("uri"):
+        resources.append(resource_definition(row))
+        resource_specs[row.uri] = ResourceSpec(
+            uri=row.uri,
+            kind=row.kind,
+            mime_type=row.mime_type or None,
+            text=row.text,
+            blob=row.blob,
+            handler=row.handler,
+        )
+
+    templates: list[TemplateSpec] = []
+    for row in ResourceTemplate.objects.filter(enabled=True).order_by("name"):
+        definition = template_definition(row)
+        templates.append(
+            TemplateSpec(
+                definition=definition,
+                parsed=parse_template(row.uri_template),
+                kind=row.kind,
+                mime_type=row.mime_type or None,
+                text_template=row.text_template,
+                handler=row.handler,
+                completions=MappingProxyType({k: tuple(v) for k, v in (row.completions or {}).items()}),
+                completion_handler=row.completion_handler,
+            )
+        )
+
+    prompts: list[d.Prompt] = []
+    prompt_specs: dict[str, PromptSpec] = {}
+    for row in Prompt.objects.filter(enabled=True).order_by("name").prefetch_related("arguments", "messages"):
+        arguments = list(row.arguments.all())
+        prompts.append(prompt_definition(row, arguments))
+        prompt_specs[row.name] = PromptSpec(
+            name=row.name,
+            description=row.description or None,
+            handler=row.handler,
+            completion_handler=row.completion_handler,
+            messages=tuple((m.role, m.content) for m in row.messages.all()),
+            completions=MappingProxyType({a.name: tuple(a.completion_values or ()) for a in arguments}),
+        )
+
+    body = (
+        tools,
+        tool_specs,
+        resources,
+        resource_specs,
+        [
+            (t.definition, t.kind, t.text_template, t.handler, dict(t.completions), t.completion_handler)
+            for t in templates
+        ],
+        prompts,
+        {
+            k: (v.handler, v.completion_handler, v.messages, dict(v.completions))
+            for k, v in prompt_specs.items()
+        },
+    )
+    version = hashlib.sha256(repr(body).encode("utf-8")).hexdigest()[:16]
+    snapshot = d.Snapshot(
+        version=version,
+        tools=tuple(tools),
+        resources=tuple(resources),
+        resource_templates=tuple(t.definition for t in templates),
+        prompts=tuple(prompts),
+    )
+    return RegistryState(
+        snapshot=snapshot,
+        tools=MappingProxyType(tool_specs),
+        resources=MappingProxyType(resource_specs),
+        templates=tuple(templates),
+        prompts=MappingProxyType(prompt_specs),
+    )

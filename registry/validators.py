@@ -1,0 +1,234 @@
+"""Field validators shared by the models, so the admin, the REST API and ``full_clean()`` agree.
+
+Each raises ``django.core.exceptions.ValidationError`` with a message that says what is wrong.
+Rules and their sources:
+
+- names: 1-128 of ``[A-Za-z0-9_.-]`` (2025-11-25 server/tools.mdx "Tool names").
+- schemas: a valid JSON Schema 2020-12 object schema with ``type: "object"`` (server/tools.mdx
+  ``inputSchema`` / ``outputSchema``; 2025-11-25 basic/index.mdx "JSON Schema Usage").
+- ``x-mcp-header``: 2026-07-28 server/tools.mdx and transports "Custom Headers" (checklist 35).
+- URIs: RFC 3986 absolute URIs; URI templates: RFC 6570 (see ``uri_templates``).
+- icons, annotations, ``_meta`` and content blocks: the shapes of schema.ts.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from jsonschema import Draft202012Validator, SchemaError
+
+from .uri_templates import TemplateSyntaxError, parse_template
+from .x_mcp_header import validate_x_mcp_headers
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+# RFC 3986 §3.1 scheme, and the characters a URI may contain (unreserved, reserved, '%').
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_URI_CHARS_RE = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
+_BAD_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+ROLES = ("user", "assistant")
+CONTENT_TYPES = ("text", "image", "audio", "resource", "resource_link")
+
+
+def validate_name(value: str) -> None:
+    if not isinstance(value, str) or not NAME_RE.fullmatch(value):
+        raise ValidationError(
+            "Name must be 1-128 characters from A-Z, a-z, 0-9, '_', '.', '-' (got %(value)r).",
+            code="invalid_name",
+            params={"value": value},
+        )
+
+
+def validate_json_object(value: Any, what: str = "value") -> None:
+    if not isinstance(value, dict):
+        raise ValidationError(
+            f"The {what} must be a JSON object, not {type(value).__name__}.", code="not_object"
+        )
+
+
+def validate_object_schema(value: Any) -> None:
+    """A JSON Schema 2020-12 document describing an object."""
+    if not isinstance(value, dict):
+        raise ValidationError("The schema must be a JSON object.", code="not_object")
+    dialect = value.get("$schema")
+    if dialect is not None and dialect != JSON_SCHEMA_2020_12:
+        raise ValidationError(
+            f"Only JSON Schema 2020-12 is supported: $schema must be {JSON_SCHEMA_2020_12!r} or absent.",
+            code="dialect",
+        )
+    if value.get("type") != "object":
+        raise ValidationError('The schema must have "type": "object".', code="not_object_type")
+    try:
+        Draft202012Validator.check_schema(value)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise ValidationError(
+            f"Not a valid JSON Schema 2020-12 at {where}: {exc.message}", code="schema"
+        ) from None
+
+
+def validate_input_schema(value: Any) -> None:
+    validate_object_schema(value)
+    validate_x_mcp_headers(value)
+
+
+def validate_uri(value: str) -> None:
+    """An absolute URI per RFC 3986 (scheme ':' hier-part), with only URI characters."""
+    if not isinstance(value, str) or not _SCHEME_RE.match(value):
+        raise ValidationError(
+            "%(value)r is not an absolute URI: it needs a scheme such as 'file:', 'https:' or 'test:' "
+            "(RFC 3986 §3).",
+            code="uri_scheme",
+            params={"value": value},
+        )
+    if not _URI_CHARS_RE.fullmatch(value):
+        bad = sorted({c for c in value if not _URI_CHARS_RE.fullmatch(c)})
+        raise ValidationError(
+            "%(value)r contains characters not allowed in a URI (%(bad)s); "
+            "percent-encode them (RFC 3986 §2).",
+            code="uri_chars",
+            params={"value": value, "bad": " ".join(repr(c) for c in bad)},
+        )
+    if _BAD_PERCENT_RE.search(value):
+        raise ValidationError(
+            "%(value)r has a '%%' not followed by two hex digits (RFC 3986 §2.1).",
+            code="uri_percent",
+            params={"value": value},
+        )
+
+
+def validate_uri_template(value: str) -> None:
+    try:
+        template = parse_template(value)
+    except TemplateSyntaxError as exc:
+        raise ValidationError(f"Not a valid RFC 6570 URI template: {exc}", code="uri_template") from None
+    if not template.variables:
+        raise ValidationError(
+            "A URI template needs at least one {variable}; use a resource for a fixed URI.",
+            code="uri_template_static",
+        )
+    validate_uri(template.example_uri())
+
+
+def validate_http_url(value: str) -> None:
+    if not isinstance(value, str) or not re.match(r"^https?://[^/?#\s]+", value):
+        raise ValidationError("The URL must be an absolute http:// or https:// URL.", code="http_url")
+    validate_uri(value)
+
+
+def validate_icons(value: Any) -> None:
+    """``Icon[]`` (2025-11-25 schema.ts): ``src`` (http(s) or data: URI), ``mimeType?``,
+    ``sizes?: string[]``, ``theme?: "light" | "dark"``."""
+    if value in (None, []):
+        return
+    if not isinstance(value, list):
+        raise ValidationError("Icons must be a JSON list of icon objects.", code="icons")
+    for index, icon in enumerate(value):
+        prefix = f"Icon {index + 1}"
+        if not isinstance(icon, dict):
+            raise ValidationError(f"{prefix} must be an object with a 'src'.", code="icons")
+        unknown = set(icon) - {"src", "mimeType", "sizes", "theme"}
+        if unknown:
+            raise ValidationError(f"{prefix} has unknown keys: {', '.join(sorted(unknown))}.", code="icons")
+        src = icon.get("src")
+        if not isinstance(src, str) or not re.match(r"^(https?://|data:)", src):
+            raise ValidationError(f"{prefix}: 'src' must be an https://, http:// or data: URI.", code="icons")
+        if "mimeType" in icon and not isinstance(icon["mimeType"], str):
+            raise ValidationError(f"{prefix}: 'mimeType' must be a string.", code="icons")
+        sizes = icon.get("sizes")
+        if sizes is not None and (
+            not isinstance(sizes, list)
+            or not all(isinstance(s, str) and re.fullmatch(r"(\d+x\d+|any)", s) for s in sizes)
+        ):
+            raise ValidationError(f'{prefix}: \'sizes\' must be a list like ["48x48", "any"].', code="icons")
+        if "theme" in icon and icon["theme"] not in ("light", "dark"):
+            raise ValidationError(f'{prefix}: \'theme\' must be "light" or "dark".', code="icons")
+
+
+def validate_tool_annotations(value: Any) -> None:
+    """``ToolAnnotations``: ``title?`` and boolean hints."""
+    if value in (None, {}):
+        return
+    validate_json_object(value, "annotations")
+    hints = {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+    unknown = set(value) - hints - {"title"}
+    if unknown:
+        raise ValidationError(f"Unknown tool annotations: {', '.join(sorted(unknown))}.", code="annotations")
+    for key in hints & set(value):
+        if not isinstance(value[key], bool):
+            raise ValidationError(f"Annotation {key!r} must be true or false.", code="annotations")
+    if "title" in value and not isinstance(value["title"], str):
+        raise ValidationError("Annotation 'title' must be a string.", code="annotations")
+
+
+def validate_annotations(value: Any) -> None:
+    """``Annotations`` of resources and content: ``audience?``, ``priority?`` (0-1), ``lastModified?``."""
+    if value in (None, {}):
+        return
+    validate_json_object(value, "annotations")
+    unknown = set(value) - {"audience", "priority", "lastModified"}
+    if unknown:
+        raise ValidationError(f"Unknown annotations: {', '.join(sorted(unknown))}.", code="annotations")
+    audience = value.get("audience")
+    if audience is not None and (not isinstance(audience, list) or not set(audience) <= set(ROLES)):
+        raise ValidationError('"audience" must be a list of "user" / "assistant".', code="annotations")
+    priority = value.get("priority")
+    if priority is not None and (
+        isinstance(priority, bool) or not isinstance(priority, int | float) or not 0 <= priority <= 1
+    ):
+        raise ValidationError('"priority" must be a number from 0 to 1.', code="annotations")
+    if "lastModified" in value and not isinstance(value["lastModified"], str):
+        raise ValidationError('"lastModified" must be an ISO 8601 string.', code="annotations")
+
+
+def validate_meta(value: Any) -> None:
+    if value in (None, {}):
+        return
+    validate_json_object(value, "_meta")
+
+
+def validate_base64(value: str) -> None:
+    if not value:
+        return
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValidationError("Not valid base64 data.", code="base64") from None
+
+
+def validate_string_list(value: Any) -> None:
+    if value in (None, []):
+        return
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError('Must be a JSON list of strings, e.g. ["python", "rust"].', code="string_list")
+
+
+def validate_content_block(value: Any) -> None:
+    """A ``ContentBlock`` as a prompt message holds it (strings may contain ``{{ argument }}``)."""
+    validate_json_object(value, "content")
+    kind = value.get("type")
+    if kind not in CONTENT_TYPES:
+        raise ValidationError(
+            f"Content 'type' must be one of {', '.join(CONTENT_TYPES)} (got {kind!r}).", code="content"
+        )
+    required = {
+        "text": ("text",),
+        "image": ("data", "mimeType"),
+        "audio": ("data", "mimeType"),
+        "resource": ("resource",),
+        "resource_link": ("uri", "name"),
+    }[kind]
+    missing = [key for key in required if key not in value]
+    if missing:
+        raise ValidationError(f"A {kind} content block needs {', '.join(missing)}.", code="content")
+    if kind in ("image", "audio") and "{{" not in value["data"]:
+        validate_base64(value["data"])
+    if kind == "resource":
+        resource = value["resource"]
+        if not isinstance(resource, dict) or "uri" not in resource or not ({"text", "blob"} & set(resource)):
+            raise ValidationError("An embedded resource needs 'uri' and 'text' or 'blob'.", code="content")

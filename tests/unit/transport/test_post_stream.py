@@ -1,0 +1,177 @@
+"""A legacy POST's response stream in-process (streams.PostStream) with the in-memory store and bus:
+JSON until something must be streamed, every event stored before it is sent, server→client
+requests resolved by the client's answer, and a clear error on timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from mcp_protocol.bus.memory import MemoryBus
+from mcp_protocol.errors import ClientRequestError
+from mcp_protocol.jsonrpc import Response
+from mcp_protocol.session import Session
+from mcp_protocol.stores.memory import MemoryEventStore
+from mcp_protocol.transports.pending import PendingRequests
+from mcp_protocol.transports.runtime import TransportConfig
+from mcp_protocol.transports.streams import PostStream
+
+
+class FakeRuntime:
+    """Just what PostStream uses of ``runtime.Runtime``."""
+
+    def __init__(self, **config: Any) -> None:
+        defaults: dict[str, Any] = dict(
+            always_stream=False, keepalive=30.0, retry_ms=100, close_after=None, max_body=1000,
+            allowed_hosts=[], allowed_origins=[],
+        )  # fmt: skip
+        self.config = TransportConfig(**{**defaults, **config})
+        self.events = MemoryEventStore()
+        self.pending = PendingRequests(MemoryBus())
+        self.live: list[asyncio.Event] = []
+
+    def register_stream(self, session_id: str) -> asyncio.Event:
+        event = asyncio.Event()
+        self.live.append(event)
+        return event
+
+    def unregister_stream(self, session_id: str, ended: asyncio.Event) -> None:
+        self.live.remove(ended)
+
+
+class Wire:
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.gone = asyncio.Event()
+        self.changed = asyncio.Event()
+
+    async def send(self, message: Any) -> None:
+        self.sent.append(message)
+        self.changed.set()
+
+    async def until(self, needle: bytes) -> None:
+        async with asyncio.timeout(5):
+            while needle not in self.body:
+                self.changed.clear()
+                await self.changed.wait()
+
+    async def receive(self) -> dict[str, Any]:
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(m.get("body", b"") for m in self.sent if m["type"] == "http.response.body")
+
+
+def session(version: str = "2025-11-25") -> Session:
+    return Session(id="s1", protocol_version=version, client_capabilities={"sampling": {}}, state="ready")
+
+
+async def test_a_quiet_request_is_answered_as_json() -> None:
+    rt, wire = FakeRuntime(), Wire()
+    stream = PostStream(rt, session(), wire.send, wire.receive)  # type: ignore[arg-type]
+    result = await stream.run(_answer({"ok": True}))
+    await stream.finish([result] if result else [])
+    assert wire.sent[0]["status"] == 200 and (b"content-type", b"application/json") in wire.sent[0]["headers"]
+    assert json.loads(wire.body) == {"ok": True}
+
+
+async def _answer(value: dict[str, Any]) -> dict[str, Any]:
+    return value
+
+
+async def test_a_notification_switches_to_sse_and_every_event_is_stored_first() -> None:
+    rt, wire = FakeRuntime(), Wire()
+    stream = PostStream(rt, session(), wire.send, wire.receive)  # type: ignore[arg-type]
+    await stream.notify("notifications/progress", {"progressToken": 1, "progress": 1})
+    await stream.finish([{"jsonrpc": "2.0", "id": 1, "result": {}}])
+    assert (b"content-type", b"text/event-stream") in wire.sent[0]["headers"]
+    text = wire.body.decode()
+    assert text.startswith(f"id: {stream.stream_id}.") and "retry: 100" in text  # the priming event
+    stored = [e async for e in _drain(rt.events, stream.stream_id)]
+    assert [m.get("method") or m.get("_mcpsite") or m.get("id") for m in stored] == [
+        "prime", "notifications/progress", 1, "end",
+    ]  # fmt: skip
+    assert rt.live == []  # unregistered once finished
+
+
+async def _drain(events: MemoryEventStore, stream_id: str) -> Any:
+    listener = events.listen("s1", stream_id)
+    try:
+        while True:
+            event = await asyncio.wait_for(anext(listener), 0.05)
+            yield event.message
+    except TimeoutError:
+        return
+    finally:
+        await listener.aclose()  # type: ignore[attr-defined]
+
+
+async def test_server_request_is_resolved_by_the_clients_answer() -> None:
+    rt, wire = FakeRuntime(), Wire()
+    stream = PostStream(rt, session(), wire.send, wire.receive)  # type: ignore[arg-type]
+    asking = asyncio.ensure_future(stream.request("sampling/createMessage", {"messages": []}, 5.0))
+    await wire.until(b"sampling/createMessage")
+    sent = json.loads(wire.body.decode().rsplit("data: ", 1)[1])
+    await rt.pending.deliver("s1", Response(sent["id"], result={"role": "assistant"}))
+    assert await asyncio.wait_for(asking, 5) == {"role": "assistant"}
+    await stream.finish([])
+
+
+async def test_server_request_without_an_answer_times_out_with_a_clear_error() -> None:
+    rt, wire = FakeRuntime(), Wire()
+    stream = PostStream(rt, session(), wire.send, wire.receive)  # type: ignore[arg-type]
+    with pytest.raises(ClientRequestError, match=r"no response to roots/list within 0\.05 s"):
+        await stream.request("roots/list", None, 0.05)
+    await stream.finish([])
+    assert rt.pending._listeners == {}  # the bus subscription was released with the stream
+
+
+async def test_client_disconnect_keeps_the_handler_running_and_its_events_stored() -> None:
+    rt, wire = FakeRuntime(), Wire()
+    stream = PostStream(rt, session(), wire.send, wire.receive)  # type: ignore[arg-type]
+    await stream.notify("notifications/message", {"level": "info", "data": "a"})
+    wire.gone.set()
+    assert stream.watch is not None
+    await asyncio.wait_for(stream.watch.task, 5)  # the watcher noticed the client leave
+    assert stream.writer is not None and stream.writer.closed
+    before = len(wire.sent)
+    await stream.notify("notifications/message", {"level": "info", "data": "b"})
+    await stream.finish([{"jsonrpc": "2.0", "id": 9, "result": {}}])
+    assert len(wire.sent) == before  # nothing more written to the gone client
+    stored = [e async for e in _drain(rt.events, stream.stream_id)]
+    assert {"jsonrpc": "2.0", "id": 9, "result": {}} in stored
+
+
+async def test_close_after_turns_a_slow_json_request_into_sse_polling() -> None:
+    rt, wire = FakeRuntime(close_after=0.05), Wire()
+    stream = PostStream(rt, session(), wire.send, wire.receive)  # type: ignore[arg-type]
+
+    async def slow() -> dict[str, Any]:
+        await asyncio.sleep(0.3)
+        return {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+    result = await stream.run(slow())
+    body_so_far = wire.body
+    await stream.finish([result] if result else [])
+    assert body_so_far.endswith(b"retry: 100\n\n") and wire.sent[-1].get("more_body") is False
+    assert wire.body == body_so_far  # the result went to the store only
+    stored = [e async for e in _drain(rt.events, stream.stream_id)]
+    assert result in stored
+
+
+async def test_older_sessions_are_never_closed_early() -> None:
+    rt, wire = FakeRuntime(close_after=0.01), Wire()
+    stream = PostStream(rt, session("2025-06-18"), wire.send, wire.receive)  # type: ignore[arg-type]
+
+    async def slow() -> dict[str, Any]:
+        await asyncio.sleep(0.1)
+        return {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+    result = await stream.run(slow())
+    await stream.finish([result] if result else [])
+    assert json.loads(wire.body) == result
