@@ -10,6 +10,12 @@ Notification"), and ``notifications/resources/updated {uri}`` for every subscrib
 (server/resources.mdx "Subscriptions"). A GET stream is a ``listen()`` on that log, so it delivers
 each notification exactly once, across reconnects (Last-Event-ID) and workers.
 
+Order: every worker takes the changes in bus order and moves to the next one only when the current
+one is written (``Claim.DONE``), whoever wrote it; so change N+1 is never written before change N
+and every stream sees the notifications in commit order. A winner that dies mid-change lets its
+lease (``LEASE``) lapse and the next worker to ask takes the change over: nothing is lost, though
+the sessions the dead worker had already written get that change twice (at-least-once, only then).
+
 Does not know about HTTP: it only writes logs. Does not import Django.
 """
 
@@ -25,12 +31,14 @@ from typing import Any
 from .bus.base import CHANGES, Bus, Subscription
 from .jsonrpc import notification
 from .provider import Provider
-from .stores.base import STANDALONE_STREAM, EventStore, SessionStore
+from .stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
 
 logger = logging.getLogger("mcp_protocol.fanout")
 
 KINDS = ("tools", "resources", "prompts")
-CLAIM_TTL = 3600.0
+LEASE = 10.0  # s: a change's writer holds it this long; a dead writer's change is taken over after
+DONE_TTL = 3600.0  # s: how long a written change stays known as written
+POLL_MAX = 0.05  # s: the longest pause between two asks while another worker writes a change
 
 
 def change_key(message: dict[str, Any]) -> str:
@@ -78,7 +86,8 @@ class Fanout:
         refreshed = asyncio.ensure_future(self.provider.refresh())
         kind = message.get("kind")
         try:
-            won = await self.events.claim_once(change_key(message), CLAIM_TTL)
+            key = change_key(message)
+            won = await self._turn(key)
             # Not load(): loading would slide every idle session's expiry.
             ready = await self.sessions.initialized_session_ids() if won and kind in KINDS else []
         except asyncio.CancelledError:
@@ -90,12 +99,28 @@ class Fanout:
         await refreshed
         if not won:
             return 0
+        written = await self._write(kind, message.get("uris") or [], ready)
+        await self.events.finish_once(key, DONE_TTL)
+        return written
+
+    async def _turn(self, key: str) -> bool:
+        """Wait until the change ``key`` is this worker's to write (True) or written (False)."""
+        pause = 0.002
+        while True:
+            claim = await self.events.claim_once(key, LEASE)
+            if claim is not Claim.HELD:
+                return claim is Claim.WON
+            # Another worker writes it now (a few ms for 1,000 sessions); the next change must
+            # wait for it, or the two could reach a stream in the wrong order.
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, POLL_MAX)
+
+    async def _write(self, kind: Any, uris: Any, ready: list[str]) -> int:
         written = 0
         if kind in KINDS and self.provider.capabilities.list_changed:
             note = notification(f"notifications/{kind}/list_changed", None)
             # One broadcast (Redis: pipelined in batches), not a round trip per session.
             written += await self.events.broadcast(ready, STANDALONE_STREAM, note)
-        uris = message.get("uris") or []
         if self.provider.capabilities.resources_subscribe:
             for uri in uris if isinstance(uris, list) else []:
                 if not isinstance(uri, str):

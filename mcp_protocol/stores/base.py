@@ -16,6 +16,7 @@ Exception tree::
 
 from __future__ import annotations
 
+import enum
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -138,6 +139,14 @@ def parse_event_id(event_id: str) -> tuple[str, int]:
     return stream_id, int(seq)
 
 
+class Claim(enum.Enum):
+    """What ``EventStore.claim_once`` answers."""
+
+    WON = "won"  # the caller does the job, then calls finish_once
+    HELD = "held"  # another caller's lease on the job is running
+    DONE = "done"  # the job was finished
+
+
 class EventStore(ABC):
     """Per-stream bounded logs for ``Last-Event-ID`` replay ([L] transports.mdx "Resumability").
 
@@ -177,12 +186,16 @@ class EventStore(ABC):
     async def delete_session(self, session_id: str) -> None: ...
 
     @abstractmethod
-    async def claim_once(self, key: str, ttl: float) -> bool:
-        """True for exactly one caller across the cluster per ``key`` within ``ttl`` seconds.
-
-        Every worker receives each bus ``changes`` message; the one that wins the claim for the
-        message id writes the notifications into the streams' logs, so each stream gets it once.
+    async def claim_once(self, key: str, lease: float) -> Claim:
+        """Take the one-time job ``key`` (the fan-out of one bus ``changes`` message) for
+        ``lease`` seconds: ``WON`` for exactly one caller across the cluster, ``HELD`` while
+        that caller's lease runs, ``DONE`` once it called ``finish_once``. A winner that never
+        finishes (its worker died) lets the lease lapse, and the next caller wins instead.
         """
+
+    @abstractmethod
+    async def finish_once(self, key: str, ttl: float) -> None:
+        """Mark the job ``key`` done: ``claim_once`` answers ``DONE`` for ``ttl`` seconds."""
 
     async def close(self) -> None:  # noqa: B027 (optional hook)
         """Release connections (called at shutdown)."""

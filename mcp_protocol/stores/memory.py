@@ -26,6 +26,7 @@ from typing import Any
 
 from ..session import Session
 from .base import (
+    Claim,
     CreateError,
     Event,
     EventStore,
@@ -192,7 +193,7 @@ class MemoryEventStore(EventStore):
         self._lock = threading.Lock()
         self._logs: dict[tuple[str, str], _Log] = {}
         self._waiters: dict[tuple[str, str], set[_Waiter]] = {}
-        self._claims: dict[str, float] = {}
+        self._once: dict[str, tuple[Claim, float]] = {}
         # One counter for the whole store: a stream's ids keep increasing even if its log expired
         # and was recreated, so an old Last-Event-ID can never name a newer event.
         self._seq = itertools.count(1)
@@ -273,15 +274,20 @@ class MemoryEventStore(EventStore):
             for key in [k for k in self._logs if k[0] == session_id]:
                 del self._logs[key]
 
-    async def claim_once(self, key: str, ttl: float) -> bool:
+    async def claim_once(self, key: str, lease: float) -> Claim:
         now = time.monotonic()
         with self._lock:
-            for stale in [k for k, exp in self._claims.items() if exp <= now]:
-                del self._claims[stale]
-            if key in self._claims:
-                return False
-            self._claims[key] = now + ttl
-            return True
+            for stale in [k for k, (_, exp) in self._once.items() if exp <= now]:
+                del self._once[stale]
+            held = self._once.get(key)
+            if held is not None:
+                return held[0]
+            self._once[key] = (Claim.HELD, now + lease)
+            return Claim.WON
+
+    async def finish_once(self, key: str, ttl: float) -> None:
+        with self._lock:
+            self._once[key] = (Claim.DONE, time.monotonic() + ttl)
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:

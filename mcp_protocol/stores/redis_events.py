@@ -5,7 +5,7 @@ Owns ``RedisEventStore``. Keys (``P`` = prefix)::
 
     P:events:{sid}:<stream>    Redis Stream of {"m": message JSON}; PX = ttl, slid by each append
     P:streams:{sid}            set of the session's stream keys (delete_session)
-    P:once:<key>               claim_once marker, PX = its ttl
+    P:once:<key>               claim_once state: "held" (PX = the lease) or "done" (PX = ttl)
 
 Event ids are ``<stream>.<seq>`` where ``seq`` encodes the Redis entry id ``<ms>-<n>`` as
 ``ms * 1_000_000 + n``: increasing within a stream, and (entry ids being time-based) never reused
@@ -41,7 +41,7 @@ from typing import Any
 
 import redis.exceptions
 
-from .base import Event, EventStore, UnknownEvent, make_event_id, parse_event_id
+from .base import Claim, Event, EventStore, UnknownEvent, make_event_id, parse_event_id
 from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
 from .resp import bulk, encode
@@ -213,10 +213,19 @@ class RedisEventStore(EventStore):
             keys: set[Any] = await client.smembers(index)
             await client.delete(index, *keys)
 
-    async def claim_once(self, key: str, ttl: float) -> bool:
+    async def claim_once(self, key: str, lease: float) -> Claim:
+        # One command: SET NX GET (Redis >= 7.0) sets the lease or returns the state it found.
         with unavailable_as_store_error():
-            return bool(await self._redis.fast().execute(
-                "SET", f"{self.prefix}:once:{key}", "1", "NX", "PX", max(1, int(ttl * 1000))))
+            found = await self._redis.fast().execute(
+                "SET", f"{self.prefix}:once:{key}", "held", "NX", "GET", "PX", max(1, int(lease * 1000)))
+        if found is None:
+            return Claim.WON
+        return Claim.DONE if found == "done" else Claim.HELD
+
+    async def finish_once(self, key: str, ttl: float) -> None:
+        with unavailable_as_store_error():
+            await self._redis.fast().execute(
+                "SET", f"{self.prefix}:once:{key}", "done", "PX", max(1, int(ttl * 1000)))
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()

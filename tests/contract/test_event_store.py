@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_protocol.stores.base import Event, EventStore, UnknownEvent, parse_event_id
+from mcp_protocol.stores.base import Claim, Event, EventStore, UnknownEvent, parse_event_id
 
 from .conftest import eventually, within
 
@@ -234,17 +234,27 @@ async def test_delete_session_removes_all_its_streams_only(make_event_store: Mak
 async def test_claim_once_is_won_by_exactly_one_caller_across_workers(make_event_store: Make) -> None:
     workers = [make_event_store(), make_event_store()]
     results = await within(asyncio.gather(*(workers[i % 2].claim_once("msg-1", 30) for i in range(20))))
-    assert results.count(True) == 1
-    assert await workers[0].claim_once("msg-2", 30) is True
+    assert results.count(Claim.WON) == 1 and results.count(Claim.HELD) == 19
+    assert await workers[0].claim_once("msg-2", 30) is Claim.WON
 
 
-async def test_claim_once_can_be_won_again_after_its_ttl(make_event_store: Make) -> None:
+async def test_a_finished_claim_answers_done_everywhere(make_event_store: Make) -> None:
+    first, second = make_event_store(), make_event_store()
+    assert await first.claim_once("msg-1", 30) is Claim.WON
+    assert await second.claim_once("msg-1", 30) is Claim.HELD
+    await first.finish_once("msg-1", 30)
+    assert await second.claim_once("msg-1", 30) is Claim.DONE
+    assert await first.claim_once("msg-1", 30) is Claim.DONE
+
+
+async def test_a_claim_never_finished_is_won_again_once_its_lease_lapses(make_event_store: Make) -> None:
+    # The winner's worker died mid-job: the next caller takes the job over.
     store = make_event_store()
-    assert await store.claim_once("msg-1", 0.2) is True
-    assert await store.claim_once("msg-1", 0.2) is False
+    assert await store.claim_once("msg-1", 0.2) is Claim.WON
+    assert await store.claim_once("msg-1", 0.2) is Claim.HELD
 
     async def claimable() -> bool:
-        return await store.claim_once("msg-1", 0.2)
+        return await store.claim_once("msg-1", 0.2) is Claim.WON
 
     await eventually(claimable, seconds=3.0, step=0.05)
 

@@ -18,7 +18,7 @@ import pytest
 from mcp_protocol.bus.base import Subscription
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import StoreUnavailable
+from mcp_protocol.stores.base import Claim, StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from tests.support.private_redis import PrivateRedis, have_redis_server
 
@@ -97,7 +97,7 @@ async def test_redis_outage_gives_store_unavailable_and_service_resumes_by_itsel
         assert await sessions.load(fresh.id) == fresh
         new_id = await events.append(fresh.id, "r1", {"n": 1})
         assert (await within(anext_event(events.listen(fresh.id, "r1")))).id == new_id
-        assert await events.claim_once("k", 5) is True
+        assert await events.claim_once("k", 5) is Claim.WON
 
         # The subscription made before the outage carries on once redis-py re-subscribed.
         got: list[dict[str, Any]] = []
