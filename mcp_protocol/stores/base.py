@@ -11,6 +11,7 @@ Exception tree::
     ├── UpdateError            save() of a session that vanished (expired or deleted)
     ├── SessionLimitReached    create() past a cap on live sessions (overall or per principal)
     ├── UnknownEvent           a Last-Event-ID that is malformed, of another session, or evicted
+    ├── StreamLagging          a listener fell so far behind that events would be skipped
     └── StoreUnavailable       the backend cannot be reached (Redis down): a 503, nothing kept aside
 """
 
@@ -47,6 +48,12 @@ class UnknownEvent(StoreError):
     pass
 
 
+class StreamLagging(StoreError):
+    """Raised by ``listen`` instead of skipping events: its reader (a slow SSE client) fell
+    behind by more than the store keeps for it. The stream ends; the client resumes with its
+    Last-Event-ID and gets the rest, or ``UnknownEvent`` if the log no longer has them."""
+
+
 class StoreUnavailable(StoreError):
     pass
 
@@ -56,8 +63,11 @@ class SessionStore(ABC):
 
     Guarantees: ``create`` is atomic (two creates of one id: one raises ``CreateError``) and
     enforces the caps atomically; ``load`` of an unknown or expired id returns ``None`` and slides
-    the expiry of a live one; ``save`` never resurrects a deleted session (``UpdateError``);
-    after ``delete`` every worker's ``load`` returns ``None``.
+    the expiry of a live one (its ``last_seen`` is now); ``save`` merges the copy's
+    ``Session.changes()`` into the stored record atomically, so concurrent saves of different
+    changes (two requests subscribing at once, on any workers) all persist, and never resurrects
+    a deleted session (``UpdateError``); after ``delete`` every worker's ``load`` returns ``None``.
+    ``list_sessions`` reports each session's ``last_seen`` (its latest load or save).
     """
 
     def __init__(self, *, ttl: float = 1800.0, max_sessions: int | None = None,
@@ -103,7 +113,10 @@ class SessionStore(ABC):
     # second GET with 409). A claim has an owner and a TTL the holder keeps refreshing, so a dead
     # worker's claim lapses by itself.
     @abstractmethod
-    async def claim_stream(self, session_id: str, owner: str, ttl: float) -> bool: ...
+    async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
+        """Claim the session's standalone stream for ``owner``; False if another owner holds it.
+        ``take_over``: claim it whoever holds it (a resume: the client lost the old stream, even
+        if its worker did not notice yet); the old owner's next ``refresh_claim`` fails."""
 
     @abstractmethod
     async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool: ...
@@ -152,9 +165,10 @@ class EventStore(ABC):
 
     Guarantees: ``append`` assigns increasing ids within a stream and wakes ``listen``-ers in the
     same atomic step, so a listener sees every event exactly once, whether it came in the replay
-    or the live tail; ``listen`` never yields another stream's events; a stream's log keeps at
-    most ``max_events`` events for ``ttl`` seconds (older ones are evicted, and resuming from an
-    evicted id raises ``UnknownEvent``).
+    or the live tail; ``listen`` never yields another stream's events and never skips one (a
+    listener too far behind gets ``StreamLagging``); a stream's log keeps at most ``max_events``
+    events for ``ttl`` seconds (older ones are evicted, and resuming from an evicted id raises
+    ``UnknownEvent``).
     """
 
     def __init__(self, *, max_events: int = 1000, ttl: float = 3600.0, **options: Any) -> None:

@@ -32,6 +32,7 @@ from .base import (
     EventStore,
     SessionLimitReached,
     SessionStore,
+    StreamLagging,
     UnknownEvent,
     UpdateError,
     make_event_id,
@@ -79,7 +80,7 @@ class MemorySessionStore(SessionStore):
                 if owned >= cap:
                     raise SessionLimitReached("Too many live sessions for this principal", cap)
             self._sessions[session.id] = _Record(_copy(session.to_json()), now + self.ttl)
-        session.dirty = False
+        session.stored()
 
     async def load(self, session_id: str) -> Session | None:
         now = time.monotonic()
@@ -88,17 +89,21 @@ class MemorySessionStore(SessionStore):
             if record is None:
                 return None
             record.expires = now + self.ttl  # sliding idle expiry
-            return Session.from_json(_copy(record.data))
+            session = Session.from_json(_copy(record.data))
+        session.last_seen = time.time()
+        return session
 
     async def save(self, session: Session) -> None:
+        changes = session.changes()
         now = time.monotonic()
         with self._lock:
             record = self._live(session.id, now)
             if record is None:
                 raise UpdateError(f"Session {session.id!r} no longer exists")
-            record.data = _copy(session.to_json())
+            if changes:
+                record.data = _copy(changes.apply(record.data))
             record.expires = now + self.ttl
-        session.dirty = False
+        session.stored()
 
     async def delete(self, session_id: str) -> bool:
         now = time.monotonic()
@@ -115,8 +120,14 @@ class MemorySessionStore(SessionStore):
             return [r.data for r in self._sessions.values()]
 
     async def list_sessions(self, limit: int = 100) -> list[Session]:
-        newest = sorted(self._all(), key=lambda d: d["created_at"], reverse=True)[:limit]
-        return [Session.from_json(_copy(d)) for d in newest]
+        now, wall = time.monotonic(), time.time()
+        with self._lock:
+            self._sweep(now)
+            records = sorted(self._sessions.values(), key=lambda r: r.data["created_at"], reverse=True)
+            found = [(Session.from_json(_copy(r.data)), r.expires) for r in records[:limit]]
+        for session, expires in found:
+            session.last_seen = wall - (now - (expires - self.ttl))  # the last load or save
+        return [session for session, _ in found]
 
     async def count(self, principal: str | None = None) -> int:
         rows = self._all()
@@ -133,11 +144,11 @@ class MemorySessionStore(SessionStore):
     async def subscribers(self, uri: str) -> list[str]:
         return [d["id"] for d in self._all() if uri in d["subscriptions"]]
 
-    async def claim_stream(self, session_id: str, owner: str, ttl: float) -> bool:
+    async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
         now = time.monotonic()
         with self._lock:
             held = self._claims.get(session_id)
-            if held is not None and held[1] > now:
+            if held is not None and held[1] > now and not take_over:
                 return False
             self._claims[session_id] = (owner, now + ttl)
             return True
@@ -164,6 +175,7 @@ class _Log:
 
     entries: deque[tuple[int, str, float]]
     touched: float
+    evicted: int = 0  # the newest seq evicted: a listener still before it would skip events
 
 
 @dataclass(eq=False)
@@ -206,7 +218,7 @@ class MemoryEventStore(EventStore):
             del self._logs[key]
             return None
         while log.entries and log.entries[0][2] + self.ttl <= now:
-            log.entries.popleft()  # older than ttl: evicted
+            log.evicted = log.entries.popleft()[0]  # older than ttl: evicted
         return log
 
     async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
@@ -218,6 +230,8 @@ class MemoryEventStore(EventStore):
             if log is None:
                 log = self._logs[key] = _Log(deque(maxlen=self.max_events), now)
             seq = next(self._seq)
+            if len(log.entries) == self.max_events:
+                log.evicted = log.entries[0][0]  # the append below pushes it out
             log.entries.append((seq, payload, now))
             log.touched = now
             waiters = list(self._waiters.get(key, ()))
@@ -225,24 +239,29 @@ class MemoryEventStore(EventStore):
             waiter.wake()
         return make_event_id(stream_id, seq)
 
-    def _start(self, key: tuple[str, str], after: str | None, waiter: _Waiter) -> list[tuple[int, str]]:
+    def _start(self, key: tuple[str, str], after: str | None,
+               waiter: _Waiter) -> tuple[list[tuple[int, str]], int]:
         """Validate ``after``, snapshot the replay and register the waiter in one locked step, so
-        an append racing with the start is either in the snapshot or wakes the waiter."""
+        an append racing with the start is either in the snapshot or wakes the waiter. Also
+        returns the position the listener starts from."""
         now = time.monotonic()
         with self._lock:
             log = self._log(key, now)
             entries = list(log.entries) if log is not None else []
+            start = log.evicted if log is not None else 0
             if after is not None:
-                stream_id, seq = parse_event_id(after)
-                if stream_id != key[1] or not any(s == seq for s, _, _ in entries):
+                stream_id, start = parse_event_id(after)
+                if stream_id != key[1] or not any(s == start for s, _, _ in entries):
                     raise UnknownEvent(f"Event {after!r} is not retained")
-                entries = [e for e in entries if e[0] > seq]
+                entries = [e for e in entries if e[0] > start]
             self._waiters.setdefault(key, set()).add(waiter)
-            return [(s, p) for s, p, _ in entries]
+            return [(s, p) for s, p, _ in entries], start
 
     def _since(self, key: tuple[str, str], last: int, waiter: _Waiter) -> list[tuple[int, str]]:
         with self._lock:
             log = self._log(key, time.monotonic())
+            if log is not None and log.evicted > last:
+                raise StreamLagging(f"A listener of {key[1]!r} fell behind the retained log")
             batch = [(s, p) for s, p, _ in log.entries if s > last] if log is not None else []
             if not batch:
                 waiter.event.clear()  # under the lock: a later append's wake() is not lost
@@ -251,8 +270,7 @@ class MemoryEventStore(EventStore):
     async def listen(self, session_id: str, stream_id: str, after: str | None = None) -> AsyncIterator[Event]:
         key = (session_id, stream_id)
         waiter = _Waiter(asyncio.get_running_loop())
-        batch = self._start(key, after, waiter)
-        last = parse_event_id(after)[1] if after is not None else 0
+        batch, last = self._start(key, after, waiter)
         try:
             while True:
                 for seq, payload in batch:

@@ -6,7 +6,7 @@ so settings can name ``mcp_protocol.stores.redis.<Class>``. Values are JSON, nev
 
 Keys (``P`` = the ``prefix`` option, default ``mcp``)::
 
-    P:session:{sid}          session JSON, PX = ttl, slid by load (GETEX) and save
+    P:session:{sid}          session JSON, PX = ttl, slid by load (GETEX) and save (WATCH/MULTI merge)
     P:claim:{sid}            owner of the session's standalone GET stream, PX = claim ttl
     {P}:live                 zset sid -> expected expiry (ms): the index of live sessions
     {P}:created              zset sid -> created_at: the admin's newest-first listing
@@ -142,34 +142,46 @@ class RedisSessionStore(SessionStore):
                     for uri in session.subscriptions:
                         pipe.sadd(self._subs(uri), session.id)
                     await pipe.execute()
-        session.dirty = False
+        session.stored()
 
     async def load(self, session_id: str) -> Session | None:
         # The hot path: one GETEX on the loop's pipelined connection (resp.py), no write.
         with unavailable_as_store_error():
             raw = await self._redis.fast().execute("GETEX", self._key(session_id), "PX", _ms(self.ttl))
-        return None if raw is None else Session.from_json(json.loads(raw))
+        if raw is None:
+            return None
+        session = Session.from_json(json.loads(raw))
+        session.last_seen = time.time()  # this load is the session's latest activity
+        return session
 
     async def save(self, session: Session) -> None:
+        changes = session.changes()
         client = self._redis.client()
-        data = session.to_json()
-        with unavailable_as_store_error():
-            # XX: never resurrects a deleted or expired session; GET: the old record, to update
-            # the subscription index by difference.
-            old: Any = await client.set(self._key(session.id), json.dumps(data), xx=True, get=True,
-                                   px=_ms(self.ttl))
-            if old is None:
+        key = self._key(session.id)
+
+        async def merge(pipe: Any) -> None:
+            # Optimistic (WATCH): a concurrent save of the same session makes EXEC fail and
+            # redis-py runs this again on the new record, so both requests' changes persist.
+            raw = await pipe.get(key)
+            if raw is None:  # never resurrect a deleted or expired session
                 raise UpdateError(f"Session {session.id!r} no longer exists")
-            before = set(json.loads(old).get("subscriptions") or ())
-            after = set(data["subscriptions"])
+            data = changes.apply(json.loads(raw)) if changes else None
+            pipe.multi()
+            if data is None:
+                pipe.pexpire(key, _ms(self.ttl))
+            else:
+                pipe.set(key, json.dumps(data), px=_ms(self.ttl))
+
+        with unavailable_as_store_error():
+            await client.transaction(merge, key)
             async with client.pipeline(transaction=False) as pipe:
                 pipe.zadd(self._live, {session.id: _expiry(self.ttl)}, xx=True)
-                for uri in after - before:
+                for uri in changes.subscribed:
                     pipe.sadd(self._subs(uri), session.id)
-                for uri in before - after:
+                for uri in changes.unsubscribed:
                     pipe.srem(self._subs(uri), session.id)
                 await pipe.execute()
-        session.dirty = False
+        session.stored()
 
     async def delete(self, session_id: str) -> bool:
         client = self._redis.client()
@@ -221,9 +233,19 @@ class RedisSessionStore(SessionStore):
                 if not ids:
                     break
                 start += len(ids)
-                raws = await self._get_many(ids)
-                gone = [sid for sid, raw in zip(ids, raws, strict=True) if raw is None]
-                found.extend(Session.from_json(json.loads(r)) for r in raws if r is not None)
+                replies = await self._redis.fast().pipeline(
+                    [c for sid in ids for c in (("GET", self._key(sid)), ("PTTL", self._key(sid)))])
+                _raise_first(replies)
+                now = time.time()
+                gone = []
+                for sid, raw, pttl in zip(ids, replies[::2], replies[1::2], strict=True):
+                    if raw is None:
+                        gone.append(sid)
+                        continue
+                    session = Session.from_json(json.loads(raw))
+                    # The expiry slides on every load and save: the last one was ttl - remaining ago.
+                    session.last_seen = now - max(0.0, self.ttl - max(0, pttl) / 1000)
+                    found.append(session)
                 if gone:
                     await client.zrem(self._created, *gone)
                     start -= len(gone)
@@ -232,9 +254,7 @@ class RedisSessionStore(SessionStore):
     async def _get_many(self, ids: list[str]) -> list[str | None]:
         # One GET per key in a pipeline rather than MGET: the keys live in different slots.
         replies = await self._redis.fast().pipeline([("GET", self._key(sid)) for sid in ids])
-        for reply in replies:
-            if isinstance(reply, Exception):
-                raise reply
+        _raise_first(replies)
         return replies
 
     async def count(self, principal: str | None = None) -> int:
@@ -276,10 +296,11 @@ class RedisSessionStore(SessionStore):
 
     # Claims are taken and refreshed by every open GET stream (1,000 streams: 1,000 refreshes per
     # keep-alive period): on the pipelined connection.
-    async def claim_stream(self, session_id: str, owner: str, ttl: float) -> bool:
+    async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
+        only_if_free = () if take_over else ("NX",)
         with unavailable_as_store_error():
             return bool(await self._redis.fast().execute(
-                "SET", self._claim(session_id), owner, "NX", "PX", _ms(ttl)))
+                "SET", self._claim(session_id), owner, *only_if_free, "PX", _ms(ttl)))
 
     async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
         with unavailable_as_store_error():
@@ -292,6 +313,12 @@ class RedisSessionStore(SessionStore):
 
     async def close(self) -> None:
         await self._redis.close()
+
+
+def _raise_first(replies: list[Any]) -> None:
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
 
 
 def _expiry(ttl: float) -> int:

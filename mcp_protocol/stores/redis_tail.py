@@ -26,6 +26,7 @@ import logging
 from collections import deque
 from typing import Any
 
+from .base import StreamLagging
 from .connection import UNAVAILABLE, raise_pending_cancel
 from .resp import FastRedis, RespConnection
 
@@ -48,22 +49,28 @@ def entry_of(seq: int) -> str:
 
 class Watch:
     """One listener's position and inbox. ``max_backlog`` bounds the inbox of a reader that does
-    not keep up (as the log is bounded: the oldest undelivered entries are dropped)."""
+    not keep up: past it the watch fails with ``StreamLagging`` (never a silent gap) and the
+    client resumes from the last event it got, which Redis still holds."""
 
-    __slots__ = ("error", "inbox", "key", "last", "ready")
+    __slots__ = ("error", "inbox", "key", "last", "max_backlog", "ready")
 
     def __init__(self, key: str, last: int, max_backlog: int) -> None:
         self.key = key
         self.last = last
-        self.inbox: deque[tuple[int, str]] = deque(maxlen=max_backlog)
+        self.max_backlog = max_backlog
+        self.inbox: deque[tuple[int, str]] = deque()
         self.ready = asyncio.Event()
         self.error: BaseException | None = None
 
     def offer(self, read_from: int, entries: list[tuple[int, str]]) -> None:
-        if read_from > self.last:
+        if read_from > self.last or self.error is not None:
             return  # read past this watch's position: the next read, from lower, brings its part
         for seq, payload in entries:
             if seq > self.last:
+                if len(self.inbox) >= self.max_backlog:
+                    behind = f"A listener of {self.key} fell {self.max_backlog} events behind"
+                    self.fail(StreamLagging(behind))
+                    return
                 self.inbox.append((seq, payload))
                 self.last = seq
         if self.inbox:

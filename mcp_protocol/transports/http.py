@@ -53,7 +53,7 @@ from .responses import (
     send_error,
 )
 from .runtime import Runtime, current, get_runtime
-from .streams import PostStream, serve_log
+from .streams import PRIME, PostStream, serve_log
 
 PrincipalResolver = Callable[[Scope], str | None]
 SESSION_HEADER = b"mcp-session-id"
@@ -320,7 +320,11 @@ class MCPEndpoint:
             return
         owner = rt.pending.new_id()
         ttl = max(rt.config.keepalive * 3, CLAIM_MIN_TTL)  # refreshed at every keep-alive
-        if not await rt.sessions.claim_stream(session.id, owner, ttl):
+        # A GET carrying the standalone stream's Last-Event-ID is the client resuming a stream it
+        # lost: it takes the claim over, so a worker that died (or has not noticed the drop yet)
+        # does not keep it out with 409s until the claim lapses; the old holder's next
+        # heartbeat fails and ends its stream. A plain second GET still gets 409.
+        if not await rt.sessions.claim_stream(session.id, owner, ttl, take_over=after is not None):
             raise HTTPError(409, "Conflict: only one standalone SSE stream is allowed per session")
 
         async def heartbeat() -> bool:
@@ -330,7 +334,14 @@ class MCPEndpoint:
             )
 
         try:
-            await serve_log(rt, session, send, receive, STANDALONE_STREAM, after, on_tick=heartbeat)
+            start = after
+            if start is None:
+                # A new stream starts now: what the log holds went to earlier streams (or to none)
+                # and must not be delivered twice ([L] transports.mdx: a message goes on one
+                # stream). Its start is a log position, so the priming event ([11]) can name it.
+                start = await rt.events.append(session.id, STANDALONE_STREAM, PRIME)
+            await serve_log(rt, session, send, receive, STANDALONE_STREAM, start, on_tick=heartbeat,
+                            fresh=after is None)
         finally:
             await rt.sessions.release_stream(session.id, owner)
 

@@ -31,11 +31,11 @@ from ..errors import ClientRequestError
 from ..jsonrpc import dumps, notification, request
 from ..outbound import Outbound
 from ..session import Session
-from ..stores.base import Event
+from ..stores.base import Event, StreamLagging
 from ..versions import sends_priming_event
 from . import sse
 from .pending import CancelWatch
-from .responses import JSON_HEADERS, Receive, Send, send_bytes, send_empty
+from .responses import JSON_HEADERS, Receive, Send, logger, send_bytes, send_empty
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -265,26 +265,34 @@ async def serve_log(
     stream_id: str,
     after: str | None,
     on_tick: Callable[[], Awaitable[bool]] | None = None,
+    fresh: bool = False,
 ) -> None:
     """Stream a log of the session (the standalone stream, or a POST stream being resumed):
     events after ``after``, then live ones, until the ``end`` marker, a disconnect or the session
-    ending. Raises the store's ``UnknownEvent`` before any byte is sent."""
+    ending. Raises the store's ``UnknownEvent`` before any byte is sent. ``fresh``: ``after`` is
+    the position a new stream was just given (not a client's Last-Event-ID): it is the priming
+    event's id for clients that get one."""
     events: AsyncIterator[Event] = rt.events.listen(session.id, stream_id, after)
     first: asyncio.Future[Event] = asyncio.ensure_future(anext(events))
-    # Only a resume can name an unknown event; give the store's first step the chance to say so
-    # before the 200 goes out (memory: at once; Redis: one round trip).
-    done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT if after is not None else 0)
+    # Only a client's Last-Event-ID can name an unknown event; give the store's first step the
+    # chance to say so before the 200 goes out (memory: at once; Redis: one round trip).
+    resume = after is not None and not fresh
+    done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT if resume else 0)
     if done and first.exception() is not None:
         with contextlib.suppress(Exception):
             await events.aclose()  # type: ignore[attr-defined]
         first.result()
     cfg = rt.config
-    retry_ms = cfg.retry_ms if sends_priming_event(session.protocol_version) else None
+    priming = sends_priming_event(session.protocol_version)
+    retry_ms = cfg.retry_ms if priming else None
     writer = sse.SSEWriter(send)
     await writer.start()
-    # A first comment at once: daphne (Twisted) sends the headers only with the first body bytes,
-    # and a quiet stream would otherwise leave the client waiting for them until a keep-alive.
-    await writer.write(sse.KEEPALIVE)
+    # Something at once: daphne (Twisted) sends the headers only with the first body bytes, and a
+    # quiet stream would otherwise leave the client waiting for them until a keep-alive.
+    if fresh and priming and after is not None:
+        await writer.write(sse.priming(after, retry_ms))  # [11] transports.mdx "Resumability"
+    else:
+        await writer.write(sse.KEEPALIVE)
     ended = rt.register_stream(session.id)
     watch = StreamWatch(
         writer, receive, keepalive=cfg.keepalive, ended=ended, retry_ms=retry_ms, on_tick=on_tick
@@ -301,7 +309,12 @@ async def serve_log(
         with contextlib.suppress(Exception):
             await events.aclose()  # type: ignore[attr-defined]
         rt.unregister_stream(session.id, ended)
-        await writer.close(None if pump.done() and not pump.cancelled() else retry_ms)
+        complete = pump.done() and not pump.cancelled() and pump.exception() is None
+        if pump.done() and not pump.cancelled() and isinstance(pump.exception(), StreamLagging):
+            logger.info("ending a stream of session %s: its client fell behind", session.id)
+        # Cut short (session ended, server closing, a reader too slow): tell the client to come
+        # back and resume ([11] "Resumability"); a complete one (the end marker) just ends.
+        await writer.close(None if complete else retry_ms)
 
 
 async def _pump(first: asyncio.Future[Event], events: AsyncIterator[Event], writer: sse.SSEWriter) -> None:

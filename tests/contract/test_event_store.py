@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from mcp_protocol.stores.base import Claim, Event, EventStore, UnknownEvent, parse_event_id
+from mcp_protocol.stores.base import (
+    Claim,
+    Event,
+    EventStore,
+    StreamLagging,
+    UnknownEvent,
+    parse_event_id,
+)
 
 from .conftest import eventually, within
 
@@ -229,6 +236,22 @@ async def test_delete_session_removes_all_its_streams_only(make_event_store: Mak
         with pytest.raises(UnknownEvent):
             await first(store.listen("s1", stream, after=event_id))
     assert (await first(store.listen("s2", "r1", after=theirs))).message == {"n": 1}
+
+
+async def test_a_listener_too_far_behind_gets_stream_lagging_never_a_gap(make_event_store: Make) -> None:
+    # A slow SSE client: its listener stops reading while more events arrive than the store keeps
+    # for it. It must end with StreamLagging (the client resumes) rather than skip events.
+    store = make_event_store(max_events=5)
+    listener = store.listen("s1", "r1")
+    await store.append("s1", "r1", {"n": 0})
+    assert (await first(listener)).message == {"n": 0}  # live now
+    await store.append_many("s1", "r1", [{"n": n} for n in range(1, 13)])
+    got: list[int] = []
+    with pytest.raises(StreamLagging):
+        async with asyncio.timeout(5):
+            async for event in listener:
+                got.append(event.message["n"])
+    assert got == list(range(1, len(got) + 1)) and len(got) < 12  # a gapless prefix
 
 
 async def test_claim_once_is_won_by_exactly_one_caller_across_workers(make_event_store: Make) -> None:

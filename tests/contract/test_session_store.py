@@ -7,6 +7,7 @@ Management": any worker serves any request of any session, no sticky sessions).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 import pytest
@@ -155,6 +156,56 @@ async def test_save_persists_changes_for_every_worker(make_session_store: Make) 
     assert loaded is not None and loaded.state == "ready" and loaded.log_level == "debug"
 
 
+async def test_concurrent_saves_of_one_session_from_two_workers_all_persist(make_session_store: Make) -> None:
+    # Two requests of one session run at once, each with its own copy ([L] transports.mdx
+    # "Multiple Connections"): the subscriptions and the log level of every one of them stick.
+    a, b = make_session_store(), make_session_store()
+    session = Session.create()
+    await a.create(session)
+    copies = [await (a if i % 2 else b).load(session.id) for i in range(20)]
+    for i, copy in enumerate(copies):
+        assert copy is not None
+        copy.subscriptions.add(f"file:///{i}")
+        copy.mark_dirty()
+    leveller = await a.load(session.id)
+    assert leveller is not None
+    leveller.log_level = "error"
+    saves = [(a if i % 2 else b).save(c) for i, c in enumerate(copies) if c is not None]
+    await within(asyncio.gather(*saves, a.save(leveller)))
+    stored = await b.load(session.id)
+    assert stored is not None
+    assert stored.subscriptions == {f"file:///{i}" for i in range(20)} and stored.log_level == "error"
+    assert await a.subscribers("file:///7") == [session.id]
+
+
+async def test_an_unsubscribe_removes_only_its_own_uri(make_session_store: Make) -> None:
+    a, b = make_session_store(), make_session_store()
+    session = Session.create()
+    session.subscriptions = {"file:///a"}
+    await a.create(session)
+    leaving, joining = await a.load(session.id), await b.load(session.id)
+    assert leaving is not None and joining is not None
+    leaving.subscriptions.discard("file:///a")
+    joining.subscriptions.add("file:///b")
+    await b.save(joining)
+    await a.save(leaving)  # its copy never saw file:///b: that must survive
+    stored = await a.load(session.id)
+    assert stored is not None and stored.subscriptions == {"file:///b"}
+    assert await b.subscribers("file:///a") == [] and await b.subscribers("file:///b") == [session.id]
+
+
+async def test_list_sessions_reports_when_each_was_last_seen(make_session_store: Make) -> None:
+    store = make_session_store(ttl=60)
+    session = Session.create()
+    session.last_seen = 0.0
+    await store.create(session)
+    await store.load(session.id)
+    seen = time.time()
+    listed = await store.list_sessions()
+    assert [s.id for s in listed] == [session.id]
+    assert abs(listed[0].last_seen - seen) < 2.0
+
+
 async def test_save_slides_the_expiry(make_session_store: Make) -> None:
     store = make_session_store(ttl=0.4)
     session = Session.create()
@@ -275,6 +326,19 @@ async def test_second_stream_claim_fails_until_released_by_its_owner(make_sessio
     await a.release_stream("s1", "worker-a")
     assert await b.claim_stream("s1", "worker-b", 30) is True
     assert await a.claim_stream("s2", "worker-a", 30) is True  # claims are per session
+
+
+async def test_a_take_over_claim_wins_and_the_old_owner_loses_its_refresh(make_session_store: Make) -> None:
+    a, b = make_session_store(), make_session_store()
+    session = Session.create()
+    await a.create(session)
+    assert await a.claim_stream(session.id, "old", 30) is True
+    assert await b.claim_stream(session.id, "new", 30) is False
+    assert await b.claim_stream(session.id, "new", 30, take_over=True) is True
+    assert await a.refresh_claim(session.id, "old", 30) is False
+    await a.release_stream(session.id, "old")  # the old owner leaving frees nothing of the new one
+    assert await a.claim_stream(session.id, "third", 30) is False
+    assert await b.refresh_claim(session.id, "new", 30) is True
 
 
 async def test_only_the_owner_refreshes_a_claim(make_session_store: Make) -> None:

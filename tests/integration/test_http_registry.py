@@ -17,8 +17,17 @@ import httpx
 import pytest
 import redis
 
+from mcp_protocol.bus.base import CHANGES
+from mcp_protocol.bus.redis import RedisBus
 from tests.support import REGISTRY_PROVIDER, LiveServer
-from tests.support.mcp_http import POST_HEADERS, open_session, request, session_headers, sse_events
+from tests.support.mcp_http import (
+    POST_HEADERS,
+    SSEEvent,
+    open_session,
+    request,
+    session_headers,
+    sse_events,
+)
 
 pytestmark = pytest.mark.timeout(120)
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -91,6 +100,45 @@ async def test_a_change_saved_in_a_shell_reaches_the_get_stream_and_the_next_lis
                     break
     assert received == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
     assert "echo" not in await tool_names(client, live.url, session_id)
+
+
+async def next_data(events: AsyncIterator[SSEEvent]) -> SSEEvent:
+    async with asyncio.timeout(10):
+        async for event in events:
+            if event.data:
+                return event
+    raise AssertionError("the stream ended")
+
+
+async def test_a_new_get_stream_carries_only_what_follows_its_priming_event(
+    live: LiveServer, client: httpx.AsyncClient
+) -> None:
+    # [L] transports.mdx: a message goes on one stream, so a notification the first GET stream
+    # delivered is not sent again on the next one; [11]: each new stream starts with a priming
+    # event whose id resumes it.
+    session_id = await open_session(client, live.url)
+    headers = {**session_headers(session_id), "accept": "text/event-stream"}
+    bus = RedisBus(url=REDIS_URL, prefix=PREFIX)
+    try:
+        async with client.stream("GET", live.url, headers=headers) as first:
+            events = sse_events(first)
+            assert (await anext(events)).is_priming
+            await bus.publish(CHANGES, {"id": uuid.uuid4().hex, "kind": "tools", "uris": []})
+            assert (await next_data(events)).message["method"] == "notifications/tools/list_changed"
+        async with client.stream("GET", live.url, headers=headers) as second:  # no Last-Event-ID
+            assert second.status_code == 200
+            events = sse_events(second)
+            priming = await anext(events)
+            assert priming.is_priming and priming.id is not None
+            await bus.publish(CHANGES, {"id": uuid.uuid4().hex, "kind": "prompts", "uris": []})
+            assert (await next_data(events)).message["method"] == "notifications/prompts/list_changed"
+        resume = {**headers, "last-event-id": priming.id}
+        async with client.stream("GET", live.url, headers=resume) as resumed:
+            assert resumed.status_code == 200
+            replayed = await next_data(sse_events(resumed))
+            assert replayed.message["method"] == "notifications/prompts/list_changed"
+    finally:
+        await bus.close()
 
 
 async def test_modern_call_needs_the_mcp_param_header_of_an_x_mcp_header_argument(
