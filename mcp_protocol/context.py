@@ -5,6 +5,11 @@ carried ``_meta.progressToken``: basic/utilities/progress.mdx), sends log messag
 session's level (server/utilities/logging.mdx), exposes cancellation, and makes server→client
 requests (sampling, elicitation, roots) through the transport's ``Outbound`` after checking the
 client declared the capability ([06+] lifecycle.mdx: only use negotiated capabilities).
+
+The core calls ``finish()`` once the request has been answered (or cancelled): from then on
+progress and log notifications are dropped and server→client requests refused, so a task a
+handler leaked cannot talk about a request the client already considers done
+(basic/utilities/progress.mdx: notifications MUST stop after completion).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from . import versions
 from .errors import ClientRequestError, InvalidParams, RequestCancelled
 from .outbound import Outbound
 from .session import Session
@@ -58,6 +64,7 @@ class Context:
         self.client_request_timeout = client_request_timeout
         self.cancel_event = asyncio.Event()
         self._last_progress: float | None = None
+        self._finished = False
 
     # -- who is asking -------------------------------------------------------------------------
     @property
@@ -77,13 +84,23 @@ class Context:
         if self.cancel_event.is_set():
             raise RequestCancelled()
 
+    # -- completion ----------------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def finish(self) -> None:
+        """Called by the core when the request is over (answered, failed or cancelled)."""
+        self._finished = True
+
     # -- notifications -------------------------------------------------------------------------
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Send ``notifications/progress``; a no-op without a progress token. ``progress`` must
-        increase with each call (basic/utilities/progress.mdx), so a non-increasing value is dropped."""
-        if self.progress_token is None or self.cancelled:
+        increase with each call (basic/utilities/progress.mdx), so a non-increasing value is dropped,
+        as is any call once the request is finished or cancelled (they MUST stop after completion)."""
+        if self.progress_token is None or self.cancelled or self._finished:
             return
         if self._last_progress is not None and progress <= self._last_progress:
             return
@@ -91,13 +108,16 @@ class Context:
         params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and self.protocol_version != "2024-11-05":  # message is [03+]
+        if message is not None and versions.has_progress_message(self.protocol_version):
             params["message"] = message
         await self.outbound.notify("notifications/progress", params)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send ``notifications/message`` if ``level`` is at or above the session's level."""
+        """Send ``notifications/message`` if ``level`` is at or above the session's level; dropped
+        once the request is finished (nothing may follow its response on a request's stream)."""
         rank = level_rank(level)
+        if self._finished:
+            return
         threshold = self.session.log_level
         if threshold is not None and rank < level_rank(threshold):
             return
@@ -118,6 +138,10 @@ class Context:
 
     # -- server → client requests --------------------------------------------------------------
     async def request(self, method: str, params: dict[str, Any] | None, capability: str) -> dict[str, Any]:
+        if self._finished:
+            # Server→client requests relate to the originating request ([L] transports.mdx);
+            # once it has been answered there is nothing left for the client's reply to feed.
+            raise ClientRequestError(f"{method} cannot be sent: the request has already completed")
         if capability not in self.client_capabilities:
             raise ClientRequestError(
                 f"The client did not declare the {capability!r} capability needed for {method}"

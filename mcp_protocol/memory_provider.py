@@ -2,7 +2,8 @@
 
 ``MemoryProvider()`` (no arguments, as settings build it) serves a small demo set: tools ``echo``,
 ``add`` (structured output), ``countdown`` (progress + logs), ``slow`` (waits; cancellable),
-``fail`` (a tool error), ``ask_llm`` (sampling) and ``ask_user`` (elicitation); a text resource
+``fail`` (a tool error), ``ask_llm`` (sampling), ``ask_user`` (elicitation) and ``list_roots``
+(roots); a text resource
 ``demo://readme``; a template ``demo://greeting/{name}`` with completion; a prompt ``greet`` with
 arguments and completion values. Tests pass their own definitions and async callables instead,
 and may ``add``/``remove`` entries: every change makes a new ``Snapshot`` with a new version.
@@ -192,6 +193,13 @@ async def _ask_user(args: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return _text(f"User response: {reply.get('action')}, {reply.get('content')}")
 
 
+async def _list_roots(args: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    reply = await ctx.list_roots()
+    roots = [r for r in reply.get("roots") or () if isinstance(r, dict)]
+    lines = [f"{r.get('name') or '-'}: {r.get('uri')}" for r in roots]
+    return _text("\n".join(lines) if lines else "no roots")
+
+
 async def _readme(uri: str, variables: dict[str, str], ctx: Context) -> list[dict[str, Any]]:
     return [{"uri": uri, "mimeType": "text/plain", "text": "mcpsite demo server: try the echo tool."}]
 
@@ -255,6 +263,7 @@ def _demo() -> tuple[
             Tool("ask_user", _object({"message": string}, ["message"]), "Ask the user (elicitation)"),
             _ask_user,
         ),
+        (Tool("list_roots", _object({}), "List the client's roots (roots/list)"), _list_roots),
     ]
     resources: list[tuple[Resource, ReadFn]] = [
         (Resource("demo://readme", "readme", "Read me", "About this server", "text/plain"), _readme),

@@ -82,7 +82,32 @@ def has_structured_output(version: str | None) -> bool:
 
 
 def has_progress_message(version: str | None) -> bool:
+    """``ProgressNotification.params.message`` is [03+] (2025-03-26 changelog)."""
     return _at_least(version, V2025_03_26)
+
+
+def has_resource_contents_meta(version: str | None) -> bool:
+    """``_meta`` on ``TextResourceContents`` / ``BlobResourceContents`` is [06+]: the 2025-03-26
+    schema's ``ResourceContents`` has only ``uri`` and ``mimeType``; 2025-06-18 schema.ts adds it."""
+    return _at_least(version, V2025_06_18)
+
+
+def structured_content_is_object(version: str | None) -> bool:
+    """[06][11] schema.ts: ``CallToolResult.structuredContent`` is ``{ [key: string]: unknown }``
+    (and ``outputSchema`` is ``type: "object"``); 2026-07-28 (SEP-2106) allows any JSON value."""
+    return has_structured_output(version) and not is_modern(version)
+
+
+def pushes_change_notifications(version: str | None) -> bool:
+    """Whether this server can deliver ``list_changed`` / ``resources/updated`` to a client of
+    ``version``, and so may advertise ``listChanged`` / ``resources.subscribe``.
+
+    Legacy: yes, on the session (the GET stream, stdout). 2026-07-28: the only delivery path is a
+    ``subscriptions/listen`` stream (basic/patterns/subscriptions.mdx; server/resources.mdx:
+    ``subscribe`` means per-resource updates *there*), which this server does not implement yet,
+    so advertising either would promise notifications no client can ever receive.
+    """
+    return not is_modern(version)
 
 
 def has_completion_context(version: str | None) -> bool:
@@ -202,10 +227,14 @@ def content_to_wire(block: Mapping[str, Any], version: str) -> dict[str, Any]:
     out = dict(block)
     if not _at_least(version, V2025_06_18):
         out.pop("_meta", None)  # _meta on content blocks is [06+]
-        if kind == "resource" and isinstance(out.get("resource"), Mapping):
-            inner = dict(out["resource"])
-            inner.pop("_meta", None)
-            out["resource"] = inner
+    if (
+        kind == "resource"
+        and not has_resource_contents_meta(version)
+        and isinstance(out.get("resource"), Mapping)
+    ):
+        inner = dict(out["resource"])
+        inner.pop("_meta", None)
+        out["resource"] = inner
     if isinstance(out.get("annotations"), Mapping):
         out["annotations"] = annotations_to_wire(out["annotations"], version)
     return out
@@ -226,7 +255,10 @@ def capabilities_to_wire(
     logging: bool,
     list_changed: bool,
 ) -> dict[str, Any]:
-    """ServerCapabilities for ``version``: ``completions`` is [03+] (2024-11-05 had no such key)."""
+    """ServerCapabilities for ``version``: ``completions`` is [03+] (2024-11-05 had no such key);
+    ``listChanged`` / ``subscribe`` only where ``pushes_change_notifications`` holds."""
+    if not pushes_change_notifications(version):
+        list_changed = resources_subscribe = False
     caps: dict[str, Any] = {}
     if logging:
         caps["logging"] = {}

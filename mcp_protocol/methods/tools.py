@@ -11,7 +11,10 @@ Decisions, with their spec basis:
 - ``structuredContent`` not conforming to ``outputSchema``: the server broke a MUST of its own
   ("Servers MUST provide structured results that conform to this schema"), which is an internal
   error, not a tool-execution error the model could fix: the call gets -32603 and the mismatch is
-  logged. ``isError`` results are not checked (they need not carry structured content).
+  logged. ``isError`` results are not checked (they need not carry structured content). In
+  2025-06-18 and 2025-11-25 ``structuredContent`` must also be a JSON object (their schema), so
+  any other value (possible with a 2026-era ``outputSchema``) is the same -32603, logged; on an
+  ``isError`` result it is dropped instead, so the tool error still reaches the model.
 - Before 2025-06-18 ``structuredContent`` does not exist: it is removed, and when the tool gave no
   content at all its JSON is sent as a text block (the spec's backwards-compatibility SHOULD).
 - A ``ClientRequestError`` the tool let escape (sampling/elicitation refused or timed out) → an
@@ -91,6 +94,22 @@ def _shape_result(tool: Tool, raw: dict[str, Any], version: str) -> dict[str, An
     result = dict(raw)
     is_error = bool(result.get("isError"))
     structured = result.get("structuredContent")
+    if (
+        "structuredContent" in result
+        and versions.structured_content_is_object(version)
+        and not isinstance(structured, dict)
+    ):
+        # [06][11] schema.ts: structuredContent is an object (outputSchema is type "object"); a
+        # 2026-era outputSchema may describe an array or a scalar, which these clients cannot take.
+        logger.error(
+            "Tool %r returned a non-object structuredContent (%s), invalid in %s",
+            tool.name,
+            type(structured).__name__,
+            version,
+        )
+        if not is_error:
+            raise InternalError("Tool result does not match its outputSchema")
+        del result["structuredContent"]  # keep the tool error itself visible to the model
     if tool.output_schema is not None and not is_error and versions.has_structured_output(version):
         if "structuredContent" not in result:
             logger.error("Tool %r declares an outputSchema but returned no structuredContent", tool.name)

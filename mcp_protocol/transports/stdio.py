@@ -1,13 +1,24 @@
 """The stdio transport (basic/transports.mdx "stdio"): newline-delimited JSON-RPC on stdin/stdout.
 
-One process, one client, one session. stdout carries only protocol messages (the management
-command moves file descriptor 1 to stderr for everything else); logs go to stderr. Each request
-runs in its own task so a slow tool never blocks ``ping`` or ``notifications/cancelled``;
-``initialize`` runs inline so nothing overtakes it. The transport owns server→client requests: it
-numbers them, writes them to stdout and matches the client's responses itself. Definition changes
-published on the bus's ``changes`` channel refresh the provider and become ``list_changed`` /
-``resources/updated`` notifications. EOF on stdin ends the session: in-flight requests get a short
-grace period, then are cancelled, and ``serve`` returns.
+One process, one client. stdout carries only protocol messages (the management command moves file
+descriptor 1 to stderr for everything else); logs go to stderr. Each request runs in its own task
+so a slow tool never blocks ``ping`` or ``notifications/cancelled``; ``initialize`` runs inline so
+nothing overtakes it. EOF on stdin ends the connection: in-flight requests get a short grace
+period, then are cancelled, and ``serve`` returns.
+
+Both eras share the pipe, told apart per message (2026-07-28 versioning.mdx "dual-era"):
+
+- A message whose ``params._meta`` names a protocol version is 2026-07-28: it goes to
+  ``Server.handle_stateless`` with this connection's id, so ``notifications/cancelled`` (the only
+  way to cancel on stdio: 2026-07-28 stdio.mdx "Cancellation") reaches it. There are no headers to
+  check on stdio ("Request Metadata": all of it is inline). The server never writes a request to
+  stdout in that era ("Receiving Messages": MUST NOT); sampling, elicitation and roots would need
+  input-required results.
+- Anything else is the legacy session (one per process). The transport owns its server→client
+  requests: it numbers them, writes them to stdout and matches the client's responses itself.
+  Definition changes published on the bus's ``changes`` channel refresh the provider and become
+  ``list_changed`` / ``resources/updated`` notifications for an initialized legacy session only
+  (2026-07-28 delivers those on ``subscriptions/listen``, not implemented).
 """
 
 from __future__ import annotations
@@ -39,6 +50,8 @@ _LIST_KINDS = ("tools", "resources", "prompts")
 
 
 class StdioOutbound(Outbound):
+    """The legacy session's way back to the client: notifications and server→client requests."""
+
     def __init__(self, transport: StdioTransport) -> None:
         self._transport = transport
 
@@ -49,11 +62,20 @@ class StdioOutbound(Outbound):
         return await self._transport.client_request(method, params, timeout)
 
 
+class StdioModernOutbound(StdioOutbound):
+    """2026-07-28 on stdio: request-scoped notifications only, never a request."""
+
+    async def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
+        # 2026-07-28 stdio.mdx "Receiving Messages": the server MUST NOT write JSON-RPC requests.
+        raise ClientRequestError(f"{method} cannot be sent in 2026-07-28: use an input-required result")
+
+
 class StdioTransport:
     def __init__(self, server: Server, write: Callable[[bytes], None]) -> None:
         self.server = server
         self.session = Session.create()
         self.outbound = StdioOutbound(self)
+        self.modern_outbound = StdioModernOutbound(self)
         self._write = write
         self._write_lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -133,8 +155,13 @@ class StdioTransport:
 
     async def _answer(self, message: Request | Notification) -> dict[str, Any] | None:
         try:
+            if self.server.is_modern_request(message):
+                # Keyed by the legacy session's id: one client, one id space on this pipe.
+                return await self.server.handle_stateless(
+                    message, self.modern_outbound, connection=self.session.id
+                )
             return await self.server.handle(message, self.session, self.outbound)
-        except Exception:  # Server.handle already maps errors; this guards the transport itself
+        except Exception:  # the Server already maps errors; this guards the transport itself
             logger.exception("Unhandled error serving %s", message.method)
             if isinstance(message, Request):
                 return jsonrpc.error_response(message.id, MCPError())

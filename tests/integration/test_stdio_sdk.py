@@ -1,6 +1,7 @@
 """The official ``mcp`` SDK client drives ``python manage.py mcp_stdio`` as a real subprocess
 (basic/transports.mdx "stdio"): handshake, tools, resources, prompts, completion, progress, logs,
-and a sampling request answered by the client. Every wait is bounded."""
+sampling and roots requests answered by the client; and the same client in 2026-07-28 mode,
+stateless over the same transport. Every wait is bounded."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ async def test_sdk_client_uses_every_server_feature_over_stdio():
     logs: list[types.LoggingMessageNotificationParams] = []
     progress: list[tuple[float, float | None, str | None]] = []
     sampled: list[types.CreateMessageRequestParams] = []
+    roots_asked: list[bool] = []
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append(params)
@@ -47,10 +49,18 @@ async def test_sdk_client_uses_every_server_feature_over_stdio():
             role="assistant", content=types.TextContent(type="text", text="forty-two"), model="test-model"
         )
 
+    async def on_roots(context: Any) -> types.ListRootsResult:
+        roots_asked.append(True)
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work/project", name="project")])
+
     async with asyncio.timeout(DEADLINE):
         async with stdio_client(_params()) as (read, write):
             async with ClientSession(
-                read, write, sampling_callback=on_sampling, logging_callback=on_log
+                read,
+                write,
+                sampling_callback=on_sampling,
+                logging_callback=on_log,
+                list_roots_callback=on_roots,
             ) as session:
                 init = await session.initialize()
                 assert init.protocol_version == "2025-11-25"
@@ -98,8 +108,58 @@ async def test_sdk_client_uses_every_server_feature_over_stdio():
                 assert answer.content[0].text == "LLM response: forty-two"
                 assert sampled[0].messages[0].content.text == "meaning of life?"
 
+                roots = await session.call_tool("list_roots", {})
+                assert roots.content[0].text == "project: file:///work/project" and not roots.is_error
+                assert roots_asked == [True]
+
                 pong = await session.send_ping()
                 assert pong is not None
+
+
+async def test_sdk_client_in_auto_mode_speaks_2026_07_28_over_stdio():
+    # 2026-07-28 stdio.mdx "Backward Compatibility": the client probes server/discover first; a
+    # DiscoverResult makes the connection modern (no initialize), and every request then carries
+    # its own _meta.
+    from mcp.client.client import Client
+
+    logs: list[types.LoggingMessageNotificationParams] = []
+    progress: list[float] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async with asyncio.timeout(DEADLINE):
+        async with Client(_params(), mode="auto", logging_callback=on_log, log_level="info") as client:
+            assert client.protocol_version == "2026-07-28"
+            assert client.session.initialize_result is None  # no handshake happened
+            assert client.server_info is not None and client.server_info.name == "mcpsite"
+            tools_capability = client.server_capabilities.tools
+            assert tools_capability is not None and not tools_capability.list_changed
+
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert {"echo", "add", "countdown"} <= set(names)
+            echoed = await client.call_tool("echo", {"message": "modern stdio"})
+            assert echoed.content[0].text == "modern stdio" and not echoed.is_error
+            added = await client.call_tool("add", {"a": 1, "b": 2})
+            assert added.structured_content == {"sum": 3}
+
+            read_result = await client.read_resource("demo://greeting/Ada")
+            assert read_result.contents[0].text == "Hello, Ada!"
+            prompt = await client.get_prompt("greet", {"name": "Ada"})
+            assert prompt.messages[0].content.text == "Write a friendly greeting for Ada."
+            completion = await client.complete(
+                types.PromptReference(type="ref/prompt", name="greet"), {"name": "name", "value": "Al"}
+            )
+            assert completion.completion.values == ["Alice", "Alan"]
+
+            counted = await client.call_tool("countdown", {"steps": 3}, progress_callback=on_progress)
+            assert counted.content[0].text == "counted 3 steps"
+            assert progress == [1, 2, 3]
+            # logLevel "info" in each request's _meta: the two info lines, not the debug ones.
+            assert [entry.level for entry in logs] == ["info", "info"]
 
 
 async def test_server_answers_then_exits_0_at_eof_with_only_protocol_messages_on_stdout():

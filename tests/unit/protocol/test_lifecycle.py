@@ -170,3 +170,63 @@ async def test_an_unexpected_exception_becomes_a_generic_internal_error(caplog):
     response = await server.handle(Request(5, "tools/call", {"name": "boom"}), session, RecordingOutbound())
     assert response == {"jsonrpc": "2.0", "id": 5, "error": {"code": -32603, "message": "Internal error"}}
     assert "hunter2" in caplog.text  # logged with its traceback for the operator, never sent
+
+
+_COMPLETE = {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": ""}}
+METHODS_OF: dict[str, list[tuple[str, dict | None]]] = {
+    "tools": [("tools/list", None), ("tools/call", {"name": "echo", "arguments": {"message": "x"}})],
+    "resources": [
+        ("resources/list", None),
+        ("resources/read", {"uri": "demo://readme"}),
+        ("resources/templates/list", None),
+        ("resources/subscribe", {"uri": "demo://readme"}),
+        ("resources/unsubscribe", {"uri": "demo://readme"}),
+    ],
+    "prompts": [("prompts/list", None), ("prompts/get", {"name": "greet", "arguments": {"name": "A"}})],
+    "completions": [("completion/complete", _COMPLETE)],
+    "logging": [("logging/setLevel", {"level": "info"})],
+}
+
+
+@pytest.mark.parametrize("capability", list(METHODS_OF))
+async def test_each_method_of_a_switched_off_capability_is_method_not_found(capability):
+    # [06+] lifecycle.mdx: only negotiated capabilities may be used; checklist T: -32601.
+    server = make_server(_provider_with(ProviderCapabilities(**{capability: False})))
+    declared = (
+        await call(
+            server, Session.create(), "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}
+        )
+    )["result"]["capabilities"]
+    assert capability not in declared
+    session = await initialized(server)
+    for method, params in METHODS_OF[capability]:
+        response = await call(server, session, method, params)
+        assert response["error"] == {"code": -32601, "message": f"Method not found: {method}"}, method
+    for other, methods in METHODS_OF.items():
+        if other != capability:
+            for method, params in methods:
+                assert "result" in await call(server, session, method, params), method
+
+
+async def test_subscribe_needs_the_resources_capability_even_with_the_subscribe_flag_on():
+    server = make_server(_provider_with(ProviderCapabilities(resources=False, resources_subscribe=True)))
+    session = await initialized(server)
+    for method in ("resources/subscribe", "resources/unsubscribe"):
+        assert (await call(server, session, method, {"uri": "demo://readme"}))["error"]["code"] == -32601
+    assert session.subscriptions == set()
+
+
+@pytest.mark.parametrize("capability", ["tools", "resources", "prompts", "completions"])
+async def test_a_switched_off_capability_is_method_not_found_in_2026_07_28_too(capability):
+    from .conftest import modern_meta
+
+    server = make_server(_provider_with(ProviderCapabilities(**{capability: False})))
+    for method, params in METHODS_OF[capability]:
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            continue  # not 2026-07-28 methods at all
+        request = Request(1, method, {**(params or {}), "_meta": modern_meta()})
+        response = await server.handle_stateless(request, RecordingOutbound())
+        assert response is not None and response["error"]["code"] == -32601, method
+    discover = Request(2, "server/discover", {"_meta": modern_meta()})
+    result = await server.handle_stateless(discover, RecordingOutbound())
+    assert result is not None and capability not in result["result"]["capabilities"]

@@ -42,10 +42,19 @@ async def test_server_discover(server):
         "2025-11-25",
         "2026-07-28",
     }
-    assert result["capabilities"]["tools"] == {"listChanged": True}
     assert result["resultType"] == "complete"
     assert result["ttlMs"] == 0 and result["cacheScope"] == "private"
     assert result["_meta"][SERVER_INFO] == {"name": "test-server", "version": "1.2.3", "title": "Test Server"}
+
+
+async def test_discover_does_not_advertise_change_notifications_without_subscriptions_listen(server):
+    # 2026-07-28 delivers list_changed / resources/updated only on subscriptions/listen
+    # (basic/patterns/subscriptions.mdx), which this server does not implement yet.
+    capabilities = (await modern(server, "server/discover"))["result"]["capabilities"]
+    assert capabilities["tools"] == {"listChanged": False}
+    assert capabilities["prompts"] == {"listChanged": False}
+    assert capabilities["resources"] == {"subscribe": False, "listChanged": False}
+    assert capabilities["logging"] == {} and capabilities["completions"] == {}
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from mcp_protocol.definitions import Tool
 from mcp_protocol.jsonrpc import Notification, Request
 from mcp_protocol.memory_provider import MemoryProvider
@@ -130,3 +132,80 @@ async def test_an_external_cancellation_of_handle_propagates():
     done, _ = await asyncio.wait({task}, timeout=5)
     assert task in done and task.cancelled()
     assert stopped.is_set()
+
+
+async def test_progress_and_logs_from_a_leaked_task_stop_once_the_request_completed():
+    # basic/utilities/progress.mdx: progress notifications MUST stop after completion.
+    release = asyncio.Event()
+    leaked: list[asyncio.Task] = []
+
+    async def leaky(args, ctx):
+        async def later():
+            await release.wait()
+            await ctx.report_progress(2, 2)
+            await ctx.log("error", "too late")
+
+        await ctx.report_progress(1, 2)
+        leaked.append(asyncio.create_task(later()))
+        return {"content": []}
+
+    server = make_server(MemoryProvider(tools=[(Tool("leaky", {"type": "object"}), leaky)]))
+    session = await initialized(server)
+    outbound = RecordingOutbound()
+    params = {"name": "leaky", "_meta": {"progressToken": "p"}}
+    response = await server.handle(Request(1, "tools/call", params), session, outbound)
+    assert response is not None and "result" in response
+    release.set()
+    await asyncio.wait_for(leaked[0], 5)
+    assert [p["progress"] for p in outbound.of("notifications/progress")] == [1]
+    assert outbound.of("notifications/message") == []
+
+
+async def test_a_context_refuses_client_requests_once_its_request_completed():
+    from mcp_protocol.errors import ClientRequestError
+
+    kept = []
+
+    async def keep(args, ctx):
+        kept.append(ctx)
+        return {"content": []}
+
+    server = make_server(MemoryProvider(tools=[(Tool("keep", {"type": "object"}), keep)]))
+    session = await initialized(server, capabilities={"roots": {}})
+    outbound = RecordingOutbound()
+    await server.handle(Request(1, "tools/call", {"name": "keep"}), session, outbound)
+    assert kept[0].finished
+    with pytest.raises(ClientRequestError, match="already completed"):
+        await kept[0].list_roots()
+    assert outbound.requests == []
+
+
+async def test_a_request_id_still_in_flight_is_refused_and_the_first_request_is_untouched():
+    # basic/index.mdx "Requests": an id MUST NOT be reused within a session.
+    server, started, _, stopped = await _slow_server()
+    session = await initialized(server)
+    first = asyncio.create_task(
+        server.handle(Request(7, "tools/call", {"name": "slow"}), session, RecordingOutbound())
+    )
+    await asyncio.wait_for(started.wait(), 5)
+    duplicate = await server.handle(Request(7, "ping", None), session, RecordingOutbound())
+    assert duplicate is not None and duplicate["id"] == 7
+    assert duplicate["error"]["code"] == -32600
+    assert "request id 7 is already in use" in duplicate["error"]["message"]
+    assert server.in_flight() == 1 and not first.done() and not stopped.is_set()
+    # The first is still the one a cancel reaches, and the id is free again afterwards.
+    assert server.cancel(session.id, 7) is True
+    assert await asyncio.wait_for(first, 5) is None
+    assert (await call(server, session, "ping", id=7))["result"] == {}
+
+
+async def test_the_same_id_in_another_session_is_not_a_reuse():
+    server, started, _, _ = await _slow_server()
+    session, other = await initialized(server), await initialized(server)
+    task = asyncio.create_task(
+        server.handle(Request(7, "tools/call", {"name": "slow"}), session, RecordingOutbound())
+    )
+    await asyncio.wait_for(started.wait(), 5)
+    assert (await call(server, other, "ping", id=7))["result"] == {}
+    server.cancel(session.id, 7)
+    assert await asyncio.wait_for(task, 5) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mcp_protocol.definitions import Completion
 from mcp_protocol.memory_provider import MemoryProvider
 
@@ -122,3 +124,58 @@ async def test_completion_context_arguments_reach_the_provider_from_2025_06_18()
         session = await initialized(server, version)
         assert "result" in await call(server, session, "completion/complete", params)
     assert seen == [{}, {"name": "Ada"}]
+
+
+@pytest.mark.parametrize(
+    ("uri", "why"),
+    [
+        ("demo://read me", "' ' must be percent-encoded"),
+        ("demo://readme\n", "'\\n' must be percent-encoded"),
+        ("demo://caf\u00e9", "'\u00e9' must be percent-encoded"),
+        ("readme", "no scheme"),
+        ("1demo://readme", "no scheme"),
+        ("://readme", "no scheme"),
+        ("", "empty"),
+        ("demo://a%zz", "not an RFC 3986 URI"),
+        ("demo://a#b#c", "not an RFC 3986 URI"),
+        ("demo://greeting/{name}", "not an RFC 3986 URI"),
+        ("http://example.com:80a/", "not an RFC 3986 URI"),
+    ],
+)
+@pytest.mark.parametrize("method", ["resources/read", "resources/subscribe", "resources/unsubscribe"])
+async def test_a_uri_that_is_not_rfc_3986_is_invalid_params_with_the_reason(server, uri, why, method):
+    # server/resources.mdx: servers MUST validate all resource URIs (RFC 3986).
+    session = await initialized(server)
+    error = (await call(server, session, method, {"uri": uri}))["error"]
+    assert error["code"] == -32602 and error["data"] == {"uri": uri}
+    assert error["message"].startswith(f"Invalid resource URI {uri!r}: ") and why in error["message"]
+    assert session.subscriptions == set()
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "demo://greeting/Ada%20L",
+        "file:///home/ada/notes.txt",
+        "https://user@example.com:8443/a/b?q=1&r=%2F#frag",
+        "urn:isbn:0451450523",
+        "http://[::1]:8080/x",
+        "data:text/plain;base64,SGVsbG8=",
+    ],
+)
+async def test_rfc_3986_uris_of_any_shape_are_accepted(server, uri):
+    session = await initialized(server)
+    assert (await call(server, session, "resources/subscribe", {"uri": uri}))["result"] == {}
+
+
+@pytest.mark.parametrize(("version", "kept"), [("2025-03-26", False), ("2025-06-18", True)])
+async def test_meta_on_resource_contents_is_sent_from_2025_06_18(version, kept):
+    from mcp_protocol.definitions import Resource
+
+    async def read(uri, variables, ctx):
+        return [{"uri": uri, "text": "x", "_meta": {"k": 1}}]
+
+    server = make_server(MemoryProvider(resources=[(Resource("demo://m", "m"), read)]))
+    session = await initialized(server, version)
+    contents = (await call(server, session, "resources/read", {"uri": "demo://m"}))["result"]["contents"]
+    assert ("_meta" in contents[0]) is kept

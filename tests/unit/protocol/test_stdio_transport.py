@@ -7,11 +7,13 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from mcp_protocol.definitions import Tool
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.transports.stdio import StdioTransport
 
-from .conftest import make_server
+from .conftest import make_server, modern_meta
 
 
 class Wire:
@@ -245,4 +247,191 @@ async def test_changes_published_on_the_memory_bus_reach_the_client():
         watcher.cancel()
         await asyncio.wait({watcher}, timeout=5)
         await bus.close()
+    await transport.shutdown()
+
+
+# -- 2026-07-28 over stdio (basic/transports/stdio.mdx of 2026-07-28) -----------------------------
+def modern_request(id: Any, method: str, params: dict | None = None, **meta: Any) -> bytes:
+    body = dict(params or {})
+    body["_meta"] = {**modern_meta(), **meta}
+    return line({"jsonrpc": "2.0", "id": id, "method": method, "params": body})
+
+
+def _bare(provider: MemoryProvider | None = None, **server_options: Any) -> tuple[StdioTransport, Wire]:
+    wire = Wire()
+    return StdioTransport(make_server(provider, **server_options), wire.write), wire
+
+
+async def test_a_2026_07_28_client_is_served_statelessly_without_initialize():
+    transport, wire = _bare()
+    await transport.feed_line(modern_request(1, "server/discover"))
+    discover = (await wire.wait_for(lambda m: m.get("id") == 1))["result"]
+    assert discover["supportedVersions"][0] == "2026-07-28" and discover["resultType"] == "complete"
+    await transport.feed_line(modern_request(2, "tools/list"))
+    listed = (await wire.wait_for(lambda m: m.get("id") == 2))["result"]
+    assert "echo" in [t["name"] for t in listed["tools"]] and "ttlMs" in listed
+    await transport.feed_line(modern_request(3, "resources/read", {"uri": "demo://readme"}))
+    assert (await wire.wait_for(lambda m: m.get("id") == 3))["result"]["contents"][0][
+        "uri"
+    ] == "demo://readme"
+    await transport.feed_line(
+        modern_request(4, "prompts/get", {"name": "greet", "arguments": {"name": "Ada"}})
+    )
+    assert (await wire.wait_for(lambda m: m.get("id") == 4))["result"]["messages"]
+    await transport.feed_line(
+        modern_request(5, "resources/read", {"uri": "demo://missing"})
+    )  # 2026-07-28 server/resources.mdx: not found is -32602
+    assert (await wire.wait_for(lambda m: m.get("id") == 5))["error"]["code"] == -32602
+    assert not transport.session.initialized  # nothing stateful happened to the legacy session
+    await transport.shutdown()
+
+
+async def test_2026_07_28_progress_and_logs_precede_the_response_on_stdout():
+    transport, wire = _bare()
+    call = {"name": "countdown", "arguments": {"steps": 2}}
+    meta = {"progressToken": "tok", "io.modelcontextprotocol/logLevel": "info"}
+    await transport.feed_line(modern_request(1, "tools/call", call, **meta))
+    response = await wire.wait_for(lambda m: m.get("id") == 1)
+    assert response["result"]["content"] == [{"type": "text", "text": "counted 2 steps"}]
+    assert response["result"]["resultType"] == "complete"
+    before = wire.messages[: wire.messages.index(response)]
+    assert [m["params"]["progress"] for m in before if m["method"] == "notifications/progress"] == [1, 2]
+    assert [m["params"]["level"] for m in before if m["method"] == "notifications/message"] == [
+        "info",
+        "info",
+    ]
+    await transport.shutdown()
+
+
+async def test_an_unsupported_modern_version_over_stdio_is_32022():
+    transport, wire = _bare()
+    await transport.feed_line(
+        modern_request(1, "tools/list", **{"io.modelcontextprotocol/protocolVersion": "2099-01-01"})
+    )
+    error = (await wire.wait_for(lambda m: m.get("id") == 1))["error"]
+    assert error["code"] == -32022 and error["data"]["requested"] == "2099-01-01"
+    await transport.shutdown()
+
+
+async def test_legacy_and_2026_07_28_messages_share_one_pipe():
+    transport, wire = await _started()
+    await transport.feed_line(modern_request(1, "tools/list"))
+    await transport.feed_line(line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+    modern = (await wire.wait_for(lambda m: m.get("id") == 1))["result"]
+    legacy = (await wire.wait_for(lambda m: m.get("id") == 2))["result"]
+    assert modern["resultType"] == "complete" and "resultType" not in legacy
+    await transport.feed_line(modern_request(3, "ping"))  # removed in 2026-07-28
+    assert (await wire.wait_for(lambda m: m.get("id") == 3))["error"]["code"] == -32601
+    await transport.shutdown()
+
+
+async def _hanging() -> tuple[MemoryProvider, asyncio.Event, asyncio.Event]:
+    started, stopped = asyncio.Event(), asyncio.Event()
+
+    async def hang(args, ctx):
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        return {"content": []}
+
+    return MemoryProvider(tools=[(Tool("hang", {"type": "object"}), hang)]), started, stopped
+
+
+@pytest.mark.parametrize("with_meta", [True, False])
+async def test_notifications_cancelled_stops_a_2026_07_28_request_and_no_response_is_sent(with_meta):
+    # 2026-07-28 stdio.mdx "Cancellation": the client MUST send notifications/cancelled; the
+    # server MUST NOT send any further messages for the request.
+    provider, started, stopped = await _hanging()
+    transport, wire = _bare(provider)
+    await transport.feed_line(modern_request("a", "tools/call", {"name": "hang"}))
+    await asyncio.wait_for(started.wait(), 5)
+    params: dict[str, Any] = {"requestId": "a"}
+    if with_meta:
+        params["_meta"] = modern_meta()
+    await transport.feed_line(line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}))
+    await asyncio.wait_for(stopped.wait(), 5)
+    await transport.feed_line(modern_request("b", "tools/list"))
+    await wire.wait_for(lambda m: m.get("id") == "b")
+    await transport.shutdown(grace=1)
+    assert not any(m.get("id") == "a" for m in wire.messages)
+
+
+async def test_a_2026_07_28_request_reusing_an_in_flight_id_is_refused():
+    provider, started, _ = await _hanging()
+    transport, wire = _bare(provider)
+    await transport.feed_line(modern_request(1, "tools/call", {"name": "hang"}))
+    await asyncio.wait_for(started.wait(), 5)
+    await transport.feed_line(modern_request(1, "tools/list"))
+    error = (await wire.wait_for(lambda m: m.get("id") == 1))["error"]
+    assert error["code"] == -32600 and "already in use" in error["message"]
+    await transport.shutdown(grace=0)
+
+
+async def test_the_server_never_writes_a_request_to_stdout_in_2026_07_28():
+    # 2026-07-28 stdio.mdx "Receiving Messages": the server MUST NOT write JSON-RPC requests.
+    transport, wire = _bare()
+    caps = {"io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "roots": {}}}
+    await transport.feed_line(
+        modern_request(1, "tools/call", {"name": "ask_llm", "arguments": {"prompt": "?"}}, **caps)
+    )
+    await transport.feed_line(modern_request(2, "tools/call", {"name": "list_roots"}, **caps))
+    for id in (1, 2):
+        result = (await wire.wait_for(lambda m, id=id: m.get("id") == id))["result"]
+        assert result["isError"] is True and "2026-07-28" in result["content"][0]["text"]
+    assert not any("method" in m and "id" in m for m in wire.messages)
+    await transport.shutdown()
+
+
+async def test_definition_changes_are_not_pushed_to_a_2026_07_28_client():
+    provider = MemoryProvider()
+    transport, wire = _bare(provider)
+    await transport.feed_line(modern_request(1, "tools/list"))
+    await wire.wait_for(lambda m: m.get("id") == 1)
+    await transport.on_change(provider, {"kind": "tools"})
+    assert [m for m in wire.messages if "method" in m] == []
+    await transport.shutdown()
+
+
+# -- server→client requests over stdio (legacy) ---------------------------------------------------
+async def test_a_server_request_that_times_out_is_cancelled_and_the_tool_gets_a_clear_error():
+    # basic/utilities/cancellation.mdx: the transport tells the client it no longer wants the
+    # answer; the tool sees a ClientRequestError, which becomes an isError result.
+    wire = Wire()
+    transport = StdioTransport(make_server(client_request_timeout=0.05), wire.write)
+    init = {"protocolVersion": "2025-11-25", "capabilities": {"sampling": {}}}
+    await transport.feed_line(line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
+    call = {"name": "ask_llm", "arguments": {"prompt": "hi"}}
+    await transport.feed_line(line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}))
+    request = await wire.wait_for(lambda m: m.get("method") == "sampling/createMessage")
+    cancelled = await wire.wait_for(lambda m: m.get("method") == "notifications/cancelled")
+    assert cancelled["params"] == {"requestId": request["id"], "reason": "timeout"}
+    response = await wire.wait_for(lambda m: m.get("id") == 1)
+    assert response["result"] == {
+        "content": [{"type": "text", "text": "No response to sampling/createMessage within 0.05s"}],
+        "isError": True,
+    }
+    assert wire.messages.index(cancelled) < wire.messages.index(response)
+    # A reply arriving after the deadline is ignored, not an error and not a crash.
+    count = len(wire.messages)
+    answer = {"role": "assistant", "content": {"type": "text", "text": "late"}, "model": "m"}
+    await transport.feed_line(line({"jsonrpc": "2.0", "id": request["id"], "result": answer}))
+    await transport.feed_line(line({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    await wire.wait_for(lambda m: m.get("id") == 2)
+    assert len(wire.messages) == count + 1
+    await transport.shutdown()
+
+
+async def test_a_tool_gets_the_clients_roots_over_stdio():
+    transport, wire = await _started(caps={"roots": {}})
+    await transport.feed_line(
+        line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_roots"}})
+    )
+    request = await wire.wait_for(lambda m: m.get("method") == "roots/list")
+    assert "params" not in request or request["params"] is None
+    roots = {"roots": [{"uri": "file:///project", "name": "project"}]}
+    await transport.feed_line(line({"jsonrpc": "2.0", "id": request["id"], "result": roots}))
+    response = await wire.wait_for(lambda m: m.get("id") == 3)
+    assert response["result"]["content"][0]["text"] == "project: file:///project"
     await transport.shutdown()

@@ -203,3 +203,45 @@ async def test_a_task_required_tool_called_without_a_task_is_method_not_found_in
     assert "result" in await call(
         server, await initialized(server, "2025-06-18"), "tools/call", {"name": "job"}
     )
+
+
+@pytest.mark.parametrize("structured", [[1, 2], "sum", 5, None])
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_non_object_structured_content_is_an_internal_error_in_legacy_sessions(
+    structured, version, caplog
+):
+    # [06][11] schema.ts: structuredContent is an object; a 2026-era outputSchema may not be.
+    async def array(args, ctx):
+        return {"content": [], "structuredContent": structured}
+
+    tool = Tool("arr", {"type": "object"}, output_schema={"type": "array"})
+    server = make_server(MemoryProvider(tools=[(tool, array)]))
+    session = await initialized(server, version)
+    response = await call(server, session, "tools/call", {"name": "arr"})
+    assert response["error"] == {"code": -32603, "message": "Tool result does not match its outputSchema"}
+    assert "non-object structuredContent" in caplog.text
+
+
+async def test_non_object_structured_content_is_dropped_from_a_legacy_tool_error():
+    async def failing(args, ctx):
+        return {"content": [{"type": "text", "text": "no"}], "structuredContent": [1], "isError": True}
+
+    server = make_server(MemoryProvider(tools=[(Tool("f", {"type": "object"}), failing)]))
+    session = await initialized(server, "2025-11-25")
+    result = (await call(server, session, "tools/call", {"name": "f"}))["result"]
+    assert result == {"content": [{"type": "text", "text": "no"}], "isError": True}
+
+
+async def test_2026_07_28_accepts_any_json_value_as_structured_content():
+    from mcp_protocol.jsonrpc import Request
+
+    from .conftest import RecordingOutbound, modern_meta
+
+    async def array(args, ctx):
+        return {"content": [], "structuredContent": [1, 2]}
+
+    tool = Tool("arr", {"type": "object"}, output_schema={"type": "array"})
+    server = make_server(MemoryProvider(tools=[(tool, array)]))
+    request = Request(1, "tools/call", {"name": "arr", "_meta": modern_meta()})
+    response = await server.handle_stateless(request, RecordingOutbound())
+    assert response is not None and response["result"]["structuredContent"] == [1, 2]

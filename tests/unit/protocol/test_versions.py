@@ -150,3 +150,52 @@ def test_capabilities_completions_is_03_plus():
         "tools": {"listChanged": False},
     }
     assert "completions" in versions.capabilities_to_wire(version="2025-03-26", **kwargs)
+
+
+def test_resource_contents_carry_meta_from_2025_06_18():
+    # 2025-03-26 schema.json ResourceContents = {uri, mimeType}; 2025-06-18 schema.ts adds _meta.
+    assert [versions.has_resource_contents_meta(v) for v in versions.ORDER] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
+    block = {"type": "resource", "resource": {"uri": "a:b", "text": "x", "_meta": {"k": 1}}}
+    assert versions.content_to_wire(block, "2025-03-26")["resource"] == {"uri": "a:b", "text": "x"}
+    assert versions.content_to_wire(block, "2025-06-18") == block
+
+
+def test_structured_content_must_be_an_object_only_in_2025_06_18_and_2025_11_25():
+    assert [versions.structured_content_is_object(v) for v in versions.ORDER] == [
+        False,  # no structuredContent at all
+        False,
+        True,
+        True,
+        False,  # SEP-2106: any JSON value
+    ]
+
+
+def test_progress_message_is_03_plus():
+    assert [versions.has_progress_message(v) for v in versions.ORDER] == [False, True, True, True, True]
+
+
+def test_modern_capabilities_promise_no_change_notifications():
+    # Until subscriptions/listen exists, 2026-07-28 clients could never receive them.
+    kwargs = dict(
+        tools=True,
+        resources=True,
+        resources_subscribe=True,
+        prompts=True,
+        completions=True,
+        logging=True,
+        list_changed=True,
+    )
+    assert [versions.pushes_change_notifications(v) for v in versions.ORDER] == [True] * 4 + [False]
+    modern = versions.capabilities_to_wire(version="2026-07-28", **kwargs)
+    assert modern["tools"] == {"listChanged": False}
+    assert modern["prompts"] == {"listChanged": False}
+    assert modern["resources"] == {"subscribe": False, "listChanged": False}
+    legacy = versions.capabilities_to_wire(version="2025-11-25", **kwargs)
+    assert legacy["resources"] == {"subscribe": True, "listChanged": True}
+    assert legacy["tools"] == {"listChanged": True}
