@@ -42,33 +42,37 @@ from .session import Session
 
 logger = logging.getLogger(__name__)
 
-Gate = str | None  # the ProviderCapabilities flag a method needs
+Gate = tuple[str, ...]  # the ProviderCapabilities flags a method needs, all of them
+_OPEN: Gate = ()
 
 
 def _gate_open(caps: ProviderCapabilities, gate: Gate) -> bool:
-    return gate is None or bool(getattr(caps, gate))
+    return all(getattr(caps, flag) for flag in gate)
 
 
 _SHARED: dict[str, tuple[Handler, Gate]] = {
-    "tools/list": (tools.list_tools, "tools"),
-    "tools/call": (tools.call_tool, "tools"),
-    "resources/list": (resources.list_resources, "resources"),
-    "resources/read": (resources.read_resource, "resources"),
-    "resources/templates/list": (resources.list_resource_templates, "resources"),
-    "prompts/list": (prompts.list_prompts, "prompts"),
-    "prompts/get": (prompts.get_prompt, "prompts"),
-    "completion/complete": (completion.complete, "completions"),
+    "tools/list": (tools.list_tools, ("tools",)),
+    "tools/call": (tools.call_tool, ("tools",)),
+    "resources/list": (resources.list_resources, ("resources",)),
+    "resources/read": (resources.read_resource, ("resources",)),
+    "resources/templates/list": (resources.list_resource_templates, ("resources",)),
+    "prompts/list": (prompts.list_prompts, ("prompts",)),
+    "prompts/get": (prompts.get_prompt, ("prompts",)),
+    "completion/complete": (completion.complete, ("completions",)),
 }
+# server/resources.mdx: `subscribe` is a feature *of* the resources capability, so a server
+# without resources has no subscriptions even if the provider left the sub-flag on.
+_SUBSCRIBE: Gate = ("resources", "resources_subscribe")
 LEGACY_METHODS: dict[str, tuple[Handler, Gate]] = {
     **_SHARED,
-    "initialize": (lifecycle.initialize, None),
-    "ping": (lifecycle.ping, None),
-    "resources/subscribe": (resources.subscribe, "resources_subscribe"),
-    "resources/unsubscribe": (resources.unsubscribe, "resources_subscribe"),
-    "logging/setLevel": (logs.set_level, "logging"),
+    "initialize": (lifecycle.initialize, _OPEN),
+    "ping": (lifecycle.ping, _OPEN),
+    "resources/subscribe": (resources.subscribe, _SUBSCRIBE),
+    "resources/unsubscribe": (resources.unsubscribe, _SUBSCRIBE),
+    "logging/setLevel": (logs.set_level, ("logging",)),
 }
 # 2026-07-28 changelog: no initialize, ping, logging/setLevel or resources/(un)subscribe.
-MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {**_SHARED, "server/discover": (lifecycle.discover, None)}
+MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {**_SHARED, "server/discover": (lifecycle.discover, _OPEN)}
 # 2026-07-28 server/utilities/caching.mdx: these complete results carry ttlMs + cacheScope.
 CACHEABLE_METHODS = frozenset(
     {
@@ -86,6 +90,7 @@ CACHEABLE_METHODS = frozenset(
 class _InFlight:
     task: asyncio.Future[dict[str, Any]]
     ctx: Context
+    cancellable: bool = True
     cancelled_by_client: bool = False
 
 
@@ -140,7 +145,7 @@ class Server:
         self, message: Request | Notification, session: Session, outbound: Outbound
     ) -> dict[str, Any] | None:
         if isinstance(message, Notification):
-            self._notification(message, session)
+            self._notification(message, session.id)
             return None
         method = message.method
         try:
@@ -157,14 +162,14 @@ class Server:
             return jsonrpc.error_response(message.id, exc)
         version = session.protocol_version or versions.LATEST_LEGACY
         return await self._run(
-            message, session, outbound, entry[0], version, cancellable=method != "initialize"
+            message, session, outbound, entry[0], version, session.id, cancellable=method != "initialize"
         )
 
-    def _notification(self, message: Notification, session: Session) -> None:
+    def _notification(self, message: Notification, scope: str) -> None:
         if message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
             if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-                self.cancel(session.id, request_id)
+                self.cancel(scope, request_id)
         # notifications/initialized and unknown notifications need no action (JSON-RPC: no reply).
 
     # -- modern era -----------------------------------------------------------------------------
@@ -175,10 +180,26 @@ class Server:
         return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
 
     async def handle_stateless(
-        self, message: Request | Notification, outbound: Outbound, principal: str | None = None
+        self,
+        message: Request | Notification,
+        outbound: Outbound,
+        principal: str | None = None,
+        *,
+        connection: str | None = None,
     ) -> dict[str, Any] | None:
+        """Serve one 2026-07-28 message.
+
+        ``connection`` names the channel the message arrived on when the transport has one that
+        outlives a request (stdio). Requests are then tracked under it, so a
+        ``notifications/cancelled`` on that channel reaches them (2026-07-28 stdio.mdx
+        "Cancellation": the client MUST cancel that way) and an id still in flight on it is
+        refused. It carries no state between requests. Over HTTP it is ``None``: each POST is
+        its own channel and the client cancels by closing the stream.
+        """
         if isinstance(message, Notification):
-            return None  # 2026-07-28 cancels by closing the stream; nothing else needs handling
+            if connection is not None:
+                self._notification(message, connection)
+            return None
         try:
             session = stateless_session(message.params, principal)
             entry = MODERN_METHODS.get(message.method)
@@ -187,8 +208,9 @@ class Server:
         except MCPError as exc:
             return jsonrpc.error_response(message.id, exc)
         assert session.protocol_version is not None
+        scope = connection if connection is not None else session.id
         response = await self._run(
-            message, session, outbound, entry[0], session.protocol_version, cancellable=True
+            message, session, outbound, entry[0], session.protocol_version, scope, cancellable=True
         )
         if response is not None and "result" in response:
             self._decorate_modern(message.method, response["result"])
@@ -212,9 +234,21 @@ class Server:
         outbound: Outbound,
         handler: Handler,
         version: str,
+        scope: str,
         *,
         cancellable: bool,
     ) -> dict[str, Any] | None:
+        key = (scope, message.id)
+        if key in self._inflight:
+            # basic/index.mdx "Requests": an id MUST NOT be reused within a session ([26]: while
+            # the sender awaits its response). Refuse the second; the first runs on untouched.
+            return jsonrpc.error_response(
+                message.id,
+                InvalidRequest(
+                    f"Invalid Request: request id {message.id!r} is already in use by a request "
+                    "still in progress; request ids must not be reused"
+                ),
+            )
         params = message.params or {}
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -229,10 +263,9 @@ class Server:
         )
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
         task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(handler(call))
-        key = (session.id, message.id)
-        entry = _InFlight(task, ctx)
-        if cancellable:
-            self._inflight[key] = entry
+        entry = _InFlight(task, ctx, cancellable)
+        # Tracked even when not cancellable, so the id counts as in use until answered.
+        self._inflight[key] = entry
         try:
             result = await task
         except asyncio.CancelledError:
@@ -248,6 +281,9 @@ class Server:
             logger.exception("Internal error while serving %s", message.method)
             return jsonrpc.error_response(message.id, InternalError())
         finally:
+            # progress.mdx: notifications MUST stop after completion, even from a task the
+            # handler leaked.
+            ctx.finish()
             if self._inflight.get(key) is entry:
                 del self._inflight[key]
         if entry.cancelled_by_client:
@@ -262,12 +298,16 @@ class Server:
     def cancel(self, session_id: str, request_id: jsonrpc.RequestId) -> bool:
         """Stop an in-flight request (notifications/cancelled); ``False`` if unknown or finished."""
         entry = self._inflight.get((session_id, request_id))
-        if entry is None or entry.task.done():
+        if entry is None or entry.task.done() or not entry.cancellable:
             return False
         entry.cancelled_by_client = True
         entry.ctx.cancel_event.set()
         entry.task.cancel()
         return True
+
+    def cancel_session(self, session_id: str) -> int:
+        """Stop every request of a session that ended (DELETE): nobody will read their answers."""
+        return sum(self.cancel(sid, rid) for sid, rid in list(self._inflight) if sid == session_id)
 
     def in_flight(self) -> int:
         return len(self._inflight)

@@ -26,21 +26,29 @@ import contextlib
 import itertools
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..bus.base import Bus, Subscription, session_channel
-from ..jsonrpc import RequestId, Response
+from ..errors import ClientRequestError
+from ..jsonrpc import RequestId, Response, request
 
 logger = logging.getLogger("mcp_protocol.transports")
 
 CANCELLED = "notifications/cancelled"
+# Internal, on the bus only (never sent to a client): the session was DELETEd on another worker.
+SESSION_ENDED = "mcpsite/sessionEnded"
 CancelHere = Callable[[str, RequestId], bool]
+EndHere = Callable[[str], None]
 _Key = tuple[str, RequestId]
 
 
 def _nothing_here(session_id: str, request_id: RequestId) -> bool:
     return False
+
+
+def _no_session_here(session_id: str) -> None:
+    return None
 
 
 def cancelled_request_id(params: Any) -> RequestId | None:
@@ -49,6 +57,33 @@ def cancelled_request_id(params: Any) -> RequestId | None:
     if isinstance(request_id, str | int) and not isinstance(request_id, bool):
         return request_id
     return None
+
+
+async def ask(
+    pending: PendingRequests,
+    session_id: str,
+    send: Callable[[dict[str, Any]], Awaitable[None]],
+    method: str,
+    params: dict[str, Any] | None,
+    timeout: float,
+) -> dict[str, Any]:
+    """One server→client request: listen for the answer first (it may reach any worker), then
+    ``send`` the request on its stream, and wait ``timeout`` seconds. Returns the ``result``;
+    raises ``ClientRequestError`` for an error reply or none in time."""
+    request_id = pending.new_id()
+    future = await pending.expect(session_id, request_id)
+    try:
+        await send(request(request_id, method, params))
+        try:
+            response = await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            silence = f"The client sent no response to {method} within {timeout:g} s"
+            raise ClientRequestError(silence) from None
+    finally:
+        await pending.release(session_id, request_id)
+    if response.error is not None:
+        raise ClientRequestError(f"The client answered {method} with an error", response.error)
+    return response.result or {}
 
 
 class CancelWatch:
@@ -102,9 +137,11 @@ class _Listener:
 
 
 class PendingRequests:
-    def __init__(self, bus: Bus, on_cancel: CancelHere = _nothing_here) -> None:
+    def __init__(self, bus: Bus, on_cancel: CancelHere = _nothing_here,
+                 on_session_end: EndHere = _no_session_here) -> None:
         self._bus = bus
         self._on_cancel = on_cancel
+        self._on_session_end = on_session_end
         self._prefix = "s" + secrets.token_hex(4)
         self._counter = itertools.count(1)
         self._futures: dict[_Key, asyncio.Future[Response]] = {}
@@ -182,10 +219,18 @@ class PendingRequests:
         message = {"jsonrpc": "2.0", "method": CANCELLED, "params": forwarded}
         await self._bus.publish(session_channel(session_id), message)
 
+    async def end_session(self, session_id: str) -> None:
+        """The session was deleted here: requests of it running on other workers stop too (those
+        listening on the session's channel: the ones worth cancelling, see ``CancelWatch``)."""
+        await self._bus.publish(session_channel(session_id), {"method": SESSION_ENDED})
+
     # -- the listener ---------------------------------------------------------------------------
     async def _listen(self, session_id: str, subscription: Subscription) -> None:
         try:
             async for message in subscription:
+                if message.get("method") == SESSION_ENDED:
+                    self._on_session_end(session_id)
+                    continue
                 if message.get("method") == CANCELLED:
                     request_id = cancelled_request_id(message.get("params"))
                     if request_id is not None:

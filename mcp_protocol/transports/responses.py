@@ -76,7 +76,7 @@ def wire_error(exc: BaseException) -> tuple[int, dict[str, Any], list[tuple[byte
             503,
             {
                 "code": SERVER_BUSY,
-                "message": f"Too many live sessions (limit {exc.limit})",
+                "message": f"{exc} (limit {exc.limit})",  # overall, or for this principal
                 "data": {"limit": exc.limit},
             },
             [],

@@ -30,9 +30,11 @@ from ..conf import build_server, mcp_settings
 from ..fanout import Fanout
 from ..provider import Provider
 from ..server import Server
+from ..session import Session
 from ..stores.base import EventStore, SessionStore
 from .pending import PendingRequests
 from .security import OriginGuard
+from .standalone import StandaloneOutbound
 
 logger = logging.getLogger("mcp_protocol.runtime")
 
@@ -70,7 +72,8 @@ class Runtime:
         self.events: EventStore = mcp_settings.backend("EVENT_STORE")
         self.bus: Bus = mcp_settings.backend("BUS")
         self.server: Server = build_server(self.provider)
-        self.pending = PendingRequests(self.bus, on_cancel=self.server.cancel)
+        self.pending = PendingRequests(
+            self.bus, on_cancel=self.server.cancel, on_session_end=self.session_ended)
         from django.conf import settings
 
         self.guard = OriginGuard(
@@ -109,6 +112,11 @@ class Runtime:
                 await backend.close()
         logger.info("MCP runtime closed")
 
+    def standalone(self, session: Session) -> StandaloneOutbound:
+        """Reach the session on its GET stream with messages that belong to no client request
+        (from any worker: see ``standalone.py``)."""
+        return StandaloneOutbound(self.events, self.pending, session)
+
     # -- live streams of each session on this worker --------------------------------------------
     def register_stream(self, session_id: str) -> asyncio.Event:
         ended = asyncio.Event()
@@ -125,6 +133,12 @@ class Runtime:
     def end_streams(self, session_id: str) -> None:
         for ended in self._live.pop(session_id, ()):
             ended.set()
+
+    def session_ended(self, session_id: str) -> None:
+        """The session was deleted (here, or on another worker): stop its requests running here
+        and end its streams (with ``retry``; a resume would get 404)."""
+        self.server.cancel_session(session_id)
+        self.end_streams(session_id)
 
     def end_all_streams(self) -> None:
         """Server shutdown: end every open SSE response (with ``retry``, so clients come back)."""

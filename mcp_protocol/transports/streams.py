@@ -27,15 +27,14 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ClientRequestError
-from ..jsonrpc import dumps, notification, request
+from ..jsonrpc import dumps, notification
 from ..outbound import Outbound
 from ..session import Session
 from ..stores.base import Event, StreamLagging
 from ..versions import sends_priming_event
 from . import sse
-from .pending import CancelWatch
-from .responses import JSON_HEADERS, Receive, Send, logger, send_bytes, send_empty
+from .pending import CancelWatch, ask
+from .responses import JSON_HEADERS, Receive, Send, logger, send_bytes
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -148,7 +147,13 @@ class PostStream(Outbound):
             close_after=close_after if self.priming else None,
         )
 
+    @property
+    def session_ended(self) -> bool:
+        return self.ended is not None and self.ended.is_set()
+
     async def emit(self, message: dict[str, Any]) -> None:
+        if self.session_ended:
+            return  # DELETEd: its log is gone and must not be recreated by a late event
         if not self.cancel_watch.settled:
             # Listening before the client sees anything: once it has, it can cancel from anywhere.
             await self.cancel_watch.ready()
@@ -161,28 +166,8 @@ class PostStream(Outbound):
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         await self.emit(notification(method, params))
 
-    async def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        timeout: float,
-    ) -> dict[str, Any]:
-        pending = self.rt.pending
-        request_id = pending.new_id()
-        future = await pending.expect(self.session.id, request_id)
-        try:
-            await self.emit(request(request_id, method, params))
-            try:
-                response = await asyncio.wait_for(future, timeout)
-            except TimeoutError:
-                raise ClientRequestError(
-                    f"The client sent no response to {method} within {timeout:g} s"
-                ) from None
-        finally:
-            await pending.release(self.session.id, request_id)
-        if response.error is not None:
-            raise ClientRequestError(f"The client answered {method} with an error", response.error)
-        return response.result or {}
+    async def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
+        return await ask(self.rt.pending, self.session.id, self.emit, method, params, timeout)
 
     async def close_stream(self) -> None:
         """SEP-1699: end the HTTP response now (after ``retry``); the client resumes with GET +
@@ -228,13 +213,20 @@ class PostStream(Outbound):
     ) -> None:
         writer = self.writer
         if writer is None:
-            if not responses:  # a cancelled request: no response will ever come
-                await send_empty(self.send, 202, headers)
+            if not responses:
+                # A cancelled request: no response will ever come ([L] cancellation.mdx), yet a
+                # POST carrying a request is answered with JSON or an event stream, never 202
+                # (202 is for notifications and responses): an event stream with no events.
+                writer = sse.SSEWriter(self.send)
+                await writer.start(headers)
+                await writer.close()
                 return
             body = dumps(list(responses)) if batch else dumps(responses[0])
             await send_bytes(self.send, 200, body, [*JSON_HEADERS, *headers])
             return
         try:
+            if self.session_ended:
+                return
             # The responses and the end marker in one store step (Redis: one round trip).
             event_ids = await self.rt.events.append_many(
                 self.session.id, self.stream_id, [*responses, END])

@@ -25,17 +25,21 @@ from tests.support.mcp_http import (
 pytestmark = pytest.mark.timeout(90)
 
 
-async def test_session_cap_gives_a_clear_error_until_a_session_ends() -> None:
-    with LiveServer(provider=MEMORY_PROVIDER, env={"MCP_MAX_SESSIONS": "2"}) as live:
+@pytest.mark.parametrize(("cap", "message"), [
+    ("MCP_MAX_SESSIONS", "Too many live sessions (limit 2)"),
+    # Open mode: every caller is the same (anonymous) principal.
+    ("MCP_MAX_SESSIONS_PER_PRINCIPAL", "Too many live sessions for this principal (limit 2)"),
+])
+async def test_session_cap_gives_a_clear_error_until_a_session_ends(cap: str, message: str) -> None:
+    with LiveServer(provider=MEMORY_PROVIDER, env={cap: "2"}) as live:
         async with httpx.AsyncClient(timeout=10) as client:
             first = await open_session(client, live.url)
             await open_session(client, live.url)
             refused = await client.post(live.url, headers=POST_HEADERS, json=initialize_message())
             assert refused.status_code == 503
             body = refused.json()
-            assert (
-                body["id"] == 0 and body["error"]["code"] == -32000 and "limit 2" in body["error"]["message"]
-            )
+            assert body["id"] == 0 and body["error"]["code"] == -32000
+            assert message in body["error"]["message"], body
             assert "mcp-session-id" not in refused.headers
             assert (await client.delete(live.url, headers=session_headers(first))).status_code == 200
             await open_session(client, live.url)

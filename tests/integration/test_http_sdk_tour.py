@@ -56,12 +56,20 @@ class Recorder:
         )
 
 
+async def on_elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    assert params.message == "Who are you?"
+    return types.ElicitResult(action="accept", content={"username": "ada"})
+
+
+async def on_roots(context: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri="file:///work/project", name="project")])
+
+
 @asynccontextmanager
-async def connect(url: str, recorder: Recorder) -> AsyncIterator[ClientSession]:
+async def connect(url: str, recorder: Recorder, **callbacks: Any) -> AsyncIterator[ClientSession]:
+    callbacks.setdefault("sampling_callback", recorder.on_sampling)
     async with streamable_http_client(url) as (read, write):
-        async with ClientSession(
-            read, write, logging_callback=recorder.on_log, sampling_callback=recorder.on_sampling
-        ) as session:
+        async with ClientSession(read, write, logging_callback=recorder.on_log, **callbacks) as session:
             with anyio.fail_after(20):
                 yield session
 
@@ -110,6 +118,30 @@ async def test_sdk_client_answers_sampling_during_a_tool_call(live: LiveServer) 
     assert result.content[0].text == "LLM response: four"  # type: ignore[union-attr]
     assert len(recorder.sampling) == 1
     assert recorder.sampling[0].messages[0].content.text == "2+2?"  # type: ignore[union-attr]
+
+
+async def test_sdk_client_answers_elicitation_and_roots_during_tool_calls(live: LiveServer) -> None:
+    callbacks = {"elicitation_callback": on_elicit, "list_roots_callback": on_roots}
+    async with connect(live.url, Recorder(), **callbacks) as s:
+        await s.initialize()
+        asked = await s.call_tool("ask_user", {"message": "Who are you?"})
+        assert asked.content[0].text == "User response: accept, {'username': 'ada'}"  # type: ignore[union-attr]
+        roots = await s.call_tool("list_roots", {})
+        assert roots.content[0].text == "project: file:///work/project"  # type: ignore[union-attr]
+
+
+async def test_tools_needing_an_undeclared_client_capability_fail_clearly(live: LiveServer) -> None:
+    # [06+] lifecycle.mdx: the server uses only what the client declared; this client declares
+    # none of sampling, elicitation and roots (the SDK declares what it has callbacks for).
+    async with connect(live.url, Recorder(), sampling_callback=None) as session:
+        await session.initialize()
+        for tool, arguments, capability in [("ask_llm", {"prompt": "2+2?"}, "sampling"),
+                                            ("ask_user", {"message": "Who?"}, "elicitation"),
+                                            ("list_roots", {}, "roots")]:
+            result = await session.call_tool(tool, arguments)
+            assert result.is_error is True
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert f"did not declare the '{capability}' capability" in text, text
 
 
 async def test_sdk_client_reads_and_subscribes_resources(live: LiveServer) -> None:

@@ -104,9 +104,14 @@ async def test_second_get_stream_in_a_session_gets_409_until_the_first_closes(
             await asyncio.sleep(0.05)
 
 
-async def test_get_stream_sends_keepalive_comments(live: LiveServer, client: httpx.AsyncClient) -> None:
+async def test_get_stream_has_sse_headers_and_sends_keepalive_comments(
+    live: LiveServer, client: httpx.AsyncClient
+) -> None:
     session_id = await open_session(client, live.url)
     async with client.stream("GET", live.url, headers=get_headers(session_id)) as response:
+        assert response.headers["content-type"] == "text/event-stream"
+        assert response.headers["cache-control"] == "no-cache"
+        assert response.headers["x-accel-buffering"] == "no"
         async with asyncio.timeout(5):
             async for event in sse_events(response):
                 if event.comments:
@@ -122,6 +127,31 @@ async def test_delete_closes_the_sessions_open_get_stream(
         deleted = await client.delete(live.url, headers=session_headers(session_id))
         assert deleted.status_code == 200
         await collect(response, limit=5)  # ends instead of running until the timeout
+
+
+async def test_a_waiting_post_stream_gets_keepalives_and_ends_with_retry_when_the_session_ends(
+    live: LiveServer, client: httpx.AsyncClient
+) -> None:
+    # The handler waits for the client's sampling answer: its stream stays open, kept alive by
+    # comments; DELETE ends it from the server side, so a retry field comes before the close
+    # ([11] "Resumability"; the session is gone, so a resume would get 404).
+    session_id = await open_session(client, live.url)
+    call = request(9, "tools/call", {"name": "ask_llm", "arguments": {"prompt": "2+2?"}})
+    async with client.stream("POST", live.url, headers=session_headers(session_id), json=call) as response:
+        assert response.headers["content-type"] == "text/event-stream"
+        events = sse_events(response)
+        assert (await anext(events)).is_priming
+        async with asyncio.timeout(5):
+            async for event in events:
+                if event.data:
+                    assert event.message["method"] == "sampling/createMessage"
+                elif event.comments:
+                    break
+        deleted = await client.delete(live.url, headers=session_headers(session_id))
+        assert deleted.status_code == 200
+        async with asyncio.timeout(5):
+            rest = [event async for event in events]
+    assert rest and rest[-1].retry is not None and not any(e.data for e in rest)
 
 
 async def test_concurrent_posts_in_one_session_all_get_their_answers(

@@ -32,6 +32,9 @@ import pytest
 from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.stores.base import parse_event_id
+from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from mcp_protocol.transports.pending import PendingRequests
+from mcp_protocol.transports.standalone import StandaloneOutbound
 from tests.support import LiveServer
 from tests.support.live_server import ROOT
 from tests.support.mcp_http import (
@@ -355,6 +358,24 @@ async def test_delete_on_one_worker_ends_the_session_on_the_others(
     assert (await post(client, cluster.c, session_id, request(7, "ping"))).status_code == 404
 
 
+async def test_delete_on_one_worker_stops_a_request_of_the_session_running_on_another(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    session_id = await open_session(client, cluster.a.url)
+    call = request(
+        8, "tools/call",
+        {"name": "count_down", "arguments": {"steps": 20, "delay": 0.5}, "_meta": {"progressToken": "d"}},
+    )  # fmt: skip
+    async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
+        events = sse_events(stream)
+        assert (await next_data(events)).message["method"] == "notifications/progress"
+        deleted = await client.delete(cluster.a.url, headers=session_headers(session_id))
+        assert deleted.status_code == 200
+        # Without the stop this would run for 20 * 0.5 = 10 s; it ends now, with no response.
+        rest = await until_closed(events)
+    assert all(e.message.get("method") == "notifications/progress" for e in rest) and len(rest) <= 1
+
+
 async def test_a_second_get_stream_on_another_worker_is_refused_with_409(
     cluster: Cluster, client: httpx.AsyncClient
 ) -> None:
@@ -377,6 +398,37 @@ async def test_a_second_get_stream_on_another_worker_is_refused_with_409(
             assert stream.status_code == 409
         assert asyncio.get_running_loop().time() < deadline, "the closed stream's claim was never released"
         await asyncio.sleep(0.05)
+
+
+async def test_a_request_on_the_standalone_stream_is_answered_by_a_post_to_another_worker(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    # Bus items (c) and (d): a message addressed to one session's GET stream, sent by code on no
+    # worker of the cluster (this test process, like a background job), reaches the stream open
+    # on C; the client's answer POSTed to A is routed back to the caller waiting for it.
+    session_id = await open_session(client, cluster.a.url, capabilities={"roots": {}})
+    url, prefix = cluster.env["REDIS_URL"], cluster.env["MCP_KEY_PREFIX"]
+    sessions, events, bus = (RedisSessionStore(url=url, prefix=prefix),
+                             RedisEventStore(url=url, prefix=prefix), RedisBus(url=url, prefix=prefix))
+    try:
+        session = await sessions.load(session_id)
+        assert session is not None
+        outbound = StandaloneOutbound(events, PendingRequests(bus), session)
+        async with client.stream("GET", cluster.c.url, headers=get_headers(session_id)) as stream:
+            sse = sse_events(stream)
+            await next_comment(sse)  # open
+            asking = asyncio.ensure_future(outbound.request("roots/list", None, timeout=WAIT))
+            sent = (await next_data(sse)).message
+            assert sent["method"] == "roots/list"
+            roots = {"roots": [{"uri": "file:///work", "name": "work"}]}
+            answer = {"jsonrpc": "2.0", "id": sent["id"], "result": roots}
+            assert (await post(client, cluster.a, session_id, answer)).status_code == 202
+            assert await asyncio.wait_for(asking, WAIT) == roots
+            await outbound.notify("notifications/message", {"level": "info", "data": "indexed"})
+            assert (await next_data(sse)).message["params"] == {"level": "info", "data": "indexed"}
+    finally:
+        for backend in (sessions, events, bus):
+            await backend.close()
 
 
 async def test_a_cancel_posted_to_one_worker_stops_the_request_running_on_another(
