@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class RegistryConfig(AppConfig):
@@ -8,6 +9,8 @@ class RegistryConfig(AppConfig):
     def ready(self) -> None:
         # Change notifications (signals) and the code allow-list of handlers (every installed
         # app's mcp_handlers.py, like admin.py).
-        from . import handlers, signals  # noqa: F401
+        from . import handlers, signals
 
+        # Sent once per app per migrate; listening for this app's copy alone publishes once.
+        post_migrate.connect(signals.publish_after_migrate, sender=self, dispatch_uid="registry-migrated")
         handlers.autodiscover()

@@ -1,10 +1,12 @@
 """Publishing committed registry changes on the bus, once per kind per transaction.
 
-``note_change(kind, uris)`` is called for every changed row (by ``signals.py``, and by
-``ChangeQuerySet`` for bulk writes). Inside a transaction the changes are gathered and published
-by one ``on_commit`` callback, so a transaction that rolls back publishes nothing and one that
-touches fifty tools publishes one ``tools`` message. Outside a transaction Django runs the
-callback at once. The message is ``{"id", "kind", "uris"}`` on ``bus.base.CHANGES``; every worker
+``note_change(kind, uris)`` is called for every changed row (by ``signals.py``, by
+``ChangeQuerySet`` for bulk writes, and for every kind after ``migrate``). Inside a transaction
+each change is its own ``on_commit`` entry that adds it to the transaction's batch, and one flush
+entry, kept last, publishes the batch: a transaction that rolls back publishes nothing, a
+savepoint that rolls back (an inner ``atomic()``) drops only its own changes, and a transaction
+that touches fifty tools publishes one ``tools`` message. Outside a transaction the change is
+published at once. The message is ``{"id", "kind", "uris"}`` on ``bus.base.CHANGES``; every worker
 (including this one) rebuilds its snapshot when it receives it, and ``uris`` are the resources
 whose subscribers get ``notifications/resources/updated``.
 
@@ -19,6 +21,7 @@ import logging
 import uuid
 import weakref
 from collections.abc import Iterable
+from functools import partial
 from typing import Any, Protocol
 
 from django.db import models, transaction
@@ -41,6 +44,8 @@ def track(provider: Stale) -> None:
 
 
 class _Batch:
+    """The changes of one transaction on one connection, published together by ``flush``."""
+
     def __init__(self) -> None:
         self.kinds: dict[str, set[str]] = {}
 
@@ -48,7 +53,11 @@ class _Batch:
         self.kinds.setdefault(kind, set()).update(uris)
 
     def flush(self) -> None:
-        publish(self.kinds)
+        if self.kinds:  # every change may have been in savepoints that rolled back
+            publish(self.kinds)
+
+
+_BATCH_ATTR = "_mcp_registry_batch"
 
 
 def note_change(kind: str, uris: Iterable[str] = (), using: str | None = None) -> None:
@@ -58,14 +67,28 @@ def note_change(kind: str, uris: Iterable[str] = (), using: str | None = None) -
     if not connection.in_atomic_block:
         publish({kind: set(uris)})
         return
-    batch: _Batch | None = getattr(connection, "_mcp_registry_batch", None)
-    # A rolled-back transaction discards its on_commit callbacks (and with it our batch): start a
-    # new batch unless ours is still queued.
-    if batch is None or not any(entry[1] == batch.flush for entry in connection.run_on_commit):
+    batch: _Batch | None = getattr(connection, _BATCH_ATTR, None)
+    flush_entry = _queued_flush(connection.run_on_commit, batch)
+    if batch is None or flush_entry is None:
+        # No flush queued: this is the transaction's first change, or the previous transaction
+        # rolled back as a whole (which discards every on_commit entry, ours included).
         batch = _Batch()
-        connection._mcp_registry_batch = batch
-        transaction.on_commit(batch.flush, using=using)
-    batch.add(kind, uris)
+        setattr(connection, _BATCH_ATTR, batch)
+    else:
+        connection.run_on_commit.remove(flush_entry)
+    # The change itself is an ordinary on_commit entry, tagged with the open savepoints, so rolling
+    # back one of them drops it (Django's savepoint_rollback filters run_on_commit by savepoint id).
+    transaction.on_commit(partial(batch.add, kind, frozenset(uris)), using=using)
+    # The flush goes (back) to the end, after every add, tagged with no savepoint: a savepoint
+    # rollback cannot drop it, only a rollback of the whole transaction can. Django 5.2 entries
+    # are (savepoint ids, callable, robust).
+    connection.run_on_commit.append((set(), batch.flush, False))
+
+
+def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:
+    if batch is None:
+        return None
+    return next((entry for entry in entries if entry[1] == batch.flush), None)
 
 
 def publish(kinds: dict[str, set[str]]) -> None:

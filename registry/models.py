@@ -14,21 +14,24 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from . import handlers
 from .changes import ChangeQuerySet
+from .content_blocks import validate_content_block
 from .templating import placeholders
 from .uri_templates import parse_template
 from .validators import (
     ROLES,
+    env_var_name,
+    header_name,
     validate_annotations,
     validate_base64,
-    validate_content_block,
     validate_http_url,
     validate_icons,
     validate_input_schema,
+    validate_media_type,
     validate_meta,
     validate_name,
     validate_object_schema,
@@ -38,14 +41,19 @@ from .validators import (
     validate_uri_template,
 )
 
-env_var_name = RegexValidator(
-    r"^[A-Za-z_][A-Za-z0-9_]*$", "An environment variable name: letters, digits, '_'."
-)
-header_name = RegexValidator(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$", "An HTTP header name (RFC 9110 token).")
-
 
 def default_input_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
+
+
+def mime_type_field() -> models.CharField:
+    return models.CharField(
+        "MIME type",
+        max_length=255,
+        blank=True,
+        validators=[validate_media_type],
+        help_text="e.g. text/plain, application/json (RFC 6838 type/subtype).",
+    )
 
 
 class Definition(models.Model):
@@ -158,7 +166,7 @@ class Tool(Definition):
                     "Give both the secret header name and its environment variable, or neither."
                 )
         elif self.kind == self.Kind.TEMPLATE:
-            if not self.template_text and self.template_structured is None:
+            if not self.template_text.strip() and self.template_structured is None:
                 errors["template_text"] = "A template tool needs a text template or a structured template."
             if self.output_schema and self.template_structured is None:
                 errors["template_structured"] = (
@@ -178,7 +186,7 @@ class Resource(Definition):
 
     uri = models.CharField("URI", max_length=2048, unique=True, validators=[validate_uri])
     name = models.CharField(max_length=128, validators=[validate_name])
-    mime_type = models.CharField("MIME type", max_length=255, blank=True)
+    mime_type = mime_type_field()
     size = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Bytes; computed for stored content if empty."
     )
@@ -221,7 +229,7 @@ class ResourceTemplate(Definition):
         help_text="RFC 6570, e.g. file:///logs/{date}/{name}",
     )
     name = models.CharField(max_length=128, unique=True, validators=[validate_name])
-    mime_type = models.CharField("MIME type", max_length=255, blank=True)
+    mime_type = mime_type_field()
     annotations = models.JSONField(null=True, blank=True, validators=[validate_annotations])
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEXT)
     text_template = models.TextField(blank=True, help_text="text kind: {{ variable }} placeholders.")
@@ -244,6 +252,8 @@ class ResourceTemplate(Definition):
         if self.kind == self.Kind.HANDLER:
             _check_handler(errors, "handler", "resource", self.handler, required=True)
         _check_handler(errors, "completion_handler", "completion", self.completion_handler, required=False)
+        if self.kind == self.Kind.TEXT and not self.text_template.strip():
+            errors["text_template"] = "A text template resource needs a text template."
         try:
             variables = set(parse_template(self.uri_template).variables)
         except ValueError:
@@ -258,7 +268,7 @@ class ResourceTemplate(Definition):
                 isinstance(v, list) and all(isinstance(s, str) for s in v) for v in self.completions.values()
             ):
                 errors["completions"] = "Each variable's completion values must be a list of strings."
-            if self.kind == self.Kind.TEXT:
+            if self.kind == self.Kind.TEXT and self.text_template:
                 unknown_refs = placeholders(self.text_template) - variables
                 if unknown_refs:
                     errors["text_template"] = (

@@ -41,7 +41,7 @@ from mcp_protocol.errors import (
 from mcp_protocol.provider import Provider, ProviderCapabilities
 
 from . import changes, handlers, kinds
-from .results import prompt_result, resource_contents, text_block
+from .results import contents_item, prompt_result, resource_contents, text_block
 from .snapshot import EMPTY, RegistryState, build_state
 from .templating import render_json, render_text
 
@@ -125,11 +125,9 @@ class RegistryProvider(Provider):
         spec = state.resources.get(uri)
         if spec is not None:
             if spec.kind == "text":
-                return [{"uri": uri, "mimeType": spec.mime_type or "text/plain", "text": spec.text}]
+                return [contents_item(uri, spec.mime_type, text=spec.text)]
             if spec.kind == "binary":
-                return [
-                    {"uri": uri, "mimeType": spec.mime_type or "application/octet-stream", "blob": spec.blob}
-                ]
+                return [contents_item(uri, spec.mime_type, blob=spec.blob)]
             func = _handler("resource", spec.handler, uri)
             return resource_contents(await handlers.invoke(func, uri, {}, ctx), uri, spec.mime_type)
         for template in state.templates:
@@ -138,7 +136,7 @@ class RegistryProvider(Provider):
                 continue
             if template.kind == "text":
                 text = render_text(template.text_template, variables)
-                return [{"uri": uri, "mimeType": template.mime_type or "text/plain", "text": text}]
+                return [contents_item(uri, template.mime_type, text=text)]
             func = _handler("resource", template.handler, uri)
             return resource_contents(
                 await handlers.invoke(func, uri, variables, ctx), uri, template.mime_type

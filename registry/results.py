@@ -38,13 +38,22 @@ def tool_result(value: Any) -> dict[str, Any]:
     )
 
 
+def contents_item(uri: str, mime_type: str | None, **body: str) -> dict[str, Any]:
+    """One ``TextResourceContents`` / ``BlobResourceContents``. ``mimeType`` is the row's, or absent
+    (optional in schema.ts): ``resources/list`` shows the row's value, and a read must not claim
+    a type the listing did not."""
+    item: dict[str, Any] = {"uri": uri}
+    if mime_type:
+        item["mimeType"] = mime_type
+    return item | body
+
+
 def resource_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:
     """``str`` → text contents, ``bytes`` → blob contents, ``list`` (or one dict) → as given."""
     if isinstance(value, str):
-        return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]
+        return [contents_item(uri, mime_type, text=value)]
     if isinstance(value, bytes | bytearray):
-        blob = base64.b64encode(bytes(value)).decode("ascii")
-        return [{"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": blob}]
+        return [contents_item(uri, mime_type, blob=base64.b64encode(bytes(value)).decode("ascii"))]
     if isinstance(value, dict):
         value = [value]
     if isinstance(value, list) and all(isinstance(item, dict) and "uri" in item for item in value):

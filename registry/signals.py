@@ -1,13 +1,21 @@
-"""Wires model saves and deletes to ``changes.note_change`` (published after commit).
+"""Wires model saves and deletes, and ``migrate``, to ``changes.note_change`` (published after
+commit).
 
 Inline children (prompt arguments and messages) publish their prompt's kind. A resource whose URI
 changes reports both the old and the new URI, so subscribers of either hear about it.
+
+Migrations write through historical models (``apps.get_model``), whose signals have other senders
+than the live models connected below, so a data migration is invisible to them. After a
+``migrate`` that applied or unapplied anything (in any app: a data migration elsewhere may write
+registry rows), ``publish_after_migrate`` publishes every kind once, and every worker rebuilds its
+snapshot. A ``migrate`` with nothing to do, and ``flush`` (which sends no plan), publish nothing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
@@ -36,3 +44,13 @@ def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
 for _model in MODELS:
     post_save.connect(_changed, sender=_model, dispatch_uid=f"registry-changed-save-{_model.__name__}")
     post_delete.connect(_changed, sender=_model, dispatch_uid=f"registry-changed-delete-{_model.__name__}")
+
+
+def publish_after_migrate(
+    sender: Any, plan: list[tuple[Any, bool]] | None = None, using: str = DEFAULT_DB_ALIAS, **kwargs: Any
+) -> None:
+    """``post_migrate`` receiver for the registry app (connected in ``RegistryConfig.ready``)."""
+    if not plan:
+        return
+    for kind in changes.KINDS:
+        changes.note_change(kind, (), using=using)

@@ -13,6 +13,8 @@ re-rendered.
   JSON (``true``, ``3``, ``["a"]``).
 - ``{{ name|json }}`` → the value as a JSON literal (a string gets quotes and escapes), for
   building JSON text safely.
+- ``{{ name|json_escape }}`` → the value as text, escaped to sit *inside* a JSON string literal
+  (``"Data for {{ id|json_escape }}"``), where ``|json``'s quotes would end the string.
 - ``{{{{`` is not special; a placeholder that does not parse is left as written.
 
 ``render_json`` renders a JSON template (structured content, content blocks): every string is
@@ -26,7 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-PLACEHOLDER_RE = re.compile(r"\{\{\s*([A-Za-z0-9_.\-]+)\s*(\|\s*json\s*)?\}\}")
+PLACEHOLDER_RE = re.compile(r"\{\{\s*([A-Za-z0-9_.\-]+)\s*(?:\|\s*(json|json_escape)\s*)?\}\}")
 
 
 def _as_text(value: Any) -> str:
@@ -40,8 +42,10 @@ def _as_text(value: Any) -> str:
 def render_text(template: str, values: Mapping[str, Any]) -> str:
     def replace(match: re.Match[str]) -> str:
         value = values.get(match.group(1))
-        if match.group(2):
+        if match.group(2) == "json":
             return json.dumps(value, ensure_ascii=False)
+        if match.group(2) == "json_escape":
+            return json.dumps(_as_text(value), ensure_ascii=False)[1:-1]
         return _as_text(value)
 
     return PLACEHOLDER_RE.sub(replace, template)

@@ -4,7 +4,8 @@
 needs (server/resources.mdx "Resource Templates": the server extracts the variables from the
 requested URI). Matching is the inverse of expansion for every operator of Level 1-4, without
 list/associative values: an exploded ``{/path*}`` yields the joined remainder, an exploded query
-yields its first value per name. Values are percent-decoded.
+yields its first value per name, and a prefix ``{var:3}`` matches at most 3 characters. Values are
+percent-decoded.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class TemplateSyntaxError(ValueError):
 class VarSpec:
     name: str
     explode: bool = False
+    prefix: int | None = None  # {var:3}: at most the first 3 characters of the value (§2.4.1)
 
 
 @dataclass(frozen=True)
@@ -78,20 +80,43 @@ class ParsedTemplate:
         found = regex.fullmatch(uri)
         if found is None:
             return None
-        result: dict[str, str] = {}
-        for group, name in groups.items():
+        seen: list[tuple[VarSpec, str]] = []
+        for group, var in groups.items():
             value = found.group(group)
             if value is not None:
-                result[name] = unquote(value)
-        for group, names in query_groups.items():
+                seen.append((var, unquote(value)))
+        for group, variables in query_groups.items():
             query = found.group(group)
             if query is None:
                 continue
             parsed = parse_qs(query, keep_blank_values=True)
-            for name in names:
-                if name in parsed:
-                    result[name] = parsed[name][0]
-        return result
+            seen.extend((var, parsed[var.name][0]) for var in variables if var.name in parsed)
+        return _combine(seen)
+
+
+def _combine(seen: list[tuple[VarSpec, str]]) -> dict[str, str] | None:
+    """One value per variable, or None if the occurrences cannot come from one expansion.
+
+    RFC 6570 §2.4.1: ``{var:N}`` expands to at most the first N characters of the value (counted
+    before percent-encoding), so a longer match is not an expansion. A variable used twice, as in
+    ``{id:2}/{id}``, takes its full occurrence's value; each prefix occurrence must be its start.
+    """
+    result: dict[str, str] = {}
+    prefixes: list[tuple[VarSpec, str]] = []
+    for var, value in seen:
+        if var.prefix is not None:
+            if len(value) > var.prefix:
+                return None
+            prefixes.append((var, value))
+        elif result.setdefault(var.name, value) != value:
+            return None
+    for var, value in prefixes:
+        full = result.get(var.name)
+        if full is None:
+            result[var.name] = value
+        elif full[: var.prefix] != value:
+            return None
+    return result
 
 
 def parse_template(template: str) -> ParsedTemplate:
@@ -145,20 +170,22 @@ def _parse_expression(body: str, offset: int) -> Expression:
             raise TemplateSyntaxError(f"{name!r} is not a valid variable name (letters, digits, '_', '.')")
         if not _MODIFIER_RE.fullmatch(modifier):
             raise TemplateSyntaxError(f"{modifier!r} after {name!r} is not ':<1-9999>' or '*'")
-        specs.append(VarSpec(name, explode=modifier == "*"))
+        prefix = int(modifier[1:]) if modifier.startswith(":") else None
+        specs.append(VarSpec(name, explode=modifier == "*", prefix=prefix))
     return Expression(operator, tuple(specs))
 
 
-_cache: dict[str, tuple[re.Pattern[str], dict[str, str], dict[str, list[str]]]] = {}
+_Compiled = tuple[re.Pattern[str], dict[str, VarSpec], dict[str, list[VarSpec]]]
+_cache: dict[str, _Compiled] = {}
 
 
-def _compile(parsed: ParsedTemplate) -> tuple[re.Pattern[str], dict[str, str], dict[str, list[str]]]:
+def _compile(parsed: ParsedTemplate) -> _Compiled:
     cached = _cache.get(parsed.template)
     if cached is not None:
         return cached
     pattern: list[str] = []
-    groups: dict[str, str] = {}
-    query_groups: dict[str, list[str]] = {}
+    groups: dict[str, VarSpec] = {}
+    query_groups: dict[str, list[VarSpec]] = {}
     for part in parsed.parts:
         if isinstance(part, str):
             pattern.append(re.escape(part))
@@ -166,13 +193,13 @@ def _compile(parsed: ParsedTemplate) -> tuple[re.Pattern[str], dict[str, str], d
         op = part.operator
         if op in ("?", "&"):
             group = f"q{len(query_groups)}"
-            query_groups[group] = [v.name for v in part.variables]
+            query_groups[group] = list(part.variables)
             pattern.append(rf"(?:{re.escape(op)}(?P<{group}>[^#]*))?")
             continue
         pieces = []
         for var in part.variables:
             group = f"g{len(groups)}"
-            groups[group] = var.name
+            groups[group] = var
             value = r"[^?#]*" if (var.explode and op == "/") else _VALUE[op]
             if op == ";":
                 pieces.append(rf"(?:;{re.escape(var.name)}(?:=(?P<{group}>{value}))?)?")

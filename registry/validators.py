@@ -8,7 +8,8 @@ Rules and their sources:
   ``inputSchema`` / ``outputSchema``; 2025-11-25 basic/index.mdx "JSON Schema Usage").
 - ``x-mcp-header``: 2026-07-28 server/tools.mdx and transports "Custom Headers" (checklist 35).
 - URIs: RFC 3986 absolute URIs; URI templates: RFC 6570 (see ``uri_templates``).
-- icons, annotations, ``_meta`` and content blocks: the shapes of schema.ts.
+- media types (``mimeType``): RFC 6838 §4.2 ``type/subtype``, with RFC 9110 parameters.
+- icons, annotations and ``_meta``: the shapes of schema.ts; content blocks: ``content_blocks``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from jsonschema import Draft202012Validator, SchemaError
 
 from .uri_templates import TemplateSyntaxError, parse_template
@@ -31,8 +33,20 @@ _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _URI_CHARS_RE = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
 _BAD_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
+# RFC 6838 §4.2 restricted-name (type and subtype), and RFC 9110 §8.3.1 parameters.
+_RESTRICTED_NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&\-^_.+]{0,126}"
+_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_QUOTED_STRING = r'"(?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\[\x09\x20-\x7e])*"'
+MEDIA_TYPE_RE = re.compile(
+    rf"{_RESTRICTED_NAME}/{_RESTRICTED_NAME}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|{_QUOTED_STRING}))*"
+)
+
 ROLES = ("user", "assistant")
-CONTENT_TYPES = ("text", "image", "audio", "resource", "resource_link")
+
+env_var_name = RegexValidator(
+    r"^[A-Za-z_][A-Za-z0-9_]*$", "An environment variable name: letters, digits, '_'."
+)
+header_name = RegexValidator(rf"^{_TOKEN}$", "An HTTP header name (RFC 9110 token).")
 
 
 def validate_name(value: str) -> None:
@@ -102,6 +116,20 @@ def validate_uri(value: str) -> None:
         )
 
 
+def validate_media_type(value: str) -> None:
+    """A media type such as ``text/plain`` or ``text/plain; charset=utf-8``: ``type/subtype`` of
+    RFC 6838 §4.2 restricted names, then optional RFC 9110 §8.3.1 parameters."""
+    if not value:
+        return  # optional everywhere it is stored (mimeType? in schema.ts)
+    if not isinstance(value, str) or not MEDIA_TYPE_RE.fullmatch(value):
+        raise ValidationError(
+            "%(value)r is not a media type: write type/subtype such as 'text/plain' or "
+            "'application/json', optionally with '; name=value' parameters (RFC 6838 §4.2).",
+            code="media_type",
+            params={"value": value},
+        )
+
+
 def validate_uri_template(value: str) -> None:
     try:
         template = parse_template(value)
@@ -138,8 +166,12 @@ def validate_icons(value: Any) -> None:
         src = icon.get("src")
         if not isinstance(src, str) or not re.match(r"^(https?://|data:)", src):
             raise ValidationError(f"{prefix}: 'src' must be an https://, http:// or data: URI.", code="icons")
-        if "mimeType" in icon and not isinstance(icon["mimeType"], str):
-            raise ValidationError(f"{prefix}: 'mimeType' must be a string.", code="icons")
+        if "mimeType" in icon and (
+            not isinstance(icon["mimeType"], str) or not MEDIA_TYPE_RE.fullmatch(icon["mimeType"])
+        ):
+            raise ValidationError(
+                f"{prefix}: 'mimeType' must be a media type such as \"image/png\".", code="icons"
+            )
         sizes = icon.get("sizes")
         if sizes is not None and (
             not isinstance(sizes, list)
@@ -175,7 +207,9 @@ def validate_annotations(value: Any) -> None:
     if unknown:
         raise ValidationError(f"Unknown annotations: {', '.join(sorted(unknown))}.", code="annotations")
     audience = value.get("audience")
-    if audience is not None and (not isinstance(audience, list) or not set(audience) <= set(ROLES)):
+    if audience is not None and (
+        not isinstance(audience, list) or not all(isinstance(a, str) and a in ROLES for a in audience)
+    ):
         raise ValidationError('"audience" must be a list of "user" / "assistant".', code="annotations")
     priority = value.get("priority")
     if priority is not None and (
@@ -195,6 +229,8 @@ def validate_meta(value: Any) -> None:
 def validate_base64(value: str) -> None:
     if not value:
         return
+    if not isinstance(value, str):
+        raise ValidationError("Base64 data must be a string.", code="base64")
     try:
         base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
@@ -209,26 +245,7 @@ def validate_string_list(value: Any) -> None:
 
 
 def validate_content_block(value: Any) -> None:
-    """A ``ContentBlock`` as a prompt message holds it (strings may contain ``{{ argument }}``)."""
-    validate_json_object(value, "content")
-    kind = value.get("type")
-    if kind not in CONTENT_TYPES:
-        raise ValidationError(
-            f"Content 'type' must be one of {', '.join(CONTENT_TYPES)} (got {kind!r}).", code="content"
-        )
-    required = {
-        "text": ("text",),
-        "image": ("data", "mimeType"),
-        "audio": ("data", "mimeType"),
-        "resource": ("resource",),
-        "resource_link": ("uri", "name"),
-    }[kind]
-    missing = [key for key in required if key not in value]
-    if missing:
-        raise ValidationError(f"A {kind} content block needs {', '.join(missing)}.", code="content")
-    if kind in ("image", "audio") and "{{" not in value["data"]:
-        validate_base64(value["data"])
-    if kind == "resource":
-        resource = value["resource"]
-        if not isinstance(resource, dict) or "uri" not in resource or not ({"text", "blob"} & set(resource)):
-            raise ValidationError("An embedded resource needs 'uri' and 'text' or 'blob'.", code="content")
+    """Kept at this path for migration 0001; the rules are in ``content_blocks``."""
+    from .content_blocks import validate_content_block as validate
+
+    validate(value)

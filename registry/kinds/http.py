@@ -1,5 +1,7 @@
 """The ``http`` kind: POST the arguments as JSON to a URL on the host allow-list.
 
+- ``http_timeout`` is a deadline for the whole call (connect, send, every byte of the reply), not
+  per network phase.
 - The host must match ``settings.REGISTRY_HTTP_ALLOWED_HOSTS`` (exact names, or ``*.example.com``
   for subdomains) at *call* time, so tightening the setting takes effect without editing rows.
   Redirects are not followed (a redirect could leave the allow-list).
@@ -13,6 +15,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any
@@ -65,16 +68,12 @@ async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> di
             )
         headers[spec.http_secret_header] = secret
     try:
-        async with httpx.AsyncClient(timeout=spec.http_timeout, follow_redirects=False) as client:
-            async with client.stream("POST", spec.http_url, json=arguments, headers=headers) as response:
-                body = b""
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_REPLY_BYTES:
-                        raise ToolError(
-                            f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes"
-                        )
-    except httpx.TimeoutException:
+        # httpx's timeout bounds each phase (connect, each read, ...), so a server sending a byte
+        # just inside the read timeout would hold the call forever; asyncio.timeout bounds the
+        # whole exchange, body included, by the row's timeout.
+        async with asyncio.timeout(spec.http_timeout):
+            response, body = await _post(spec, arguments, headers, host)
+    except (TimeoutError, httpx.TimeoutException):
         raise ToolError(f"Tool {spec.name!r}: {host} did not answer within {spec.http_timeout:g} s") from None
     except httpx.HTTPError as exc:
         raise ToolError(
@@ -85,6 +84,21 @@ async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> di
         snippet = text[:500] + ("…" if len(text) > 500 else "")
         raise ToolError(f"Tool {spec.name!r}: {host} answered HTTP {response.status_code}: {snippet}")
     return map_reply(text, response.headers.get("content-type", ""))
+
+
+async def _post(
+    spec: ToolSpec, arguments: dict[str, Any], headers: dict[str, str], host: str
+) -> tuple[httpx.Response, bytes]:
+    async with httpx.AsyncClient(timeout=spec.http_timeout, follow_redirects=False) as client:
+        async with client.stream("POST", spec.http_url, json=arguments, headers=headers) as response:
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_REPLY_BYTES:
+                    raise ToolError(
+                        f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes"
+                    )
+    return response, bytes(body)
 
 
 def map_reply(text: str, content_type: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ the real Redis at 127.0.0.1:6379 (keys under a random prefix). Every wait has a 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import subprocess
@@ -107,3 +108,63 @@ async def test_sdk_client_sees_a_tool_added_through_the_orm_after_list_changed(e
             assert "added_by_orm" in [t.name for t in after]
             result = await session.call_tool("added_by_orm", {"x": "yes"})
             assert result.content[0].text == "added: yes" and not result.is_error
+
+
+def bare_env(tmp_path: Path) -> dict[str, str]:
+    """A fresh SQLite file nobody migrated; no Redis needed (the failure comes before the bus)."""
+    return {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'never-migrated.db'}",
+        "MCP_PROVIDER": "registry.provider.RegistryProvider",
+        "DJANGO_SETTINGS_MODULE": "mcpsite.settings",
+        "PYTHONUNBUFFERED": "1",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+    }
+
+
+async def run_stdio(env: dict[str, str], *args: str, stdin: bytes = b"") -> tuple[int, bytes, str]:
+    process = await asyncio.create_subprocess_exec(
+        PYTHON,
+        "manage.py",
+        "mcp_stdio",
+        *args,
+        cwd=ROOT,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(stdin), 120)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode is not None
+    return process.returncode, out, err.decode()
+
+
+async def test_mcp_stdio_on_an_unmigrated_database_fails_fast_with_one_line_naming_the_fix(
+    tmp_path: Path,
+) -> None:
+    code, out, err = await run_stdio(bare_env(tmp_path))
+    assert code == 1
+    assert out == b""  # nothing that is not an MCP message on stdout
+    assert "Traceback" not in err
+    [line] = err.strip().splitlines()
+    assert "no such table: registry_tool" in line
+    assert "manage.py migrate" in line and "mcp_stdio --prepare" in line
+
+
+async def test_mcp_stdio_prepare_migrates_a_fresh_database_and_serves(tmp_path: Path) -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+    }
+    code, out, err = await run_stdio(
+        bare_env(tmp_path), "--prepare", stdin=json.dumps(initialize).encode() + b"\n"
+    )
+    assert code == 0, err
+    assert json.loads(out.splitlines()[0])["result"]["serverInfo"]["name"] == "mcpsite"

@@ -4,7 +4,8 @@ The provider and bus come from the ``MCP`` setting, exactly as for the HTTP endp
 code can print, file descriptor 1 is duplicated for the protocol and then pointed at stderr, so a
 stray ``print`` (ours, a library's, a C extension's) can never corrupt the JSON-RPC stream
 (2025-11-25 basic/transports.mdx: "The server MUST NOT write anything to its stdout that is not a
-valid MCP message"). Exits with status 0 when the client closes stdin.
+valid MCP message"). Exits with status 0 when the client closes stdin, and with status 1 and one
+line on stderr when the provider cannot read its database (not migrated: see ``--prepare``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import sys
 from typing import Any
 
 from django.core.management import call_command, get_commands
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.conf import build_server, mcp_settings
@@ -57,6 +59,7 @@ class Command(BaseCommand):
 
     async def _serve(self, out: Any) -> None:
         provider = mcp_settings.backend("PROVIDER")
+        await self._check_provider(provider)
         bus: Bus | None
         try:
             bus = mcp_settings.backend("BUS")
@@ -68,3 +71,17 @@ class Command(BaseCommand):
         finally:
             if bus is not None:
                 await bus.close()
+
+    async def _check_provider(self, provider: Any) -> None:
+        """Build the provider's first snapshot before serving, so a database that is not ready
+        (never migrated: "no such table") is one clear line on stderr and exit status 1, not a
+        traceback from inside the session. (``serve`` refreshes again once subscribed to changes.)
+        """
+        try:
+            await provider.refresh()
+        except DatabaseError as exc:
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise CommandError(
+                f"the database is not ready ({reason}): run `python manage.py migrate` first, "
+                "or start with `python manage.py mcp_stdio --prepare`"
+            ) from None

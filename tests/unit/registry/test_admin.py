@@ -127,7 +127,8 @@ def test_adding_resources_and_templates(admin_client: Client) -> None:
         "meta": "{}",
     }
     bad = admin_client.post(reverse("admin:registry_resource_add"), {**base, "uri": "not a uri"})
-    assert "is not an absolute URI" in bad.content.decode()
+    assert bad.status_code == 200 and "is not an absolute URI" in bad.content.decode()
+    assert not Resource.objects.exists()
     assert (
         admin_client.post(reverse("admin:registry_resource_add"), {**base, "uri": "x:hello"}).status_code
         == 302
@@ -150,7 +151,9 @@ def test_adding_resources_and_templates(admin_client: Client) -> None:
     bad = admin_client.post(
         reverse("admin:registry_resourcetemplate_add"), {**template, "uri_template": "x://{id"}
     )
+    assert bad.status_code == 200
     assert "Not a valid RFC 6570 URI template: unclosed" in bad.content.decode()
+    assert not ResourceTemplate.objects.exists()
     ok = admin_client.post(
         reverse("admin:registry_resourcetemplate_add"), {**template, "uri_template": "x://{id}"}
     )
@@ -184,12 +187,152 @@ def test_adding_a_prompt_with_inline_arguments_and_messages(admin_client: Client
         "messages-1-content": json.dumps({"type": "image", "mimeType": "image/png"}),
     }
     bad = admin_client.post(reverse("admin:registry_prompt_add"), data)
-    assert "A image content block needs data." in bad.content.decode()
+    assert bad.status_code == 200 and "An image content block needs data." in bad.content.decode()
+    assert not Prompt.objects.exists()
     data["messages-1-content"] = json.dumps({"type": "text", "text": "OK"})
     assert admin_client.post(reverse("admin:registry_prompt_add"), data).status_code == 302
     prompt = Prompt.objects.get(name="p")
     assert [a.name for a in prompt.arguments.all()] == ["topic"]
     assert [m.role for m in prompt.messages.all()] == ["user", "assistant"]
+
+
+def resource_form(resource: Resource, **overrides: str) -> dict[str, str]:
+    data = {
+        "uri": resource.uri,
+        "name": resource.name,
+        "title": resource.title,
+        "description": resource.description,
+        "enabled": "on",
+        "mime_type": resource.mime_type,
+        "size": "",
+        "annotations": "",
+        "kind": resource.kind,
+        "text": resource.text,
+        "blob": resource.blob,
+        "handler": resource.handler,
+        "icons": "[]",
+        "meta": "{}",
+    }
+    return {**data, **overrides}
+
+
+def test_changing_a_resource_saves_and_an_invalid_change_saves_nothing(admin_client: Client) -> None:
+    resource = Resource.objects.create(
+        uri="x:doc", name="doc", kind="text", text="v1", mime_type="text/plain"
+    )
+    url = reverse("admin:registry_resource_change", args=[resource.pk])
+    bad = admin_client.post(url, resource_form(resource, text="v2", mime_type="markdown"))
+    assert bad.status_code == 200
+    assert "&#x27;markdown&#x27; is not a media type" in bad.content.decode()
+    resource.refresh_from_db()
+    assert (resource.text, resource.mime_type) == ("v1", "text/plain")
+    good = admin_client.post(url, resource_form(resource, text="v2", mime_type="text/markdown"))
+    assert good.status_code == 302, good.content.decode()[:2000]
+    resource.refresh_from_db()
+    assert (resource.text, resource.mime_type) == ("v2", "text/markdown")
+
+
+def template_form(template: ResourceTemplate, **overrides: str) -> dict[str, str]:
+    data = {
+        "uri_template": template.uri_template,
+        "name": template.name,
+        "title": "",
+        "description": "",
+        "enabled": "on",
+        "mime_type": template.mime_type,
+        "annotations": "",
+        "kind": template.kind,
+        "text_template": template.text_template,
+        "handler": template.handler,
+        "completions": json.dumps(template.completions),
+        "completion_handler": "",
+        "icons": "[]",
+        "meta": "{}",
+    }
+    return {**data, **overrides}
+
+
+def test_changing_a_resource_template_saves_and_an_invalid_change_saves_nothing(admin_client: Client) -> None:
+    template = ResourceTemplate.objects.create(
+        uri_template="x://doc/{id}", name="doc", kind="text", text_template="doc {{ id }}"
+    )
+    url = reverse("admin:registry_resourcetemplate_change", args=[template.pk])
+    bad = admin_client.post(url, template_form(template, text_template="", uri_template="x://d/{id}"))
+    assert bad.status_code == 200
+    assert "A text template resource needs a text template." in bad.content.decode()
+    template.refresh_from_db()
+    assert (template.uri_template, template.text_template) == ("x://doc/{id}", "doc {{ id }}")
+    good = admin_client.post(
+        url, template_form(template, text_template="d={{ id }}", uri_template="x://d/{id}")
+    )
+    assert good.status_code == 302, good.content.decode()[:2000]
+    template.refresh_from_db()
+    assert (template.uri_template, template.text_template) == ("x://d/{id}", "d={{ id }}")
+
+
+def prompt_change_form(prompt: Prompt, message_content: dict[str, Any]) -> dict[str, str]:
+    argument, message = prompt.arguments.get(), prompt.messages.get()
+    return {
+        "name": prompt.name,
+        "title": "",
+        "description": "Edited",
+        "enabled": "on",
+        "handler": "",
+        "completion_handler": "",
+        "icons": "[]",
+        "meta": "{}",
+        **inline_management("arguments", 2),
+        "arguments-INITIAL_FORMS": "1",
+        **inline_management("messages", 1),
+        "messages-INITIAL_FORMS": "1",
+        "arguments-0-id": str(argument.pk),
+        "arguments-0-prompt": str(prompt.pk),
+        "arguments-0-position": "0",
+        "arguments-0-name": "subject",
+        "arguments-0-title": "",
+        "arguments-0-description": "",
+        "arguments-0-required": "on",
+        "arguments-0-completion_values": "[]",
+        "arguments-1-prompt": str(prompt.pk),
+        "arguments-1-position": "1",
+        "arguments-1-name": "tone",
+        "arguments-1-title": "",
+        "arguments-1-description": "",
+        "arguments-1-completion_values": '["dry"]',
+        "messages-0-id": str(message.pk),
+        "messages-0-prompt": str(prompt.pk),
+        "messages-0-position": "0",
+        "messages-0-role": "user",
+        "messages-0-content": json.dumps(message_content),
+    }
+
+
+def test_changing_a_prompt_with_its_inlines_saves_and_an_invalid_change_saves_nothing(
+    admin_client: Client,
+) -> None:
+    prompt = Prompt.objects.create(name="p", description="Original")
+    prompt.arguments.create(name="topic", required=True)
+    prompt.messages.create(role="user", content={"type": "text", "text": "About {{ topic }}"})
+    url = reverse("admin:registry_prompt_change", args=[prompt.pk])
+    # A non-string image payload used to be a TypeError (a 500); it is a field error.
+    bad = admin_client.post(
+        url, prompt_change_form(prompt, {"type": "image", "data": 5, "mimeType": "image/png"})
+    )
+    assert bad.status_code == 200
+    assert "An image content block: &#x27;data&#x27; must be a string, not a number." in bad.content.decode()
+    prompt.refresh_from_db()
+    assert prompt.description == "Original"
+    assert [a.name for a in prompt.arguments.all()] == ["topic"]
+    assert prompt.messages.get().content == {"type": "text", "text": "About {{ topic }}"}
+    good = admin_client.post(url, prompt_change_form(prompt, {"type": "text", "text": "On {{ subject }}"}))
+    assert good.status_code == 302, good.content.decode()[:3000]
+    prompt.refresh_from_db()
+    assert prompt.description == "Edited"
+    assert [(a.name, a.completion_values) for a in prompt.arguments.all()] == [
+        ("subject", []),
+        ("tone", ["dry"]),
+    ]
+    assert prompt.messages.get().content == {"type": "text", "text": "On {{ subject }}"}
 
 
 def try_url(model: str, obj: Any) -> str:

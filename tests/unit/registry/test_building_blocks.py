@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -21,6 +22,17 @@ def test_text_rendering_substitutes_argument_values_only() -> None:
     assert (
         render_text("{{ name.upper }} {{ name.__class__ }} {% if x %} {{ }}", values) == "  {% if x %} {{ }}"
     )
+
+
+def test_json_escape_puts_any_value_safely_inside_a_json_string() -> None:
+    template = '{"id":{{ id|json }},"data":"Data for ID: {{ id|json_escape }}"}'
+    for value in ['say "hi"\\', "line\nbreak", "ünï", "123"]:
+        assert json.loads(render_text(template, {"id": value})) == {
+            "id": value,
+            "data": f"Data for ID: {value}",
+        }
+    assert render_text("{{ n|json_escape }}", {"n": [1, "a"]}) == '[1, \\"a\\"]'
+    assert placeholders("{{ a|json_escape }} {{ b|json }}") == {"a", "b"}
 
 
 def test_rendering_never_re_renders_inserted_values() -> None:
@@ -51,6 +63,15 @@ def test_json_rendering_keeps_types_of_whole_placeholders() -> None:
         ("x://f{.fmt}{;v}", "x://f.json;v=2", {"fmt": "json", "v": "2"}),
         ("x://{a,b}", "x://1,2", {"a": "1", "b": "2"}),
         ("x://doc{#frag}", "x://doc#top", {"frag": "top"}),
+        # RFC 6570 §2.4.1 prefix: at most N characters of the value, counted before encoding.
+        ("x://{var:3}", "x://abc", {"var": "abc"}),
+        ("x://{var:3}", "x://ab", {"var": "ab"}),
+        ("x://{var:3}", "x://abcd", None),
+        ("x://{var:3}", "x://%C3%A9t%C3%A9", {"var": "été"}),
+        ("x://s{?q:2}", "x://s?q=abc", None),
+        ("x://{id:2}/{id}", "x://ab/abcdef", {"id": "abcdef"}),
+        ("x://{id:2}/{id}", "x://zz/abcdef", None),
+        ("x://{b}/{a}/{b}", "x://1/2/3", None),
     ],
 )
 def test_uri_template_matching_extracts_the_variables(template: str, uri: str, expected: Any) -> None:

@@ -157,3 +157,90 @@ def test_a_committed_change_marks_in_process_providers_stale_for_sync_callers() 
         tool("rolled_back").save()
         raise RuntimeError
     assert [t.name for t in provider.snapshot().tools] == ["fresh"]
+
+
+async def assert_nothing_more(listener: Listener) -> None:
+    """Last check of a listener: a timed-out wait closes its iterator."""
+    with pytest.raises(TimeoutError):
+        await listener.next(timeout=0.2)
+
+
+async def test_a_rolled_back_savepoint_drops_its_changes_while_the_outer_transaction_publishes() -> None:
+    listener = await listen()
+
+    def work() -> None:
+        with transaction.atomic():
+            tool("outer").save()
+            with pytest.raises(RuntimeError), transaction.atomic():
+                Prompt.objects.create(name="inner", description="d")
+                Resource.objects.create(uri="x:inner", name="inner", text="t")
+                raise RuntimeError("roll back the savepoint only")
+            Resource.objects.create(uri="x:outer", name="outer", text="t")
+
+    await sync_to_async(work)()
+    messages = sorted([await listener.next(), await listener.next()], key=lambda m: m["kind"])
+    assert [(m["kind"], m["uris"]) for m in messages] == [("resources", ["x:outer"]), ("tools", [])]
+    await assert_nothing_more(listener)
+    assert not await sync_to_async(Prompt.objects.exists)()
+
+
+async def test_a_transaction_whose_only_changes_were_rolled_back_in_a_savepoint_publishes_nothing() -> None:
+    listener = await listen()
+
+    def work() -> None:
+        with transaction.atomic():
+            with pytest.raises(RuntimeError), transaction.atomic():
+                tool("inner").save()
+                raise RuntimeError
+            Tool.objects.filter(name="nobody").update(enabled=False)  # touches no row
+
+    await sync_to_async(work)()
+    await sync_to_async(Prompt.objects.create)(name="marker", description="d")
+    assert (await listener.next())["kind"] == "prompts"  # the marker, and nothing before it
+    await assert_nothing_more(listener)
+
+
+async def test_nested_savepoints_publish_exactly_the_changes_that_survived() -> None:
+    listener = await listen()
+
+    def work() -> None:
+        with transaction.atomic():
+            with transaction.atomic():  # the transaction's first change is in a savepoint that commits
+                Resource.objects.create(uri="x:one", name="one", text="1")
+                with pytest.raises(RuntimeError), transaction.atomic():
+                    Resource.objects.create(uri="x:two", name="two", text="2")
+                    Prompt.objects.create(name="lost", description="d")
+                    raise RuntimeError
+            tool("outer").save()
+            with pytest.raises(RuntimeError), transaction.atomic():
+                with transaction.atomic():
+                    tool("lost").save()
+                    Resource.objects.filter(uri="x:one").update(text="lost")
+                raise RuntimeError
+            with transaction.atomic():
+                Resource.objects.create(uri="x:three", name="three", text="3")
+
+    await sync_to_async(work)()
+    messages = sorted([await listener.next(), await listener.next()], key=lambda m: m["kind"])
+    assert [(m["kind"], m["uris"]) for m in messages] == [("resources", ["x:one", "x:three"]), ("tools", [])]
+    await assert_nothing_more(listener)
+    names = await sync_to_async(lambda: sorted(Tool.objects.values_list("name", flat=True)))()
+    assert names == ["outer"]
+
+
+async def test_migrate_publishes_every_kind_so_workers_rebuild_and_a_no_op_migrate_publishes_nothing() -> (
+    None
+):
+    from django.core.management import call_command
+
+    listener = await listen()
+    # Unapplying and reapplying a registry migration goes through historical models, whose
+    # signals the live receivers never see; post_migrate covers it.
+    await sync_to_async(call_command)("migrate", "registry", "0001", verbosity=0)
+    assert sorted([(await listener.next())["kind"] for _ in range(3)]) == ["prompts", "resources", "tools"]
+    await sync_to_async(call_command)("migrate", "registry", verbosity=0)
+    assert sorted([(await listener.next())["kind"] for _ in range(3)]) == ["prompts", "resources", "tools"]
+    await sync_to_async(call_command)("migrate", verbosity=0)  # nothing to apply
+    await sync_to_async(Resource.objects.create)(uri="x:marker", name="marker", text="t")
+    assert (await listener.next())["uris"] == ["x:marker"]  # the marker, and nothing before it
+    await assert_nothing_more(listener)

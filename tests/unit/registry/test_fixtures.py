@@ -284,3 +284,11 @@ def test_ensure_dev_admin_creates_one_superuser_in_debug_only(settings: Any) -> 
     assert "already exists" in command("ensure_dev_admin")
     admin = get_user_model().objects.get()
     assert admin.is_superuser and admin.check_password("admin")
+
+
+def test_conformance_template_stays_valid_json_when_the_id_holds_a_quote_or_backslash(
+    served: RegistryProvider,
+) -> None:
+    ctx = make_context()
+    [item] = asyncio.run(served.read_resource("test://template/a%22b%5Cc/data", ctx))
+    assert json.loads(item["text"]) == {"id": 'a"b\\c', "templateTest": True, "data": 'Data for ID: a"b\\c'}

@@ -214,3 +214,27 @@ def test_refresh_rebuilds_off_the_event_loop() -> None:
 
     before, stale, after = run(scenario())
     assert before == ["first"] and stale == ["first"] and after == ["first", "second"]
+
+
+def test_a_resource_without_a_mime_type_lists_and_reads_without_one(provider: RegistryProvider) -> None:
+    from registry.models import Resource, ResourceTemplate
+
+    Resource.objects.create(uri="x:text", name="text", kind="text", text="hello")
+    Resource.objects.create(uri="x:bin", name="bin", kind="binary", blob=PNG)
+    ResourceTemplate.objects.create(
+        uri_template="x://t/{id}", name="tpl", kind="text", text_template="{{ id }}"
+    )
+    snapshot, ctx = provider.snapshot(), make_context()
+    assert [(r.uri, r.mime_type) for r in snapshot.resources] == [("x:bin", None), ("x:text", None)]
+    assert [t.mime_type for t in snapshot.resource_templates] == [None]
+    assert run(provider.read_resource("x:text", ctx)) == [{"uri": "x:text", "text": "hello"}]
+    assert run(provider.read_resource("x:bin", ctx)) == [{"uri": "x:bin", "blob": PNG}]
+    assert run(provider.read_resource("x://t/7", ctx)) == [{"uri": "x://t/7", "text": "7"}]
+
+
+def test_a_declared_mime_type_is_listed_and_read_back_the_same(provider: RegistryProvider) -> None:
+    from registry.models import Resource
+
+    Resource.objects.create(uri="x:md", name="md", kind="text", text="# hi", mime_type="text/markdown")
+    assert provider.snapshot().resources[0].mime_type == "text/markdown"
+    assert run(provider.read_resource("x:md", make_context()))[0]["mimeType"] == "text/markdown"

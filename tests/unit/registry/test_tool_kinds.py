@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -192,6 +193,9 @@ class Recorder(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).received.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+        if self.path == "/trickle":
+            self.trickle()
+            return
         if self.path == "/slow":
             self.release.wait(5)
             reply, status, ctype = b"{}", 200, "application/json"
@@ -212,6 +216,22 @@ class Recorder(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(reply)))
         self.end_headers()
         self.wfile.write(reply)
+
+    def trickle(self) -> None:
+        """A reply that never finishes: one byte per 50 ms, well inside any per-read timeout, until
+        the test releases it (or 20 s pass)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", "400")
+        self.end_headers()
+        for _ in range(400):
+            try:
+                self.wfile.write(b".")
+                self.wfile.flush()
+            except OSError:  # the client gave up and closed the connection
+                return
+            if self.release.wait(0.05):
+                return
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -291,6 +311,21 @@ def test_http_kind_times_out_with_a_clear_error(http_server: str, provider: Regi
     Recorder.release.set()
     assert result["isError"] is True
     assert "did not answer within 0.3 s" in result["content"][0]["text"]
+
+
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
+def test_http_kind_timeout_is_a_deadline_for_the_whole_call_even_when_bytes_keep_trickling(
+    http_server: str, provider: RegistryProvider
+) -> None:
+    make_tool(name="trickle", kind="http", http_url=f"{http_server}/trickle", http_timeout=0.5)
+    started = time.monotonic()
+    result = call(provider, "trickle", {})
+    elapsed = time.monotonic() - started
+    Recorder.release.set()
+    assert result["isError"] is True
+    assert "did not answer within 0.5 s" in result["content"][0]["text"]
+    # Per-read timeouts alone would wait for all 400 bytes (20 s); the deadline ends it at 0.5 s.
+    assert elapsed < 5, elapsed
 
 
 @override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])

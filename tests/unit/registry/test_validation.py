@@ -302,3 +302,161 @@ def test_prompt_children_are_validated() -> None:
     assert "role" in errors_of(
         PromptMessage(prompt=prompt, role="system", content={"type": "text", "text": "x"})
     )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"type": "text", "text": ""},
+        {"type": "text", "text": "Hi {{ name }}", "annotations": {"audience": ["user"]}, "_meta": {"k": 1}},
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+        {"type": "image", "data": "{{ picture }}", "mimeType": "{{ kind }}"},
+        {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+        {
+            "type": "resource_link",
+            "uri": "file:///a.txt",
+            "name": "a",
+            "title": "A",
+            "description": "d",
+            "mimeType": "text/plain",
+            "size": 12,
+            "icons": [{"src": "https://example.com/i.png"}],
+        },
+        {"type": "resource_link", "uri": "{{ target }}", "name": "n"},
+        {"type": "resource", "resource": {"uri": "x:a", "mimeType": "text/plain", "text": "t"}},
+        {"type": "resource", "resource": {"uri": "x:b", "blob": "AAAA", "_meta": {}}},
+    ],
+)
+def test_well_formed_content_blocks_of_every_type_are_accepted(content: dict[str, Any]) -> None:
+    prompt = Prompt.objects.create(name="p", description="d")
+    PromptMessage(prompt=prompt, role="user", content=content).full_clean()
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("just text", "must be a JSON object, not a string"),
+        ({"type": ["text"]}, "Content 'type' must be one of"),
+        ({"type": "text"}, "A text content block needs text."),
+        ({"type": "text", "text": 5}, "'text' must be a string, not a number"),
+        ({"type": "text", "text": None}, "'text' must be a string, not null"),
+        ({"type": "text", "text": "x", "extra": 1}, "unknown keys: extra"),
+        ({"type": "text", "text": "x", "annotations": "high"}, "'annotations': must be an object"),
+        ({"type": "text", "text": "x", "annotations": {"audience": [{}]}}, '"audience" must be a list'),
+        ({"type": "text", "text": "x", "annotations": {"priority": 2}}, '"priority" must be a number'),
+        ({"type": "text", "text": "x", "_meta": []}, "'_meta': must be an object"),
+        ({"type": "image", "data": 5, "mimeType": "image/png"}, "'data' must be a string, not a number"),
+        ({"type": "image", "data": ["AAAA"], "mimeType": "image/png"}, "'data' must be a string, not a list"),
+        ({"type": "image", "data": "AAAA", "mimeType": 7}, "'mimeType' must be a string"),
+        ({"type": "image", "data": "AAAA", "mimeType": "png"}, "is not a media type"),
+        ({"type": "image", "data": "", "mimeType": "image/png"}, "'data' must not be empty"),
+        ({"type": "image", "data": "***", "mimeType": "image/png"}, "Not valid base64 data."),
+        (
+            {"type": "audio", "data": {"b": 1}, "mimeType": "audio/wav"},
+            "'data' must be a string, not an object",
+        ),
+        ({"type": "audio", "data": "AAAA"}, "An audio content block needs mimeType."),
+        ({"type": "resource_link", "uri": 1, "name": "n"}, "'uri' must be a string"),
+        ({"type": "resource_link", "uri": "no scheme", "name": "n"}, "is not an absolute URI"),
+        ({"type": "resource_link", "uri": "x:a", "name": ""}, "'name' must not be empty"),
+        ({"type": "resource_link", "uri": "x:a", "name": "n", "title": False}, "'title' must be a string"),
+        ({"type": "resource_link", "uri": "x:a", "name": "n", "size": "12"}, "'size' must be a whole number"),
+        ({"type": "resource_link", "uri": "x:a", "name": "n", "size": -1}, "'size' must be a whole number"),
+        ({"type": "resource_link", "uri": "x:a", "name": "n", "icons": {}}, "'icons': must be a list"),
+        (
+            {"type": "resource_link", "uri": "x:a", "name": "n", "mimeType": ""},
+            "'mimeType' must not be empty",
+        ),
+        ({"type": "resource", "resource": "x:a"}, "('resource') must be an object, not a string"),
+        ({"type": "resource", "resource": {"uri": "x:a"}}, "exactly one of 'text' or 'blob'"),
+        ({"type": "resource", "resource": {"uri": "x:a", "text": "t", "blob": "AA=="}}, "exactly one"),
+        ({"type": "resource", "resource": {"uri": 3, "text": "t"}}, "'uri' must be a string"),
+        ({"type": "resource", "resource": {"uri": "x:a", "text": ["t"]}}, "'text' must be a string"),
+        ({"type": "resource", "resource": {"uri": "x:a", "blob": 1}}, "'blob' must be a string"),
+        ({"type": "resource", "resource": {"uri": "x:a", "blob": "!!"}}, "Not valid base64 data."),
+        ({"type": "resource", "resource": {"uri": "x:a", "text": "t", "mimeType": "t"}}, "not a media type"),
+        ({"type": "resource", "resource": {"uri": "x:a", "text": "t", "size": 1}}, "unknown keys: size"),
+    ],
+)
+def test_every_malformed_content_block_is_a_content_field_error_saying_what_is_wrong(
+    content: Any, expected: str
+) -> None:
+    prompt = Prompt.objects.create(name="p", description="d")
+    messages = errors_of(PromptMessage(prompt=prompt, role="user", content=content))["content"]
+    assert any(expected in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    "mime_type",
+    ["", "text/plain", "application/vnd.api+json", "text/plain; charset=utf-8", 'text/html;profile="a b"'],
+)
+def test_media_types_of_type_slash_subtype_are_accepted(mime_type: str) -> None:
+    Resource(uri="a:b", name="r", text="x", mime_type=mime_type).full_clean()
+    ResourceTemplate(uri_template="x://{id}", name="t", text_template="x", mime_type=mime_type).full_clean()
+
+
+@pytest.mark.parametrize("mime_type", ["text", "text/", "/plain", "text/plain;", "text plain", "*/*", "ä/b"])
+def test_a_media_type_that_is_not_type_slash_subtype_is_a_field_error(mime_type: str) -> None:
+    message = errors_of(Resource(uri="a:b", name="r", text="x", mime_type=mime_type))["mime_type"][0]
+    assert "is not a media type" in message and "RFC 6838" in message
+    row = ResourceTemplate(uri_template="x://{id}", name="t", text_template="x", mime_type=mime_type)
+    assert "mime_type" in errors_of(row)
+    assert "icons" in errors_of(tool(icons=[{"src": "https://e/i.png", "mimeType": mime_type}]))
+
+
+@pytest.mark.parametrize("text", ["", "  \n"])
+def test_a_text_template_resource_needs_a_non_blank_template(text: str) -> None:
+    row = ResourceTemplate(uri_template="x://{id}", name="t", kind="text", text_template=text)
+    assert "needs a text template" in errors_of(row)["text_template"][0]
+    ResourceTemplate(
+        uri_template="x://{id}", name="t", kind="handler", handler="demo.user_profile"
+    ).full_clean()
+
+
+def test_a_template_tool_with_only_whitespace_and_no_structured_template_is_refused() -> None:
+    assert "template_text" in errors_of(tool(kind="template", template_text="  "))
+    tool(kind="template", template_text="", template_structured={"n": 1}).full_clean()
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"type": ["string", "null"], "x-mcp-header": "A"},
+        {"type": ["null", "integer"], "x-mcp-header": "A", "maximum": 10},
+        {"type": "integer", "x-mcp-header": "A", "enum": [1, -(2**53 - 1), 2**53 - 1], "default": 1},
+    ],
+)
+def test_x_mcp_header_allows_a_nullable_primitive_and_integers_within_range(prop: dict[str, Any]) -> None:
+    tool(input_schema=header_schema(prop)).full_clean()
+
+
+@pytest.mark.parametrize(
+    ("prop", "expected"),
+    [
+        ({"type": ["string", "integer"], "x-mcp-header": "A"}, "integer, string or boolean"),
+        ({"type": ["number", "null"], "x-mcp-header": "A"}, "integer, string or boolean"),
+        ({"type": ["null"], "x-mcp-header": "A"}, "integer, string or boolean"),
+        ({"x-mcp-header": "A"}, "integer, string or boolean"),
+        ({"type": "integer", "x-mcp-header": "A", "enum": [1, 2**53]}, "enum value 9007199254740992"),
+        ({"type": "integer", "x-mcp-header": "A", "enum": [-(2**60)]}, "enum value"),
+        ({"type": ["integer", "null"], "x-mcp-header": "A", "enum": [2**53, None]}, "enum value"),
+        ({"type": "integer", "x-mcp-header": "A", "default": 2**53}, "default is outside ±(2^53-1)"),
+        ({"type": "integer", "x-mcp-header": "A", "const": -(2**53)}, "const is outside"),
+        ({"type": "integer", "x-mcp-header": "A", "minimum": -1e300}, "minimum is outside"),
+    ],
+)
+def test_x_mcp_header_type_unions_and_integers_out_of_range_are_field_errors(
+    prop: dict[str, Any], expected: str
+) -> None:
+    messages = errors_of(tool(input_schema=header_schema(prop)))["input_schema"]
+    assert any(expected in m for m in messages), messages
+
+
+@pytest.mark.parametrize("declared", [[], {"a": 1}, [["string"]], [{"x": 1}]])
+def test_x_mcp_header_rules_on_their_own_never_crash_on_an_odd_type(declared: Any) -> None:
+    # full_clean() reports these as invalid JSON Schema first; the rules must still not raise a
+    # TypeError (unhashable list/dict) when called alone.
+    from registry.x_mcp_header import validate_x_mcp_headers
+
+    with pytest.raises(ValidationError, match="integer, string or boolean"):
+        validate_x_mcp_headers(header_schema({"type": declared, "x-mcp-header": "A"}))

@@ -1,0 +1,1 @@
+"""A second installed app whose ``mcp_handlers.py`` the registry must find (autodiscovery test)."""
