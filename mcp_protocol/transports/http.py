@@ -11,8 +11,9 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
 
 It is routed beside Django (``mcpsite/asgi.py``), not through it: the hot path (tools/call in JSON
 mode) does no middleware, no database, and spawns no task of its own. Header rules live in
-``headers.py`` and ``security.py``, streams in ``streams.py``, and the one mapping from exceptions
-to wire errors in ``responses.py``.
+``headers.py`` and ``security.py``, the body in ``body.py``, POST streams in ``streams.py``, GET
+streams and resumes in ``replay.py``, and the one mapping from exceptions to wire errors in
+``responses.py``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..outbound import NullOutbound
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM, StoreUnavailable, UpdateError, parse_event_id
 from ..versions import V2026_07_28, allows_batch
+from .body import ClientGone, read_body
 from .headers import (
     RequestHeaders,
     check_content_type,
@@ -40,12 +42,14 @@ from .headers import (
 )
 from .modern import ModernStream
 from .pending import CANCELLED
+from .replay import serve_log
 from .responses import (
     JSON_HEADERS,
     HTTPError,
     Receive,
     Scope,
     Send,
+    TrackedSend,
     logger,
     modern_status,
     send_bytes,
@@ -53,7 +57,7 @@ from .responses import (
     send_error,
 )
 from .runtime import Runtime, current, get_runtime
-from .streams import PRIME, PostStream, serve_log
+from .streams import PRIME, PostStream
 
 PrincipalResolver = Callable[[Scope], str | None]
 SESSION_HEADER = b"mcp-session-id"
@@ -65,51 +69,6 @@ CLAIM_MIN_TTL = 10.0
 def open_mode(scope: Scope) -> str | None:
     """The auth seam: who is calling. Open mode (no authentication) → ``None`` for everyone."""
     return None
-
-
-class ClientGone(Exception):
-    """The client disconnected while the body was being read: nobody to answer."""
-
-
-class _Tracked:
-    """Wraps ``send`` to know whether the response started (an error after that can only be logged)."""
-
-    __slots__ = ("send", "started")
-
-    def __init__(self, send: Send) -> None:
-        self.send = send
-        self.started = False
-
-    async def __call__(self, message: Any) -> None:
-        if message["type"] == "http.response.start":
-            self.started = True
-        await self.send(message)
-
-
-async def read_body(receive: Receive, limit: int, content_length: str | None) -> bytes:
-    if content_length is not None and content_length.isdigit() and int(content_length) > limit:
-        raise HTTPError(413, f"Payload Too Large: the body exceeds {limit} bytes")
-    message = await receive()
-    if message["type"] == "http.disconnect":
-        raise ClientGone()
-    body: bytes = message.get("body", b"")
-    if not message.get("more_body"):
-        if len(body) > limit:
-            raise HTTPError(413, f"Payload Too Large: the body exceeds {limit} bytes")
-        return body
-    chunks = [body]
-    size = len(body)
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise HTTPError(413, f"Payload Too Large: the body exceeds {limit} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
 
 
 async def _save(rt: Runtime, session: Session) -> None:
@@ -133,7 +92,7 @@ class MCPEndpoint:
         self.resolve_principal = resolve_principal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        tracked = _Tracked(send)
+        tracked = TrackedSend(send)
         try:
             rt = current() or await get_runtime()
             headers = parse_headers(scope["headers"])

@@ -16,7 +16,7 @@ from ..jsonrpc import dumps, notification
 from ..outbound import Outbound
 from . import sse
 from .responses import Receive, Send, send_bytes, send_empty
-from .streams import StreamWatch
+from .watch import StreamWatch
 
 if TYPE_CHECKING:
     from .runtime import Runtime

@@ -129,3 +129,18 @@ def modern_status(response: dict[str, Any] | None) -> int:
     if response is None or "error" not in response:
         return 200
     return MODERN_ERROR_STATUS.get(response["error"].get("code"), 200)
+
+
+class TrackedSend:
+    """Wraps ``send`` to know whether the response started (an error after that can only be logged)."""
+
+    __slots__ = ("send", "started")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Any) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)

@@ -1,4 +1,4 @@
-"""The streams of one session: a POST's response stream, the standalone GET stream, and resumes.
+"""The response stream of one legacy POST, and the markers every stream's log shares.
 
 [L] basic/transports.mdx "Sending Messages to the Server", "Listening for Messages from the
 Server", "Resumability and Redelivery". Every event of a legacy stream is appended to the event
@@ -16,25 +16,25 @@ after ``CANCEL_WATCH_AFTER`` — holds its session's bus subscription (``pending
 stream closes, so a ``notifications/cancelled`` POSTed to another worker reaches it. A fast
 request never touches the bus.
 
-The 2026-07-28 response stream (no ids, no store) is ``modern.py``.
+Serving a log (the GET stream, resumes) is ``replay.py``; the 2026-07-28 response stream (no
+ids, no store) is ``modern.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..jsonrpc import dumps, notification
 from ..outbound import Outbound
 from ..session import Session
-from ..stores.base import Event, StreamLagging
 from ..versions import sends_priming_event
 from . import sse
 from .pending import CancelWatch, ask
-from .responses import JSON_HEADERS, Receive, Send, logger, send_bytes
+from .responses import JSON_HEADERS, Receive, Send, send_bytes
+from .watch import StreamWatch
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -42,76 +42,11 @@ if TYPE_CHECKING:
 MARKER = "_mcpsite"
 PRIME: dict[str, Any] = {MARKER: "prime"}
 END: dict[str, Any] = {MARKER: "end"}
-FIRST_EVENT_WAIT = 0.2  # a bad Last-Event-ID fails in the store's first step (memory: at once; Redis: 1 RTT)
 CANCEL_WATCH_AFTER = 0.1  # s: a silent request still running then starts listening for cancels
 
 
 def new_stream_id() -> str:
     return secrets.token_urlsafe(9)  # no "." (event ids are "<stream>.<seq>")
-
-
-class StreamWatch:
-    """Runs beside an open SSE response: notices the client leaving, sends keep-alive comments,
-    closes early when asked (SEP-1699 polling), and closes when the session ends."""
-
-    def __init__(
-        self,
-        writer: sse.SSEWriter,
-        receive: Receive,
-        *,
-        keepalive: float,
-        ended: asyncio.Event,
-        retry_ms: int | None,
-        close_after: float | None = None,
-        on_tick: Callable[[], Awaitable[bool]] | None = None,
-        on_disconnect: Callable[[], None] | None = None,
-    ) -> None:
-        self.writer, self.receive, self.keepalive, self.ended = writer, receive, keepalive, ended
-        self.retry_ms, self.close_after, self.on_tick, self.on_disconnect = (
-            retry_ms,
-            close_after,
-            on_tick,
-            on_disconnect,
-        )
-        self.task: asyncio.Task[None] = asyncio.create_task(self._run())
-
-    async def _disconnected(self) -> None:
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        gone = asyncio.ensure_future(self._disconnected())
-        ended = asyncio.ensure_future(self.ended.wait())
-        deadline = None if self.close_after is None else loop.time() + self.close_after
-        try:
-            while not self.writer.closed:
-                timeout = self.keepalive
-                if deadline is not None:
-                    timeout = max(0.0, min(timeout, deadline - loop.time()))
-                done, _ = await asyncio.wait(
-                    (gone, ended), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-                )
-                if gone in done:
-                    self.writer.detach()
-                    if self.on_disconnect is not None:
-                        self.on_disconnect()
-                    return
-                if ended in done or (deadline is not None and loop.time() >= deadline):
-                    await self.writer.close(self.retry_ms)
-                    return
-                if self.on_tick is not None and not await self.on_tick():
-                    await self.writer.close(self.retry_ms)
-                    return
-                await self.writer.write(sse.KEEPALIVE)
-        finally:
-            gone.cancel()
-            ended.cancel()
-
-    async def stop(self) -> None:
-        self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.task
 
 
 class PostStream(Outbound):
@@ -249,72 +184,3 @@ class PostStream(Outbound):
         await self.cancel_watch.stop()
 
 
-async def serve_log(
-    rt: Runtime,
-    session: Session,
-    send: Send,
-    receive: Receive,
-    stream_id: str,
-    after: str | None,
-    on_tick: Callable[[], Awaitable[bool]] | None = None,
-    fresh: bool = False,
-) -> None:
-    """Stream a log of the session (the standalone stream, or a POST stream being resumed):
-    events after ``after``, then live ones, until the ``end`` marker, a disconnect or the session
-    ending. Raises the store's ``UnknownEvent`` before any byte is sent. ``fresh``: ``after`` is
-    the position a new stream was just given (not a client's Last-Event-ID): it is the priming
-    event's id for clients that get one."""
-    events: AsyncIterator[Event] = rt.events.listen(session.id, stream_id, after)
-    first: asyncio.Future[Event] = asyncio.ensure_future(anext(events))
-    # Only a client's Last-Event-ID can name an unknown event; give the store's first step the
-    # chance to say so before the 200 goes out (memory: at once; Redis: one round trip).
-    resume = after is not None and not fresh
-    done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT if resume else 0)
-    if done and first.exception() is not None:
-        with contextlib.suppress(Exception):
-            await events.aclose()  # type: ignore[attr-defined]
-        first.result()
-    cfg = rt.config
-    priming = sends_priming_event(session.protocol_version)
-    retry_ms = cfg.retry_ms if priming else None
-    writer = sse.SSEWriter(send)
-    await writer.start()
-    # Something at once: daphne (Twisted) sends the headers only with the first body bytes, and a
-    # quiet stream would otherwise leave the client waiting for them until a keep-alive.
-    if fresh and priming and after is not None:
-        await writer.write(sse.priming(after, retry_ms))  # [11] transports.mdx "Resumability"
-    else:
-        await writer.write(sse.KEEPALIVE)
-    ended = rt.register_stream(session.id)
-    watch = StreamWatch(
-        writer, receive, keepalive=cfg.keepalive, ended=ended, retry_ms=retry_ms, on_tick=on_tick
-    )
-    pump = asyncio.ensure_future(_pump(first, events, writer))
-    try:
-        await asyncio.wait((pump, watch.task), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        pump.cancel()
-        first.cancel()
-        await watch.stop()
-        with contextlib.suppress(BaseException):
-            await pump
-        with contextlib.suppress(Exception):
-            await events.aclose()  # type: ignore[attr-defined]
-        rt.unregister_stream(session.id, ended)
-        complete = pump.done() and not pump.cancelled() and pump.exception() is None
-        if pump.done() and not pump.cancelled() and isinstance(pump.exception(), StreamLagging):
-            logger.info("ending a stream of session %s: its client fell behind", session.id)
-        # Cut short (session ended, server closing, a reader too slow): tell the client to come
-        # back and resume ([11] "Resumability"); a complete one (the end marker) just ends.
-        await writer.close(None if complete else retry_ms)
-
-
-async def _pump(first: asyncio.Future[Event], events: AsyncIterator[Event], writer: sse.SSEWriter) -> None:
-    event = await first
-    while True:
-        marker = event.message.get(MARKER)
-        if marker == "end":
-            return
-        if marker is None and not await writer.write(sse.frame(dumps(event.message), event.id)):
-            return
-        event = await anext(events)

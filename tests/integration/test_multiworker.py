@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.standalone import StandaloneOutbound
 from tests.support import LiveServer
+from tests.support.admin_client import form_errors, log_in, submit_change
 from tests.support.live_server import ROOT
 from tests.support.mcp_http import (
     POST_HEADERS,
@@ -71,9 +73,9 @@ class Cluster:
     def workers(self) -> list[LiveServer]:
         return [self.a, self.b, self.c]
 
-    def manage(self, *argv: str) -> str:
+    def manage(self, *argv: str, env: dict[str, str] | None = None) -> str:
         """A management command in its own process, against the cluster's database and Redis."""
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **self.env}
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **self.env, **(env or {})}
         result = subprocess.run(
             [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=env, capture_output=True,
             timeout=120,
@@ -212,23 +214,33 @@ async def test_a_session_initialized_on_one_worker_is_served_by_the_others(
         await next_comment(sse_events(stream))
 
 
-async def test_a_tool_edited_through_the_orm_reaches_the_stream_on_another_worker_exactly_once(
+async def test_a_tool_edited_in_the_admin_of_one_worker_reaches_the_stream_on_another_exactly_once(
     cluster: Cluster, client: httpx.AsyncClient
 ) -> None:
+    # The edit runs inside worker A (its admin, its ORM transaction, its on_commit publication);
+    # the notification reaches the GET stream open on C once, and B serves the new definition.
+    password = secrets.token_urlsafe(12)
+    username = f"ops-{uuid.uuid4().hex[:6]}"
+    cluster.manage("createsuperuser", "--noinput", "--username", username, "--email", "ops@example.com",
+                   env={"DJANGO_SUPERUSER_PASSWORD": password})
+    show_pk = "from registry.models import Tool; print(Tool.objects.get(name='echo').pk)"
+    found = cluster.manage("shell", "-c", show_pk)
+    pk = found.strip().splitlines()[-1]  # the last line: the shell may announce its imports first
     session_id = await open_session(client, cluster.a.url)
-    description = f"Edited through the ORM {uuid.uuid4().hex}"
-    edit = (
-        "from registry.models import Tool; t = Tool.objects.get(name='echo'); "
-        f"t.description = {description!r}; t.save()"
-    )
-    async with client.stream("GET", cluster.c.url, headers=get_headers(session_id)) as stream:
-        assert stream.status_code == 200
-        events = sse_events(stream)
-        await next_comment(events)
-        await asyncio.to_thread(cluster.manage, "shell", "-c", edit)
-        changed = await next_data(events)
-        assert changed.message == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-        await quiet_for(events)
+    description = f"Edited in worker A's admin {uuid.uuid4().hex}"
+    async with httpx.AsyncClient(timeout=WAIT, follow_redirects=False) as browser:
+        await log_in(browser, cluster.a.base_url, username, password)
+        async with client.stream("GET", cluster.c.url, headers=get_headers(session_id)) as stream:
+            assert stream.status_code == 200
+            events = sse_events(stream)
+            await next_comment(events)
+            saved = await submit_change(
+                browser, f"{cluster.a.base_url}/admin/registry/tool/{pk}/change/", description=description
+            )
+            assert saved.status_code == 302, form_errors(saved.text)
+            changed = await next_data(events)
+            assert changed.message == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            await quiet_for(events)
     assert (await tool(client, cluster.b, session_id, "echo"))["description"] == description
 
 

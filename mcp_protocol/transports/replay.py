@@ -1,0 +1,100 @@
+"""Serving a session's log as an SSE response: the standalone GET stream, and the resume of any
+stream with ``Last-Event-ID`` ([L] basic/transports.mdx "Listening for Messages from the Server",
+"Resumability and Redelivery").
+
+Events come from ``EventStore.listen``: the ones after the starting position, then live ones, on
+any worker, until the stream's ``end`` marker, a disconnect, or the session ending. Internal
+markers (``streams.MARKER``) are never sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from ..jsonrpc import dumps
+from ..session import Session
+from ..stores.base import Event, StreamLagging
+from ..versions import sends_priming_event
+from . import sse
+from .responses import Receive, Send, logger
+from .streams import MARKER
+from .watch import StreamWatch
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+FIRST_EVENT_WAIT = 0.2  # a bad Last-Event-ID fails in the store's first step (memory: at once; Redis: 1 RTT)
+
+
+async def serve_log(
+    rt: Runtime,
+    session: Session,
+    send: Send,
+    receive: Receive,
+    stream_id: str,
+    after: str | None,
+    on_tick: Callable[[], Awaitable[bool]] | None = None,
+    fresh: bool = False,
+) -> None:
+    """Stream a log of the session (the standalone stream, or a POST stream being resumed):
+    events after ``after``, then live ones, until the ``end`` marker, a disconnect or the session
+    ending. Raises the store's ``UnknownEvent`` before any byte is sent. ``fresh``: ``after`` is
+    the position a new stream was just given (not a client's Last-Event-ID): it is the priming
+    event's id for clients that get one."""
+    events: AsyncIterator[Event] = rt.events.listen(session.id, stream_id, after)
+    first: asyncio.Future[Event] = asyncio.ensure_future(anext(events))
+    # Only a client's Last-Event-ID can name an unknown event; give the store's first step the
+    # chance to say so before the 200 goes out (memory: at once; Redis: one round trip).
+    resume = after is not None and not fresh
+    done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT if resume else 0)
+    if done and first.exception() is not None:
+        with contextlib.suppress(Exception):
+            await events.aclose()  # type: ignore[attr-defined]
+        first.result()
+    cfg = rt.config
+    priming = sends_priming_event(session.protocol_version)
+    retry_ms = cfg.retry_ms if priming else None
+    writer = sse.SSEWriter(send)
+    await writer.start()
+    # Something at once: daphne (Twisted) sends the headers only with the first body bytes, and a
+    # quiet stream would otherwise leave the client waiting for them until a keep-alive.
+    if fresh and priming and after is not None:
+        await writer.write(sse.priming(after, retry_ms))  # [11] transports.mdx "Resumability"
+    else:
+        await writer.write(sse.KEEPALIVE)
+    ended = rt.register_stream(session.id)
+    watch = StreamWatch(
+        writer, receive, keepalive=cfg.keepalive, ended=ended, retry_ms=retry_ms, on_tick=on_tick
+    )
+    pump = asyncio.ensure_future(_pump(first, events, writer))
+    try:
+        await asyncio.wait((pump, watch.task), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        pump.cancel()
+        first.cancel()
+        await watch.stop()
+        with contextlib.suppress(BaseException):
+            await pump
+        with contextlib.suppress(Exception):
+            await events.aclose()  # type: ignore[attr-defined]
+        rt.unregister_stream(session.id, ended)
+        complete = pump.done() and not pump.cancelled() and pump.exception() is None
+        if pump.done() and not pump.cancelled() and isinstance(pump.exception(), StreamLagging):
+            logger.info("ending a stream of session %s: its client fell behind", session.id)
+        # Cut short (session ended, server closing, a reader too slow): tell the client to come
+        # back and resume ([11] "Resumability"); a complete one (the end marker) just ends.
+        await writer.close(None if complete else retry_ms)
+
+
+async def _pump(first: asyncio.Future[Event], events: AsyncIterator[Event], writer: sse.SSEWriter) -> None:
+    event = await first
+    while True:
+        marker = event.message.get(MARKER)
+        if marker == "end":
+            return
+        if marker is None and not await writer.write(sse.frame(dumps(event.message), event.id)):
+            return
+        event = await anext(events)
