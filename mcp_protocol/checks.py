@@ -1,0 +1,58 @@
+"""Django system checks of the ``MCP`` setting (``manage.py check``, and every ``runserver`` /
+``migrate``): a misspelt key, a backend path that does not import or is not the right kind, or a
+limit that cannot work is reported with the setting's name at startup, not at the first request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, register
+from django.utils.module_loading import import_string
+
+from .bus.base import Bus
+from .conf import BACKEND_KEYS, DEFAULTS
+from .provider import Provider
+from .stores.base import EventStore, SessionStore
+
+KINDS: dict[str, type] = {
+    "PROVIDER": Provider, "SESSION_STORE": SessionStore, "EVENT_STORE": EventStore, "BUS": Bus,
+}
+POSITIVE = ("SESSION_TTL", "MAX_SESSIONS", "MAX_SESSIONS_PER_PRINCIPAL", "MAX_BODY_BYTES",
+            "KEEPALIVE_SECONDS", "CLIENT_REQUEST_TIMEOUT", "PAGE_SIZE", "SSE_RETRY_MS")
+
+
+def _backend(key: str, spec: Any) -> list[CheckMessage]:
+    where = f"MCP[{key!r}]"
+    if not isinstance(spec, dict) or not isinstance(spec.get("BACKEND"), str):
+        return [Error(f"{where} must be {{'BACKEND': 'dotted.path', 'OPTIONS': {{...}}}}", id="mcp.E002")]
+    try:
+        cls = import_string(spec["BACKEND"])
+    except ImportError as exc:
+        return [Error(f"{where}['BACKEND'] cannot be imported: {exc}", id="mcp.E003")]
+    if not (isinstance(cls, type) and issubclass(cls, KINDS[key])):
+        return [Error(f"{where}['BACKEND'] {spec['BACKEND']} is not a {KINDS[key].__name__}", id="mcp.E004")]
+    if not isinstance(spec.get("OPTIONS", {}), dict):
+        return [Error(f"{where}['OPTIONS'] must be a dict", id="mcp.E005")]
+    return []
+
+
+@register()
+def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    user = getattr(settings, "MCP", {}) or {}
+    messages: list[CheckMessage] = []
+    for key in sorted(set(user) - set(DEFAULTS)):
+        known = f"Known settings: {', '.join(DEFAULTS)}"
+        messages.append(Error(f"MCP[{key!r}] is not a setting of mcpsite", hint=known, id="mcp.E001"))
+    for key in BACKEND_KEYS:
+        messages += _backend(key, user.get(key, DEFAULTS[key]))
+    for key in POSITIVE:
+        value = user.get(key, DEFAULTS[key])
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            messages.append(Error(f"MCP[{key!r}] must be a positive number, not {value!r}", id="mcp.E006"))
+    close_after = user.get("CLOSE_STREAM_AFTER_SECONDS")
+    if close_after is not None and (not isinstance(close_after, int | float) or close_after < 0):
+        messages.append(Error(f"MCP['CLOSE_STREAM_AFTER_SECONDS'] must be >= 0 or None, not {close_after!r}",
+                              id="mcp.E006"))
+    return messages
