@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -93,6 +94,16 @@ REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
 
 REDIS_URL = os.environ.get("REDIS_URL") or None
 _KEY_PREFIX = os.environ.get("MCP_KEY_PREFIX", "mcp")
+# How REDIS_URL is reached (README "Redis Cluster and Sentinel"): one server, a Cluster (REDIS_URL
+# is any node), or the master Sentinel names (REDIS_URL gives its credentials and database only).
+_REDIS_OPTIONS = {
+    "url": REDIS_URL,
+    "prefix": _KEY_PREFIX,
+    "mode": os.environ.get("MCP_REDIS_MODE", "standalone"),
+    "sentinels": env_list("MCP_REDIS_SENTINELS", []),
+    "sentinel_master": os.environ.get("MCP_REDIS_SENTINEL_MASTER", "mymaster"),
+    "sentinel_password": os.environ.get("MCP_REDIS_SENTINEL_PASSWORD") or None,
+}
 
 MCP = {
     "PROVIDER": {
@@ -115,19 +126,27 @@ MCP = {
     ),
 }
 if REDIS_URL:
+    # Named here, at startup, rather than as a backend's error on the first request.
+    if _REDIS_OPTIONS["mode"] not in ("standalone", "cluster", "sentinel"):
+        raise ImproperlyConfigured("MCP_REDIS_MODE must be standalone, cluster or sentinel")
+    if _REDIS_OPTIONS["mode"] == "sentinel" and not _REDIS_OPTIONS["sentinels"]:
+        raise ImproperlyConfigured("MCP_REDIS_MODE=sentinel needs MCP_REDIS_SENTINELS (host:port,...)")
     MCP.update(
         {
             "SESSION_STORE": {
                 "BACKEND": "mcp_protocol.stores.redis.RedisSessionStore",
-                "OPTIONS": {"url": REDIS_URL, "prefix": _KEY_PREFIX},
+                "OPTIONS": dict(_REDIS_OPTIONS),
             },
             "EVENT_STORE": {
                 "BACKEND": "mcp_protocol.stores.redis.RedisEventStore",
-                "OPTIONS": {"url": REDIS_URL, "prefix": _KEY_PREFIX},
+                "OPTIONS": {
+                    **_REDIS_OPTIONS,
+                    "buckets": int(os.environ.get("MCP_REDIS_EVENT_BUCKETS", "16")),
+                },
             },
             "BUS": {
                 "BACKEND": "mcp_protocol.bus.redis.RedisBus",
-                "OPTIONS": {"url": REDIS_URL, "prefix": _KEY_PREFIX},
+                "OPTIONS": dict(_REDIS_OPTIONS),
             },
         }
     )

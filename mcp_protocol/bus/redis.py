@@ -10,6 +10,15 @@ synchronous client (no loop needed: a signal handler in a shell or a migration).
 Delivery is at-most-once (pub/sub keeps no history): during a Redis outage ``publish`` raises
 ``StoreUnavailable`` and subscribers miss what was published; the reader reconnects and
 redis-py re-subscribes every channel by itself when Redis returns, and open subscriptions carry on.
+Under Sentinel the reconnect asks Sentinel for the master, so it follows a failover.
+
+On Redis Cluster this is plain (not sharded) pub/sub through redis-py's ``ClusterPubSub``: a
+PUBLISH reaches the subscribers of every node, so one connection to one node hears every channel,
+and redis-py sends each PUBLISH to its channel's slot owner, so the messages of one channel keep
+their order. Sharded pub/sub (SSUBSCRIBE) would spread the load but needs a connection per master
+read in turn, with the latency of each one's poll; the bus carries little (list changes, one
+session's replies), so one connection wins. If that node stays unreachable, the reader moves the
+subscriptions to a fresh connection, placed by the Cluster's current slot map.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import json
 import logging
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,11 +43,14 @@ from ..stores.connection import (
     raise_pending_cancel,
     unavailable_as_store_error,
 )
+from ..stores.topology import RedisTopology, check_prefix
 from .base import Bus, Subscription
 
 logger = logging.getLogger(__name__)
 
 _CLOSED = object()
+# Cluster: failed reads of one node in a row before the subscriptions move to a new connection.
+MOVE_AFTER_FAILURES = 3
 
 
 @dataclass(eq=False)
@@ -98,12 +110,17 @@ class RedisSubscription(Subscription):
 
 class RedisBus(Bus):
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", socket_timeout: float = 5.0,
-                 max_queue: int = 10000, **options: Any) -> None:
+                 max_queue: int = 10000, mode: str = "standalone", sentinels: Sequence[str] | str = (),
+                 sentinel_master: str = "mymaster", sentinel_password: str | None = None,
+                 **options: Any) -> None:
         super().__init__(**options)
-        self.prefix = prefix
+        self.prefix = check_prefix(prefix)
         self.max_queue = max_queue
         self.socket_timeout = socket_timeout
-        self._redis = RedisConnector(url, socket_timeout=socket_timeout)
+        topology = RedisTopology.from_options(
+            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
+            sentinel_password=sentinel_password)
+        self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
         self._listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Listener] = (
             weakref.WeakKeyDictionary()
         )
@@ -114,7 +131,7 @@ class RedisBus(Bus):
     async def publish(self, channel: str, message: dict[str, Any]) -> None:
         payload = json.dumps(message)
         with unavailable_as_store_error():
-            await self._redis.client().publish(self._channel(channel), payload)
+            await (await self._redis.ready_client()).publish(self._channel(channel), payload)
 
     def publish_sync(self, channel: str, message: dict[str, Any]) -> None:
         payload = json.dumps(message)
@@ -131,6 +148,8 @@ class RedisBus(Bus):
         return listener
 
     async def subscribe(self, channel: str) -> Subscription:
+        # On a Cluster, ClusterPubSub places its connection by the slot map but does not load it.
+        await self._redis.ready_client()
         listener = self._listener()
         name = self._channel(channel)
         sub = RedisSubscription(self, listener, name, self.max_queue)
@@ -180,6 +199,7 @@ class RedisBus(Bus):
 
     async def _read(self, listener: _Listener) -> None:
         backoff = 0.05
+        failures = 0
         while True:
             if not listener.pubsub.subscribed:
                 listener.wake.clear()
@@ -191,13 +211,17 @@ class RedisBus(Bus):
                 logger.warning("Redis bus reader lost its connection (%s); reconnecting", exc)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
+                failures += 1
+                if self._redis.cluster and failures >= MOVE_AFTER_FAILURES:
+                    failures = 0
+                    await self._move(listener)
                 continue
             except Exception:  # keep reading: one bad frame must not deafen the worker
                 logger.exception("Redis bus reader failed; continuing")
                 await asyncio.sleep(backoff)
                 continue
             raise_pending_cancel()  # close() cancels this task; see raise_pending_cancel
-            backoff = 0.05
+            backoff, failures = 0.05, 0
             if message is None:
                 continue
             kind, name = message["type"], message["channel"]
@@ -206,6 +230,30 @@ class RedisBus(Bus):
             elif kind == "message":
                 for sub in list(listener.subs.get(name, ())):
                     sub.deliver(message["data"])
+
+    async def _move(self, listener: _Listener) -> None:
+        """Cluster: the node of this pub/sub connection stays unreachable (failed over, gone);
+        subscribe every channel again on a new connection, placed by a freshly read slot map.
+        Messages published meanwhile are lost (at-most-once). Tries until it succeeds."""
+        backoff = 0.05
+        while True:
+            client = self._redis.client()
+            with contextlib.suppress(*UNAVAILABLE):
+                await client.nodes_manager.initialize()  # type: ignore[union-attr]  # cluster only
+            async with listener.lock:
+                old, listener.pubsub = listener.pubsub, client.pubsub()
+                with contextlib.suppress(Exception):
+                    await old.aclose()  # type: ignore[no-untyped-call]
+                channels = list(listener.subs)
+                if not channels:
+                    return
+                try:
+                    await listener.pubsub.subscribe(*channels)
+                    return
+                except UNAVAILABLE as exc:
+                    logger.warning("Redis bus could not move its subscriptions (%s); retrying", exc)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 2.0)
 
     @staticmethod
     def _confirm(listener: _Listener, name: str) -> None:

@@ -1,13 +1,15 @@
 """Redis connections for the Redis stores and bus, and the one place Redis failures become
 ``StoreUnavailable``.
 
-Owns ``RedisConnector``: a lazily built ``redis.asyncio`` client per running event loop (an
+Owns ``RedisConnector``: a lazily built redis-py asyncio client per running event loop (an
 asyncio connection is bound to the loop that opened it; Django's ``async_to_sync`` and test runners
 make loops of their own), plus one thread-safe synchronous client for code with no loop
-(``Bus.publish_sync`` in a shell or a migration), and per loop one pipelined ``FastRedis``
-(``resp.py``) for the hot-path commands. Timeouts are short and each command is retried
-once on a fresh connection, so a Redis outage is reported within seconds and the pools reconnect
-by themselves when Redis returns; nothing is kept aside in memory meanwhile.
+(``Bus.publish_sync`` in a shell or a migration), and per loop one pipelined hot-path client
+(``fast.FastRedis``, or ``cluster.FastCluster`` on Redis Cluster). Which clients, for which
+topology (one server, Cluster, Sentinel), is ``topology.RedisTopology``'s business. Timeouts are
+short and each command is retried once on a fresh connection, so a Redis outage is reported
+within seconds and the pools reconnect by themselves when Redis returns (under Sentinel: to
+whichever master Sentinel names then); nothing is kept aside in memory meanwhile.
 """
 
 from __future__ import annotations
@@ -21,22 +23,32 @@ from typing import Any
 
 import redis
 import redis.asyncio
+import redis.asyncio.cluster
+import redis.cluster
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry as SyncRetry
 
 from .base import StoreUnavailable
-from .resp import FastRedis
+from .cluster import FastCluster
+from .fast import FastRedis, Pipelined
+from .topology import RedisTopology
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 
 # The failures that mean "Redis cannot be reached now" (refused, reset, timed out, loading,
-# read-only replica after a failover); anything else is a bug and propagates as is.
+# read-only replica after a failover, no master known to Sentinel, a Cluster resharding or failing
+# over past our retries); anything else is a bug and propagates as is.
 UNAVAILABLE: tuple[type[BaseException], ...] = (
-    redis.exceptions.ConnectionError,
+    redis.exceptions.ConnectionError,  # includes Sentinel's MasterNotFoundError
     redis.exceptions.TimeoutError,
     redis.exceptions.BusyLoadingError,
     redis.exceptions.ReadOnlyError,
+    redis.exceptions.AskError,  # and MovedError
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ClusterDownError,  # and MasterDownError
+    redis.exceptions.ClusterError,
+    redis.exceptions.SlotNotCoveredError,
     ConnectionError,
     TimeoutError,
 )
@@ -68,34 +80,45 @@ def raise_pending_cancel() -> None:
         raise asyncio.CancelledError
 
 
+AsyncClient = redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster
+SyncClient = redis.Redis | redis.cluster.RedisCluster
+
+
 class RedisConnector:
     def __init__(self, url: str = DEFAULT_URL, *, socket_timeout: float = 5.0,
-                 connect_timeout: float = 1.0, max_connections: int | None = None) -> None:
-        self.url = url
+                 connect_timeout: float = 1.0, max_connections: int | None = None,
+                 topology: RedisTopology | None = None) -> None:
+        self.topology = topology or RedisTopology(url)
+        self.url = self.topology.url
         self.socket_timeout = socket_timeout
         self.connect_timeout = connect_timeout
         self.max_connections = max_connections
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, redis.asyncio.Redis] = (
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
-        self._fast: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FastRedis] = (
+        self._fast: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pipelined] = (
             weakref.WeakKeyDictionary()
         )
-        self._sync: redis.Redis | None = None
+        self._sync: SyncClient | None = None
         self._lock = threading.Lock()
+
+    @property
+    def cluster(self) -> bool:
+        return self.topology.mode == "cluster"
 
     def _kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "decode_responses": True,
             "socket_timeout": self.socket_timeout,
             "socket_connect_timeout": self.connect_timeout,
-            "health_check_interval": 0,
         }
+        if not self.cluster:
+            kwargs["health_check_interval"] = 0
         if self.max_connections is not None:
             kwargs["max_connections"] = self.max_connections
         return kwargs
 
-    def client(self) -> redis.asyncio.Redis:
+    def client(self) -> AsyncClient:
         """The client of the running loop, created on first use."""
         loop = asyncio.get_running_loop()
         with self._lock:
@@ -103,27 +126,53 @@ class RedisConnector:
             if client is None:
                 # One retry on a fresh connection: after Redis restarts, the pooled sockets are
                 # dead and the first command on each fails; the retry reconnects.
-                client = redis.asyncio.Redis.from_url(
-                    self.url, retry=AsyncRetry(NoBackoff(), 1), **self._kwargs())
+                client = self.topology.async_client(retry=AsyncRetry(NoBackoff(), 1), **self._kwargs())
                 self._clients[loop] = client
             return client
 
-    def fast(self) -> FastRedis:
-        """The running loop's pipelined connection (``resp.py``) for the hot-path commands."""
+    async def ready_client(self) -> AsyncClient:
+        """``client()``, on a Cluster with its slot map loaded: redis-py loads it lazily on first
+        use, and concurrent first commands then race (one's connection is replaced under it)."""
+        client = self.client()
+        if isinstance(client, redis.asyncio.cluster.RedisCluster):
+            with unavailable_as_store_error():
+                try:
+                    await client.initialize()
+                except redis.exceptions.RedisClusterException as exc:  # no node answered
+                    raise redis.exceptions.ConnectionError(str(exc)) from exc
+        return client
+
+    def fast(self) -> Pipelined:
+        """The running loop's pipelined client for the hot-path commands."""
         loop = asyncio.get_running_loop()
         fast = self._fast.get(loop)
         if fast is None:
             with self._lock:
                 fast = self._fast.get(loop)
                 if fast is None:
-                    fast = self._fast[loop] = FastRedis(
-                        self.url, socket_timeout=self.socket_timeout, connect_timeout=self.connect_timeout)
+                    fast = self._fast[loop] = self._build_fast()
         return fast
 
-    def sync_client(self) -> redis.Redis:
+    def _build_fast(self) -> Pipelined:
+        timeouts: dict[str, Any] = {"socket_timeout": self.socket_timeout,
+                                    "connect_timeout": self.connect_timeout}
+        if self.cluster:
+            return FastCluster(self.url, **timeouts)
+        if self.topology.mode == "sentinel":
+            sentinel = self.topology.async_sentinel(self.socket_timeout, self.connect_timeout)
+            name = self.topology.sentinel_master
+
+            async def locate() -> tuple[str, int]:  # asked on every connect: follows failovers
+                host, port = await sentinel.discover_master(name)
+                return str(host), int(port)
+
+            return FastRedis(self.url, locate=locate, **timeouts)
+        return FastRedis(self.url, **timeouts)
+
+    def sync_client(self) -> SyncClient:
         with self._lock:
             if self._sync is None:
-                self._sync = redis.Redis.from_url(self.url, retry=SyncRetry(NoBackoff(), 1), **self._kwargs())
+                self._sync = self.topology.sync_client(retry=SyncRetry(NoBackoff(), 1), **self._kwargs())
             return self._sync
 
     async def close(self) -> None:

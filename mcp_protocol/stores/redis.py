@@ -23,68 +23,32 @@ longer lists the uri, and entries of ``{P}:live`` whose expected expiry passed a
 PTTL (``load`` slides the key with one GETEX and leaves the index alone: the hot path stays one
 round trip) and either re-scored or removed.
 
+On Redis Cluster (``mode="cluster"``) nothing changes in this layout: every MULTI/EXEC block and
+script names keys of one tag (``{sid}`` or ``{P}``), and the pipelined GETs of the listings, which
+span slots, are not transactions (the Cluster client sends each to its slot's master).
+
 ``load``, the stream claims and the pipelined GETs of the listings go over the loop's pipelined
-connection (``resp.py``: a fraction of redis-py's CPU per command); the rest uses redis-py.
+client (``fast.py``/``cluster.py``: a fraction of redis-py's CPU per command); the rest uses
+redis-py (``topology.py``: a plain, Cluster or Sentinel-managed client).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
 from ..session import Session
 from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
-from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from .connection import DEFAULT_URL, AsyncClient, RedisConnector, unavailable_as_store_error
 from .redis_events import RedisEventStore
+from .redis_session_scripts import CAPS, OWNED, REFRESH, REFRESH_SHA, RELEASE, RELEASE_SHA
+from .topology import RedisTopology, check_prefix
 
 __all__ = ["RedisEventStore", "RedisSessionStore"]
-
-# KEYS: live, created, principal set. ARGV: sid, expiry ms, created_at, max, max per principal
-# (-1: no cap). Atomic, so concurrent creates cannot overshoot a cap.
-_CAPS = """
-local max = tonumber(ARGV[4])
-if max >= 0 and redis.call('ZCARD', KEYS[1]) >= max then return -1 end
-local maxpp = tonumber(ARGV[5])
-if maxpp >= 0 then
-  local owned = 0
-  for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-    if redis.call('ZSCORE', KEYS[1], id) then owned = owned + 1 else redis.call('SREM', KEYS[3], id) end
-  end
-  if owned >= maxpp then return -2 end
-end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-redis.call('SADD', KEYS[3], ARGV[1])
-return 1
-"""
-
-# KEYS: live, principal set. Live members of the principal's set.
-_OWNED = """
-local owned = 0
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  if redis.call('ZSCORE', KEYS[1], id) then owned = owned + 1 end
-end
-return owned
-"""
-
-# Claims change only in their owner's hands (compare-and-set / compare-and-delete).
-_REFRESH = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-_REFRESH_SHA = hashlib.sha1(_REFRESH.encode()).hexdigest()
-_RELEASE_SHA = hashlib.sha1(_RELEASE.encode()).hexdigest()
-
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
@@ -93,11 +57,16 @@ def _ms(seconds: float) -> int:
 class RedisSessionStore(SessionStore):
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", ttl: float = 1800.0,
                  max_sessions: int | None = None, max_sessions_per_principal: int | None = None,
-                 socket_timeout: float = 5.0, **options: Any) -> None:
+                 socket_timeout: float = 5.0, mode: str = "standalone", sentinels: Sequence[str] | str = (),
+                 sentinel_master: str = "mymaster", sentinel_password: str | None = None,
+                 **options: Any) -> None:
         super().__init__(ttl=ttl, max_sessions=max_sessions,
                          max_sessions_per_principal=max_sessions_per_principal, **options)
-        self.prefix = prefix
-        self._redis = RedisConnector(url, socket_timeout=socket_timeout)
+        self.prefix = check_prefix(prefix)
+        topology = RedisTopology.from_options(
+            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
+            sentinel_password=sentinel_password)
+        self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
         self._live = f"{{{prefix}}}:live"
         self._created = f"{{{prefix}}}:created"
         self._scripts: dict[str, AsyncScript] = {}
@@ -114,14 +83,14 @@ class RedisSessionStore(SessionStore):
     def _subs(self, uri: str) -> str:
         return f"{{{self.prefix}}}:subs:{uri}"
 
-    async def _run(self, client: Redis, source: str, keys: list[str], args: list[Any]) -> Any:
+    async def _run(self, client: AsyncClient, source: str, keys: list[str], args: list[Any]) -> Any:
         script = self._scripts.get(source)
         if script is None:
             script = self._scripts[source] = client.register_script(source)
         return await script(keys=keys, args=args, client=client)
 
     async def create(self, session: Session) -> None:
-        client = self._redis.client()
+        client = await self._redis.ready_client()
         key = self._key(session.id)
         with unavailable_as_store_error():
             if not await client.set(key, json.dumps(session.to_json()), nx=True, px=_ms(self.ttl)):
@@ -130,7 +99,7 @@ class RedisSessionStore(SessionStore):
             cap = -1 if self.max_sessions is None else self.max_sessions
             cap_pp = -1 if self.max_sessions_per_principal is None else self.max_sessions_per_principal
             verdict = await self._run(
-                client, _CAPS, [self._live, self._created, self._principal(session.principal)],
+                client, CAPS, [self._live, self._created, self._principal(session.principal)],
                 [session.id, _expiry(self.ttl), session.created_at, cap, cap_pp])
             if verdict < 0:
                 await client.delete(key)
@@ -146,8 +115,9 @@ class RedisSessionStore(SessionStore):
 
     async def load(self, session_id: str) -> Session | None:
         # The hot path: one GETEX on the loop's pipelined connection (resp.py), no write.
+        key = self._key(session_id)
         with unavailable_as_store_error():
-            raw = await self._redis.fast().execute("GETEX", self._key(session_id), "PX", _ms(self.ttl))
+            raw = await self._redis.fast().execute("GETEX", key, "PX", _ms(self.ttl), key=key)
         if raw is None:
             return None
         session = Session.from_json(json.loads(raw))
@@ -156,7 +126,7 @@ class RedisSessionStore(SessionStore):
 
     async def save(self, session: Session) -> None:
         changes = session.changes()
-        client = self._redis.client()
+        client = await self._redis.ready_client()
         key = self._key(session.id)
 
         async def merge(pipe: Any) -> None:
@@ -173,7 +143,7 @@ class RedisSessionStore(SessionStore):
                 pipe.set(key, json.dumps(data), px=_ms(self.ttl))
 
         with unavailable_as_store_error():
-            await client.transaction(merge, key)
+            await client.transaction(merge, key)  # type: ignore[arg-type]  # RedisCluster's hint is wrong
             async with client.pipeline(transaction=False) as pipe:
                 pipe.zadd(self._live, {session.id: _expiry(self.ttl)}, xx=True)
                 for uri in changes.subscribed:
@@ -184,7 +154,7 @@ class RedisSessionStore(SessionStore):
         session.stored()
 
     async def delete(self, session_id: str) -> bool:
-        client = self._redis.client()
+        client = await self._redis.ready_client()
         with unavailable_as_store_error():
             async with client.pipeline(transaction=True) as pipe:
                 pipe.getdel(self._key(session_id))
@@ -202,7 +172,7 @@ class RedisSessionStore(SessionStore):
                 await pipe.execute()
         return True
 
-    async def _refresh_index(self, client: Redis) -> None:
+    async def _refresh_index(self, client: AsyncClient) -> None:
         """Re-check index entries whose expected expiry passed: still-live sessions (slid by
         load) get their real expiry back, vanished ones leave the index."""
         stale: list[Any] = await client.zrangebyscore(self._live, "-inf", int(time.time() * 1000))
@@ -224,7 +194,7 @@ class RedisSessionStore(SessionStore):
             await pipe.execute()
 
     async def list_sessions(self, limit: int = 100) -> list[Session]:
-        client = self._redis.client()
+        client = await self._redis.ready_client()
         found: list[Session] = []
         start = 0
         with unavailable_as_store_error():
@@ -252,21 +222,22 @@ class RedisSessionStore(SessionStore):
         return found[:limit]
 
     async def _get_many(self, ids: list[str]) -> list[str | None]:
-        # One GET per key in a pipeline rather than MGET: the keys live in different slots.
+        # One GET per key in a pipeline rather than MGET: the keys live in different slots (on a
+        # Cluster, each GET goes to its slot's master).
         replies = await self._redis.fast().pipeline([("GET", self._key(sid)) for sid in ids])
         _raise_first(replies)
         return replies
 
     async def count(self, principal: str | None = None) -> int:
-        client = self._redis.client()
+        client = await self._redis.ready_client()
         with unavailable_as_store_error():
             await self._refresh_index(client)
             if principal is None:
                 return int(await client.zcard(self._live))
-            return int(await self._run(client, _OWNED, [self._live, self._principal(principal)], []))
+            return int(await self._run(client, OWNED, [self._live, self._principal(principal)], []))
 
     async def session_ids(self) -> list[str]:
-        client = self._redis.client()
+        client = await self._redis.ready_client()
         with unavailable_as_store_error():
             await self._refresh_index(client)
             ids: list[Any] = await client.zrange(self._live, 0, -1)
@@ -281,7 +252,7 @@ class RedisSessionStore(SessionStore):
                 if raw is not None and json.loads(raw).get("state") == "ready"]
 
     async def subscribers(self, uri: str) -> list[str]:
-        client = self._redis.client()
+        client = await self._redis.ready_client()
         with unavailable_as_store_error():
             ids: list[Any] = sorted(await client.smembers(self._subs(uri)))
             if not ids:
@@ -298,18 +269,19 @@ class RedisSessionStore(SessionStore):
     # keep-alive period): on the pipelined connection.
     async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
         only_if_free = () if take_over else ("NX",)
+        key = self._claim(session_id)
         with unavailable_as_store_error():
             return bool(await self._redis.fast().execute(
-                "SET", self._claim(session_id), owner, *only_if_free, "PX", _ms(ttl)))
+                "SET", key, owner, *only_if_free, "PX", _ms(ttl), key=key))
 
     async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
         with unavailable_as_store_error():
             return bool(await self._redis.fast().evalsha(
-                _REFRESH_SHA, _REFRESH, [self._claim(session_id)], [owner, _ms(ttl)]))
+                REFRESH_SHA, REFRESH, [self._claim(session_id)], [owner, _ms(ttl)]))
 
     async def release_stream(self, session_id: str, owner: str) -> None:
         with unavailable_as_store_error():
-            await self._redis.fast().evalsha(_RELEASE_SHA, _RELEASE, [self._claim(session_id)], [owner])
+            await self._redis.fast().evalsha(RELEASE_SHA, RELEASE, [self._claim(session_id)], [owner])
 
     async def close(self) -> None:
         await self._redis.close()

@@ -1,11 +1,18 @@
 """Redis event store: one Redis Stream per (session, stream) for Last-Event-ID replay
 ([L] basic/transports.mdx "Resumability and Redelivery").
 
-Owns ``RedisEventStore``. Keys (``P`` = prefix)::
+Owns ``RedisEventStore``. Keys (``P`` = prefix, ``b`` = the session's bucket)::
 
-    P:events:{sid}:<stream>    Redis Stream of {"m": message JSON}; PX = ttl, slid by each append
-    P:streams:{sid}            set of the session's stream keys (delete_session)
-    P:once:<key>               claim_once state: "held" (PX = the lease) or "done" (PX = ttl)
+    {P:ev:b}:events:<sid>:<stream>   Redis Stream of {"m": message JSON}; PX = ttl, slid by each append
+    {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session)
+    P:once:<key>                     claim_once state: "held" (PX = the lease) or "done" (PX = ttl)
+
+Buckets, for Redis Cluster: ``b`` is CRC32 of the session id modulo ``buckets`` (default 16; every
+worker must use the same number: a change moves every log, and a Last-Event-ID issued before it
+is then unknown). A session's stream keys and its index share the hash tag ``{P:ev:b}``, so an
+append block is within one slot, and so are all the streams of one bucket: the live tail reads
+them with one ``XREAD`` per bucket (``redis_tail.py``), where a tag per session would need one
+blocked connection per open stream. On one server the bucket changes nothing but the key names.
 
 Event ids are ``<stream>.<seq>`` where ``seq`` encodes the Redis entry id ``<ms>-<n>`` as
 ``ms * 1_000_000 + n``: increasing within a stream, and (entry ids being time-based) never reused
@@ -24,10 +31,11 @@ over many streams, not a connection per listener): an append lands either at or 
 (replayed) or after it (read live), never in between and never twice.
 
 The hot-path commands (append, replay, claim_once) go over the loop's pipelined connection
-(``resp.py``). An append is one MULTI/EXEC block in one write (XADD per event, PEXPIRE,
-SADD; atomic, so never a stream left without its expiry); ``append_many`` puts several events of
-a stream in one block (a POST stream's response and its end marker) and ``broadcast`` pipelines
-one block per session, ``BROADCAST_BATCH`` sessions per write.
+(``fast.py``; ``cluster.py`` on Redis Cluster). An append is one MULTI/EXEC block in one write
+(XADD per event, PEXPIRE, SADD; atomic, so never a stream left without its expiry; all its keys
+under the bucket's tag); ``append_many`` puts several events of a stream in one block (a POST
+stream's response and its end marker) and ``broadcast`` pipelines one block per session,
+``BROADCAST_BATCH`` sessions per write (on a Cluster: per master, the masters written at once).
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ import asyncio
 import hashlib
 import json
 import weakref
-from collections.abc import AsyncIterator
+import zlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import redis.exceptions
@@ -45,6 +54,7 @@ from .base import Claim, Event, EventStore, UnknownEvent, make_event_id, parse_e
 from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
 from .resp import bulk, encode
+from .topology import RedisTopology, check_prefix
 
 # KEYS: stream. ARGV: after entry id or '', max_events, ttl ms.
 # Returns {-1} if ``after`` is outside the retained window, else {1, newest id, id, payload, ...}.
@@ -91,21 +101,32 @@ _MULTI, _EXEC = encode(("MULTI",)), encode(("EXEC",))
 
 class RedisEventStore(EventStore):
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", max_events: int = 1000,
-                 ttl: float = 3600.0, socket_timeout: float = 5.0, block_ms: int = 1000,
+                 ttl: float = 3600.0, socket_timeout: float = 5.0, block_ms: int = 1000, buckets: int = 16,
+                 mode: str = "standalone", sentinels: Sequence[str] | str = (),
+                 sentinel_master: str = "mymaster", sentinel_password: str | None = None,
                  **options: Any) -> None:
         super().__init__(max_events=max_events, ttl=ttl, **options)
         if block_ms >= socket_timeout * 1000:
             raise ValueError("block_ms must be shorter than socket_timeout")
-        self.prefix = prefix
+        if buckets < 1:
+            raise ValueError("buckets must be at least 1")
+        self.prefix = check_prefix(prefix)
         self.block_ms = block_ms
-        self._redis = RedisConnector(url, socket_timeout=socket_timeout)
+        self.buckets = buckets
+        topology = RedisTopology.from_options(
+            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
+            sentinel_password=sentinel_password)
+        self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
         self._tails: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Tail] = weakref.WeakKeyDictionary()
 
+    def _tag(self, session_id: str) -> str:
+        return f"{{{self.prefix}:ev:{zlib.crc32(session_id.encode()) % self.buckets}}}"
+
     def _stream(self, session_id: str, stream_id: str) -> str:
-        return f"{self.prefix}:events:{{{session_id}}}:{stream_id}"
+        return f"{self._tag(session_id)}:events:{session_id}:{stream_id}"
 
     def _streams(self, session_id: str) -> str:
-        return f"{self.prefix}:streams:{{{session_id}}}"
+        return f"{self._tag(session_id)}:streams:{session_id}"
 
     def _tail(self) -> Tail:
         loop = asyncio.get_running_loop()
@@ -156,8 +177,8 @@ class RedisEventStore(EventStore):
             return []
         block = self._append_block(session_id, stream_id, [bulk(json.dumps(m)) for m in messages])
         with unavailable_as_store_error():
-            replies = await self._redis.fast().pipeline_packed(block, self._block_replies(len(messages)),
-                                                               retry=True)
+            replies = await self._redis.fast().pipeline_packed(
+                block, self._block_replies(len(messages)), key=self._streams(session_id), retry=True)
             entries = self._entries(replies, len(messages))
         return [make_event_id(stream_id, seq_of(e)) for e in entries]
 
@@ -171,10 +192,10 @@ class RedisEventStore(EventStore):
         with unavailable_as_store_error():
             for start in range(0, len(session_ids), BROADCAST_BATCH):
                 batch = session_ids[start:start + BROADCAST_BATCH]
-                packed = b"".join([self._append_block(sid, stream_id, [payload]) for sid in batch])
-                replies = await fast.pipeline_packed(packed, per * len(batch))
-                for i in range(len(batch)):
-                    self._entries(replies[i * per:(i + 1) * per], 1)
+                parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload]), per)
+                         for sid in batch]
+                for replies in await fast.pipeline_many(parts):
+                    self._entries(replies, 1)
                     written += 1
         return written
 
@@ -207,7 +228,7 @@ class RedisEventStore(EventStore):
             tail.unwatch(watch)
 
     async def delete_session(self, session_id: str) -> None:
-        client = self._redis.client()
+        client = await self._redis.ready_client()
         index = self._streams(session_id)
         with unavailable_as_store_error():
             keys: set[Any] = await client.smembers(index)
@@ -215,17 +236,18 @@ class RedisEventStore(EventStore):
 
     async def claim_once(self, key: str, lease: float) -> Claim:
         # One command: SET NX GET (Redis >= 7.0) sets the lease or returns the state it found.
+        once = f"{self.prefix}:once:{key}"
         with unavailable_as_store_error():
             found = await self._redis.fast().execute(
-                "SET", f"{self.prefix}:once:{key}", "held", "NX", "GET", "PX", max(1, int(lease * 1000)))
+                "SET", once, "held", "NX", "GET", "PX", max(1, int(lease * 1000)), key=once)
         if found is None:
             return Claim.WON
         return Claim.DONE if found == "done" else Claim.HELD
 
     async def finish_once(self, key: str, ttl: float) -> None:
+        once = f"{self.prefix}:once:{key}"
         with unavailable_as_store_error():
-            await self._redis.fast().execute(
-                "SET", f"{self.prefix}:once:{key}", "done", "PX", max(1, int(ttl * 1000)))
+            await self._redis.fast().execute("SET", once, "done", "PX", max(1, int(ttl * 1000)), key=once)
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()

@@ -6,7 +6,9 @@ streams: 1,000 connections); instead each ``listen`` registers a ``Watch`` (its 
 newest entry it has) and waits on an ``asyncio.Event``. Keys are grouped in shards of at most
 ``SHARD_KEYS``; one task per shard, on a dedicated connection (a blocking command must not share
 the pipelined one), runs ``XREAD BLOCK`` over all of its keys at once and hands each watch the
-entries after its own position.
+entries after its own position. A shard holds only keys one command may name together
+(``Pipelined.shard_of``): any keys on one server; on Redis Cluster the keys of one hash slot (the
+event store's bucket tag), read on that slot's master.
 
 No gap, no duplicate ([L] basic/transports.mdx "Resumability"): a shard reads each key from the
 *lowest* position of its watches, a watch takes a batch only if the batch was read from at or
@@ -14,8 +16,8 @@ before its position (else the next read, from that lower position, brings it), a
 newer than what it already has. A key added (or a watch behind the others) must reach the blocked
 ``XREAD``: ``CLIENT UNBLOCK`` ends the block early and the reader reads again with the new keys.
 
-If a shard's connection fails, its watches fail with the error (``listen`` raises
-``StoreUnavailable``: the SSE response ends, the client resumes with ``Last-Event-ID``).
+If a shard's connection fails (or its slot moved), its watches fail with the error (``listen``
+raises ``StoreUnavailable``: the SSE response ends, the client resumes with ``Last-Event-ID``).
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Hashable
 from typing import Any
 
 from .base import StreamLagging
 from .connection import UNAVAILABLE, raise_pending_cancel
-from .resp import FastRedis, RespConnection
+from .fast import FastRedis, Pipelined
+from .resp import RespConnection
 
 logger = logging.getLogger("mcp_protocol.stores")
 
@@ -93,8 +97,10 @@ class Watch:
 
 
 class _Shard:
-    def __init__(self, tail: Tail) -> None:
+    def __init__(self, tail: Tail, group: Hashable) -> None:
         self.tail = tail
+        self.group = group
+        self.node: FastRedis | None = None  # the server the reader is on (a Cluster master)
         self.watches: dict[str, set[Watch]] = {}
         self.cursor: dict[str, int] = {}
         self.conn: RespConnection | None = None
@@ -134,18 +140,22 @@ class _Shard:
     async def _unblock(self) -> None:
         # CLIENT UNBLOCK answers 0 when the reader is not blocked yet (its XREAD still in flight):
         # try again shortly, until the reader has read with the current keys.
-        fast = self.tail.fast
         while self.seen_gen < self.gen and self.client_id is not None and not self.task.done():
             try:
-                if await fast.execute("CLIENT", "UNBLOCK", self.client_id) == 1:
+                # On the reader's own server (set before client_id): the id means nothing elsewhere.
+                node = self.node
+                if node is not None and await node.execute("CLIENT", "UNBLOCK", self.client_id) == 1:
                     return
             except UNAVAILABLE:
                 return  # the reader notices the outage on its own connection
             await asyncio.sleep(UNBLOCK_RETRY)
 
     async def _read(self) -> None:
-        fast, block_ms = self.tail.fast, self.tail.block_ms
+        block_ms = self.tail.block_ms
         try:
+            if not self.watches:
+                return
+            fast = self.node = await self.tail.fast.node_for(next(iter(self.watches)))
             self.conn = await fast.open()
             self.client_id = int(await fast.call_on(self.conn, "CLIENT", "ID"))
             raise_pending_cancel()
@@ -167,6 +177,7 @@ class _Shard:
                         watch.offer(read_from[key], entries)
                     self.cursor[key] = min(w.last for w in group)
         except UNAVAILABLE as exc:
+            self.tail.fast.forget_routes()  # on a Cluster the slot may have moved: ask again
             self._fail(exc)
         except asyncio.CancelledError:
             self._fail(ConnectionError("The event store was closed"))
@@ -190,7 +201,7 @@ class _Shard:
 class Tail:
     """The shards of one event loop."""
 
-    def __init__(self, fast: FastRedis, block_ms: int, max_backlog: int) -> None:
+    def __init__(self, fast: Pipelined, block_ms: int, max_backlog: int) -> None:
         self.fast, self.block_ms, self.max_backlog = fast, block_ms, max_backlog
         self._shards: list[_Shard] = []
         self._home: dict[str, _Shard] = {}
@@ -199,10 +210,11 @@ class Tail:
         watch = Watch(key, last, self.max_backlog)
         shard = self._home.get(key)
         if shard is None or shard.task.done():
-            shard = next((s for s in self._shards if len(s.watches) < SHARD_KEYS and not s.task.done()),
-                         None)
+            group = self.fast.shard_of(key)
+            shard = next((s for s in self._shards if s.group == group and len(s.watches) < SHARD_KEYS
+                          and not s.task.done()), None)
             if shard is None:
-                shard = _Shard(self)
+                shard = _Shard(self, group)
                 self._shards.append(shard)
             self._home[key] = shard
         shard.add(watch)

@@ -1,29 +1,23 @@
-"""A lean pipelined Redis client for the hot path: one connection per event loop, RESP2.
+"""The RESP2 wire for the hot-path clients: encoding, parsing, and one pipelined connection.
 
 Owns ``RespConnection`` (an ``asyncio.Protocol``: commands are written at once and their replies
 resolve futures in request order, so concurrent requests of one worker share one socket and
-pipeline by themselves) and ``FastRedis`` (the per-loop connection, its reconnect and timeouts).
+pipeline by themselves) and the codec (``encode``, ``bulk``, the reply parser). The clients built
+on it are ``fast.FastRedis`` (one server) and ``cluster.FastCluster`` (Redis Cluster).
 
-Why not redis-py for these commands: its asyncio client spends ~100-200 µs of CPU per command
-(pool checkout, locks, ``wait_for``), as much as the whole rest of a ``tools/call``; this costs a
-write and a parse. redis-py stays for everything else (scripts with many steps, pub/sub, admin).
-
-Semantics match ``connection.RedisConnector``: unreachable Redis raises the ``UNAVAILABLE`` errors
-(``unavailable_as_store_error`` turns them into ``StoreUnavailable``); a command that finds its
-connection dead is retried once on a fresh one; a command without a reply after ``timeout``
-seconds fails with ``TimeoutError`` and closes the connection (its replies can no longer be
-matched). No ``asyncio.wait_for`` anywhere, so a cancel is never swallowed (CPython gh-86296).
+Error replies become redis-py's exception classes, so callers catch one family: ``READONLY``
+(a master demoted by a failover) also retires the connection, so the next command reconnects
+and, under Sentinel, asks for the new master; ``MOVED``/``ASK``/``TRYAGAIN``/``CLUSTERDOWN`` are
+what ``cluster.FastCluster`` reacts to.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ssl
 from collections import deque
 from typing import Any, cast
 
 import redis.exceptions
-from redis.asyncio.connection import parse_url
 
 Reply = Any
 
@@ -49,6 +43,16 @@ def _error(text: str) -> redis.exceptions.RedisError:
         return redis.exceptions.BusyLoadingError(text)
     if text.startswith("READONLY"):
         return redis.exceptions.ReadOnlyError(text)
+    if text.startswith("MOVED "):
+        return redis.exceptions.MovedError(text[6:])  # "<slot> <host>:<port>"
+    if text.startswith("ASK "):
+        return redis.exceptions.AskError(text[4:])
+    if text.startswith("TRYAGAIN"):
+        return redis.exceptions.TryAgainError(text)
+    if text.startswith("MASTERDOWN"):
+        return redis.exceptions.MasterDownError(text)
+    if text.startswith("CLUSTERDOWN"):
+        return redis.exceptions.ClusterDownError(text)
     return redis.exceptions.ResponseError(text)
 
 
@@ -118,6 +122,8 @@ class RespConnection(asyncio.Protocol):
                     reply, pos = "QUEUED", pos + 9
                 else:
                     reply, pos = _parse(buf, pos)
+                if type(reply) is redis.exceptions.ReadOnlyError:  # type: ignore[comparison-overlap]
+                    self.retire()  # a demoted master: what follows must go to the new one
                 slot = self.pending[0]
                 slot.replies.append(reply)
                 if len(slot.replies) < slot.count:
@@ -138,6 +144,13 @@ class RespConnection(asyncio.Protocol):
             self.abort(redis.exceptions.ConnectionError(f"Bad reply from Redis: {exc}"))
             return
         del self.buf[:pos]
+        if self.closed and not self.pending and self.transport is not None:
+            self.transport.close()  # retired, and every reply it owed has arrived
+
+    def retire(self) -> None:
+        """Take no new command (``send`` raises ``ConnectionError``: the caller reconnects); close
+        once the replies already owed have arrived."""
+        self.closed = True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.abort(redis.exceptions.ConnectionError(f"Connection to Redis lost: {exc or 'closed'}"))
@@ -169,126 +182,6 @@ class RespConnection(asyncio.Protocol):
 
     def _flush(self) -> None:
         out, self.out = self.out, []
-        if self.transport is not None and not self.closed:
+        # Not ``closed``: a retired connection still owes (and sends) what was queued before.
+        if self.transport is not None and not self.transport.is_closing():
             self.transport.write(b"".join(out) if len(out) > 1 else out[0])
-
-
-def _expire(conn: RespConnection, future: asyncio.Future[Reply], timeout: float) -> None:
-    """A reply overdue: the connection's later replies can no longer be matched; drop it."""
-    if not future.done():
-        conn.abort(redis.exceptions.TimeoutError(f"Redis did not answer within {timeout:g} s"))
-
-
-class FastRedis:
-    """The pipelined connection of one event loop (build one per loop; see ``RedisConnector``)."""
-
-    def __init__(self, url: str, *, socket_timeout: float = 5.0, connect_timeout: float = 1.0) -> None:
-        self.options = parse_url(url)
-        self.ssl = url.startswith("rediss://")
-        self.socket_timeout = socket_timeout
-        self.connect_timeout = connect_timeout
-        self._conn: RespConnection | None = None
-        self._connecting: asyncio.Future[RespConnection] | None = None
-
-    async def open(self) -> RespConnection:
-        """A fresh connection, authenticated and on the right database (also for dedicated
-        readers that block, which must not share the pipelined one)."""
-        loop = asyncio.get_running_loop()
-        opts = self.options
-        try:
-            async with asyncio.timeout(self.connect_timeout):
-                if "path" in opts:
-                    _, conn = await loop.create_unix_connection(RespConnection, opts["path"])
-                else:
-                    context = ssl.create_default_context() if self.ssl else None
-                    _, conn = await loop.create_connection(
-                        RespConnection, opts.get("host", "127.0.0.1"), int(opts.get("port", 6379)),
-                        ssl=context)
-        except OSError as exc:
-            raise redis.exceptions.ConnectionError(f"Cannot connect to Redis: {exc}") from exc
-        setup: list[tuple[Any, ...]] = []
-        if opts.get("password"):
-            user = opts.get("username")
-            setup.append(("AUTH", user, opts["password"]) if user else ("AUTH", opts["password"]))
-        if int(opts.get("db", 0) or 0):
-            setup.append(("SELECT", int(opts["db"])))
-        for args in setup:
-            await self.call_on(conn, *args)
-        return conn
-
-    async def _connection(self) -> RespConnection:
-        conn = self._conn
-        if conn is not None and not conn.closed:
-            return conn
-        if self._connecting is None:
-            # One connect for every caller that needs it at once.
-            self._connecting = asyncio.ensure_future(self.open())
-            self._connecting.add_done_callback(self._connected)
-        return await asyncio.shield(self._connecting)
-
-    def _connected(self, future: asyncio.Future[RespConnection]) -> None:
-        self._connecting = None
-        if not future.cancelled() and future.exception() is None:
-            self._conn = future.result()
-
-    async def call_on(self, conn: RespConnection, *args: Any, timeout: float | None = None) -> Reply:
-        """One command on ``conn``; its reply (a Redis error reply raises)."""
-        return await self._await(conn, conn.send(encode(args)),
-                                 self.socket_timeout if timeout is None else timeout)
-
-    @staticmethod
-    async def _await(conn: RespConnection, future: asyncio.Future[Reply], timeout: float) -> Reply:
-        timer = asyncio.get_running_loop().call_later(timeout, _expire, conn, future, timeout)
-        try:
-            return await future
-        finally:
-            timer.cancel()
-
-    async def execute(self, *args: Any) -> Reply:
-        """One command on the shared connection, retried once on a fresh connection if the
-        connection was found dead (Redis restarted: pooled sockets fail once)."""
-        conn = self._conn
-        if conn is None or conn.closed:
-            conn = await self._connection()
-        try:
-            return await self._await(conn, conn.send(encode(args)), self.socket_timeout)
-        except redis.exceptions.ConnectionError:
-            conn = await self._connection()
-            return await self._await(conn, conn.send(encode(args)), self.socket_timeout)
-
-    async def pipeline(self, commands: list[tuple[Any, ...]]) -> list[Reply]:
-        """Several commands in one write; their replies in order, a Redis error reply as its
-        exception object (not raised). Not retried: a lost connection raises."""
-        return await self.pipeline_packed(b"".join([encode(c) for c in commands]), len(commands))
-
-    async def pipeline_packed(self, packed: bytes, count: int, *, retry: bool = False) -> list[Reply]:
-        """``pipeline`` of ``count`` commands already encoded (a caller sending many alike
-        commands builds their bytes once). ``retry``: once more on a fresh connection if this one
-        was dead (only for commands safe to repeat, such as one MULTI/EXEC block)."""
-        if not count:
-            return []
-        try:
-            return await self._pipeline_packed(packed, count)
-        except redis.exceptions.ConnectionError:
-            if not retry:
-                raise
-        return await self._pipeline_packed(packed, count)
-
-    async def _pipeline_packed(self, packed: bytes, count: int) -> list[Reply]:
-        conn = self._conn
-        if conn is None or conn.closed:
-            conn = await self._connection()
-        replies: list[Reply] = await self._await(conn, conn.send(packed, count, group=True),
-                                                 self.socket_timeout)
-        return replies
-
-    async def evalsha(self, sha: str, source: str, keys: list[str], args: list[Any]) -> Reply:
-        try:
-            return await self.execute("EVALSHA", sha, len(keys), *keys, *args)
-        except redis.exceptions.NoScriptError:  # a restarted Redis lost its script cache
-            return await self.execute("EVAL", source, len(keys), *keys, *args)
-
-    def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.abort(redis.exceptions.ConnectionError("client closed"))

@@ -1,9 +1,12 @@
-"""Backends for the contract suites: every test runs once on memory and once on the real Redis.
+"""Backends for the contract suites: every test runs on memory, on the real Redis (one server),
+on a Redis Cluster and through Sentinel.
 
 ``make_*`` fixtures return a factory standing for "a worker's instance": for Redis each call builds
 a new instance (a separate worker sharing the Redis, under a key prefix unique to the test and
 deleted afterwards); for memory there is only one process, so every call returns the same
-instance for the same options.
+instance for the same options. The Cluster (three masters) and the Sentinel setup (a master, its
+replica and one Sentinel) are private servers started once per test session, on first use, and
+skipped without ``redis-server``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import pytest
-import redis
 
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.bus.memory import MemoryBus
@@ -23,9 +25,12 @@ from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.stores.base import EventStore, SessionStore
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from mcp_protocol.stores.topology import RedisTopology
+from tests.support.private_redis import have_redis_server
+from tests.support.redis_topologies import PrivateCluster, PrivateSentinel
 
 REDIS_URL = os.environ.get("MCP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-BACKENDS = ["memory", "redis"]
+BACKENDS = ["memory", "redis", "cluster", "sentinel"]
 
 T = TypeVar("T")
 
@@ -45,21 +50,59 @@ async def eventually(check: Callable[[], Awaitable[bool]], seconds: float = 5.0,
         await asyncio.sleep(step)
 
 
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateCluster]:
+    if not have_redis_server():
+        pytest.skip("needs redis-server and redis-cli")
+    cluster = PrivateCluster(tmp_path_factory.mktemp("cluster")).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_sentinel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateSentinel]:
+    if not have_redis_server():
+        pytest.skip("needs redis-server and redis-cli")
+    sentinel = PrivateSentinel(tmp_path_factory.mktemp("sentinel")).start()
+    try:
+        yield sentinel
+    finally:
+        sentinel.stop()
+
+
 @pytest.fixture
-def prefix() -> Iterator[str]:
+def redis_options(backend: str, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """What settings would pass a Redis backend to reach this test's Redis (empty for memory)."""
+    if backend == "cluster":
+        cluster: PrivateCluster = request.getfixturevalue("redis_cluster")
+        return {"url": cluster.url, "mode": "cluster"}
+    if backend == "sentinel":
+        sentinel: PrivateSentinel = request.getfixturevalue("redis_sentinel")
+        return {"url": sentinel.url, "mode": "sentinel", "sentinels": sentinel.sentinels,
+                "sentinel_master": sentinel.master_name}
+    return {"url": REDIS_URL} if backend == "redis" else {}
+
+
+@pytest.fixture
+def prefix(redis_options: dict[str, Any]) -> Iterator[str]:
     value = f"mcptest-{secrets.token_hex(6)}"
     yield value
-    client = redis.Redis.from_url(REDIS_URL)
+    if not redis_options:
+        return
+    topology = RedisTopology.from_options(**redis_options)
+    client = topology.sync_client(socket_timeout=5.0)
     try:
-        keys = list(client.scan_iter(match=f"*{value}*", count=1000))
-        if keys:
-            client.delete(*keys)
+        # One DEL per key: on a Cluster the keys of a test live in many slots.
+        for key in list(client.scan_iter(match=f"*{value}*", count=1000)):
+            client.delete(key)
     finally:
         client.close()
 
 
-def _factory(backend: str, prefix: str, memory_cls: type,
-             redis_cls: type) -> tuple[Callable[..., Any], list[Any]]:
+def _factory(backend: str, prefix: str, memory_cls: type, redis_cls: type,
+             redis_options: dict[str, Any]) -> tuple[Callable[..., Any], list[Any]]:
     built: list[Any] = []
     shared: dict[str, Any] = {}
 
@@ -70,7 +113,7 @@ def _factory(backend: str, prefix: str, memory_cls: type,
                 shared[key] = memory_cls(**options)
                 built.append(shared[key])
             return shared[key]
-        instance = redis_cls(url=REDIS_URL, prefix=prefix, **options)
+        instance = redis_cls(prefix=prefix, **redis_options, **options)
         built.append(instance)
         return instance
 
@@ -83,24 +126,27 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-async def make_session_store(backend: str, prefix: str) -> AsyncIterator[Callable[..., SessionStore]]:
-    make, built = _factory(backend, prefix, MemorySessionStore, RedisSessionStore)
+async def make_session_store(backend: str, prefix: str,
+                             redis_options: dict[str, Any]) -> AsyncIterator[Callable[..., SessionStore]]:
+    make, built = _factory(backend, prefix, MemorySessionStore, RedisSessionStore, redis_options)
     yield make
     for store in built:
         await store.close()
 
 
 @pytest.fixture
-async def make_event_store(backend: str, prefix: str) -> AsyncIterator[Callable[..., EventStore]]:
-    make, built = _factory(backend, prefix, MemoryEventStore, RedisEventStore)
+async def make_event_store(backend: str, prefix: str,
+                           redis_options: dict[str, Any]) -> AsyncIterator[Callable[..., EventStore]]:
+    make, built = _factory(backend, prefix, MemoryEventStore, RedisEventStore, redis_options)
     yield make
     for store in built:
         await store.close()
 
 
 @pytest.fixture
-async def make_bus(backend: str, prefix: str) -> AsyncIterator[Callable[..., Bus]]:
-    make, built = _factory(backend, prefix, MemoryBus, RedisBus)
+async def make_bus(backend: str, prefix: str,
+                   redis_options: dict[str, Any]) -> AsyncIterator[Callable[..., Bus]]:
+    make, built = _factory(backend, prefix, MemoryBus, RedisBus, redis_options)
     yield make
     for bus in built:
         await bus.close()

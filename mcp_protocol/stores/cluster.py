@@ -1,0 +1,230 @@
+"""The hot-path client on Redis Cluster: one ``FastRedis`` per master, commands routed by slot.
+
+Owns ``FastCluster`` (the ``fast.Pipelined`` interface). The slot map comes from ``CLUSTER
+SLOTS``, asked of a known node (the seed of ``url`` first); a key's slot is redis-py's
+``key_slot`` (CRC16 of its hash tag). Every command and every part of a pipeline names one key,
+and the stores keep each part within one slot (``{sid}`` for a session's keys, ``{P:ev:<bucket>}``
+for a bucket's event logs), so a part never spans nodes.
+
+Redirections ([Redis Cluster spec] "Redirection and resharding"):
+
+- ``MOVED``: the slot has a new owner (resharding, failover): the map is refreshed and the
+  command sent again (a MULTI/EXEC block refused with MOVED was not executed: EXECABORT).
+- ``ASK``: the slot is migrating and this key is already on the target: ``ASKING`` then the
+  command (or the whole block: ASKING stays in force inside MULTI) on the target, once.
+- ``TRYAGAIN``: a multi-key command during a migration; retried after a short pause.
+- a node that cannot be reached: the map is refreshed (its replica may have taken over) and the
+  command retried once if the caller allows a retry.
+
+At most ``REDIRECTS`` attempts, then the last error propagates (``UNAVAILABLE``: a 503).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Hashable
+from typing import Any
+
+import redis.exceptions
+from redis.asyncio.connection import parse_url
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+
+from .fast import FastRedis, Part
+from .resp import Reply, encode
+
+REDIRECTS = 5
+TRYAGAIN_PAUSE = 0.02
+_ASKING = encode(("ASKING",))
+_AskError = redis.exceptions.AskError  # MovedError is a subclass
+
+
+def _slot(key: str) -> int:
+    return key_slot(key.encode())
+
+
+class FastCluster:
+    def __init__(self, url: str, *, socket_timeout: float = 5.0, connect_timeout: float = 1.0) -> None:
+        self.url = url
+        self.socket_timeout = socket_timeout
+        self.connect_timeout = connect_timeout
+        options = parse_url(url)
+        self._seeds = [(options.get("host", "127.0.0.1"), int(options.get("port", 6379)))]
+        self._nodes: dict[tuple[str, int], FastRedis] = {}
+        self._slots: list[FastRedis] | None = None
+        self._refreshing: asyncio.Future[list[FastRedis]] | None = None
+
+    def _node_at(self, address: tuple[str, int]) -> FastRedis:
+        node = self._nodes.get(address)
+        if node is None:
+            node = self._nodes[address] = FastRedis(
+                self.url, socket_timeout=self.socket_timeout, connect_timeout=self.connect_timeout,
+                address=address)
+        return node
+
+    # -- the slot map --------------------------------------------------------------------------
+    async def _routes(self) -> list[FastRedis]:
+        if self._slots is not None:
+            return self._slots
+        if self._refreshing is None:  # one CLUSTER SLOTS for every caller that needs the map
+            self._refreshing = asyncio.ensure_future(self._load_routes())
+            self._refreshing.add_done_callback(self._loaded)
+        return await asyncio.shield(self._refreshing)
+
+    def _loaded(self, future: asyncio.Future[list[FastRedis]]) -> None:
+        self._refreshing = None
+        if not future.cancelled() and future.exception() is None:
+            self._slots = future.result()
+
+    async def _load_routes(self) -> list[FastRedis]:
+        error: BaseException | None = None
+        for address in [*self._nodes, *self._seeds]:
+            try:
+                ranges = await self._node_at(address).execute("CLUSTER", "SLOTS")
+            except (redis.exceptions.RedisError, OSError) as exc:
+                error = exc
+                continue
+            slots: list[FastRedis | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
+            for start, end, master, *_replicas in ranges:
+                host = master[0] if master[0] not in ("", "?") else address[0]
+                node = self._node_at((host, int(master[1])))
+                slots[start:end + 1] = [node] * (end - start + 1)
+            if any(node is None for node in slots):
+                error = redis.exceptions.SlotNotCoveredError("Some hash slots have no master")
+                continue
+            self._drop_unused(slots)
+            return slots  # type: ignore[return-value]  # every entry was checked above
+        raise redis.exceptions.ConnectionError(f"No Redis Cluster node answered CLUSTER SLOTS: {error}")
+
+    def _drop_unused(self, slots: list[FastRedis | None]) -> None:
+        used = set(slots)
+        for address, node in list(self._nodes.items()):
+            if node not in used and address not in self._seeds:
+                node.close()
+                del self._nodes[address]
+
+    def forget_routes(self) -> None:
+        """The map may be wrong (a redirection, a node lost): reload it on next use."""
+        self._slots = None
+
+    async def node_for(self, key: str) -> FastRedis:
+        return (await self._routes())[_slot(key)]
+
+    def shard_of(self, key: str) -> Hashable:
+        return _slot(key)  # one multi-key command (XREAD of many streams) per slot
+
+    # -- commands ------------------------------------------------------------------------------
+    async def execute(self, *args: Any, key: str) -> Reply:
+        error: BaseException | None = None
+        for _ in range(REDIRECTS):
+            node = await self.node_for(key)
+            try:
+                return await node.execute(*args)
+            except _AskError as exc:
+                error = exc
+                if isinstance(exc, redis.exceptions.MovedError):
+                    self.forget_routes()
+                    continue
+                asked = await self._node_at((exc.host, int(exc.port))).pipeline_packed(
+                    _ASKING + encode(args), 2)
+                if isinstance(asked[1], Exception):
+                    raise asked[1] from None
+                return asked[1]
+            except redis.exceptions.TryAgainError as exc:
+                error = exc
+                await asyncio.sleep(TRYAGAIN_PAUSE)
+            except redis.exceptions.ConnectionError as exc:  # FastRedis already retried once
+                error = exc
+                self.forget_routes()
+                if node is await self.node_for(key):
+                    raise
+        assert error is not None
+        raise error
+
+    async def evalsha(self, sha: str, source: str, keys: list[str], args: list[Any]) -> Reply:
+        try:
+            return await self.execute("EVALSHA", sha, len(keys), *keys, *args, key=keys[0])
+        except redis.exceptions.NoScriptError:  # each node has its own script cache
+            return await self.execute("EVAL", source, len(keys), *keys, *args, key=keys[0])
+
+    async def pipeline(self, commands: list[tuple[Any, ...]]) -> list[Reply]:
+        """Each command's first argument is its key; commands of different slots are fine."""
+        parts = [(str(c[1]), encode(c), 1) for c in commands]
+        return [replies[0] for replies in await self.pipeline_many(parts)]
+
+    async def pipeline_packed(self, packed: bytes, count: int, *, key: str,
+                              retry: bool = False) -> list[Reply]:
+        return (await self._send_parts([(key, packed, count)], retry=retry))[0]
+
+    async def pipeline_many(self, parts: list[Part]) -> list[list[Reply]]:
+        return await self._send_parts(parts, retry=False)
+
+    async def _send_parts(self, parts: list[Part], *, retry: bool) -> list[list[Reply]]:
+        """Each part to its slot's master, one write per master, the masters at once; a part
+        refused by a redirection is sent again where it points (a refused part or block was not
+        executed). After the last attempt a part's replies are returned as they are (the
+        caller raises their errors)."""
+        results: list[list[Reply]] = [[] for _ in parts]
+        todo = list(range(len(parts)))
+        asking: dict[int, FastRedis] = {}
+        for attempt in range(REDIRECTS):
+            last = attempt + 1 == REDIRECTS
+            by_node: dict[FastRedis, list[int]] = {}
+            for i in todo:
+                node = asking.get(i) or await self.node_for(parts[i][0])
+                by_node.setdefault(node, []).append(i)
+            batches = list(by_node.items())
+            outcomes = await asyncio.gather(
+                *(self._send(node, [parts[i] for i in indexes], [i in asking for i in indexes], retry)
+                  for node, indexes in batches), return_exceptions=True)
+            asking, todo, pause = {}, [], False
+            for (_, indexes), outcome in zip(batches, outcomes, strict=True):
+                if isinstance(outcome, BaseException):
+                    if isinstance(outcome, redis.exceptions.ConnectionError):
+                        self.forget_routes()  # the node may have failed over
+                        if retry and not last:
+                            todo += indexes
+                            continue
+                    raise outcome
+                for i, replies in zip(indexes, outcome, strict=True):
+                    redirect = _redirect(replies)
+                    results[i] = replies
+                    if redirect is None or last:
+                        continue
+                    todo.append(i)
+                    if isinstance(redirect, redis.exceptions.MovedError):
+                        self.forget_routes()
+                    elif isinstance(redirect, _AskError):
+                        asking[i] = self._node_at((redirect.host, int(redirect.port)))
+                    else:
+                        pause = True  # TRYAGAIN
+            if not todo:
+                break
+            if pause:
+                await asyncio.sleep(TRYAGAIN_PAUSE)
+        return results
+
+    @staticmethod
+    async def _send(node: FastRedis, parts: list[Part], asking: list[bool], retry: bool) -> list[list[Reply]]:
+        packed = b"".join([(_ASKING + p if ask else p) for (_, p, _), ask in zip(parts, asking, strict=True)])
+        counts = [n + ask for (_, _, n), ask in zip(parts, asking, strict=True)]
+        replies = await node.pipeline_packed(packed, sum(counts), retry=retry and len(parts) == 1)
+        out, at = [], 0
+        for count, ask in zip(counts, asking, strict=True):
+            out.append(replies[at + ask:at + count])
+            at += count
+        return out
+
+    def close(self) -> None:
+        nodes, self._nodes, self._slots = self._nodes, {}, None
+        for node in nodes.values():
+            with contextlib.suppress(Exception):
+                node.close()
+
+
+def _redirect(replies: list[Reply]) -> BaseException | None:
+    """The redirection that refused a part, if any (``MOVED``/``ASK``/``TRYAGAIN``)."""
+    for reply in replies:
+        if isinstance(reply, _AskError | redis.exceptions.TryAgainError):
+            return reply
+    return None
