@@ -13,8 +13,10 @@ each notification exactly once, across reconnects (Last-Event-ID) and workers.
 Order: every worker takes the changes in bus order and moves to the next one only when the current
 one is written (``Claim.DONE``), whoever wrote it; so change N+1 is never written before change N
 and every stream sees the notifications in commit order. A winner that dies mid-change lets its
-lease (``LEASE``) lapse and the next worker to ask takes the change over: nothing is lost, though
-the sessions the dead worker had already written get that change twice (at-least-once, only then).
+lease (``LEASE``) lapse and the next worker to ask takes the change over (``Claim.RETAKEN``):
+nothing is lost, and nothing is written twice either, because every notification's log entry is
+tagged with its change and the taker skips the sessions whose log already has it
+(``EventStore.tagged``).
 
 Does not know about HTTP: it only writes logs. Does not import Django.
 """
@@ -28,7 +30,7 @@ import json
 import logging
 from typing import Any
 
-from .bus.base import CHANGES, Bus, Subscription
+from .bus.base import CHANGES, RESYNC, Bus, Subscription
 from .jsonrpc import notification
 from .provider import Provider
 from .stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
@@ -36,9 +38,10 @@ from .stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
 logger = logging.getLogger("mcp_protocol.fanout")
 
 KINDS = ("tools", "resources", "prompts")
-LEASE = 10.0  # s: a change's writer holds it this long; a dead writer's change is taken over after
+LEASE = 5.0  # s: a change's writer holds it this long; a dead writer's change is taken over after
 DONE_TTL = 3600.0  # s: how long a written change stays known as written
 POLL_MAX = 0.05  # s: the longest pause between two asks while another worker writes a change
+RETAKE_WINDOW = 30.0  # s: how far back a taken-over change looks for what its writer wrote
 
 
 def change_key(message: dict[str, Any]) -> str:
@@ -51,8 +54,10 @@ def change_key(message: dict[str, Any]) -> str:
 
 
 class Fanout:
-    def __init__(self, provider: Provider, sessions: SessionStore, events: EventStore, bus: Bus) -> None:
+    def __init__(self, provider: Provider, sessions: SessionStore, events: EventStore, bus: Bus,
+                 *, lease: float = LEASE) -> None:
         self.provider, self.sessions, self.events, self.bus = provider, sessions, events, bus
+        self.lease = lease
         self._subscription: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -74,58 +79,66 @@ class Fanout:
     async def _run(self, subscription: Subscription) -> None:
         async for message in subscription:
             try:
+                if message == RESYNC:
+                    # The bus was cut off: changes may have been missed (a commit while Redis was
+                    # down publishes nothing). Rebuild from the database; clients re-list anyway
+                    # when their streams resume.
+                    await self.provider.refresh()
+                    continue
                 await self.apply(message)
             except Exception:
                 logger.exception("could not fan out change %r", message)
 
     async def apply(self, message: dict[str, Any]) -> int:
         """Handle one change; returns the number of notifications written (0 on other workers)."""
-        # The snapshot rebuild (a database read in a thread) overlaps the claim and the listing of
-        # the sessions; notifications are written only once it is done, so a client re-listing
-        # after list_changed on this worker sees the change.
-        refreshed = asyncio.ensure_future(self.provider.refresh())
-        kind = message.get("kind")
+        # The snapshot first (a database read in a thread), so a client re-listing after
+        # list_changed on this worker sees the change; the change is claimed after it, so the
+        # lease covers only the listing and the writes (milliseconds), never a slow database.
         try:
-            key = change_key(message)
-            won = await self._turn(key)
-            # Not load(): loading would slide every idle session's expiry.
-            ready = await self.sessions.initialized_session_ids() if won and kind in KINDS else []
-        except asyncio.CancelledError:
-            refreshed.cancel()
-            raise
+            await self.provider.refresh()
         except Exception:
-            await refreshed  # this worker's snapshot matters even when the store is down
-            raise
-        await refreshed
-        if not won:
+            logger.exception("could not rebuild the snapshot for change %r", message)
+        kind = message.get("kind")
+        key = change_key(message)
+        claim = await self._turn(key)
+        if claim is Claim.DONE:
             return 0
-        written = await self._write(kind, message.get("uris") or [], ready)
+        # Not load(): loading would slide every idle session's expiry.
+        ready = await self.sessions.initialized_session_ids() if kind in KINDS else []
+        written = await self._write(key, kind, message.get("uris") or [], ready, claim is Claim.RETAKEN)
         await self.events.finish_once(key, DONE_TTL)
         return written
 
-    async def _turn(self, key: str) -> bool:
-        """Wait until the change ``key`` is this worker's to write (True) or written (False)."""
+    async def _turn(self, key: str) -> Claim:
+        """Wait until the change ``key`` is this worker's to write (WON, RETAKEN) or written (DONE)."""
         pause = 0.002
         while True:
-            claim = await self.events.claim_once(key, LEASE)
+            claim = await self.events.claim_once(key, self.lease)
             if claim is not Claim.HELD:
-                return claim is Claim.WON
+                return claim
             # Another worker writes it now (a few ms for 1,000 sessions); the next change must
             # wait for it, or the two could reach a stream in the wrong order.
             await asyncio.sleep(pause)
             pause = min(pause * 2, POLL_MAX)
 
-    async def _write(self, kind: Any, uris: Any, ready: list[str]) -> int:
+    async def _write(self, key: str, kind: Any, uris: Any, ready: list[str], retaken: bool) -> int:
         written = 0
         if kind in KINDS and self.provider.capabilities.list_changed:
             note = notification(f"notifications/{kind}/list_changed", None)
-            # One broadcast (Redis: pipelined in batches), not a round trip per session.
-            written += await self.events.broadcast(ready, STANDALONE_STREAM, note)
+            written += await self._send(ready, note, f"{key}|list", retaken)
         if self.provider.capabilities.resources_subscribe:
             for uri in uris if isinstance(uris, list) else []:
                 if not isinstance(uri, str):
                     continue
                 updated = notification("notifications/resources/updated", {"uri": uri})
                 subscribers = await self.sessions.subscribers(uri)
-                written += await self.events.broadcast(subscribers, STANDALONE_STREAM, updated)
+                written += await self._send(subscribers, updated, f"{key}|{uri}", retaken)
         return written
+
+    async def _send(self, session_ids: list[str], note: dict[str, Any], tag: str, retaken: bool) -> int:
+        if retaken:
+            # A writer died mid-change: skip the sessions it reached (their entries carry the tag).
+            reached = await self.events.tagged(session_ids, STANDALONE_STREAM, tag, RETAKE_WINDOW)
+            session_ids = [sid for sid in session_ids if sid not in reached]
+        # One broadcast (Redis: pipelined in batches), not a round trip per session.
+        return await self.events.broadcast(session_ids, STANDALONE_STREAM, note, tag=tag)

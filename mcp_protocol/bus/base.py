@@ -10,7 +10,9 @@ Backends: ``memory.py`` (one process) and ``redis.py`` (every worker), chosen by
   whose handler awaits it.
 
 Delivery is at-most-once per subscriber and carries no history; what must survive a reconnect is
-written to the ``EventStore`` instead.
+written to the ``EventStore`` instead. A backend that lost its connection delivers ``RESYNC`` to
+every subscription once it reads again: messages may have been missed, so a subscriber that keeps
+state derived from them (a worker's registry snapshot) rebuilds it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 CHANGES = "changes"
+RESYNC: dict[str, str] = {"mcpsite": "resync"}  # never published: made by a backend that reconnected
 
 
 def session_channel(session_id: str) -> str:

@@ -44,11 +44,12 @@ from ..stores.connection import (
     unavailable_as_store_error,
 )
 from ..stores.topology import RedisTopology, check_prefix
-from .base import Bus, Subscription
+from .base import RESYNC, Bus, Subscription
 
 logger = logging.getLogger(__name__)
 
 _CLOSED = object()
+RESYNC_PAYLOAD = json.dumps(RESYNC)
 # Cluster: failed reads of one node in a row before the subscriptions move to a new connection.
 MOVE_AFTER_FAILURES = 3
 
@@ -221,6 +222,12 @@ class RedisBus(Bus):
                 await asyncio.sleep(backoff)
                 continue
             raise_pending_cancel()  # close() cancels this task; see raise_pending_cancel
+            if backoff > 0.05 or failures:
+                # Reading again after a lost connection: whatever was published meanwhile is
+                # gone (pub/sub keeps no history), so tell every subscriber to catch up.
+                for subs in list(listener.subs.values()):
+                    for sub in list(subs):
+                        sub.deliver(RESYNC_PAYLOAD)
             backoff, failures = 0.05, 0
             if message is None:
                 continue

@@ -156,6 +156,7 @@ class Claim(enum.Enum):
     """What ``EventStore.claim_once`` answers."""
 
     WON = "won"  # the caller does the job, then calls finish_once
+    RETAKEN = "retaken"  # won after an earlier winner's lease lapsed: part of the job may be done
     HELD = "held"  # another caller's lease on the job is running
     DONE = "done"  # the job was finished
 
@@ -183,12 +184,17 @@ class EventStore(ABC):
         """Store several messages on one stream, in order (a backend may do it in one step)."""
         return [await self.append(session_id, stream_id, m) for m in messages]
 
-    async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any]) -> int:
+    @abstractmethod
+    async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any],
+                        *, tag: str | None = None) -> int:
         """Append ``message`` to the stream ``stream_id`` of each session (fan-out); returns how
-        many were written. Backends batch it (Redis: pipelined)."""
-        for session_id in session_ids:
-            await self.append(session_id, stream_id, message)
-        return len(session_ids)
+        many were written. Backends batch it (Redis: pipelined). ``tag`` marks the entries so
+        ``tagged`` can find them (never sent to a client)."""
+
+    @abstractmethod
+    async def tagged(self, session_ids: list[str], stream_id: str, tag: str, within: float) -> set[str]:
+        """The sessions among ``session_ids`` whose stream got an entry tagged ``tag`` in the last
+        ``within`` seconds: who a broadcast that was cut short already reached."""
 
     @abstractmethod
     def listen(self, session_id: str, stream_id: str, after: str | None = None) -> AsyncIterator[Event]:
@@ -204,7 +210,8 @@ class EventStore(ABC):
         """Take the one-time job ``key`` (the fan-out of one bus ``changes`` message) for
         ``lease`` seconds: ``WON`` for exactly one caller across the cluster, ``HELD`` while
         that caller's lease runs, ``DONE`` once it called ``finish_once``. A winner that never
-        finishes (its worker died) lets the lease lapse, and the next caller wins instead.
+        finishes (its worker died) lets the lease lapse, and the next caller wins instead, with
+        ``RETAKEN``: the job may be partly done, so it must skip what is (``tagged``).
         """
 
     @abstractmethod

@@ -176,6 +176,7 @@ class _Log:
     entries: deque[tuple[int, str, float]]
     touched: float
     evicted: int = 0  # the newest seq evicted: a listener still before it would skip events
+    tags: dict[str, float] = field(default_factory=dict)  # broadcast tag -> monotonic append time
 
 
 @dataclass(eq=False)
@@ -206,6 +207,7 @@ class MemoryEventStore(EventStore):
         self._logs: dict[tuple[str, str], _Log] = {}
         self._waiters: dict[tuple[str, str], set[_Waiter]] = {}
         self._once: dict[str, tuple[Claim, float]] = {}
+        self._tried: dict[str, float] = {}  # jobs won and not finished yet (a lapse means RETAKEN)
         # One counter for the whole store: a stream's ids keep increasing even if its log expired
         # and was recreated, so an old Last-Event-ID can never name a newer event.
         self._seq = itertools.count(1)
@@ -222,7 +224,9 @@ class MemoryEventStore(EventStore):
         return log
 
     async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
-        payload = json.dumps(message)
+        return self._append(session_id, stream_id, json.dumps(message), None)
+
+    def _append(self, session_id: str, stream_id: str, payload: str, tag: str | None) -> str:
         key = (session_id, stream_id)
         now = time.monotonic()
         with self._lock:
@@ -234,10 +238,32 @@ class MemoryEventStore(EventStore):
                 log.evicted = log.entries[0][0]  # the append below pushes it out
             log.entries.append((seq, payload, now))
             log.touched = now
+            if tag is not None:
+                for old in [t for t, at in log.tags.items() if at + self.ttl <= now]:
+                    del log.tags[old]
+                log.tags[tag] = now
             waiters = list(self._waiters.get(key, ()))
         for waiter in waiters:
             waiter.wake()
         return make_event_id(stream_id, seq)
+
+    async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any],
+                        *, tag: str | None = None) -> int:
+        payload = json.dumps(message)
+        for session_id in session_ids:
+            self._append(session_id, stream_id, payload, tag)
+        return len(session_ids)
+
+    async def tagged(self, session_ids: list[str], stream_id: str, tag: str, within: float) -> set[str]:
+        now = time.monotonic()
+        with self._lock:
+            found = set()
+            for sid in session_ids:
+                log = self._log((sid, stream_id), now)
+                at = log.tags.get(tag) if log is not None else None
+                if at is not None and at + within > now:
+                    found.add(sid)
+            return found
 
     def _start(self, key: tuple[str, str], after: str | None,
                waiter: _Waiter) -> tuple[list[tuple[int, str]], int]:
@@ -301,11 +327,14 @@ class MemoryEventStore(EventStore):
             if held is not None:
                 return held[0]
             self._once[key] = (Claim.HELD, now + lease)
-            return Claim.WON
+            retaken = key in self._tried
+            self._tried[key] = now
+            return Claim.RETAKEN if retaken else Claim.WON
 
     async def finish_once(self, key: str, ttl: float) -> None:
         with self._lock:
             self._once[key] = (Claim.DONE, time.monotonic() + ttl)
+            self._tried.pop(key, None)  # DONE answers from now on; the marker is not needed
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:

@@ -3,9 +3,11 @@
 
 Owns ``RedisEventStore``. Keys (``P`` = prefix, ``b`` = the session's bucket)::
 
-    {P:ev:b}:events:<sid>:<stream>   Redis Stream of {"m": message JSON}; PX = ttl, slid by each append
+    {P:ev:b}:events:<sid>:<stream>   Redis Stream of {"m": message JSON[, "t": broadcast tag]};
+                                     PX = ttl, slid by each append
     {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session)
-    P:once:<key>                     claim_once state: "held" (PX = the lease) or "done" (PX = ttl)
+    {P:once:<key>}                   claim_once state: "held" (PX = the lease) or "done" (PX = ttl)
+    {P:once:<key>}:tried             set when the job is first won: a later win is RETAKEN
 
 Buckets, for Redis Cluster: ``b`` is CRC32 of the session id modulo ``buckets`` (default 16; every
 worker must use the same number: a change moves every log, and a Last-Event-ID issued before it
@@ -43,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 import weakref
 import zlib
 from collections.abc import AsyncIterator, Sequence
@@ -94,6 +97,10 @@ def _entry_id(seq: int) -> str:
     return entry_of(seq)
 
 
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
 BROADCAST_BATCH = 500
 _MULTI, _EXEC = encode(("MULTI",)), encode(("EXEC",))
@@ -142,16 +149,20 @@ class RedisEventStore(EventStore):
     async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
         return (await self.append_many(session_id, stream_id, [message]))[0]
 
-    def _append_block(self, session_id: str, stream_id: str, payloads: list[bytes]) -> bytes:
+    def _append_block(self, session_id: str, stream_id: str, payloads: list[bytes],
+                      tag: bytes | None = None) -> bytes:
         """One MULTI/EXEC block: the entries (in order), the stream's expiry and the session's
         bookkeeping, atomically (a lost connection before EXEC leaves nothing half done, so it
-        is retried safely; no Lua: a script costs Redis twice the CPU of the same commands)."""
+        is retried safely; no Lua: a script costs Redis twice the CPU of the same commands).
+        ``tag`` (a bulk string) adds a field ``t`` after ``m`` (readers take ``m``, the first)."""
         key, index = bulk(self._stream(session_id, stream_id)), bulk(self._streams(session_id))
         ttl = bulk(self._ttl_ms)
+        head = b"*8\r\n$4\r\nXADD\r\n" if tag is None else b"*10\r\n$4\r\nXADD\r\n"
+        tail = b"" if tag is None else b"$1\r\nt\r\n" + tag
         parts = [_MULTI]
         for payload in payloads:
-            parts.append(b"*8\r\n$4\r\nXADD\r\n" + key + b"$6\r\nMAXLEN\r\n$1\r\n~\r\n"
-                         + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n" + payload)
+            parts.append(head + key + b"$6\r\nMAXLEN\r\n$1\r\n~\r\n"
+                         + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n" + payload + tail)
         parts += [b"*3\r\n$7\r\nPEXPIRE\r\n" + key + ttl,
                   b"*3\r\n$4\r\nSADD\r\n" + index + key,
                   b"*3\r\n$7\r\nPEXPIRE\r\n" + index + ttl, _EXEC]
@@ -182,22 +193,40 @@ class RedisEventStore(EventStore):
             entries = self._entries(replies, len(messages))
         return [make_event_id(stream_id, seq_of(e)) for e in entries]
 
-    async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any]) -> int:
+    async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any],
+                        *, tag: str | None = None) -> int:
         """Pipelined: one write and one read per ``BROADCAST_BATCH`` sessions, not a round trip
         each."""
         fast = self._redis.fast()
         payload = bulk(json.dumps(message))
+        marker = None if tag is None else bulk(tag)
         per = self._block_replies(1)
         written = 0
         with unavailable_as_store_error():
             for start in range(0, len(session_ids), BROADCAST_BATCH):
                 batch = session_ids[start:start + BROADCAST_BATCH]
-                parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload]), per)
+                parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload], marker), per)
                          for sid in batch]
                 for replies in await fast.pipeline_many(parts):
                     self._entries(replies, 1)
                     written += 1
         return written
+
+    async def tagged(self, session_ids: list[str], stream_id: str, tag: str, within: float) -> set[str]:
+        # Entry ids are times: only the entries of the last ``within`` seconds are read.
+        since = f"{int((time.time() - within) * 1000)}-0"
+        found: set[str] = set()
+        with unavailable_as_store_error():
+            for start in range(0, len(session_ids), BROADCAST_BATCH):
+                batch = session_ids[start:start + BROADCAST_BATCH]
+                replies = await self._redis.fast().pipeline(
+                    [("XREVRANGE", self._stream(sid, stream_id), "+", since) for sid in batch])
+                for sid, entries in zip(batch, replies, strict=True):
+                    if isinstance(entries, Exception):
+                        raise entries
+                    if any(fields[2:4] == ["t", tag] for _, fields in entries or ()):
+                        found.add(sid)
+        return found
 
     async def listen(self, session_id: str, stream_id: str, after: str | None = None) -> AsyncIterator[Event]:
         start = ""
@@ -234,20 +263,27 @@ class RedisEventStore(EventStore):
             keys: set[Any] = await client.smembers(index)
             await client.delete(index, *keys)
 
+    def _once(self, key: str) -> tuple[str, str]:
+        once = f"{{{self.prefix}:once:{key}}}"
+        return once, once + ":tried"  # one slot: the lease and the "was ever won" marker
+
     async def claim_once(self, key: str, lease: float) -> Claim:
-        # One command: SET NX GET (Redis >= 7.0) sets the lease or returns the state it found.
-        once = f"{self.prefix}:once:{key}"
+        once, tried = self._once(key)
+        fast = self._redis.fast()
         with unavailable_as_store_error():
-            found = await self._redis.fast().execute(
-                "SET", once, "held", "NX", "GET", "PX", max(1, int(lease * 1000)), key=once)
-        if found is None:
-            return Claim.WON
-        return Claim.DONE if found == "done" else Claim.HELD
+            # SET NX GET (Redis >= 7.0) takes the lease or returns the state it found.
+            found = await fast.execute("SET", once, "held", "NX", "GET", "PX", _ms(lease), key=once)
+            if found is not None:
+                return Claim.DONE if found == "done" else Claim.HELD
+            # Won: the first time, or after a winner's lease lapsed (it may have written a part).
+            first = await fast.execute("SET", tried, "1", "NX", "PX", _ms(max(lease * 10, 3600.0)), key=tried)
+        return Claim.WON if first is not None else Claim.RETAKEN
 
     async def finish_once(self, key: str, ttl: float) -> None:
-        once = f"{self.prefix}:once:{key}"
+        once, tried = self._once(key)
         with unavailable_as_store_error():
-            await self._redis.fast().execute("SET", once, "done", "PX", max(1, int(ttl * 1000)), key=once)
+            await self._redis.fast().pipeline_packed(
+                encode(("SET", once, "done", "PX", _ms(ttl))) + encode(("DEL", tried)), 2, key=once)
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()

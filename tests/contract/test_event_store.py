@@ -277,9 +277,33 @@ async def test_a_claim_never_finished_is_won_again_once_its_lease_lapses(make_ev
     assert await store.claim_once("msg-1", 0.2) is Claim.HELD
 
     async def claimable() -> bool:
-        return await store.claim_once("msg-1", 0.2) is Claim.WON
+        return await store.claim_once("msg-1", 0.2) is Claim.RETAKEN  # the first winner may have begun
 
     await eventually(claimable, seconds=3.0, step=0.05)
+
+
+async def test_a_retaken_job_once_finished_answers_done(make_event_store: Make) -> None:
+    store = make_event_store()
+    assert await store.claim_once("msg-1", 0.1) is Claim.WON
+
+    async def retaken() -> bool:
+        return await store.claim_once("msg-1", 0.1) is Claim.RETAKEN
+
+    await eventually(retaken, seconds=3.0, step=0.05)
+    await store.finish_once("msg-1", 30)
+    assert await store.claim_once("msg-1", 30) is Claim.DONE
+
+
+async def test_tagged_finds_the_sessions_a_tagged_broadcast_reached(make_event_store: Make) -> None:
+    writer, reader = make_event_store(), make_event_store()
+    await writer.broadcast(["s1", "s2"], "_GET", {"n": 1}, tag="change-1|list")
+    await writer.broadcast(["s3"], "_GET", {"n": 2}, tag="change-2|list")
+    await writer.append("s4", "_GET", {"n": 3})
+    found = await reader.tagged(["s1", "s2", "s3", "s4", "s5"], "_GET", "change-1|list", within=60)
+    assert found == {"s1", "s2"}
+    assert await reader.tagged(["s1"], "r1", "change-1|list", within=60) == set()  # another stream
+    # The tag stays internal: listeners get the message only.
+    assert (await first(reader.listen("s1", "_GET"))).message == {"n": 1}
 
 
 async def test_cancelling_a_listener_ends_it_promptly_whenever_the_cancel_lands(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_protocol.bus.memory import MemoryBus
-from mcp_protocol.fanout import Fanout
+from mcp_protocol.fanout import Fanout, change_key
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
@@ -19,25 +19,14 @@ from .conftest import within
 CHANGES = [{"id": f"order-{kind}", "kind": kind, "uris": []} for kind in ("tools", "prompts", "resources")]
 
 
-class GatedProvider(MemoryProvider):
-    """A worker whose snapshot rebuild waits for ``gate`` (a slow database read)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = asyncio.Event()
-        self.refreshing = asyncio.Event()
-
-    async def refresh(self) -> None:
-        self.refreshing.set()
-        await self.gate.wait()
-
-
 class Watched(EventStore):
-    """Forwards to a real store; sets ``held`` once a claim was answered HELD."""
+    """Forwards to a real store; sets ``held`` once a claim was answered HELD; its broadcasts
+    announce themselves (``writing``) and wait for ``gate`` (a writer slowed down midway)."""
 
     def __init__(self, inner: EventStore) -> None:
         self.inner = inner
-        self.held = asyncio.Event()
+        self.held, self.writing, self.gate = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        self.gate.set()
 
     async def claim_once(self, key: str, lease: float) -> Claim:
         claim = await self.inner.claim_once(key, lease)
@@ -61,8 +50,13 @@ class Watched(EventStore):
     async def finish_once(self, key: str, ttl: float) -> None:
         await self.inner.finish_once(key, ttl)
 
-    async def broadcast(self, *args: Any) -> int:
-        return await self.inner.broadcast(*args)
+    async def broadcast(self, *args: Any, **kwargs: Any) -> int:
+        self.writing.set()
+        await self.gate.wait()
+        return await self.inner.broadcast(*args, **kwargs)
+
+    async def tagged(self, *args: Any) -> set[str]:
+        return await self.inner.tagged(*args)
 
 
 async def test_changes_reach_a_stream_in_bus_order_when_the_first_writer_is_slow(
@@ -70,20 +64,19 @@ async def test_changes_reach_a_stream_in_bus_order_when_the_first_writer_is_slow
     session = Session.create()
     session.state = "ready"
     await make_session_store().create(session)
-    slow, fast = GatedProvider(), GatedProvider()
-    fast.gate.set()
-    fast_events = Watched(make_event_store())
-    workers = [Fanout(slow, make_session_store(), make_event_store(), MemoryBus()),
-               Fanout(fast, make_session_store(), fast_events, MemoryBus())]
+    slow_events, fast_events = Watched(make_event_store()), Watched(make_event_store())
+    slow_events.gate.clear()
+    workers = [Fanout(MemoryProvider(), make_session_store(), slow_events, MemoryBus()),
+               Fanout(MemoryProvider(), make_session_store(), fast_events, MemoryBus())]
 
     async def consume(fanout: Fanout) -> list[int]:  # one worker reading the bus, in order
         return [await fanout.apply(change) for change in CHANGES]
 
     slow_run = asyncio.ensure_future(consume(workers[0]))
-    await within(slow.refreshing.wait())  # the slow worker holds the first change
+    await within(slow_events.writing.wait())  # the slow worker is writing the first change
     fast_run = asyncio.ensure_future(consume(workers[1]))
     await within(fast_events.held.wait())  # the fast one asked for it and must wait its turn
-    slow.gate.set()
+    slow_events.gate.set()
     written = await within(asyncio.gather(slow_run, fast_run))
     assert written[0][0] == 1 and written[1][0] == 0  # the first change was the slow one's
     assert sum(map(sum, written)) == 3  # each change written once
@@ -94,3 +87,35 @@ async def test_changes_reach_a_stream_in_bus_order_when_the_first_writer_is_slow
     finally:
         await listener.aclose()  # type: ignore[attr-defined]
     assert got == [f"notifications/{c['kind']}/list_changed" for c in CHANGES]
+
+
+async def test_a_change_whose_writer_died_midway_is_completed_once_per_session(
+        make_event_store: Callable[..., EventStore], make_session_store: Callable[..., SessionStore]) -> None:
+    sessions = [Session.create() for _ in range(4)]
+    for session in sessions:
+        session.state = "ready"
+        await make_session_store().create(session)
+    change = {"id": "half-done", "kind": "tools", "uris": []}
+    key = change_key(change)
+    # The dead writer: it won the change, reached two sessions, and never finished.
+    dead = make_event_store()
+    assert await dead.claim_once(key, 0.2) is Claim.WON
+    note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    await dead.broadcast([sessions[0].id, sessions[1].id], STANDALONE_STREAM, note, tag=f"{key}|list")
+    survivor = Fanout(MemoryProvider(), make_session_store(), make_event_store(), MemoryBus(), lease=0.2)
+    assert await within(survivor.apply(change)) == 2  # after the lease lapsed: the other two only
+    for session in sessions:
+        listener = make_event_store().listen(session.id, STANDALONE_STREAM)
+        try:
+            assert (await within(anext(listener))).message == note
+            assert await nothing_more(listener)
+        finally:
+            await listener.aclose()  # type: ignore[attr-defined]
+
+
+async def nothing_more(listener: Any) -> bool:
+    try:
+        await asyncio.wait_for(anext(listener), 0.2)  # a duplicate would already be in the log
+    except TimeoutError:
+        return True
+    return False

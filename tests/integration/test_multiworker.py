@@ -469,8 +469,15 @@ async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_its
 ) -> None:
     session_id = await open_session(client, cluster.a.url)
     echo = request(9, "tools/call", {"name": "echo", "arguments": {"message": "still there?"}})
+    description = f"Changed while Redis was down {uuid.uuid4().hex}"
+    edit = (
+        "from registry.models import Tool; t = Tool.objects.get(name='echo'); "
+        f"t.description = {description!r}; t.save()"
+    )
     cluster.redis.stop()
     try:
+        # Committed, but its publication fails (logged): no worker hears of it on the bus.
+        await asyncio.to_thread(cluster.manage, "shell", "-c", edit)
         for worker in cluster.workers:
             for response in (
                 await post(client, worker, session_id, echo),
@@ -502,3 +509,10 @@ async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_its
         assert worker.returncode is None
     # The old session went with Redis's data: unknown now, not an error.
     assert (await post(client, cluster.b, session_id, echo)).status_code == 404
+    # Each worker's bus said it may have missed changes once it read again (RESYNC), and each
+    # rebuilt its snapshot from the database: the change made during the outage is served.
+    for worker in cluster.workers:
+        fresh = await open_session(client, worker.url)
+        while (await tool(client, worker, fresh, "echo"))["description"] != description:
+            assert loop.time() < deadline, f"{worker.url} never caught up with the missed change"
+            await asyncio.sleep(0.1)  # the bus reconnects on its own schedule (backoff up to 2 s)

@@ -28,6 +28,7 @@ from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from tests.contract.test_redis_outage import anext_message
 from tests.support import MEMORY_PROVIDER, LiveServer
 from tests.support.mcp_http import SSEEvent, open_session, request, session_headers, sse_events
 from tests.support.private_redis import have_redis_server
@@ -180,7 +181,7 @@ async def test_stores_and_bus_follow_a_cluster_failover_to_the_promoted_replica(
         await resumed.aclose()  # type: ignore[attr-defined]
         assert await sessions.claim_stream(session.id, "w", 5)
 
-        received = asyncio.ensure_future(anext(aiter(sub)))
+        received = asyncio.ensure_future(anext_message(sub))  # after the RESYNC of the reconnect
 
         async def bus_hears_again() -> bool:
             await other_worker.publish("changes", {"n": "after"})
