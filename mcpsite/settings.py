@@ -119,6 +119,7 @@ MCP = {
     "MAX_BODY_BYTES": int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024))),
     "KEEPALIVE_SECONDS": float(os.environ.get("MCP_KEEPALIVE_SECONDS", "15")),
     "ALWAYS_STREAM": env_bool("MCP_ALWAYS_STREAM", False),
+    "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
     "CLOSE_STREAM_AFTER_SECONDS": (
         float(os.environ["MCP_CLOSE_STREAM_AFTER_SECONDS"])
         if os.environ.get("MCP_CLOSE_STREAM_AFTER_SECONDS")
