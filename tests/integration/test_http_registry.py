@@ -22,7 +22,7 @@ from mcp_protocol.bus.redis import RedisBus
 from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.mcp_http import (
     POST_HEADERS,
-    SSEEvent,
+    next_data,
     open_session,
     request,
     session_headers,
@@ -102,12 +102,6 @@ async def test_a_change_saved_in_a_shell_reaches_the_get_stream_and_the_next_lis
     assert "echo" not in await tool_names(client, live.url, session_id)
 
 
-async def next_data(events: AsyncIterator[SSEEvent]) -> SSEEvent:
-    async with asyncio.timeout(10):
-        async for event in events:
-            if event.data:
-                return event
-    raise AssertionError("the stream ended")
 
 
 async def test_a_new_get_stream_carries_only_what_follows_its_priming_event(

@@ -43,6 +43,8 @@ from tests.support.mcp_http import (
     POST_HEADERS,
     SSEEvent,
     initialize_message,
+    next_comment,
+    next_data,
     notification,
     open_session,
     request,
@@ -151,22 +153,8 @@ async def post(
     return await client.post(server.url, headers=session_headers(session_id), json=message)
 
 
-async def next_data(events: AsyncIterator[SSEEvent]) -> SSEEvent:
-    """The next event that carries a message (keep-alive comments and priming events skipped)."""
-    async with asyncio.timeout(WAIT):
-        async for event in events:
-            if event.data:
-                return event
-    raise AssertionError("the stream ended")
 
 
-async def next_comment(events: AsyncIterator[SSEEvent]) -> None:
-    async with asyncio.timeout(WAIT):
-        async for event in events:
-            assert not event.data, f"unexpected message {event.data}"
-            if event.comments:
-                return
-    raise AssertionError("the stream ended")
 
 
 async def quiet_for(events: AsyncIterator[SSEEvent], keepalives: int = 2) -> None:

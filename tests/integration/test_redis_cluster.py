@@ -30,7 +30,14 @@ from mcp_protocol.stores.base import StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from tests.contract.test_redis_outage import anext_message
 from tests.support import MEMORY_PROVIDER, LiveServer
-from tests.support.mcp_http import SSEEvent, open_session, request, session_headers, sse_events
+from tests.support.mcp_http import (
+    next_comment,
+    next_data,
+    open_session,
+    request,
+    session_headers,
+    sse_events,
+)
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateCluster
 
@@ -86,22 +93,8 @@ def get_headers(session_id: str, last_event_id: str | None = None) -> dict[str, 
     return headers
 
 
-async def next_data(events: AsyncIterator[SSEEvent]) -> SSEEvent:
-    """The next event that carries a message (keep-alive comments and priming events skipped)."""
-    async with asyncio.timeout(WAIT):
-        async for event in events:
-            if event.data:
-                return event
-    raise AssertionError("the stream ended")
 
 
-async def next_comment(events: AsyncIterator[SSEEvent]) -> None:
-    async with asyncio.timeout(WAIT):
-        async for event in events:
-            assert not event.data, f"unexpected message {event.data}"
-            if event.comments:
-                return
-    raise AssertionError("the stream ended")
 
 
 async def change(bus: RedisBus) -> None:

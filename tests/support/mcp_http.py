@@ -6,6 +6,7 @@ priming events, keep-alive comments, reconnects).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -116,3 +117,22 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
             current.event = value
         elif name == "retry":
             current.retry = int(value)
+
+
+async def next_data(events: AsyncIterator[SSEEvent], seconds: float = 10.0) -> SSEEvent:
+    """The next event that carries a message (keep-alive comments and priming events skipped)."""
+    async with asyncio.timeout(seconds):
+        async for event in events:
+            if event.data:
+                return event
+    raise AssertionError("the stream ended")
+
+
+async def next_comment(events: AsyncIterator[SSEEvent], seconds: float = 10.0) -> None:
+    """The next keep-alive comment; a message before it fails the test."""
+    async with asyncio.timeout(seconds):
+        async for event in events:
+            assert not event.data, f"unexpected message {event.data}"
+            if event.comments:
+                return
+    raise AssertionError("the stream ended")
