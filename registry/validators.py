@@ -23,6 +23,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from jsonschema import Draft202012Validator, SchemaError
 
+from mcp_protocol.uri import uri_problem
+
 from .uri_templates import TemplateSyntaxError, parse_template
 from .x_mcp_header import validate_x_mcp_headers
 
@@ -114,6 +116,12 @@ def validate_uri(value: str) -> None:
             code="uri_percent",
             params={"value": value},
         )
+    # The rest of the syntax (each character in its part) as the server checks it on read, so a
+    # stored URI is one that resources/read accepts.
+    problem = uri_problem(value)
+    if problem is not None:
+        raise ValidationError("%(value)r: %(problem)s.", code="uri_syntax",
+                              params={"value": value, "problem": problem})
 
 
 def validate_media_type(value: str) -> None:
