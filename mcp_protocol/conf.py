@@ -42,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "CLIENT_REQUEST_TIMEOUT": 60.0,
     "PAGE_SIZE": 100,
     "CURSOR_SECRET": None,
+    "ACCESS": {},  # who may call what: merged over mcp_protocol.auth.access.DEFAULTS
 }
 
 BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")

@@ -26,6 +26,7 @@ class Tool:
     icons: tuple[JSONObject, ...] | None = None
     meta: JSONObject | None = None
     execution: JSONObject | None = None
+    tags: tuple[str, ...] = ()  # not on the wire: for grants (auth/principal.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class Resource:
     annotations: JSONObject | None = None
     icons: tuple[JSONObject, ...] | None = None
     meta: JSONObject | None = None
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,7 @@ class ResourceTemplate:
     annotations: JSONObject | None = None
     icons: tuple[JSONObject, ...] | None = None
     meta: JSONObject | None = None
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,7 @@ class Prompt:
     arguments: tuple[PromptArgument, ...] = ()
     icons: tuple[JSONObject, ...] | None = None
     meta: JSONObject | None = None
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

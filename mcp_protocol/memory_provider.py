@@ -119,14 +119,14 @@ class MemoryProvider(Provider):
             name = str(ref.get("name"))
             prompt = self._prompts.get(name)
             if prompt is None:
-                raise InvalidParams(f"Unknown prompt: {name}")
+                raise InvalidParams(f"Unknown prompt: {name}", {"ref": dict(ref)})
             if argument_name not in {a.name for a in prompt[0].arguments}:
                 raise InvalidParams(f"Prompt {name} has no argument {argument_name!r}")
             key = (("prompt", name), argument_name)
         else:
             uri = str(ref.get("uri"))
             if uri not in self._templates and uri not in self._resources:
-                raise InvalidParams(f"Unknown resource or template: {uri}")
+                raise InvalidParams(f"Unknown resource template: {uri}", {"ref": dict(ref)})
             key = (("resource", uri), argument_name)
         matches = [v for v in self._completions.get(key, ()) if v.startswith(value)]
         return Completion(values=tuple(matches), total=len(matches), has_more=False)

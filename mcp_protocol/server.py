@@ -28,7 +28,7 @@ from .errors import (
 )
 from .jsonrpc import Notification, Request
 from .methods import completion, lifecycle, logs, prompts, resources, tools
-from .methods.base import Call, Handler
+from .methods.base import Call, Handler, Interceptor
 from .methods.listing import WireCache
 from .methods.modern import (
     META_PROTOCOL_VERSION,
@@ -122,6 +122,8 @@ class Server:
         self.cache_scope = cache_scope
         self.wire_cache = WireCache()
         self._inflight: dict[tuple[str, jsonrpc.RequestId], _InFlight] = {}
+        # Runs each request instead of its handler when set: rate limits and audit (auth/guard.py).
+        self.interceptor: Interceptor | None = None
 
     # -- capabilities ---------------------------------------------------------------------------
     def capabilities(self, version: str) -> dict[str, Any]:
@@ -262,7 +264,8 @@ class Server:
             client_request_timeout=self.client_request_timeout,
         )
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
-        task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(handler(call))
+        run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)
+        task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(run)
         entry = _InFlight(task, ctx, cancellable)
         # Tracked even when not cancellable, so the id counts as in use until answered.
         self._inflight[key] = entry

@@ -6,6 +6,7 @@ mode on 127.0.0.1. Set ``DJANGO_DEBUG=0`` and a real ``SECRET_KEY`` in productio
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -45,6 +46,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "mcp_protocol",
     "registry",
+    "access",
 ]
 
 MIDDLEWARE = [
@@ -126,6 +128,22 @@ MCP = {
         else None
     ),
 }
+# Who may call what on /mcp (README "Authentication"): mcp_protocol/auth/access.py.
+MCP_AUDIT_RETENTION_DAYS = int(os.environ.get("MCP_AUDIT_RETENTION_DAYS", "90"))
+MCP["ACCESS"] = {
+    "MODE": os.environ.get("MCP_AUTH", "open"),
+    "AUDIT_SINK": "access.audit.DatabaseAuditSink" if env_bool("MCP_AUDIT", True) else None,
+    "RATE": os.environ.get("MCP_RATE_LIMIT") or None,
+    "TOOL_RATE": os.environ.get("MCP_TOOL_RATE_LIMIT") or None,
+    "TOOL_RATES": json.loads(os.environ.get("MCP_TOOL_RATE_LIMITS") or "{}"),
+    "MAX_IN_FLIGHT": int(os.environ["MCP_MAX_IN_FLIGHT"]) if os.environ.get("MCP_MAX_IN_FLIGHT") else None,
+    "RESOURCE_URL": os.environ.get("MCP_RESOURCE_URL", "http://127.0.0.1:8000/mcp"),
+    "OAUTH_ISSUER": os.environ.get("MCP_OAUTH_ISSUER") or None,
+    "OAUTH_JWKS_URL": os.environ.get("MCP_OAUTH_JWKS_URL") or None,
+    "OAUTH_ALGORITHMS": env_list("MCP_OAUTH_ALGORITHMS", ["RS256", "PS256", "ES256", "EdDSA"]),
+    "OAUTH_SCOPES": json.loads(os.environ.get("MCP_OAUTH_SCOPES") or '{"mcp": {}}'),
+    "OAUTH_JWKS_MIN_REFRESH": float(os.environ.get("MCP_OAUTH_JWKS_MIN_REFRESH", "10")),
+}
 if REDIS_URL:
     # Named here, at startup, rather than as a backend's error on the first request.
     if _REDIS_OPTIONS["mode"] not in ("standalone", "cluster", "sentinel"):
@@ -151,6 +169,10 @@ if REDIS_URL:
             },
         }
     )
+    # Rate limits shared by every worker.
+    MCP["ACCESS"]["RATE_LIMITER"] = {
+        "BACKEND": "mcp_protocol.auth.limits.RedisRateLimiter", "OPTIONS": dict(_REDIS_OPTIONS),
+    }
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

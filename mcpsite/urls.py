@@ -6,6 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
+from access.views import protected_resource_metadata
+
 
 def index(request: HttpRequest) -> HttpResponse:
     """The landing page: where to point an MCP client, and the admin."""
@@ -15,4 +17,7 @@ def index(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("", index, name="index"),
     path("admin/", admin.site.urls),
+    # RFC 9728 protected resource metadata for /mcp (MCP_AUTH with oauth).
+    path(".well-known/oauth-protected-resource", protected_resource_metadata),
+    path(".well-known/oauth-protected-resource/mcp", protected_resource_metadata),
 ]

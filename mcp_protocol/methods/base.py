@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..auth.scopes import view
 from ..context import Context
 from ..definitions import Snapshot
 from ..errors import InvalidParams
@@ -34,15 +35,26 @@ class Call:
     def modern(self) -> bool:
         return is_modern(self.version)
 
+    _full: Snapshot | None = None
+
     @property
     def snapshot(self) -> Snapshot:
+        """What the calling principal may see (auth/scopes.py); everything in open mode."""
         # One snapshot per call so a listing or a call sees one consistent view.
         if self._snapshot is None:
-            self._snapshot = self.server.provider.snapshot()
+            self._snapshot = view(self.full_snapshot)
         return self._snapshot
+
+    @property
+    def full_snapshot(self) -> Snapshot:
+        if self._full is None:
+            self._full = self.server.provider.snapshot()
+        return self._full
 
 
 Handler = Callable[[Call], Awaitable[dict[str, Any]]]
+# Wraps a handler: (method, call, handler) → result (auth/guard.py: limits and audit).
+Interceptor = Callable[[str, Call, Handler], Awaitable[dict[str, Any]]]
 
 
 def require_str(params: dict[str, Any], key: str) -> str:

@@ -9,19 +9,29 @@ from __future__ import annotations
 from typing import Any
 
 from .. import versions
+from ..definitions import Snapshot
 from ..errors import InvalidParams
 from .base import Call, optional_object, require_str
 
 MAX_VALUES = 100
 
 
+def _hidden(snapshot: Snapshot, uri: str) -> bool:
+    return snapshot.resource(uri) is None and all(t.uri_template != uri for t in snapshot.resource_templates)
+
+
 async def complete(call: Call) -> dict[str, Any]:
     ref = optional_object(call.params, "ref")
     kind = ref.get("type")
     if kind == "ref/prompt":
-        require_str(ref, "name")
+        name = require_str(ref, "name")
+        if call.snapshot.prompt(name) is None and call.full_snapshot.prompt(name) is not None:
+            # Outside the caller's grant: the provider's own answer for an unknown prompt.
+            raise InvalidParams(f"Unknown prompt: {name}", {"ref": dict(ref)})
     elif kind == "ref/resource":
-        require_str(ref, "uri")
+        uri = require_str(ref, "uri")
+        if _hidden(call.snapshot, uri) and not _hidden(call.full_snapshot, uri):
+            raise InvalidParams(f"Unknown resource template: {uri}", {"ref": dict(ref)})
     else:
         raise InvalidParams("params.ref.type must be 'ref/prompt' or 'ref/resource'")
     argument = optional_object(call.params, "argument")

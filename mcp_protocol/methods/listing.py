@@ -15,10 +15,14 @@ from .base import Call
 T = TypeVar("T")
 
 
+MAX_VIEWS = 64  # snapshot views cached at once: one per grant in use (auth/scopes.py)
+Entry = tuple[list[dict[str, Any]], list[str], dict[str, int]]
+
+
 class WireCache:
     def __init__(self) -> None:
-        self._snapshot_version: str | None = None
-        self._lists: dict[tuple[str, str], tuple[list[dict[str, Any]], list[str], dict[str, int]]] = {}
+        self._base: str | None = None
+        self._lists: dict[tuple[str, str, str], Entry] = {}
 
     def get(
         self,
@@ -28,15 +32,17 @@ class WireCache:
         items: Sequence[T],
         key: Callable[[T], str],
         to_wire: Callable[[T, str], dict[str, Any]],
-    ) -> tuple[list[dict[str, Any]], list[str], dict[str, int]]:
-        if snapshot_version != self._snapshot_version:
+    ) -> Entry:
+        # A scoped view's version is "<snapshot>~<grant>": a new snapshot drops every view's lists.
+        base = snapshot_version.partition("~")[0]
+        if base != self._base or len(self._lists) >= MAX_VIEWS * 8:
             self._lists = {}
-            self._snapshot_version = snapshot_version
-        entry = self._lists.get((kind, version))
+            self._base = base
+        entry = self._lists.get((snapshot_version, kind, version))
         if entry is None:
             keys = [key(item) for item in items]
             entry = ([to_wire(item, version) for item in items], keys, {k: i for i, k in enumerate(keys)})
-            self._lists[(kind, version)] = entry
+            self._lists[(snapshot_version, kind, version)] = entry
         return entry
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import versions
+from ..auth.scopes import granted_uri
 from ..definitions import Resource, ResourceTemplate
-from ..errors import InternalError, InvalidParams
+from ..errors import InternalError, InvalidParams, ResourceNotFound
 from ..uri import uri_problem
 from .base import Call, require_str
 from .listing import list_page
@@ -55,6 +56,8 @@ async def list_resource_templates(call: Call) -> dict[str, Any]:
 
 async def read_resource(call: Call) -> dict[str, Any]:
     uri = _uri(call)
+    if not granted_uri(call.snapshot, call.full_snapshot, uri):
+        raise ResourceNotFound(uri)  # what the provider raises for a URI it does not know
     contents = await call.server.provider.read_resource(uri, call.ctx)
     if not isinstance(contents, list):
         raise InternalError()

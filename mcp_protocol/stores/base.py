@@ -105,6 +105,12 @@ class SessionStore(ABC):
         without sliding their expiry. Backends may do it without building ``Session`` objects."""
         return [s.id for s in await self.list_sessions(limit=2**31) if s.initialized]
 
+    async def principal_session_ids(self, principal: str) -> list[str]:
+        """Ids of the initialized live sessions of ``principal`` (a key's scope changed: its
+        sessions get list_changed). Rare, so the generic listing is good enough."""
+        return [s.id for s in await self.list_sessions(limit=2**31)
+                if s.principal == principal and s.initialized]
+
     @abstractmethod
     async def subscribers(self, uri: str) -> list[str]:
         """Ids of live sessions subscribed to ``uri`` (resources/subscribe)."""

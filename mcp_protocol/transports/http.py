@@ -19,15 +19,19 @@ streams and resumes in ``replay.py``, and the one mapping from exceptions to wir
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..auth import principal as caller
+from ..auth.principal import Principal
+from ..auth.scopes import view
 from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM, StoreUnavailable, UpdateError, parse_event_id
 from ..versions import V2026_07_28, allows_batch
+from .auth import authenticate
 from .body import ClientGone, read_body
 from .headers import (
     RequestHeaders,
@@ -59,16 +63,11 @@ from .responses import (
 from .runtime import Runtime, current, get_runtime
 from .streams import PRIME, PostStream
 
-PrincipalResolver = Callable[[Scope], str | None]
+PrincipalResolver = Callable[[Scope], Awaitable[Principal]]
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
 CLAIM_MIN_TTL = 10.0
-
-
-def open_mode(scope: Scope) -> str | None:
-    """The auth seam: who is calling. Open mode (no authentication) → ``None`` for everyone."""
-    return None
 
 
 async def _save(rt: Runtime, session: Session) -> None:
@@ -88,7 +87,8 @@ async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
 
 
 class MCPEndpoint:
-    def __init__(self, resolve_principal: PrincipalResolver = open_mode) -> None:
+    def __init__(self, resolve_principal: PrincipalResolver = authenticate) -> None:
+        # The auth seam: who is calling (transports/auth.py: MCP_AUTH), bound for the request.
         self.resolve_principal = resolve_principal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -98,15 +98,19 @@ class MCPEndpoint:
             headers = parse_headers(scope["headers"])
             server = scope.get("server")
             rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)
-            method = scope["method"]
-            if method == "POST":
-                await self.post(rt, scope, receive, tracked, headers)
-            elif method == "GET":
-                await self.get(rt, scope, receive, tracked, headers)
-            elif method == "DELETE":
-                await self.delete(rt, scope, tracked, headers)
-            else:
-                raise HTTPError(405, f"Method Not Allowed: {method}", headers=ALLOW)
+            bound = caller.bind(await self.resolve_principal(scope))
+            try:
+                method = scope["method"]
+                if method == "POST":
+                    await self.post(rt, scope, receive, tracked, headers)
+                elif method == "GET":
+                    await self.get(rt, scope, receive, tracked, headers)
+                elif method == "DELETE":
+                    await self.delete(rt, scope, tracked, headers)
+                else:
+                    raise HTTPError(405, f"Method Not Allowed: {method}", headers=ALLOW)
+            finally:
+                caller.unbind(bound)
         except ClientGone:
             return
         except Exception as exc:
@@ -122,7 +126,7 @@ class MCPEndpoint:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
         session = await rt.sessions.load(session_id)
         # Another principal's session is as unknown as an expired one (no existence oracle).
-        if session is None or session.principal != self.resolve_principal(scope):
+        if session is None or session.principal != caller.current().id:
             raise HTTPError(404, "Session not found")
         return session
 
@@ -165,7 +169,7 @@ class MCPEndpoint:
         self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders, message: Request
     ) -> None:
         check_supported_version(headers.protocol_version)
-        session = Session.create(self.resolve_principal(scope))
+        session = Session.create(caller.current().id)
         response = await rt.server.handle(message, session, _NULL)
         extra: list[tuple[bytes, bytes]] = []
         if response is not None and "result" in response:
@@ -238,7 +242,7 @@ class MCPEndpoint:
         try:
             check_modern_headers(headers, message)
             if message.method == "tools/call":
-                tool = rt.provider.snapshot().tool(str((message.params or {}).get("name")))
+                tool = view(rt.provider.snapshot()).tool(str((message.params or {}).get("name")))
                 if tool is not None:
                     check_param_headers(scope["headers"], message, tool.input_schema)
         except HTTPError as exc:
@@ -246,7 +250,7 @@ class MCPEndpoint:
             return
         stream = ModernStream(rt, send, receive)
         try:
-            response = await rt.server.handle_stateless(message, stream, self.resolve_principal(scope))
+            response = await rt.server.handle_stateless(message, stream, caller.current().id)
             await stream.finish(response, modern_status(response))
         except asyncio.CancelledError:
             task = asyncio.current_task()

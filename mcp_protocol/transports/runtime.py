@@ -25,6 +25,7 @@ from typing import Any
 
 from django.core.signals import setting_changed
 
+from ..auth.access import Access
 from ..bus.base import Bus
 from ..conf import build_server, mcp_settings
 from ..fanout import Fanout
@@ -72,6 +73,8 @@ class Runtime:
         self.events: EventStore = mcp_settings.backend("EVENT_STORE")
         self.bus: Bus = mcp_settings.backend("BUS")
         self.server: Server = build_server(self.provider)
+        self.access = Access.from_settings(self.bus, self.sessions, self.events)
+        self.server.interceptor = self.access.guard  # rate limits and audit around each call
         self.pending = PendingRequests(
             self.bus, on_cancel=self.server.cancel, on_session_end=self.session_ended)
         from django.conf import settings
@@ -90,6 +93,7 @@ class Runtime:
             self._started = self.loop.create_future()
             try:
                 await self.provider.refresh()
+                await self.access.start()
                 await self.fanout.start()
             except BaseException as exc:
                 started, self._started = self._started, None
@@ -107,6 +111,8 @@ class Runtime:
                 ended.set()
         await self.fanout.stop()
         await self.pending.close()
+        with contextlib.suppress(Exception):
+            await self.access.close()
         for backend in (self.sessions, self.events, self.bus):
             with contextlib.suppress(Exception):
                 await backend.close()

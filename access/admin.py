@@ -1,0 +1,70 @@
+"""API keys and the audit log in the Django admin.
+
+A new key's token is shown once, in the message after saving, and never again (only its SHA-256 is
+stored). Keys are revoked, not deleted, so the audit log keeps naming them; the audit log is
+read-only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from mcp_protocol.auth.keys import digest as token_digest
+from mcp_protocol.auth.keys import new_token
+
+from .models import ApiKey, AuditRecord
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ("name", "shown_prefix", "owner", "status", "expires_at", "last_used_at", "created_at")
+    list_filter = ("revoked_at", "expires_at")
+    search_fields = ("name", "prefix", "owner__username")
+    readonly_fields = ("shown_prefix", "created_at", "last_used_at", "revoked_at")
+    fields = ("name", "owner", "expires_at", "tools", "resources", "prompts", "tags", "rate", "tool_rate",
+              "shown_prefix", "created_at", "last_used_at", "revoked_at")
+    actions = ("revoke",)
+
+    @admin.display(description="key")
+    def shown_prefix(self, key: ApiKey) -> str:
+        return f"mcp_{key.prefix}_…" if key.prefix else "(made when saved)"
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
+        if not change:
+            token, obj.prefix = new_token()
+            obj.digest = token_digest(token)
+            super().save_model(request, obj, form, change)
+            messages.warning(request, f"The key {obj.name!r} is {token} — copy it now: it will not be "
+                                      "shown again.")
+            return
+        super().save_model(request, obj, form, change)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # revoke instead: audit records keep naming the key
+
+    @admin.action(description="Revoke the selected keys")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        for key in queryset:
+            key.revoke()
+        self.message_user(request, f"{queryset.count()} key(s) revoked.")
+
+
+@admin.register(AuditRecord)
+class AuditRecordAdmin(admin.ModelAdmin):
+    list_display = ("time", "principal", "method", "name", "outcome", "duration_ms", "session")
+    list_filter = ("outcome", "method", "revision")
+    search_fields = ("principal", "principal_id", "name", "session")
+    date_hierarchy = "time"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

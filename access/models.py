@@ -1,0 +1,119 @@
+"""API keys and the audit log of ``/mcp``.
+
+Their own app, not the registry's: keys and audit rows are not definitions served to clients, the
+registry's migration chain stays its own, and ``mcp_protocol`` keeps only the Django-free parts
+(``mcp_protocol/auth/``: key ring, grants, limits, audit queue). ``keys.py`` and ``audit.py`` here
+implement that package's ``KeySource`` and ``AuditSink`` against these models.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from mcp_protocol.auth.keys import KeyRecord, digest, new_token
+from mcp_protocol.auth.principal import Grant, Rate
+
+
+def everything() -> list[str]:
+    return ["*"]
+
+
+def _rate_or_error(value: str) -> None:
+    try:
+        Rate.parse(value)
+    except ValueError as exc:
+        raise ValidationError(f"{exc} (e.g. 60/60 for 60 requests a minute)") from None
+
+
+def _names(value: Any) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError('must be a list of strings, e.g. ["search", "fetch"] or ["*"]')
+
+
+class ApiKey(models.Model):
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="mcp_api_keys")
+    prefix = models.CharField(max_length=16, unique=True, editable=False,
+                              help_text="The public part of the key (mcp_<prefix>_…), to tell keys apart.")
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: never expires.")
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    tools = models.JSONField(default=everything, blank=True, validators=[_names],
+                             help_text='Tool names this key may list and call; ["*"]: every tool.')
+    resources = models.JSONField(default=everything, blank=True, validators=[_names],
+                                 help_text='Resource URIs and URI templates; ["*"]: every resource.')
+    prompts = models.JSONField(default=everything, blank=True, validators=[_names],
+                               help_text='Prompt names; ["*"]: every prompt.')
+    tags = models.JSONField(default=list, blank=True, validators=[_names],
+                            help_text="Definitions carrying any of these tags are granted too.")
+    rate = models.CharField(max_length=32, blank=True, validators=[_rate_or_error],
+                            help_text="N/S: this key's own request rate (empty: the server default).")
+    tool_rate = models.CharField(max_length=32, blank=True, validators=[_rate_or_error],
+                                 help_text="N/S per tool (empty: the server default).")
+
+    class Meta:
+        verbose_name = "API key"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (mcp_{self.prefix}_…)"
+
+    @classmethod
+    def issue(cls, name: str, **fields: Any) -> tuple[ApiKey, str]:
+        """A new key and its token. The token is shown once and never stored."""
+        token, prefix = new_token()
+        key = cls.objects.create(name=name, prefix=prefix, digest=digest(token), **fields)
+        return key, token
+
+    def revoke(self, when: datetime | None = None) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = when or timezone.now()
+            self.save(update_fields=["revoked_at"])
+
+    @property
+    def status(self) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+    def grant(self) -> Grant:
+        return Grant.of(tools=self.tools, resources=self.resources, prompts=self.prompts, tags=self.tags)
+
+    def record(self) -> KeyRecord:
+        return KeyRecord(id=self.pk, prefix=self.prefix, digest=self.digest, grant=self.grant(),
+                         expires_at=self.expires_at.timestamp() if self.expires_at else None,
+                         rate=Rate.parse(self.rate), tool_rate=Rate.parse(self.tool_rate))
+
+
+class AuditRecord(models.Model):
+    """One tool call, resource read or prompt get on ``/mcp`` (``mcp_protocol/auth/audit.py``)."""
+
+    time = models.DateTimeField(db_index=True)
+    principal = models.CharField(max_length=300, help_text="Key prefix, or OAuth issuer and subject.")
+    principal_id = models.CharField(max_length=300, blank=True, db_index=True)
+    session = models.CharField(max_length=100, blank=True)
+    revision = models.CharField(max_length=20)
+    method = models.CharField(max_length=40)
+    name = models.CharField(max_length=500, db_index=True)
+    arguments = models.JSONField(null=True, blank=True, help_text="Size-capped; secrets redacted.")
+    outcome = models.CharField(max_length=20, db_index=True)
+    error = models.TextField(blank=True)
+    duration_ms = models.FloatField()
+
+    class Meta:
+        verbose_name = "audit record"
+        ordering = ["-time"]
+
+    def __str__(self) -> str:
+        return f"{self.time:%Y-%m-%d %H:%M:%S} {self.principal} {self.method} {self.name} {self.outcome}"

@@ -1,0 +1,184 @@
+"""``Access``: everything that decides who may call what on ``/mcp``, built once per runtime from
+the ``MCP["ACCESS"]`` setting (merged over ``DEFAULTS``).
+
+Modes (``MODE``, env ``MCP_AUTH``): ``open`` (no credentials; everyone is ``ANONYMOUS``),
+``keys`` (API keys, ``keys.py``), ``oauth`` (JWT access tokens, ``oauth.py``) or ``keys,oauth``
+(a token that looks like an API key is one; any other is a JWT). ``authenticate`` turns the
+``Authorization`` header into a ``Principal`` or raises ``AuthError`` carrying the status and the
+``WWW-Authenticate`` challenge (RFC 6750 §3; MCP basic/authorization.mdx: 401 with
+``resource_metadata`` and ``scope`` in oauth mode, 403 ``insufficient_scope``).
+
+When a key's grant changes, the sessions of that key (on every worker, once: ``claim_once``) get
+``notifications/tools|resources|prompts/list_changed`` on their standalone stream.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..bus.base import Bus
+from ..jsonrpc import notification
+from ..stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
+from .audit import AuditQueue
+from .guard import Guard
+from .keys import KeyRing, looks_like_key
+from .oauth import JWKS, InsufficientScope, InvalidToken, TokenVerifier
+from .principal import ANONYMOUS, Grant, Principal, Rate
+
+logger = logging.getLogger("mcp_protocol.auth")
+
+MODES = ("open", "keys", "oauth", "keys,oauth")
+DEFAULTS: dict[str, Any] = {
+    "MODE": "open",
+    "KEY_SOURCE": "access.keys.DatabaseKeySource",
+    "AUDIT_SINK": None,  # dotted path of an AuditSink; None: no audit log
+    "AUDIT_QUEUE_SIZE": 10000,
+    "AUDIT_ARGUMENTS_MAX_BYTES": 4096,
+    "RATE_LIMITER": {"BACKEND": "mcp_protocol.auth.limits.MemoryRateLimiter", "OPTIONS": {}},
+    "RATE": None,  # "N/S" per principal
+    "TOOL_RATE": None,  # "N/S" per principal and tool
+    "TOOL_RATES": {},  # {"tool name": "N/S"}
+    "MAX_IN_FLIGHT": None,  # per principal, per worker
+    "RESOURCE_URL": "http://127.0.0.1:8000/mcp",  # canonical URL of /mcp (RFC 8707 audience)
+    "OAUTH_ISSUER": None,
+    "OAUTH_JWKS_URL": None,
+    "OAUTH_ALGORITHMS": ["RS256", "PS256", "ES256", "EdDSA"],
+    "OAUTH_SCOPES": {"mcp": {}},  # scope → grant ({} = everything)
+    "OAUTH_LEEWAY": 30.0,
+    "OAUTH_JWKS_MIN_REFRESH": 10.0,
+}
+KINDS = ("tools", "resources", "prompts")
+
+
+def import_string(path: str) -> Any:
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def access_settings() -> dict[str, Any]:
+    from ..conf import mcp_settings
+
+    user = mcp_settings.ACCESS or {}
+    return {**DEFAULTS, **user}
+
+
+def metadata_url(resource_url: str) -> str:
+    """RFC 9728 §3.1: the well-known path inserted between the host and the resource's path."""
+    parts = urlsplit(resource_url)
+    path = parts.path.rstrip("/")
+    return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{path}"
+
+
+class AuthError(Exception):
+    def __init__(self, status: int, message: str, challenge: str) -> None:
+        super().__init__(message)
+        self.status, self.message, self.challenge = status, message, challenge
+
+
+class Access:
+    def __init__(self, config: Mapping[str, Any], bus: Bus, sessions: SessionStore,
+                 events: EventStore) -> None:
+        mode = str(config["MODE"]).replace(" ", "")
+        if mode not in MODES:
+            raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
+        self.mode = mode
+        self.sessions, self.events = sessions, events
+        self.keys: KeyRing | None = None
+        self.verifier: TokenVerifier | None = None
+        self.resource_url = str(config["RESOURCE_URL"])
+        self.scopes_supported = sorted(config["OAUTH_SCOPES"])
+        if "keys" in mode:
+            self.keys = KeyRing(import_string(config["KEY_SOURCE"])(), bus, on_change=self.scope_changed)
+        if "oauth" in mode:
+            issuer = config["OAUTH_ISSUER"]
+            if not issuer:
+                raise ValueError("MCP_AUTH=oauth needs MCP_OAUTH_ISSUER")
+            jwks = JWKS(config["OAUTH_JWKS_URL"] or f"{issuer.rstrip('/')}/.well-known/jwks.json",
+                        min_refresh=float(config["OAUTH_JWKS_MIN_REFRESH"]))
+            scopes = {s: Grant.from_spec(g) for s, g in config["OAUTH_SCOPES"].items()}
+            self.verifier = TokenVerifier(issuer=issuer, audience=self.resource_url, jwks=jwks,
+                                          algorithms=config["OAUTH_ALGORITHMS"], scopes=scopes,
+                                          leeway=float(config["OAUTH_LEEWAY"]))
+        limiter_spec = config["RATE_LIMITER"]
+        limiter = import_string(limiter_spec["BACKEND"])(**limiter_spec.get("OPTIONS", {}))
+        self.audit: AuditQueue | None = None
+        if config["AUDIT_SINK"]:
+            self.audit = AuditQueue(import_string(config["AUDIT_SINK"])(),
+                                    size=int(config["AUDIT_QUEUE_SIZE"]),
+                                    max_bytes=int(config["AUDIT_ARGUMENTS_MAX_BYTES"]))
+        self.guard = Guard(
+            limiter, rate=Rate.parse(config["RATE"]), tool_rate=Rate.parse(config["TOOL_RATE"]),
+            tool_rates={name: r for name, spec in (config["TOOL_RATES"] or {}).items()
+                        if (r := Rate.parse(spec)) is not None},
+            max_in_flight=config["MAX_IN_FLIGHT"], audit=self.audit)
+
+    @classmethod
+    def from_settings(cls, bus: Bus, sessions: SessionStore, events: EventStore) -> Access:
+        return cls(access_settings(), bus, sessions, events)
+
+    async def start(self) -> None:
+        if self.keys is not None:
+            await self.keys.start()
+        if self.audit is not None:
+            self.audit.start()
+
+    async def close(self) -> None:
+        if self.keys is not None:
+            await self.keys.close()
+        if self.audit is not None:
+            await self.audit.close()
+        await self.guard.limiter.close()
+
+    # -- who is calling ---------------------------------------------------------------------------
+    def challenge(self, error: str | None = None) -> str:
+        params = []
+        if self.verifier is not None:
+            params.append(f'resource_metadata="{metadata_url(self.resource_url)}"')
+            if self.scopes_supported:
+                params.append(f'scope="{" ".join(self.scopes_supported)}"')
+        else:
+            params.append('realm="mcp"')
+        if error is not None:
+            params.append(f'error="{error}"')
+        return "Bearer " + ", ".join(params)
+
+    async def authenticate(self, authorization: str | None) -> Principal:
+        if self.mode == "open":
+            return ANONYMOUS
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            # RFC 6750 §3.1: a request without credentials gets no error code.
+            raise AuthError(401, "Unauthorized: a bearer token is required", self.challenge())
+        if self.keys is not None and (self.verifier is None or looks_like_key(token)):
+            principal = self.keys.resolve(token)
+            if principal is None:
+                raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token"))
+            return principal
+        assert self.verifier is not None
+        try:
+            return await self.verifier.verify(token)
+        except InvalidToken as exc:
+            logger.info("refused an access token: %s", exc)  # the reason, never the token
+            raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token")) from None
+        except InsufficientScope:
+            raise AuthError(403, "Forbidden: insufficient scope",
+                            self.challenge("insufficient_scope")) from None
+
+    # -- a key's grant changed ------------------------------------------------------------------
+    async def scope_changed(self, change_id: str, principals: set[str]) -> None:
+        """``list_changed`` to the sessions of ``principals``, written by one worker only."""
+        key = f"access:{change_id}"
+        if await self.events.claim_once(key, 5.0) is not Claim.WON:
+            return
+        sessions: list[str] = []
+        for pid in sorted(principals):
+            sessions += await self.sessions.principal_session_ids(pid)
+        for kind in KINDS:
+            note = notification(f"notifications/{kind}/list_changed", None)
+            await self.events.broadcast(sessions, STANDALONE_STREAM, note)
+        await self.events.finish_once(key, 3600.0)

@@ -1,0 +1,132 @@
+"""The audit log of tool calls, resource reads and prompt gets, written off the hot path.
+
+``AuditQueue.record`` appends an ``AuditEntry`` to a bounded in-process queue and returns at once;
+a background task hands the queue to the ``AuditSink`` (the ``access`` app: one bulk insert) in
+batches every ``FLUSH_EVERY`` seconds or as soon as ``BATCH`` entries wait. When the queue is full
+the entry is dropped, counted and reported in the log (at most every ``REPORT_EVERY`` seconds):
+the call is never slowed down by a slow database.
+
+Arguments are stored redacted and capped: any value under a key that looks like a secret
+(``password``, ``token``, ``secret``, ``api_key``, ``authorization``, ...) at any depth becomes
+``"[redacted]"``, and arguments whose JSON exceeds ``max_bytes`` are cut (``{"_truncated": ...}``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import time
+from abc import ABC, abstractmethod
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Any
+
+logger = logging.getLogger("mcp_protocol.audit")
+
+FLUSH_EVERY = 0.5
+BATCH = 200
+REPORT_EVERY = 10.0
+REDACTED = "[redacted]"
+SECRET_KEY = re.compile(
+    r"pass(word|wd|phrase)?|secret|token|api[-_]?key|apikey|auth(orization)?|credential|"
+    r"private[-_]?key|cookie|session[-_]?id|signature",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    time: float  # epoch seconds, when the call started
+    principal: str  # the principal's label (a key prefix, issuer + subject, "anonymous")
+    principal_id: str | None
+    session: str | None
+    revision: str
+    method: str  # tools/call, resources/read, prompts/get
+    name: str  # tool or prompt name, resource URI
+    arguments: Any
+    outcome: str  # ok, tool_error, error, rate_limited
+    error: str  # the JSON-RPC error code and message, or the tool error's text, short
+    duration_ms: float
+
+
+def redact(value: Any, depth: int = 0) -> Any:
+    if depth > 20:
+        return "[too deep]"
+    if isinstance(value, dict):
+        return {k: REDACTED if isinstance(k, str) and SECRET_KEY.search(k) else redact(v, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, depth + 1) for v in value]
+    return value
+
+
+def capped(value: Any, max_bytes: int) -> Any:
+    value = redact(value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text.encode()) <= max_bytes:
+        return value
+    return {"_truncated": text.encode()[:max_bytes].decode(errors="ignore")}
+
+
+class AuditSink(ABC):
+    def __init__(self, **options: Any) -> None:  # noqa: B027 (optional hook)
+        pass
+
+    @abstractmethod
+    async def write(self, entries: list[AuditEntry]) -> None: ...
+
+
+class AuditQueue:
+    def __init__(self, sink: AuditSink, *, size: int = 10000, max_bytes: int = 4096) -> None:
+        self.sink, self.size, self.max_bytes = sink, size, max_bytes
+        self._queue: deque[AuditEntry] = deque()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.dropped = 0
+        self._dropped_reported = 0
+        self._reported_at = 0.0
+
+    def record(self, entry: AuditEntry) -> None:
+        if len(self._queue) >= self.size:
+            self.dropped += 1
+            now = time.monotonic()
+            if now - self._reported_at >= REPORT_EVERY:
+                logger.warning("audit queue full (%d): %d entries dropped so far",
+                               self.size, self.dropped)
+                self._reported_at = now
+            return
+        self._queue.append(entry)
+        if len(self._queue) >= BATCH:
+            self._wake.set()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        await self.flush()
+
+    async def flush(self) -> None:
+        while self._queue:
+            batch = [self._queue.popleft() for _ in range(min(BATCH * 5, len(self._queue)))]
+            # Redacted and capped here, in the background, not by the call that recorded it.
+            batch = [replace(e, arguments=capped(e.arguments, self.max_bytes)) for e in batch]
+            try:
+                await self.sink.write(batch)
+            except Exception:
+                self.dropped += len(batch)
+                logger.exception("could not write %d audit entries (dropped)", len(batch))
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), FLUSH_EVERY)
+            self._wake.clear()
+            await self.flush()

@@ -1,0 +1,137 @@
+"""Around every request the core runs: rate limits, the in-flight cap, and the audit log.
+
+``Guard`` is the core's ``Server.interceptor``: ``await guard(method, call, handler)`` instead of
+``await handler(call)``. For the current principal (``principal.current``) it
+
+1. refuses when the principal already has ``max_in_flight`` requests running on this worker;
+2. takes a token from the principal's bucket (its key's own rate, else ``rate``) and, for
+   ``tools/call`` of a tool it may see, from the (principal, tool) bucket (``tool_rates[name]``,
+   else the key's tool rate, else ``tool_rate``), all in one ``RateLimiter.take``;
+3. runs the handler and, for ``tools/call``, ``resources/read`` and ``prompts/get``, records an
+   ``AuditEntry`` with the outcome and duration.
+
+Refusals (issue 11): a ``tools/call`` gets a tool result with ``isError`` and a message saying when
+to retry, so the model sees it; any other method gets a JSON-RPC error -32000 with ``retryAfter``
+(seconds) in ``data``. ``initialize`` and ``ping`` are never limited (a client must be able to
+start and keep a session). A rate limiter that cannot be reached (Redis down) lets the call
+through, with a warning: limits protect capacity, and refusing everything would be the outage.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import MCPError
+from ..methods.base import Call, Handler
+from .audit import AuditEntry, AuditQueue
+from .limits import Bucket, InFlight, RateLimiter
+from .principal import Rate, current
+
+logger = logging.getLogger("mcp_protocol.auth")
+
+RATE_LIMITED = -32000  # implementation-defined server error range (JSON-RPC 2.0 §5.1)
+UNLIMITED = frozenset({"initialize", "ping"})
+AUDITED = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
+
+
+class RateLimited(MCPError):
+    code = RATE_LIMITED
+    default_message = "Rate limit exceeded"
+
+
+class Guard:
+    def __init__(self, limiter: RateLimiter, *, rate: Rate | None = None, tool_rate: Rate | None = None,
+                 tool_rates: Mapping[str, Rate] | None = None, max_in_flight: int | None = None,
+                 audit: AuditQueue | None = None) -> None:
+        self.limiter, self.rate, self.tool_rate = limiter, rate, tool_rate
+        self.tool_rates = dict(tool_rates or {})
+        self.in_flight = InFlight(max_in_flight)
+        self.audit = audit
+        self._warned_at = 0.0
+
+    async def __call__(self, method: str, call: Call, handler: Handler) -> dict[str, Any]:
+        principal = current()
+        if method in UNLIMITED:
+            return await handler(call)
+        started, clock = time.time(), time.perf_counter()
+        if not self.in_flight.enter(principal.id):
+            limit = self.in_flight.limit
+            return self._refuse(method, call, 1.0, f"Too many requests in flight (limit {limit})",
+                                started, clock)
+        try:
+            wait = await self._take(method, call)
+            if wait > 0:
+                return self._refuse(method, call, wait, "Rate limit exceeded", started, clock)
+            if method not in AUDITED or self.audit is None:
+                return await handler(call)
+            try:
+                result = await handler(call)
+            except MCPError as exc:
+                self._record(method, call, "error", f"{exc.code} {exc.message}", started, clock)
+                raise
+            except BaseException as exc:
+                self._record(method, call, "error", type(exc).__name__, started, clock)
+                raise
+            if result.get("isError"):
+                self._record(method, call, "tool_error", _text(result), started, clock)
+            else:
+                self._record(method, call, "ok", "", started, clock)
+            return result
+        finally:
+            self.in_flight.leave(principal.id)
+
+    async def _take(self, method: str, call: Call) -> float:
+        principal = current()
+        buckets: list[Bucket] = []
+        rate = principal.rate or self.rate
+        if rate is not None:
+            buckets.append(("all", rate))
+        if method == "tools/call":
+            name = call.params.get("name")
+            if isinstance(name, str) and call.snapshot.tool(name) is not None:
+                tool_rate = self.tool_rates.get(name) or principal.tool_rate or self.tool_rate
+                if tool_rate is not None:
+                    buckets.append((f"tool:{name}", tool_rate))
+        if not buckets:
+            return 0.0
+        try:
+            return await self.limiter.take(principal.id or "anonymous", buckets)
+        except Exception as exc:
+            now = time.monotonic()
+            if now - self._warned_at > 10:
+                logger.warning("rate limiter unavailable, not limiting: %s", exc)
+                self._warned_at = now
+            return 0.0
+
+    def _refuse(self, method: str, call: Call, wait: float, why: str, started: float,
+                clock: float) -> dict[str, Any]:
+        retry = math.ceil(wait * 10) / 10
+        self._record(method, call, "rate_limited", why, started, clock)
+        if method == "tools/call":
+            text = f"{why}: retry in {retry:g} s"
+            return {"content": [{"type": "text", "text": text}], "isError": True}
+        raise RateLimited(why, {"retryAfter": retry})
+
+    def _record(self, method: str, call: Call, outcome: str, error: str, started: float,
+                clock: float) -> None:
+        if self.audit is None or method not in AUDITED:
+            return
+        principal = current()
+        name = call.params.get(AUDITED[method])
+        self.audit.record(AuditEntry(
+            time=started, principal=principal.label, principal_id=principal.id,
+            session=None if call.session.stateless else call.session.id, revision=call.version,
+            method=method, name=name if isinstance(name, str) else "",
+            arguments=call.params.get("arguments") if method != "resources/read" else None,
+            outcome=outcome, error=error[:500], duration_ms=(time.perf_counter() - clock) * 1000))
+
+
+def _text(result: Mapping[str, Any]) -> str:
+    for block in result.get("content") or ():
+        if isinstance(block, dict) and block.get("type") == "text":
+            return str(block.get("text", ""))
+    return "isError"

@@ -1,0 +1,173 @@
+"""API keys on the hot path: the token format, its digest, and the per-worker ``KeyRing``.
+
+A key is ``mcp_<prefix>_<secret>``: the prefix (8 characters) is public, shown in the admin and the
+audit log so people can tell keys apart; the secret is 256 bits from ``secrets``. The database
+keeps only SHA-256 of the whole token: a fast hash is right for a random secret of that size
+(nothing to brute-force), and a slow password hasher would cost milliseconds per request.
+
+``KeyRing`` holds every usable key of the database in memory, by digest, so resolving a key is a
+hash and a dict lookup with no query. It is loaded from a ``KeySource`` (the ``access`` app reads
+the database, in a thread) at start, again whenever a key changes (a message on the bus channel
+``access``, published by the app after each commit: every worker reloads within milliseconds, so a
+revoked key stops working everywhere well within a second), after a bus outage (``RESYNC``), and
+every ``RELOAD_EVERY`` seconds in case a message was lost. Expiry is checked per request against
+the clock, with no reload needed. "Last used" is kept in memory and written back in batches every
+``TOUCH_EVERY`` seconds, off the hot path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import secrets
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..bus.base import RESYNC, Bus, Subscription
+from .principal import Grant, Principal, Rate
+
+logger = logging.getLogger("mcp_protocol.auth")
+
+ACCESS_CHANNEL = "access"  # {"id": ..., "keys": [ids]}: a key was created, changed or revoked
+TOKEN_PREFIX = "mcp_"
+PREFIX_LENGTH = 8
+RELOAD_EVERY = 60.0
+TOUCH_EVERY = 5.0
+
+
+def new_token() -> tuple[str, str]:
+    """A fresh key: (token shown once, its public prefix)."""
+    prefix = secrets.token_hex(PREFIX_LENGTH // 2)
+    return f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(32)}", prefix
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def looks_like_key(token: str) -> bool:
+    return token.startswith(TOKEN_PREFIX) and token.count("_") >= 2
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    id: int
+    prefix: str
+    digest: str
+    grant: Grant
+    expires_at: float | None = None  # epoch seconds
+    rate: Rate | None = None
+    tool_rate: Rate | None = None
+
+    def principal(self) -> Principal:
+        # The key's id, not its prefix: a prefix is public and need not be unique forever.
+        return Principal(f"key:{self.id}", self.grant, f"key {self.prefix}", self.rate, self.tool_rate)
+
+
+class KeySource(ABC):
+    """Where keys live (the ``access`` app: the database). Called off the hot path only."""
+
+    @abstractmethod
+    async def load(self) -> list[KeyRecord]:
+        """Every key that is not revoked (expired ones may be included: the ring checks expiry)."""
+
+    @abstractmethod
+    async def touch(self, last_used: dict[int, float]) -> None:
+        """Record when each key was last used (epoch seconds)."""
+
+
+class KeyRing:
+    def __init__(self, source: KeySource, bus: Bus, *,
+                 on_change: Callable[[str, set[str]], object] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.source, self.bus, self.clock = source, bus, clock
+        self.on_change = on_change  # (change id, principal ids whose grant changed)
+        self._keys: dict[str, tuple[KeyRecord, Principal]] = {}
+        self._used: dict[int, float] = {}
+        self._subscription: Subscription | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._reload_lock = asyncio.Lock()
+
+    # -- the hot path -------------------------------------------------------------------------
+    def resolve(self, token: str) -> Principal | None:
+        """The key's principal, or ``None`` (unknown, revoked or expired: indistinguishable)."""
+        entry = self._keys.get(digest(token))
+        if entry is None:
+            return None
+        record, principal = entry
+        now = self.clock()
+        if record.expires_at is not None and now >= record.expires_at:
+            return None
+        self._used[record.id] = now
+        return principal
+
+    # -- life cycle ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._subscription = await self.bus.subscribe(ACCESS_CHANNEL)  # before the load: no gap
+        await self.reload()
+        self._tasks = [asyncio.create_task(self._listen(self._subscription)),
+                       asyncio.create_task(self._every(RELOAD_EVERY, self._reload_quietly)),
+                       asyncio.create_task(self._every(TOUCH_EVERY, self.flush_used))]
+
+    async def close(self) -> None:
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+        with contextlib.suppress(Exception):
+            await self.flush_used()
+
+    async def reload(self) -> set[str]:
+        """Load every key; returns the principal ids whose grant changed (or that appeared/left)."""
+        async with self._reload_lock:
+            records = await self.source.load()
+            before = {str(p.id): p.grant for _, p in self._keys.values()}
+            self._keys = {r.digest: (r, r.principal()) for r in records}
+            after = {str(p.id): p.grant for _, p in self._keys.values()}
+        return {pid for pid in before.keys() | after.keys() if before.get(pid) != after.get(pid)}
+
+    async def flush_used(self) -> None:
+        used, self._used = self._used, {}
+        if used:
+            try:
+                await self.source.touch(used)
+            except Exception:
+                logger.exception("could not record when %d API keys were last used", len(used))
+
+    def records(self) -> Iterable[KeyRecord]:
+        return (r for r, _ in self._keys.values())
+
+    # -- background -----------------------------------------------------------------------------
+    async def _listen(self, subscription: Subscription) -> None:
+        async for message in subscription:
+            try:
+                changed = await self.reload()
+                if changed and message != RESYNC and self.on_change is not None:
+                    await _maybe_await(self.on_change(str(message.get("id", "")), changed))
+            except Exception:
+                logger.exception("could not reload API keys after a change")
+
+    async def _reload_quietly(self) -> None:
+        try:
+            await self.reload()
+        except Exception:
+            logger.exception("could not reload API keys")
+
+    async def _every(self, seconds: float, job: Callable[[], object]) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            await _maybe_await(job())
+
+
+async def _maybe_await(value: object) -> None:
+    if asyncio.iscoroutine(value):
+        await value

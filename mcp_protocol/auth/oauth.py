@@ -1,0 +1,168 @@
+"""OAuth 2.1 resource server: validating access tokens (JWTs) against the authorization server's
+JWKS (MCP basic/authorization.mdx, 2025-06-18 and later; RFC 9068 profile).
+
+Checks, each one a reason to refuse the token (→ 401 ``invalid_token``):
+
+- the header's ``alg`` is in the allow-list (``none`` and every ``HS*`` are never accepted: a
+  resource server holds only public keys, and an HMAC "signed" with a public key is a forgery)
+  and fits the key's type;
+- the ``kid`` names a key of the JWKS (fetched from ``jwks_url``, cached for ``JWKS_TTL``; an
+  unknown ``kid`` triggers one refetch, at most every ``min_refresh`` seconds, so rotated keys work
+  and garbage tokens cannot make us hammer the AS; every fetch is bounded by ``fetch_timeout``);
+- the signature, ``iss`` == the configured issuer, ``aud`` contains this server's canonical
+  resource URL (RFC 8707; the spec: tokens for other resources MUST be rejected), ``exp`` and
+  ``nbf`` with ``leeway`` seconds, and a ``sub``.
+
+The principal is (issuer, subject); its grant is the union of the grants its scopes map to
+(``scope`` claim, space-separated, or ``scp`` list). A valid token whose scopes map to nothing is
+``InsufficientScope`` (→ 403). Verified tokens are cached by digest until they expire, so the hot
+path verifies a signature once per token, not once per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jwt
+
+from .principal import Grant, Principal
+
+logger = logging.getLogger("mcp_protocol.auth")
+
+JWKS_TTL = 600.0
+CACHE_MAX = 10000
+SAFE_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
+                             "ES256", "ES384", "ES512", "EdDSA"})
+
+
+class InvalidToken(Exception):
+    """The token is not one we accept (RFC 6750 ``invalid_token``); the message is for logs only."""
+
+
+class InsufficientScope(Exception):
+    """A valid token whose scopes grant nothing here (RFC 6750 ``insufficient_scope``)."""
+
+
+Fetch = Callable[[str, float], bytes]
+
+
+def _http_get(url: str, timeout: float) -> bytes:
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:  # the configured JWKS URL
+        body: bytes = response.read(1024 * 1024)
+        return body
+
+
+class JWKS:
+    def __init__(self, url: str, *, fetch: Fetch = _http_get, fetch_timeout: float = 5.0,
+                 min_refresh: float = 10.0, ttl: float = JWKS_TTL) -> None:
+        self.url, self.fetch, self.fetch_timeout = url, fetch, fetch_timeout
+        self.min_refresh, self.ttl = min_refresh, ttl
+        self._keys: dict[str, jwt.PyJWK] = {}
+        self._fetched_at = -1e18
+        self._lock = asyncio.Lock()
+
+    async def key(self, kid: str | None) -> jwt.PyJWK:
+        now = time.monotonic()
+        if now - self._fetched_at > self.ttl or (kid not in self._keys
+                                                  and now - self._fetched_at >= self.min_refresh):
+            await self.refresh()
+        if kid is None and len(self._keys) == 1:
+            return next(iter(self._keys.values()))
+        found = self._keys.get(kid or "")
+        if found is None:
+            raise InvalidToken(f"unknown key id {kid!r}")
+        return found
+
+    async def refresh(self) -> None:
+        async with self._lock:
+            if time.monotonic() - self._fetched_at < min(self.min_refresh, self.ttl):
+                return  # another request just fetched
+            self._fetched_at = time.monotonic()  # even on failure: bounded retries
+            try:
+                raw = await asyncio.wait_for(
+                    asyncio.to_thread(self.fetch, self.url, self.fetch_timeout), self.fetch_timeout + 1)
+                keys = jwt.PyJWKSet.from_dict(json.loads(raw)).keys
+            except Exception as exc:
+                logger.warning("could not fetch the JWKS at %s: %s", self.url, exc)
+                return
+            self._keys = {str(k.key_id): k for k in keys if k.key_id is not None}
+            if len(keys) == 1 and keys[0].key_id is None:
+                self._keys[""] = keys[0]
+
+
+class TokenVerifier:
+    def __init__(self, *, issuer: str, audience: str, jwks: JWKS, algorithms: Sequence[str],
+                 scopes: Mapping[str, Grant], leeway: float = 30.0) -> None:
+        unsafe = {a for a in algorithms if a not in SAFE_ALGORITHMS}
+        if unsafe:
+            raise ValueError(f"algorithms not allowed for a resource server: {sorted(unsafe)}")
+        self.issuer, self.audience, self.jwks = issuer, audience, jwks
+        self.algorithms = frozenset(algorithms)
+        self.scopes = dict(scopes)
+        self.leeway = leeway
+        self._cache: dict[str, tuple[Principal, float]] = {}
+
+    async def verify(self, token: str) -> Principal:
+        key = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+        hit = self._cache.get(key.hex())
+        now = time.time()
+        if hit is not None and now < hit[1] + self.leeway:
+            return hit[0]
+        principal, expires = await self._verify(token)
+        if len(self._cache) >= CACHE_MAX:
+            self._cache = {k: v for k, v in self._cache.items() if v[1] + self.leeway > now}
+            if len(self._cache) >= CACHE_MAX:
+                self._cache.clear()
+        self._cache[key.hex()] = (principal, expires)
+        return principal
+
+    async def _verify(self, token: str) -> tuple[Principal, float]:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise InvalidToken(f"malformed token: {exc}") from None
+        alg = header.get("alg")
+        if alg not in self.algorithms:
+            raise InvalidToken(f"algorithm {alg!r} is not allowed")
+        jwk = await self.jwks.key(header.get("kid"))
+        if jwk.algorithm_name != alg and not _fits(jwk, alg):
+            raise InvalidToken(f"key {jwk.key_id!r} is not for {alg}")
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token, key=jwk.key, algorithms=[alg], audience=self.audience, issuer=self.issuer,
+                leeway=self.leeway, options={"require": ["exp", "iss", "aud", "sub"]})
+        except jwt.PyJWTError as exc:
+            raise InvalidToken(str(exc)) from None
+        granted = [self.scopes[s] for s in _scopes(claims) if s in self.scopes]
+        if not granted:
+            raise InsufficientScope("no scope of this token grants anything here")
+        grant = granted[0]
+        for other in granted[1:]:
+            grant = grant.union(other)
+        subject = str(claims["sub"])
+        principal = Principal(f"oauth:{self.issuer} {subject}", grant, f"{self.issuer} {subject}")
+        return principal, float(claims["exp"])
+
+
+def _fits(jwk: jwt.PyJWK, alg: str) -> bool:
+    """A JWK without ``alg`` may sign any algorithm of its key type."""
+    family = {"RSA": ("RS", "PS"), "EC": ("ES",), "OKP": ("EdDSA",)}.get(str(jwk.key_type), ())
+    return jwk.Algorithm is not None and alg.startswith(family) if family else False
+
+
+def _scopes(claims: Mapping[str, Any]) -> list[str]:
+    scope = claims.get("scope")
+    if isinstance(scope, str):
+        return scope.split()
+    scp = claims.get("scp")
+    if isinstance(scp, list):
+        return [str(s) for s in scp]
+    return []

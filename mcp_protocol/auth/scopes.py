@@ -1,0 +1,87 @@
+"""What a grant lets a principal see: a filtered ``Snapshot`` per (snapshot, grant), cached.
+
+The core asks ``view(snapshot)`` for the snapshot of the current principal (``principal.current``)
+and serves lists, calls, reads and gets from it, so anything outside the grant is exactly as
+unknown as a definition that does not exist: same error code, same message (no existence oracle;
+product.md "tools/list shows only what the caller may call"). A full grant returns the snapshot
+itself (open mode pays nothing). Views are cached per snapshot version and grant digest, so a
+``tools/list`` of a scoped key costs one dict lookup more than an open one; the view's ``version``
+names both, so the wire cache and the cursors of two grants never mix.
+
+Resources read through a template (not listed) are granted when the template is: ``granted_uri``
+matches the URI against the granted templates (RFC 6570 levels 1-3, conservatively: a simple
+``{var}`` never spans ``/``, ``?`` or ``#``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..definitions import Snapshot
+from .principal import Grant, current
+
+MAX_VIEWS = 512
+
+
+class _Views:
+    def __init__(self) -> None:
+        self._views: dict[tuple[str, str], Snapshot] = {}
+
+    def get(self, snapshot: Snapshot, grant: Grant) -> Snapshot:
+        key = (snapshot.version, grant.digest)
+        view = self._views.get(key)
+        if view is None:
+            if len(self._views) >= MAX_VIEWS:
+                self._views.clear()  # new snapshots retire old views; a bound keeps it simple
+            view = self._views[key] = _filter(snapshot, grant)
+        return view
+
+
+def _filter(snapshot: Snapshot, grant: Grant) -> Snapshot:
+    return Snapshot(
+        version=f"{snapshot.version}~{grant.digest}",
+        tools=tuple(t for t in snapshot.tools if grant.allows("tools", t.name, t.tags)),
+        resources=tuple(r for r in snapshot.resources if grant.allows("resources", r.uri, r.tags)),
+        resource_templates=tuple(
+            t for t in snapshot.resource_templates if grant.allows("resources", t.uri_template, t.tags)
+        ),
+        prompts=tuple(p for p in snapshot.prompts if grant.allows("prompts", p.name, p.tags)),
+    )
+
+
+_views = _Views()
+
+
+def view(snapshot: Snapshot, grant: Grant | None = None) -> Snapshot:
+    """``snapshot`` as the current principal (or ``grant``) may see it."""
+    grant = current().grant if grant is None else grant
+    if grant.everything and not grant.tags:
+        return snapshot
+    return _views.get(snapshot, grant)
+
+
+_OPERATORS = {"": "[^/?#&,]*", "+": ".*", "#": ".*", ".": r"[^/?#]*", "/": "[^?#]*",
+              ";": "[^/?#]*", "?": "[^#]*", "&": "[^#]*"}
+
+
+@lru_cache(maxsize=1024)
+def _template_regex(template: str) -> re.Pattern[str]:
+    out, pos = [], 0
+    for match in re.finditer(r"\{([+#./;?&]?)([^}]*)\}", template):
+        out.append(re.escape(template[pos:match.start()]))
+        operator = match.group(1)
+        prefix = {"#": "#", ".": r"\.", "/": "/", ";": ";", "?": r"\?", "&": "&"}.get(operator, "")
+        out.append(f"(?:{prefix}{_OPERATORS[operator]})?" if prefix else _OPERATORS[operator])
+        pos = match.end()
+    out.append(re.escape(template[pos:]))
+    return re.compile("".join(out))
+
+
+def granted_uri(snapshot: Snapshot, full: Snapshot, uri: str) -> bool:
+    """May the current principal read ``uri``? ``snapshot`` is its view, ``full`` the whole one."""
+    if snapshot is full or snapshot.resource(uri) is not None:
+        return True
+    if full.resource(uri) is not None:
+        return False  # a listed resource outside the grant
+    return any(_template_regex(t.uri_template).fullmatch(uri) for t in snapshot.resource_templates)
