@@ -44,6 +44,7 @@ class ApiKey(models.Model):
                               help_text="The public part of the key (mcp_<prefix>_…), to tell keys apart.")
     digest = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)  # workers poll its maximum
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: never expires.")
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -77,7 +78,7 @@ class ApiKey(models.Model):
     def revoke(self, when: datetime | None = None) -> None:
         if self.revoked_at is None:
             self.revoked_at = when or timezone.now()
-            self.save(update_fields=["revoked_at"])
+            self.save(update_fields=["revoked_at", "updated_at"])
 
     @property
     def status(self) -> str:

@@ -10,7 +10,9 @@ hash and a dict lookup with no query. It is loaded from a ``KeySource`` (the ``a
 the database, in a thread) at start, again whenever a key changes (a message on the bus channel
 ``access``, published by the app after each commit: every worker reloads within milliseconds, so a
 revoked key stops working everywhere well within a second), after a bus outage (``RESYNC``), and
-every ``RELOAD_EVERY`` seconds in case a message was lost. Expiry is checked per request against
+whenever ``KeySource.version()`` (one tiny aggregate query, every ``POLL_EVERY`` seconds) says the
+table changed: that covers a lost bus message and a single process on the in-memory bus whose keys
+are changed from another process (``manage.py mcp_keys``). Expiry is checked per request against
 the clock, with no reload needed. "Last used" is kept in memory and written back in batches every
 ``TOUCH_EVERY`` seconds, off the hot path.
 """
@@ -35,7 +37,7 @@ logger = logging.getLogger("mcp_protocol.auth")
 ACCESS_CHANNEL = "access"  # {"id": ..., "keys": [ids]}: a key was created, changed or revoked
 TOKEN_PREFIX = "mcp_"
 PREFIX_LENGTH = 8
-RELOAD_EVERY = 60.0
+POLL_EVERY = 1.0
 TOUCH_EVERY = 5.0
 
 
@@ -79,6 +81,11 @@ class KeySource(ABC):
     async def touch(self, last_used: dict[int, float]) -> None:
         """Record when each key was last used (epoch seconds)."""
 
+    async def version(self) -> str:
+        """Changes whenever a key is created, changed or revoked (not when it is used); ``""``:
+        cannot tell, rely on the bus alone."""
+        return ""
+
 
 class KeyRing:
     def __init__(self, source: KeySource, bus: Bus, *,
@@ -91,6 +98,7 @@ class KeyRing:
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._reload_lock = asyncio.Lock()
+        self._version = ""
 
     # -- the hot path -------------------------------------------------------------------------
     def resolve(self, token: str) -> Principal | None:
@@ -110,7 +118,7 @@ class KeyRing:
         self._subscription = await self.bus.subscribe(ACCESS_CHANNEL)  # before the load: no gap
         await self.reload()
         self._tasks = [asyncio.create_task(self._listen(self._subscription)),
-                       asyncio.create_task(self._every(RELOAD_EVERY, self._reload_quietly)),
+                       asyncio.create_task(self._every(POLL_EVERY, self._poll)),
                        asyncio.create_task(self._every(TOUCH_EVERY, self.flush_used))]
 
     async def close(self) -> None:
@@ -129,6 +137,7 @@ class KeyRing:
     async def reload(self) -> set[str]:
         """Load every key; returns the principal ids whose grant changed (or that appeared/left)."""
         async with self._reload_lock:
+            self._version = await self.source.version()  # before the load: a later change is seen
             records = await self.source.load()
             before = {str(p.id): p.grant for _, p in self._keys.values()}
             self._keys = {r.digest: (r, r.principal()) for r in records}
@@ -156,9 +165,12 @@ class KeyRing:
             except Exception:
                 logger.exception("could not reload API keys after a change")
 
-    async def _reload_quietly(self) -> None:
+    async def _poll(self) -> None:
         try:
-            await self.reload()
+            if await self.source.version() != self._version:
+                changed = await self.reload()
+                if changed and self.on_change is not None:
+                    await _maybe_await(self.on_change(f"poll:{self._version}", changed))
         except Exception:
             logger.exception("could not reload API keys")
 
