@@ -67,12 +67,14 @@ class JWKS:
         self.min_refresh, self.ttl = min_refresh, ttl
         self._keys: dict[str, jwt.PyJWK] = {}
         self._fetched_at = -1e18
-        self._lock = asyncio.Lock()
+        self._pending: asyncio.Future[None] | None = None
 
     async def key(self, kid: str | None) -> jwt.PyJWK:
         now = time.monotonic()
-        if now - self._fetched_at > self.ttl or (kid not in self._keys
-                                                  and now - self._fetched_at >= self.min_refresh):
+        if self._pending is not None:
+            await asyncio.shield(self._pending)  # a fetch is under way: its keys, not a refusal
+        elif now - self._fetched_at > self.ttl or (kid not in self._keys
+                                                    and now - self._fetched_at >= self.min_refresh):
             await self.refresh()
         if kid is None and len(self._keys) == 1:
             return next(iter(self._keys.values()))
@@ -82,20 +84,29 @@ class JWKS:
         return found
 
     async def refresh(self) -> None:
-        async with self._lock:
-            if time.monotonic() - self._fetched_at < min(self.min_refresh, self.ttl):
-                return  # another request just fetched
-            self._fetched_at = time.monotonic()  # even on failure: bounded retries
-            try:
-                raw = await asyncio.wait_for(
-                    asyncio.to_thread(self.fetch, self.url, self.fetch_timeout), self.fetch_timeout + 1)
-                keys = jwt.PyJWKSet.from_dict(json.loads(raw)).keys
-            except Exception as exc:
-                logger.warning("could not fetch the JWKS at %s: %s", self.url, exc)
-                return
-            self._keys = {str(k.key_id): k for k in keys if k.key_id is not None}
-            if len(keys) == 1 and keys[0].key_id is None:
-                self._keys[""] = keys[0]
+        """Fetch the JWKS; concurrent callers share one fetch."""
+        if self._pending is None:
+            self._fetched_at = time.monotonic()  # even on failure: refetches stay bounded
+            pending = self._pending = asyncio.ensure_future(self._fetch())
+            pending.add_done_callback(self._done)
+        await asyncio.shield(self._pending)
+
+    def _done(self, pending: asyncio.Future[None]) -> None:
+        if self._pending is pending:
+            self._pending = None
+
+    async def _fetch(self) -> None:
+        try:
+            raw = await asyncio.wait_for(
+                asyncio.to_thread(self.fetch, self.url, self.fetch_timeout), self.fetch_timeout + 1)
+            keys = jwt.PyJWKSet.from_dict(json.loads(raw)).keys
+        except Exception as exc:
+            logger.warning("could not fetch the JWKS at %s: %s", self.url, exc)
+            return
+        found = {str(k.key_id): k for k in keys if k.key_id is not None}
+        if len(keys) == 1 and keys[0].key_id is None:
+            found[""] = keys[0]
+        self._keys = found
 
 
 class TokenVerifier:
