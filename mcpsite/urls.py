@@ -7,11 +7,13 @@ from django.shortcuts import render
 from django.urls import path
 
 from access.views import protected_resource_metadata
+from mcp_protocol.auth.access import access_settings
 
 
 def index(request: HttpRequest) -> HttpResponse:
     """The landing page: where to point an MCP client, and the admin."""
-    return render(request, "index.html", {"mcp_url": request.build_absolute_uri("/mcp")})
+    mode = str(access_settings()["MODE"])
+    return render(request, "index.html", {"mcp_url": request.build_absolute_uri("/mcp"), "auth_mode": mode})
 
 
 urlpatterns = [

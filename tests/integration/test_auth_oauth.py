@@ -24,11 +24,16 @@ from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anyio
 import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.support import MEMORY_PROVIDER, LiveServer
 from tests.support.live_server import free_port
@@ -263,3 +268,19 @@ async def test_api_keys_work_beside_tokens(live: LiveServer, client: httpx.Async
         assert time.monotonic() < deadline
         await asyncio.sleep(0.1)
     assert response.status_code == 200
+
+
+async def test_the_official_sdk_client_connects_with_a_bearer_token(
+    live: LiveServer, auth_server: AuthorizationServer
+) -> None:
+    token = auth_server.token(live.url, scope="mcp:echo", sub="sdk-user")
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with http, streamable_http_client(live.url, http_client=http) as (read, write):
+        async with ClientSession(read, write) as session:
+            with anyio.fail_after(20):
+                await session.initialize()
+                assert [t.name for t in (await session.list_tools()).tools] == ["echo"]
+                echoed = await session.call_tool("echo", {"message": "hi"})
+                assert echoed.content[0].text == "hi"  # type: ignore[union-attr]
+                with pytest.raises(MCPError, match="Unknown tool: add"):  # outside the scope's grant
+                    await session.call_tool("add", {"a": 1, "b": 2})
