@@ -68,6 +68,10 @@ async def read_resource(call: Call) -> dict[str, Any]:
 
 async def subscribe(call: Call) -> dict[str, Any]:
     uri = _uri(call)
+    if not granted_uri(call.snapshot, call.full_snapshot, uri):
+        # Accepted like any unknown URI (no existence check, no oracle), but never recorded: its
+        # resources/updated would tell the caller that something outside its grant changed.
+        return {}
     if uri not in call.session.subscriptions:
         call.session.subscriptions.add(uri)
         call.session.mark_dirty()

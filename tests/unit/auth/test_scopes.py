@@ -100,3 +100,14 @@ async def test_the_core_hides_what_the_grant_does_not_name() -> None:
             unknown_ref["error"]["message"].replace("nope", "X"))
     full = await _as(caller.ANONYMOUS, server, session, "tools/list", {})
     assert len(full["result"]["tools"]) == len(names)
+
+
+async def test_a_subscription_outside_the_grant_is_accepted_but_not_kept() -> None:
+    server = make_server()
+    session = await initialized(server)
+    uri = server.provider.snapshot().resources[0].uri
+    nothing = Principal("key:1", Grant.of(tools=[], resources=[], prompts=[]))
+    assert (await _as(nothing, server, session, "resources/subscribe", {"uri": uri}))["result"] == {}
+    assert uri not in session.subscriptions
+    assert (await _as(caller.ANONYMOUS, server, session, "resources/subscribe", {"uri": uri}))["result"] == {}
+    assert uri in session.subscriptions

@@ -1,0 +1,113 @@
+"""API keys in the database: made in the admin (token shown once, only its digest stored), by
+``mcp_keys``, revoked, published on the bus after commit; ``prune_audit``; the key ring's view of
+them (``DatabaseKeySource`` + ``KeyRing``)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from access.audit import prune
+from access.keys import DatabaseKeySource
+from access.models import ApiKey, AuditRecord
+from mcp_protocol.auth.keys import ACCESS_CHANNEL, KeyRing, digest
+from mcp_protocol.bus.memory import MemoryBus
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def admin(client: Client) -> Client:
+    user = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(user)
+    return client
+
+
+def test_a_key_made_in_the_admin_is_shown_once_and_stored_as_a_digest(admin: Client) -> None:
+    form = {"name": "ci", "owner": "", "expires_at_0": "", "expires_at_1": "", "tools": '["echo"]',
+            "resources": '["*"]', "prompts": "[]", "tags": "[]", "rate": "", "tool_rate": ""}
+    response = admin.post(reverse("admin:access_apikey_add"), form, follow=True)
+    assert response.status_code == 200
+    shown = re.findall(r"mcp_[0-9a-f]{8}_[A-Za-z0-9_-]{43}", response.content.decode())
+    assert len(shown) == 1
+    key = ApiKey.objects.get(name="ci")
+    assert key.digest == digest(shown[0]) and shown[0] not in str(list(ApiKey.objects.values()))
+    assert key.grant().tools == {"echo"} and key.grant().resources is None
+    page = admin.get(reverse("admin:access_apikey_change", args=[key.pk])).content.decode()
+    assert shown[0] not in page and f"mcp_{key.prefix}_" in page
+
+
+def test_mcp_keys_creates_lists_and_revokes() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("mcp_keys", "create", "bot", "--tools", "a,b", "--expires-days", "1", stdout=out, stderr=err)
+    token = out.getvalue().strip()
+    key = ApiKey.objects.get(name="bot")
+    assert key.digest == digest(token) and key.tools == ["a", "b"] and key.expires_at is not None
+    listing = io.StringIO()
+    call_command("mcp_keys", "list", stdout=listing)
+    assert f"mcp_{key.prefix}_" in listing.getvalue() and "active" in listing.getvalue()
+    call_command("mcp_keys", "revoke", token, stdout=io.StringIO())
+    key.refresh_from_db()
+    assert key.status == "revoked"
+
+
+def test_prune_audit_keeps_the_retention_window() -> None:
+    now = timezone.now()
+    for age in (1, 100):
+        AuditRecord.objects.create(time=now - timedelta(days=age), principal="p", revision="v",
+                                   method="tools/call", name="t", outcome="ok", duration_ms=1)
+    assert prune(90) == 1
+    assert AuditRecord.objects.count() == 1
+    out = io.StringIO()
+    call_command("prune_audit", "--days", "0", stdout=out)
+    assert "Deleted 1" in out.getvalue()
+
+
+async def test_the_ring_follows_the_table_through_the_bus() -> None:
+    from asgiref.sync import sync_to_async
+
+    bus = MemoryBus()
+    changes: list[set[str]] = []
+    heard = asyncio.Event()
+
+    def on_change(_id: str, principals: set[str]) -> None:
+        changes.append(principals)
+        heard.set()
+
+    ring = KeyRing(DatabaseKeySource(), bus, on_change=on_change)
+    key, token = await sync_to_async(ApiKey.issue)("ring", tools=["echo"])
+    await ring.start()
+    try:
+        principal = ring.resolve(token)
+        assert principal is not None and principal.id == f"key:{key.pk}"
+        assert ring.resolve(token + "x") is None
+
+        async def publish_after(update: Any) -> None:
+            await sync_to_async(update)()
+            await bus.publish(ACCESS_CHANNEL, {"id": "t", "keys": [key.pk]})
+
+        def widen() -> None:
+            ApiKey.objects.filter(pk=key.pk).update(tools=["echo", "greet"])
+
+        await publish_after(widen)
+        await asyncio.wait_for(heard.wait(), 5)
+        heard.clear()
+        assert changes == [{f"key:{key.pk}"}]
+        assert ring.resolve(token).grant.tools == {"echo", "greet"}  # type: ignore[union-attr]
+        await publish_after(lambda: ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now()))
+        await asyncio.wait_for(heard.wait(), 5)
+        assert ring.resolve(token) is None and changes[-1] == {f"key:{key.pk}"}
+        await ring.flush_used()
+        assert (await sync_to_async(ApiKey.objects.get)(pk=key.pk)).last_used_at is not None
+    finally:
+        await ring.close()
