@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from .bus.base import Bus
@@ -56,3 +56,31 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         messages.append(Error(f"MCP['CLOSE_STREAM_AFTER_SECONDS'] must be >= 0 or None, not {close_after!r}",
                               id="mcp.E006"))
     return messages
+
+
+ROUTE_HINT = (
+    "Route it in the project's ASGI application: ProtocolTypeRouter({'http': URLRouter("
+    "[mcp_path('mcp'), re_path(r'', get_asgi_application())]), 'lifespan': lifespan}) with "
+    "mcp_path and lifespan from mcp_protocol.routing (README: 'Add MCP to your Django project')."
+)
+
+
+@register("mcp")
+def check_mcp_routing(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The endpoint must be reachable: ``ASGI_APPLICATION`` names an app whose routing tree holds
+    an ``MCPEndpoint`` (``routing.mcp_path``). Without it every MCP client gets the project's 404."""
+    from .routing import find_endpoints
+
+    dotted = getattr(settings, "ASGI_APPLICATION", None)
+    if not dotted:
+        return [Warning("ASGI_APPLICATION is not set, so nothing serves the MCP endpoint",
+                        hint=f"Set ASGI_APPLICATION = '<project>.asgi.application'. {ROUTE_HINT}",
+                        id="mcp.W010")]
+    try:
+        app = import_string(dotted)
+    except Exception as exc:  # the module runs project code: any failure is worth naming
+        return [Error(f"ASGI_APPLICATION {dotted!r} cannot be imported: {exc}", id="mcp.E010")]
+    if next(find_endpoints(app), None) is None:
+        return [Warning(f"ASGI_APPLICATION {dotted!r} routes no MCP endpoint", hint=ROUTE_HINT,
+                        id="mcp.W011")]
+    return []

@@ -9,8 +9,9 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
 - any other POST / GET / DELETE → the session named by ``Mcp-Session-Id`` (missing → 400, unknown,
   expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
 
-It is routed beside Django (``mcpsite/asgi.py``), not through it: the hot path (tools/call in JSON
-mode) does no middleware, no database, and spawns no task of its own. Header rules live in
+It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
+(``mcp_protocol/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
+JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
 ``headers.py`` and ``security.py``, the body in ``body.py``, POST streams in ``streams.py``, GET
 streams and resumes in ``replay.py``, and the one mapping from exceptions to wire errors in
 ``responses.py``.

@@ -58,6 +58,8 @@ class LiveServer:
         port: int | None = None,
         startup_timeout: float = 30.0,
         extra_args: Sequence[str] = (),
+        app: str = "mcpsite.asgi:application",
+        mcp_path: str = "/mcp",
     ) -> None:
         if server not in ("uvicorn", "daphne"):
             raise ValueError(f"server must be 'uvicorn' or 'daphne', not {server!r}")
@@ -67,6 +69,8 @@ class LiveServer:
         self.port = port or free_port(host)
         self.startup_timeout = startup_timeout
         self.extra_args = list(extra_args)
+        self.app = app
+        self.mcp_path = mcp_path
         self._load = [[load]] if isinstance(load, str) else [list(c) for c in load or ()]
         self._migrate = bool(self._load) if migrate is None else migrate
         self._env_overrides = dict(env or {})
@@ -85,7 +89,7 @@ class LiveServer:
     @property
     def url(self) -> str:
         """The MCP endpoint."""
-        return f"{self.base_url}/mcp"
+        return f"{self.base_url}{self.mcp_path}"
 
     @property
     def log_path(self) -> Path:
@@ -130,7 +134,7 @@ class LiveServer:
         return result.stdout.decode(errors="replace")
 
     def command(self) -> list[str]:
-        app = "mcpsite.asgi:application"
+        app = self.app
         if self.server == "uvicorn":
             return [
                 sys.executable, "-m", "uvicorn", app, "--host", self.host, "--port", str(self.port),
