@@ -12,7 +12,7 @@ from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from .bus.base import Bus
-from .conf import BACKEND_KEYS, DEFAULTS
+from .conf import BACKEND_KEYS, DEFAULTS, default, installed_providers
 from .provider import Provider
 from .stores.base import EventStore, SessionStore
 
@@ -46,7 +46,11 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         known = f"Known settings: {', '.join(DEFAULTS)}"
         messages.append(Error(f"MCP[{key!r}] is not a setting of mcpsite", hint=known, id="mcp.E001"))
     for key in BACKEND_KEYS:
-        messages += _backend(key, user.get(key, DEFAULTS[key]))
+        messages += _backend(key, user[key] if key in user else default(key))
+    declared = installed_providers()
+    if "PROVIDER" not in user and len(declared) > 1:
+        messages.append(Error(f"Several installed apps declare an MCP provider: {', '.join(declared)}",
+                              hint="Choose one with MCP = {'PROVIDER': {'BACKEND': '...'}}", id="mcp.E007"))
     for key in POSITIVE:
         value = user.get(key, DEFAULTS[key])
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
