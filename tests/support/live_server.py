@@ -60,9 +60,11 @@ class LiveServer:
         extra_args: Sequence[str] = (),
         app: str = "mcpsite.asgi:application",
         mcp_path: str = "/mcp",
+        project_dir: Path = ROOT,
+        python: str = sys.executable,
     ) -> None:
-        if server not in ("uvicorn", "daphne"):
-            raise ValueError(f"server must be 'uvicorn' or 'daphne', not {server!r}")
+        if server not in ("uvicorn", "daphne", "runserver"):
+            raise ValueError(f"server must be 'uvicorn', 'daphne' or 'runserver', not {server!r}")
         self.server = server
         self.workers = workers
         self.host = host
@@ -71,6 +73,8 @@ class LiveServer:
         self.extra_args = list(extra_args)
         self.app = app
         self.mcp_path = mcp_path
+        self.project_dir = project_dir  # where manage.py is (another project: examples/)
+        self.python = python
         self._load = [[load]] if isinstance(load, str) else [list(c) for c in load or ()]
         self._migrate = bool(self._load) if migrate is None else migrate
         self._env_overrides = dict(env or {})
@@ -114,14 +118,18 @@ class LiveServer:
                 "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
             }
         )
+        if self.project_dir != ROOT:
+            # Another project imports mcpsite's apps from where it installed them, not from here.
+            env.pop("DJANGO_SETTINGS_MODULE")
+            env.pop("PYTHONPATH")
         env.update(self._env_overrides)
         return env
 
     def manage(self, *argv: str) -> str:
         """Run a management command against this server's database and environment; returns stdout."""
         result = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *argv],
-            cwd=ROOT,
+            [self.python, str(self.project_dir / "manage.py"), *argv],
+            cwd=self.project_dir,
             env=self.env,
             capture_output=True,
             timeout=120,
@@ -137,13 +145,18 @@ class LiveServer:
         app = self.app
         if self.server == "uvicorn":
             return [
-                sys.executable, "-m", "uvicorn", app, "--host", self.host, "--port", str(self.port),
+                self.python, "-m", "uvicorn", app, "--host", self.host, "--port", str(self.port),
                 "--workers", str(self.workers), "--log-level", "warning", "--no-access-log",
                 *self.extra_args,
             ]  # fmt: skip
         if self.workers != 1:
-            raise ValueError("daphne runs one process; use uvicorn for several workers")
-        return [sys.executable, "-m", "daphne", "-b", self.host, "-p", str(self.port), *self.extra_args, app]
+            raise ValueError(f"{self.server} runs one process; use uvicorn for several workers")
+        if self.server == "runserver":
+            # Django's development server as daphne's runserver replaces it (daphne in
+            # INSTALLED_APPS), autoreloader included: it serves ASGI_APPLICATION, not ``app``.
+            return [self.python, str(self.project_dir / "manage.py"), "runserver", f"{self.host}:{self.port}",
+                    *self.extra_args]  # fmt: skip
+        return [self.python, "-m", "daphne", "-b", self.host, "-p", str(self.port), *self.extra_args, app]
 
     def start(self) -> LiveServer:
         self.tmpdir = Path(tempfile.mkdtemp(prefix="mcpsite-live-"))
@@ -155,7 +168,7 @@ class LiveServer:
                 self.manage(*argv)
             with open(self.log_path, "wb") as log:
                 self.process = subprocess.Popen(
-                    self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                    self.command(), cwd=self.project_dir, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                     start_new_session=True,  # its own process group: stop() reaches every worker
                 )  # fmt: skip
             self._wait_ready()
