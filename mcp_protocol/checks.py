@@ -55,6 +55,13 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         value = user.get(key, DEFAULTS[key])
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             messages.append(Error(f"MCP[{key!r}] must be a positive number, not {value!r}", id="mcp.E006"))
+    resolver = user.get("PRINCIPAL_RESOLVER", DEFAULTS["PRINCIPAL_RESOLVER"])
+    try:
+        if not callable(import_string(resolver)):
+            raise ImportError(f"{resolver} is not callable")
+    except (ImportError, TypeError, ValueError) as exc:
+        messages.append(Error(f"MCP['PRINCIPAL_RESOLVER'] {resolver!r} is not a usable resolver: {exc}",
+                              hint="A dotted path to a callable (scope) -> principal", id="mcp.E008"))
     close_after = user.get("CLOSE_STREAM_AFTER_SECONDS")
     if close_after is not None and (not isinstance(close_after, int | float) or close_after < 0):
         messages.append(Error(f"MCP['CLOSE_STREAM_AFTER_SECONDS'] must be >= 0 or None, not {close_after!r}",

@@ -42,6 +42,9 @@ DEFAULTS: dict[str, Any] = {
     "CLIENT_REQUEST_TIMEOUT": 60.0,
     "PAGE_SIZE": 100,
     "CURSOR_SECRET": None,
+    # Who is calling /mcp (transports/http.py PrincipalResolver): open mode unless set; e.g.
+    # "mcp_protocol.transports.django_auth.django_user" for a Django session or a DRF token.
+    "PRINCIPAL_RESOLVER": "mcp_protocol.transports.http.open_mode",
 }
 
 BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")
@@ -77,6 +80,9 @@ class MCPSettings:
                 options.setdefault("max_sessions_per_principal", self.MAX_SESSIONS_PER_PRINCIPAL)
             self._backends[name] = cls(**options)
         return self._backends[name]
+
+    def principal_resolver(self) -> Any:
+        return import_string(self.PRINCIPAL_RESOLVER)
 
     def reload(self) -> None:
         self._cache.clear()

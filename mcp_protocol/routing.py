@@ -25,7 +25,7 @@ from typing import Any
 from django.urls import URLPattern, re_path
 
 from .transports import runtime
-from .transports.http import MCPEndpoint, PrincipalResolver, open_mode
+from .transports.http import MCPEndpoint, PrincipalResolver
 from .transports.responses import Receive, Scope, Send
 
 DEFAULT_ROUTE = "mcp"
@@ -45,7 +45,8 @@ def mcp_path(
     if not stripped:
         raise ValueError("mcp_path needs a non-empty route, such as 'mcp'")
     if endpoint is None:
-        endpoint = MCPEndpoint(resolve_principal or open_mode)
+        # No resolver given: the endpoint asks MCP['PRINCIPAL_RESOLVER'] (open mode by default).
+        endpoint = MCPEndpoint(resolve_principal)
     elif resolve_principal is not None:
         raise ValueError("pass resolve_principal to the MCPEndpoint, or no endpoint: not both")
     return re_path(rf"^{re.escape(stripped)}/?$", endpoint, name=name)

@@ -43,6 +43,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    # DRF tokens: MCP['PRINCIPAL_RESOLVER'] = django_auth.django_user accepts them on /mcp.
+    "rest_framework.authtoken",
     "mcp_protocol",
     "registry",
 ]
@@ -120,6 +122,9 @@ MCP = {
     "KEEPALIVE_SECONDS": float(os.environ.get("MCP_KEEPALIVE_SECONDS", "15")),
     "ALWAYS_STREAM": env_bool("MCP_ALWAYS_STREAM", False),
     "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
+    "PRINCIPAL_RESOLVER": os.environ.get(
+        "MCP_PRINCIPAL_RESOLVER", "mcp_protocol.transports.http.open_mode"
+    ),
     "CLOSE_STREAM_AFTER_SECONDS": (
         float(os.environ["MCP_CLOSE_STREAM_AFTER_SECONDS"])
         if os.environ.get("MCP_CLOSE_STREAM_AFTER_SECONDS")

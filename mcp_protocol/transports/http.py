@@ -20,7 +20,8 @@ streams and resumes in ``replay.py``, and the one mapping from exceptions to wir
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import InvalidRequest, MCPError
@@ -60,7 +61,9 @@ from .responses import (
 from .runtime import Runtime, current, get_runtime
 from .streams import PRIME, PostStream
 
-PrincipalResolver = Callable[[Scope], str | None]
+# Who is calling, from the request's scope: a principal id, None (open mode), or an awaitable of
+# either (a resolver that reads a session or a token); raising HTTPError(401, ...) refuses the call.
+PrincipalResolver = Callable[[Scope], str | Awaitable[str | None] | None]
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
@@ -89,8 +92,15 @@ async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
 
 
 class MCPEndpoint:
-    def __init__(self, resolve_principal: PrincipalResolver = open_mode) -> None:
+    def __init__(self, resolve_principal: PrincipalResolver | None = None) -> None:
+        # None: the resolver MCP['PRINCIPAL_RESOLVER'] names (open mode unless set), per runtime.
         self.resolve_principal = resolve_principal
+
+    async def principal(self, rt: Runtime, scope: Scope) -> str | None:
+        found = (self.resolve_principal or rt.resolve_principal)(scope)
+        if inspect.isawaitable(found):
+            found = await found
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)
@@ -123,7 +133,7 @@ class MCPEndpoint:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
         session = await rt.sessions.load(session_id)
         # Another principal's session is as unknown as an expired one (no existence oracle).
-        if session is None or session.principal != self.resolve_principal(scope):
+        if session is None or session.principal != await self.principal(rt, scope):
             raise HTTPError(404, "Session not found")
         return session
 
@@ -166,7 +176,7 @@ class MCPEndpoint:
         self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders, message: Request
     ) -> None:
         check_supported_version(headers.protocol_version)
-        session = Session.create(self.resolve_principal(scope))
+        session = Session.create(await self.principal(rt, scope))
         response = await rt.server.handle(message, session, _NULL)
         extra: list[tuple[bytes, bytes]] = []
         if response is not None and "result" in response:
@@ -245,9 +255,10 @@ class MCPEndpoint:
         except HTTPError as exc:
             await send_error(send, exc, message.id if isinstance(message, Request) else None)
             return
+        principal = await self.principal(rt, scope)
         stream = ModernStream(rt, send, receive)
         try:
-            response = await rt.server.handle_stateless(message, stream, self.resolve_principal(scope))
+            response = await rt.server.handle_stateless(message, stream, principal)
             await stream.finish(response, modern_status(response))
         except asyncio.CancelledError:
             task = asyncio.current_task()

@@ -80,6 +80,7 @@ class Runtime:
             self.config.allowed_hosts, self.config.allowed_origins, list(settings.ALLOWED_HOSTS)
         )
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus)
+        self.resolve_principal: Any = mcp_settings.principal_resolver()
         self._live: dict[str, set[asyncio.Event]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False

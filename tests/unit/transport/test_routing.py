@@ -18,16 +18,9 @@ from mcp_protocol.checks import check_mcp_routing
 from mcp_protocol.routing import find_endpoints, lifespan, mcp_path
 from mcp_protocol.transports import runtime
 from mcp_protocol.transports.http import MCPEndpoint
+from tests.support.asgi_call import post
 
 MEMORY = {"PROVIDER": {"BACKEND": "mcp_protocol.memory_provider.MemoryProvider", "OPTIONS": {}}}
-INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"},
-    },
-}  # fmt: skip
-
-
 async def fallback(scope: Any, receive: Any, send: Any) -> None:
     """Stands in for Django's handler: answers 299 so a test sees the request went past /mcp."""
     await send({"type": "http.response.start", "status": 299, "headers": []})
@@ -44,30 +37,6 @@ def project(route: str = "internal/mcp") -> ProtocolTypeRouter:
         "websocket": URLRouter([re_path(r"^ws/echo/$", websocket_app)]),
         "lifespan": lifespan,
     })  # fmt: skip
-
-
-async def post(app: Any, path: str, root_path: str = "") -> tuple[int, dict[bytes, bytes], bytes]:
-    body = json.dumps(INITIALIZE).encode()
-    scope = {
-        "type": "http", "method": "POST", "path": path, "root_path": root_path, "query_string": b"",
-        "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000), "scheme": "http",
-        "headers": [
-            (b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
-            (b"accept", b"application/json, text/event-stream"), (b"content-length", str(len(body)).encode()),
-        ],
-    }  # fmt: skip
-    sent: list[dict[str, Any]] = []
-    messages = iter([{"type": "http.request", "body": body, "more_body": False}])
-
-    async def receive() -> dict[str, Any]:
-        return next(messages, {"type": "http.disconnect"})
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, send)
-    start = sent[0]
-    return start["status"], dict(start["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
 
 @pytest.fixture
