@@ -30,6 +30,7 @@ from .forms import (
 )
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 from .snapshot import prompt_definition, resource_definition, template_definition, tool_definition
+from .tokens import ManagementToken
 
 PREVIEW_VERSIONS = ("2025-11-25", "2026-07-28")
 JSON_WIDGETS = {models.JSONField: {"widget": JSONEditorWidget}}
@@ -274,3 +275,24 @@ class PromptAdmin(ArgumentsTryMixin, RegistryAdmin):
 
     def run(self, obj: Prompt, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
         return tryit.try_prompt(obj, arguments, principal)
+
+
+@admin.register(ManagementToken)
+class ManagementTokenAdmin(admin.ModelAdmin):
+    """Tokens of the REST management API. Adding one shows the token once, in a message; only its
+    digest is stored. Deleting one revokes it."""
+
+    list_display = ("name", "user", "hint", "created_at", "expires_at", "last_used_at")
+    list_filter = ("user",)
+    fields = ("user", "name", "expires_at", "hint", "created_at", "last_used_at")
+    readonly_fields = ("hint", "created_at", "last_used_at")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False if obj is not None else super().has_change_permission(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: ManagementToken, form: Any, change: bool) -> None:
+        row, token = ManagementToken.issue(obj.user, obj.name, obj.expires_at)
+        obj.pk, obj.digest, obj.hint = row.pk, row.digest, row.hint
+        obj._state.adding = False
+        self.message_user(
+            request, f"The token (shown only now, copy it): {token}", messages.WARNING)
