@@ -4,7 +4,7 @@ plus ``?search=`` (DRF's ``SearchFilter``: words in the name, title, description
 
 from __future__ import annotations
 
-import django_filters
+from django_filters import rest_framework as django_filters
 
 from ..models import Prompt, Resource, ResourceTemplate, Tool
 
