@@ -6,7 +6,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from . import views
+from . import schema, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
 
