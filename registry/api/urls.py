@@ -6,7 +6,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from . import schema, views  # noqa: F401  (schema: registers the token scheme)
+from . import schema, transfer, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
 
@@ -20,5 +20,7 @@ router.register("prompts", views.PromptViewSet, basename="prompt")
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("registry/export", transfer.ExportView.as_view(), name="registry-export"),
+    path("registry/import", transfer.ImportView.as_view(), name="registry-import"),
     path("", include(router.urls)),
 ]
