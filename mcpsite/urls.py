@@ -1,10 +1,10 @@
-"""Django's URLs: the landing page and the admin. ``/mcp`` is not here: ``mcpsite/asgi.py`` routes
-it to the MCP endpoint directly, beside Django."""
+"""Django's URLs: the landing page, the admin and the REST management API (``/api/v1/``).
+``/mcp`` is not here: ``mcpsite/asgi.py`` routes it to the MCP endpoint directly, beside Django."""
 
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import path
+from django.urls import include, path
 
 
 def index(request: HttpRequest) -> HttpResponse:
@@ -15,4 +15,5 @@ def index(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("", index, name="index"),
     path("admin/", admin.site.urls),
+    path("api/v1/", include("registry.api.urls")),
 ]
