@@ -42,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "CLIENT_REQUEST_TIMEOUT": 60.0,
     "PAGE_SIZE": 100,
     "CURSOR_SECRET": None,
+    "METRICS": True,
 }
 
 BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")

@@ -133,6 +133,8 @@ MCP = {
     "MAX_BODY_BYTES": int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024))),
     "KEEPALIVE_SECONDS": float(os.environ.get("MCP_KEEPALIVE_SECONDS", "15")),
     "ALWAYS_STREAM": env_bool("MCP_ALWAYS_STREAM", False),
+    # Prometheus metrics of /mcp (README "Operations"); off saves their small cost per request.
+    "METRICS": env_bool("MCP_METRICS", True),
     "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
     "CLOSE_STREAM_AFTER_SECONDS": (
         float(os.environ["MCP_CLOSE_STREAM_AFTER_SECONDS"])
@@ -177,10 +179,18 @@ REST_FRAMEWORK = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "mcpsite.logformat.JSONFormatter"},
+    },
     # stderr only: stdout belongs to the stdio transport.
     "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "plain"}
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            # MCP_LOG_FORMAT=json: one JSON object per line (mcpsite/logformat.py).
+            "formatter": "json" if os.environ.get("MCP_LOG_FORMAT", "plain") == "json" else "plain",
+        }
     },
     "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
 }

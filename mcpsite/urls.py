@@ -6,6 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
+from mcpsite import health
+
 
 def index(request: HttpRequest) -> HttpResponse:
     """The landing page: where to point an MCP client, and the admin."""
@@ -15,4 +17,7 @@ def index(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("", index, name="index"),
     path("admin/", admin.site.urls),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics_view, name="metrics"),
 ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from time import perf_counter
 from typing import Any
 
 from ..errors import InvalidRequest, MCPError
@@ -28,6 +29,7 @@ from ..outbound import NullOutbound
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM, StoreUnavailable, UpdateError, parse_event_id
 from ..versions import V2026_07_28, allows_batch
+from . import logcontext, metrics
 from .body import ClientGone, read_body
 from .headers import (
     RequestHeaders,
@@ -93,6 +95,9 @@ class MCPEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)
+        rt: Runtime | None = None
+        started = perf_counter()
+        logcontext.bind(scope)
         try:
             rt = current() or await get_runtime()
             headers = parse_headers(scope["headers"])
@@ -114,6 +119,11 @@ class MCPEndpoint:
                 logger.error("error after the response started on /mcp", exc_info=exc)
                 return
             await send_error(send, exc, error_id(exc) if isinstance(exc, InvalidRequest) else None)
+        finally:
+            if rt is not None and rt.config.metrics:
+                # The one place requests are counted (metrics.py); the handlers only left notes
+                # in the scope. A 503 before the runtime exists is counted as a Redis error.
+                metrics.record(scope, tracked.status, perf_counter() - started, rt.provider)
 
     # -- sessions -------------------------------------------------------------------------------
     async def _session(self, rt: Runtime, scope: Scope, headers: RequestHeaders) -> Session:
@@ -121,8 +131,9 @@ class MCPEndpoint:
         if not session_id:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
         session = await rt.sessions.load(session_id)
+        principal = scope[logcontext.PRINCIPAL] = self.resolve_principal(scope)
         # Another principal's session is as unknown as an expired one (no existence oracle).
-        if session is None or session.principal != self.resolve_principal(scope):
+        if session is None or session.principal != principal:
             raise HTTPError(404, "Session not found")
         return session
 
@@ -134,12 +145,21 @@ class MCPEndpoint:
         check_content_type(headers)
         parsed = parse_body(await read_body(receive, rt.config.max_body, headers.content_length))
         if isinstance(parsed, list):
+            scope[metrics.METHOD], scope[metrics.ERA] = "batch", "legacy"
             await self.batch(rt, scope, receive, send, headers, parsed)
             return
         message = parsed
+        if isinstance(message, Request | Notification):
+            scope[metrics.METHOD] = message.method
+            if message.method == "tools/call":
+                scope[metrics.TOOL] = (message.params or {}).get("name")
+        else:
+            scope[metrics.METHOD] = "response"
         if isinstance(message, Request | Notification) and rt.server.is_modern_request(message):
+            scope[metrics.ERA] = "modern"
             await self.modern(rt, scope, receive, send, headers, message)
             return
+        scope[metrics.ERA] = "legacy"
         if isinstance(message, Request) and message.method == "initialize":
             await self.initialize(rt, scope, send, headers, message)
             return
@@ -156,6 +176,7 @@ class MCPEndpoint:
             stream = PostStream(rt, session, send, receive)
             try:
                 response = await stream.run(rt.server.handle(message, session, stream))
+                scope[metrics.RESPONSE] = response
                 await _save(rt, session)
                 await stream.finish([response] if response is not None else [])
             finally:
@@ -247,6 +268,7 @@ class MCPEndpoint:
         stream = ModernStream(rt, send, receive)
         try:
             response = await rt.server.handle_stateless(message, stream, self.resolve_principal(scope))
+            scope[metrics.RESPONSE] = response
             await stream.finish(response, modern_status(response))
         except asyncio.CancelledError:
             task = asyncio.current_task()
