@@ -4,7 +4,7 @@ running task (``bind``), and a log formatter asks ``fields()`` for the request i
 principal. Nothing is computed unless a line is logged; binding is one ``ContextVar.set``.
 
 The request id is the client's or the balancer's ``X-Request-ID`` when it is a plain token (nginx
-sets ``$request_id``: ``docker/nginx.conf``), else one made here on first use.
+sets ``$request_id``: ``docker/nginx/mcp-proxy.conf``), else one made here on first use.
 """
 
 from __future__ import annotations
