@@ -31,6 +31,7 @@ from ..stores.base import STANDALONE_STREAM, StoreUnavailable, UpdateError, pars
 from ..versions import V2026_07_28, allows_batch
 from . import logcontext, metrics
 from .body import ClientGone, read_body
+from .browser import send_page, wants_page
 from .headers import (
     RequestHeaders,
     check_content_type,
@@ -287,6 +288,9 @@ class MCPEndpoint:
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no GET stream", headers=[(b"allow", b"POST")]
             )
+        if wants_page(headers):
+            await send_page(send)  # a person with a browser, not a client (browser.py)
+            return
         check_get_accept(headers)
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)

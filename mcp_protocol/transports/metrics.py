@@ -179,3 +179,17 @@ def process_exiting() -> None:
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+
+
+def open_streams() -> float:
+    """SSE responses open now: on this host's workers with a multiprocess directory, else in this
+    process (the landing page's count)."""
+    if multiprocess_dir():
+        from prometheus_client import multiprocess
+
+        collector = multiprocess.MultiProcessCollector(None)  # type: ignore[no-untyped-call]
+        for family in collector.collect():  # type: ignore[no-untyped-call]
+            if family.name == "mcp_open_streams":
+                return float(sum(sample.value for sample in family.samples))
+        return 0.0
+    return float(sum(sample.value for family in OPEN_STREAMS.collect() for sample in family.samples))
