@@ -25,8 +25,16 @@ def _loopback(host: str) -> bool:
 
 
 def _open_in_production(mode: str) -> list[CheckMessage]:
-    from mcp_protocol.conf import mcp_settings
+    from mcp_protocol.conf import DEFAULTS, mcp_settings
 
+    if mcp_settings.PRINCIPAL_RESOLVER != DEFAULTS["PRINCIPAL_RESOLVER"]:
+        # Another resolver decides who calls (django_auth.django_user): not open; MCP_AUTH must be
+        # left at open then, or it would be ignored.
+        if mode != "open":
+            return [Error(f"MCP_AUTH={mode} and MCP['PRINCIPAL_RESOLVER'] both say who may call /mcp",
+                          hint="Use one: unset MCP_PRINCIPAL_RESOLVER, or leave MCP_AUTH=open.",
+                          id="mcp.E107")]
+        return []
     hosts = [*settings.ALLOWED_HOSTS, *mcp_settings.ALLOWED_HOSTS]
     exposed = [h for h in hosts if not _loopback(h)]
     if mode != "open" or settings.DEBUG or not exposed:

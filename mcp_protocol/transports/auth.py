@@ -1,36 +1,42 @@
 """Authentication on ``/mcp``: the ``Authorization`` header → the request's ``Principal``.
 
-The endpoint's ``resolve_principal`` seam defaults to ``authenticate``, which asks the runtime's
-``Access`` (``auth/access.py``, mode from ``MCP_AUTH``) and turns its refusals into the HTTP
-answer: 401 (or 403 ``insufficient_scope``) with the ``WWW-Authenticate`` challenge and a JSON-RPC
-error body. The token itself is never logged.
+With ``MCP_AUTH`` other than ``open`` (and ``MCP['PRINCIPAL_RESOLVER']`` left at its default) the
+runtime resolves principals with ``resolver(access)``: it asks ``Access`` (``auth/access.py``) and
+turns its refusals into the HTTP answer, 401 (or 403 ``insufficient_scope``) with the
+``WWW-Authenticate`` challenge and a JSON-RPC error body. The token itself is never logged.
+``authenticate`` is the same as a dotted path, for ``mcp_path(..., resolve_principal=...)``.
 """
 
 from __future__ import annotations
 
-from ..auth.access import AuthError
-from ..auth.principal import ANONYMOUS, Principal
+from collections.abc import Awaitable, Callable
+
+from ..auth.access import Access, AuthError
+from ..auth.principal import Principal
 from .responses import HTTPError, Scope
-from .runtime import current, get_runtime
+
+
+def _authorization(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            return str(value.decode("latin-1"))
+    return None
+
+
+def resolver(access: Access) -> Callable[[Scope], Awaitable[Principal]]:
+    async def resolve(scope: Scope) -> Principal:
+        try:
+            return await access.authenticate(_authorization(scope))
+        except AuthError as exc:
+            raise HTTPError(exc.status, exc.message,
+                            headers=[(b"www-authenticate", exc.challenge.encode("latin-1"))]) from None
+
+    return resolve
 
 
 async def authenticate(scope: Scope) -> Principal:
+    """``MCP_AUTH`` as a resolver of its own (the running loop's runtime's ``Access``)."""
+    from .runtime import current, get_runtime
+
     rt = current() or await get_runtime()
-    access = rt.access
-    if access.mode == "open":
-        return ANONYMOUS
-    authorization = None
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            authorization = value.decode("latin-1")
-            break
-    try:
-        return await access.authenticate(authorization)
-    except AuthError as exc:
-        raise HTTPError(exc.status, exc.message,
-                        headers=[(b"www-authenticate", exc.challenge.encode("latin-1"))]) from None
-
-
-async def open_mode(scope: Scope) -> Principal:
-    """No authentication: everyone is the anonymous principal."""
-    return ANONYMOUS
+    return await resolver(rt.access)(scope)

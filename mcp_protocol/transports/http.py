@@ -9,8 +9,9 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
 - any other POST / GET / DELETE → the session named by ``Mcp-Session-Id`` (missing → 400, unknown,
   expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
 
-It is routed beside Django (``mcpsite/asgi.py``), not through it: the hot path (tools/call in JSON
-mode) does no middleware, no database, and spawns no task of its own. Header rules live in
+It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
+(``mcp_protocol/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
+JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
 ``headers.py`` and ``security.py``, the body in ``body.py``, POST streams in ``streams.py``, GET
 streams and resumes in ``replay.py``, and the one mapping from exceptions to wire errors in
 ``responses.py``.
@@ -19,7 +20,9 @@ streams and resumes in ``replay.py``, and the one mapping from exceptions to wir
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable
+from time import perf_counter
 from typing import Any
 
 from ..auth import principal as caller
@@ -31,8 +34,9 @@ from ..outbound import NullOutbound
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM, StoreUnavailable, UpdateError, parse_event_id
 from ..versions import V2026_07_28, allows_batch
-from .auth import authenticate
+from . import logcontext, metrics
 from .body import ClientGone, read_body
+from .browser import send_page, wants_page
 from .headers import (
     RequestHeaders,
     check_content_type,
@@ -63,11 +67,20 @@ from .responses import (
 from .runtime import Runtime, current, get_runtime
 from .streams import PRIME, PostStream
 
-PrincipalResolver = Callable[[Scope], Awaitable[Principal]]
+# Who is calling, from the request's scope: a principal id, None (open mode), a ``Principal``
+# (an id with a grant: auth/principal.py), or an awaitable of one of these (a resolver that reads
+# a session or a token); raising HTTPError(401, ...) refuses the call.
+Resolved = Principal | str | None
+PrincipalResolver = Callable[[Scope], Resolved | Awaitable[Resolved]]
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
 CLAIM_MIN_TTL = 10.0
+
+
+def open_mode(scope: Scope) -> str | None:
+    """The auth seam: who is calling. Open mode (no authentication) → ``None`` for everyone."""
+    return None
 
 
 async def _save(rt: Runtime, session: Session) -> None:
@@ -87,18 +100,33 @@ async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
 
 
 class MCPEndpoint:
-    def __init__(self, resolve_principal: PrincipalResolver = authenticate) -> None:
-        # The auth seam: who is calling (transports/auth.py: MCP_AUTH), bound for the request.
+    def __init__(self, resolve_principal: PrincipalResolver | None = None) -> None:
+        # None: the resolver MCP['PRINCIPAL_RESOLVER'] names (open mode unless set), per runtime.
         self.resolve_principal = resolve_principal
+
+    async def principal(self, rt: Runtime, scope: Scope) -> Principal:
+        found = (self.resolve_principal or rt.resolve_principal)(scope)
+        if inspect.isawaitable(found):
+            found = await found
+        if isinstance(found, Principal):
+            return found
+        return caller.ANONYMOUS if found is None else Principal(found, label=found)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)
+        rt: Runtime | None = None
+        started = perf_counter()
+        logcontext.bind(scope)
         try:
             rt = current() or await get_runtime()
             headers = parse_headers(scope["headers"])
             server = scope.get("server")
             rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)
-            bound = caller.bind(await self.resolve_principal(scope))
+            # Who is calling, before anything else is answered; bound for the request, so the core
+            # serves what the principal's grant lets it see (auth/scopes.py).
+            who = await self.principal(rt, scope)
+            scope[logcontext.PRINCIPAL] = who.id
+            bound = caller.bind(who)
             try:
                 method = scope["method"]
                 if method == "POST":
@@ -118,6 +146,11 @@ class MCPEndpoint:
                 logger.error("error after the response started on /mcp", exc_info=exc)
                 return
             await send_error(send, exc, error_id(exc) if isinstance(exc, InvalidRequest) else None)
+        finally:
+            if rt is not None and rt.config.metrics:
+                # The one place requests are counted (metrics.py); the handlers only left notes
+                # in the scope. A 503 before the runtime exists is counted as a Redis error.
+                metrics.record(scope, tracked.status, perf_counter() - started, rt.provider)
 
     # -- sessions -------------------------------------------------------------------------------
     async def _session(self, rt: Runtime, scope: Scope, headers: RequestHeaders) -> Session:
@@ -138,12 +171,21 @@ class MCPEndpoint:
         check_content_type(headers)
         parsed = parse_body(await read_body(receive, rt.config.max_body, headers.content_length))
         if isinstance(parsed, list):
+            scope[metrics.METHOD], scope[metrics.ERA] = "batch", "legacy"
             await self.batch(rt, scope, receive, send, headers, parsed)
             return
         message = parsed
+        if isinstance(message, Request | Notification):
+            scope[metrics.METHOD] = message.method
+            if message.method == "tools/call":
+                scope[metrics.TOOL] = (message.params or {}).get("name")
+        else:
+            scope[metrics.METHOD] = "response"
         if isinstance(message, Request | Notification) and rt.server.is_modern_request(message):
+            scope[metrics.ERA] = "modern"
             await self.modern(rt, scope, receive, send, headers, message)
             return
+        scope[metrics.ERA] = "legacy"
         if isinstance(message, Request) and message.method == "initialize":
             await self.initialize(rt, scope, send, headers, message)
             return
@@ -160,6 +202,7 @@ class MCPEndpoint:
             stream = PostStream(rt, session, send, receive)
             try:
                 response = await stream.run(rt.server.handle(message, session, stream))
+                scope[metrics.RESPONSE] = response
                 await _save(rt, session)
                 await stream.finish([response] if response is not None else [])
             finally:
@@ -251,6 +294,7 @@ class MCPEndpoint:
         stream = ModernStream(rt, send, receive)
         try:
             response = await rt.server.handle_stateless(message, stream, caller.current().id)
+            scope[metrics.RESPONSE] = response
             await stream.finish(response, modern_status(response))
         except asyncio.CancelledError:
             task = asyncio.current_task()
@@ -269,6 +313,9 @@ class MCPEndpoint:
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no GET stream", headers=[(b"allow", b"POST")]
             )
+        if wants_page(headers):
+            await send_page(send)  # a person with a browser, not a client (browser.py)
+            return
         check_get_accept(headers)
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)

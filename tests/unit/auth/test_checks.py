@@ -37,3 +37,13 @@ def test_bad_access_settings_are_named() -> None:
     assert _ids(MODE="oauth", OAUTH_ISSUER=None) == ["mcp.E104"]
     assert _ids(MODE="oauth", OAUTH_ISSUER="https://as", OAUTH_ALGORITHMS=["RS256", "HS256", "none"]) == [
         "mcp.E105"]
+
+
+@override_settings(DEBUG=False, ALLOWED_HOSTS=["mcp.example.com"])
+def test_another_principal_resolver_is_not_open_and_excludes_mcp_auth() -> None:
+    resolver = "mcp_protocol.transports.django_auth.django_user"
+    mcp = {**settings.MCP, "PRINCIPAL_RESOLVER": resolver}
+    with override_settings(MCP={**mcp, "ACCESS": {"MODE": "open"}}):
+        assert [m.id for m in check_access()] == []
+    with override_settings(MCP={**mcp, "ACCESS": {"MODE": "keys"}}):
+        assert [m.id for m in check_access()] == ["mcp.E107"]

@@ -111,3 +111,17 @@ async def test_the_ring_follows_the_table_through_the_bus() -> None:
         assert (await sync_to_async(ApiKey.objects.get)(pk=key.pk)).last_used_at is not None
     finally:
         await ring.close()
+
+
+async def test_a_key_stops_working_when_its_expiry_passes() -> None:
+    from asgiref.sync import sync_to_async
+
+    now = [1_000_000.0]
+    key, token = await sync_to_async(ApiKey.issue)("soon", tools=["*"])
+    await sync_to_async(ApiKey.objects.filter(pk=key.pk).update)(
+        expires_at=timezone.datetime.fromtimestamp(now[0] + 10, tz=timezone.get_current_timezone()))
+    ring = KeyRing(DatabaseKeySource(), MemoryBus(), clock=lambda: now[0])
+    await ring.reload()
+    assert ring.resolve(token) is not None
+    now[0] += 10
+    assert ring.resolve(token) is None
