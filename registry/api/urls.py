@@ -6,6 +6,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from access import api as access_api
+
 from . import schema, transfer, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
@@ -16,6 +18,9 @@ router.register("tools", views.ToolViewSet, basename="tool")
 router.register("resources", views.ResourceViewSet, basename="resource")
 router.register("resource-templates", views.ResourceTemplateViewSet, basename="resourcetemplate")
 router.register("prompts", views.PromptViewSet, basename="prompt")
+# Issue 11: API keys for /mcp and the audit log (the access app).
+router.register("keys", access_api.ApiKeyViewSet, basename="apikey")
+router.register("audit", access_api.AuditRecordViewSet, basename="auditrecord")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
