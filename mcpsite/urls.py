@@ -1,15 +1,16 @@
-"""Django's URLs: the landing page (``landing.py``), the admin, and the operations endpoints
-(``health.py``). ``/mcp`` is not here: ``mcpsite/asgi.py`` routes
-it to the MCP endpoint directly, beside Django."""
+"""Django's URLs: the landing page (``landing.py``), the admin, the REST management API
+(``/api/v1/``) and the operations endpoints (``health.py``). ``/mcp`` is not here: ``mcpsite/asgi.py``
+routes it to the MCP endpoint directly, beside Django."""
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from mcpsite import health, landing
 
 urlpatterns = [
     path("", landing.index, name="index"),
     path("admin/", admin.site.urls),
+    path("api/v1/", include("registry.api.urls")),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", health.metrics_view, name="metrics"),

@@ -122,6 +122,8 @@ class ChangeQuerySet(models.QuerySet):
 
     def update(self, **kwargs: Any) -> int:
         uris = self._uris()
+        if any(f.name == "version" for f in self.model._meta.concrete_fields) and "version" not in kwargs:
+            kwargs["version"] = models.F("version") + 1  # the row changed: so does its ETag
         count = super().update(**kwargs)
         if count:
             self._note(uris + self._uris() if "uri" in kwargs else uris)

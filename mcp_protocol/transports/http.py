@@ -9,8 +9,9 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
 - any other POST / GET / DELETE → the session named by ``Mcp-Session-Id`` (missing → 400, unknown,
   expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
 
-It is routed beside Django (``mcpsite/asgi.py``), not through it: the hot path (tools/call in JSON
-mode) does no middleware, no database, and spawns no task of its own. Header rules live in
+It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
+(``mcp_protocol/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
+JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
 ``headers.py`` and ``security.py``, the body in ``body.py``, POST streams in ``streams.py``, GET
 streams and resumes in ``replay.py``, and the one mapping from exceptions to wire errors in
 ``responses.py``.
@@ -19,7 +20,8 @@ streams and resumes in ``replay.py``, and the one mapping from exceptions to wir
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from time import perf_counter
 from typing import Any
 
@@ -62,7 +64,9 @@ from .responses import (
 from .runtime import Runtime, current, get_runtime
 from .streams import PRIME, PostStream
 
-PrincipalResolver = Callable[[Scope], str | None]
+# Who is calling, from the request's scope: a principal id, None (open mode), or an awaitable of
+# either (a resolver that reads a session or a token); raising HTTPError(401, ...) refuses the call.
+PrincipalResolver = Callable[[Scope], str | Awaitable[str | None] | None]
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
@@ -91,8 +95,15 @@ async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
 
 
 class MCPEndpoint:
-    def __init__(self, resolve_principal: PrincipalResolver = open_mode) -> None:
+    def __init__(self, resolve_principal: PrincipalResolver | None = None) -> None:
+        # None: the resolver MCP['PRINCIPAL_RESOLVER'] names (open mode unless set), per runtime.
         self.resolve_principal = resolve_principal
+
+    async def principal(self, rt: Runtime, scope: Scope) -> str | None:
+        found = (self.resolve_principal or rt.resolve_principal)(scope)
+        if inspect.isawaitable(found):
+            found = await found
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)
@@ -132,7 +143,7 @@ class MCPEndpoint:
         if not session_id:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
         session = await rt.sessions.load(session_id)
-        principal = scope[logcontext.PRINCIPAL] = self.resolve_principal(scope)
+        principal = scope[logcontext.PRINCIPAL] = await self.principal(rt, scope)
         # Another principal's session is as unknown as an expired one (no existence oracle).
         if session is None or session.principal != principal:
             raise HTTPError(404, "Session not found")
@@ -187,7 +198,7 @@ class MCPEndpoint:
         self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders, message: Request
     ) -> None:
         check_supported_version(headers.protocol_version)
-        session = Session.create(self.resolve_principal(scope))
+        session = Session.create(await self.principal(rt, scope))
         response = await rt.server.handle(message, session, _NULL)
         extra: list[tuple[bytes, bytes]] = []
         if response is not None and "result" in response:
@@ -266,9 +277,10 @@ class MCPEndpoint:
         except HTTPError as exc:
             await send_error(send, exc, message.id if isinstance(message, Request) else None)
             return
+        principal = await self.principal(rt, scope)
         stream = ModernStream(rt, send, receive)
         try:
-            response = await rt.server.handle_stateless(message, stream, self.resolve_principal(scope))
+            response = await rt.server.handle_stateless(message, stream, principal)
             scope[metrics.RESPONSE] = response
             await stream.finish(response, modern_status(response))
         except asyncio.CancelledError:

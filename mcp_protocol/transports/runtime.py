@@ -82,6 +82,7 @@ class Runtime:
         self.guard = OriginGuard(
             self.config.allowed_hosts, self.config.allowed_origins, list(settings.ALLOWED_HOSTS)
         )
+        self.resolve_principal: Any = mcp_settings.principal_resolver()
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
                              on_message=metrics.on_bus_message if self.config.metrics else None)
         self._live: dict[str, set[asyncio.Event]] = {}
