@@ -45,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     # Who is calling /mcp (transports/http.py PrincipalResolver): open mode unless set; e.g.
     # "mcp_protocol.transports.django_auth.django_user" for a Django session or a DRF token.
     "PRINCIPAL_RESOLVER": "mcp_protocol.transports.http.open_mode",
+    "METRICS": True,
 }
 
 BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")

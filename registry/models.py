@@ -19,6 +19,7 @@ from django.db import models
 
 from . import handlers
 from .changes import ChangeQuerySet
+from .concurrency import Versioned
 from .content_blocks import validate_content_block
 from .templating import placeholders
 from .uri_templates import parse_template
@@ -56,8 +57,9 @@ def mime_type_field() -> models.CharField:
     )
 
 
-class Definition(models.Model):
-    """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``)."""
+class Definition(Versioned):
+    """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``), and
+    the ``version`` of optimistic concurrency (``concurrency.py``)."""
 
     mcp_kind: ClassVar[str]
     # The natural key and the table of registry.code that must not define it too.
@@ -379,3 +381,7 @@ class PromptMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} message {self.position}"
+
+
+
+from .tokens import ManagementToken  # noqa: E402, F401  (a model of this app, in its own module)
