@@ -32,6 +32,7 @@ from ..provider import Provider
 from ..server import Server
 from ..session import Session
 from ..stores.base import EventStore, SessionStore
+from . import metrics
 from .pending import PendingRequests
 from .security import OriginGuard
 from .standalone import StandaloneOutbound
@@ -48,6 +49,7 @@ class TransportConfig:
     max_body: int
     allowed_hosts: list[str]
     allowed_origins: list[str]
+    metrics: bool = False  # from_settings() reads MCP_METRICS; hand-built configs (tests) skip it
 
     @classmethod
     def from_settings(cls) -> TransportConfig:
@@ -60,6 +62,7 @@ class TransportConfig:
             max_body=int(mcp_settings.MAX_BODY_BYTES),
             allowed_hosts=list(mcp_settings.ALLOWED_HOSTS),
             allowed_origins=list(mcp_settings.ALLOWED_ORIGINS),
+            metrics=bool(mcp_settings.METRICS),
         )
 
 
@@ -79,7 +82,9 @@ class Runtime:
         self.guard = OriginGuard(
             self.config.allowed_hosts, self.config.allowed_origins, list(settings.ALLOWED_HOSTS)
         )
-        self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus)
+        self.resolve_principal: Any = mcp_settings.principal_resolver()
+        self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
+                             on_message=metrics.on_bus_message if self.config.metrics else None)
         self._live: dict[str, set[asyncio.Event]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
@@ -110,6 +115,7 @@ class Runtime:
         for backend in (self.sessions, self.events, self.bus):
             with contextlib.suppress(Exception):
                 await backend.close()
+        metrics.process_exiting()
         logger.info("MCP runtime closed")
 
     def standalone(self, session: Session) -> StandaloneOutbound:
@@ -121,9 +127,13 @@ class Runtime:
     def register_stream(self, session_id: str) -> asyncio.Event:
         ended = asyncio.Event()
         self._live.setdefault(session_id, set()).add(ended)
+        if self.config.metrics:
+            metrics.stream_opened()
         return ended
 
     def unregister_stream(self, session_id: str, ended: asyncio.Event) -> None:
+        if self.config.metrics:
+            metrics.stream_closed()
         group = self._live.get(session_id)
         if group is not None:
             group.discard(ended)
