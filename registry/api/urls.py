@@ -8,7 +8,7 @@ from rest_framework.routers import DefaultRouter
 
 from access import api as access_api
 
-from . import schema, transfer, views  # noqa: F401  (schema: registers the token scheme)
+from . import schema, sessions, transfer, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
 
@@ -18,6 +18,7 @@ router.register("tools", views.ToolViewSet, basename="tool")
 router.register("resources", views.ResourceViewSet, basename="resource")
 router.register("resource-templates", views.ResourceTemplateViewSet, basename="resourcetemplate")
 router.register("prompts", views.PromptViewSet, basename="prompt")
+router.register("sessions", sessions.SessionViewSet, basename="session")
 # Issue 11: API keys for /mcp and the audit log (the access app).
 router.register("keys", access_api.ApiKeyViewSet, basename="apikey")
 router.register("audit", access_api.AuditRecordViewSet, basename="auditrecord")
