@@ -203,7 +203,8 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                 )
             },
         ),
-        ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta", "execution")}),
+        ("Metadata", {"classes": ("collapse",),
+                      "fields": ("annotations", "icons", "meta", "execution", "tags")}),
         ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
     )
 
@@ -228,7 +229,7 @@ class ResourceAdmin(RegistryAdmin):
     fieldsets = (
         (None, {"fields": ("uri", "name", "title", "description", "enabled", "opened_version")}),
         ("Content", {"fields": ("kind", "mime_type", "text", "blob", "handler", "size")}),
-        ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta")}),
+        ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta", "tags")}),
         ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
     )
 
@@ -252,7 +253,7 @@ class ResourceTemplateAdmin(RegistryAdmin):
         (None, {"fields": ("uri_template", "name", "title", "description", "enabled", "opened_version")}),
         ("Content", {"fields": ("kind", "mime_type", "text_template", "handler")}),
         ("Completion", {"fields": ("completions", "completion_handler")}),
-        ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta")}),
+        ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta", "tags")}),
         ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
     )
 
@@ -290,7 +291,7 @@ class PromptAdmin(ArgumentsTryMixin, RegistryAdmin):
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled", "opened_version")}),
         ("Code", {"fields": ("handler", "completion_handler")}),
-        ("Metadata", {"classes": ("collapse",), "fields": ("icons", "meta")}),
+        ("Metadata", {"classes": ("collapse",), "fields": ("icons", "meta", "tags")}),
         ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
     )
 

@@ -37,6 +37,7 @@ from .validators import (
     validate_name,
     validate_object_schema,
     validate_string_list,
+    validate_tags,
     validate_tool_annotations,
     validate_uri,
     validate_uri_template,
@@ -74,6 +75,11 @@ class Definition(Versioned):
         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
     )
     meta = models.JSONField("_meta", default=dict, blank=True, validators=[validate_meta])
+    tags = models.JSONField(
+        default=list, blank=True, validators=[validate_tags],
+        help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use '
+        'this definition, e.g. ["public"].',
+    )
     enabled = models.BooleanField(default=True, help_text="Disabled definitions are not served.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -116,6 +116,7 @@ def tool_definition(row: Any) -> d.Tool:
         icons=_icons(row.icons),
         meta=row.meta or None,
         execution=row.execution or None,
+        tags=tuple(row.tags or ()),
     )
 
 
@@ -130,6 +131,7 @@ def resource_definition(row: Any) -> d.Resource:
         annotations=row.annotations or None,
         icons=_icons(row.icons),
         meta=row.meta or None,
+        tags=tuple(row.tags or ()),
     )
 
 
@@ -143,6 +145,7 @@ def template_definition(row: Any) -> d.ResourceTemplate:
         annotations=row.annotations or None,
         icons=_icons(row.icons),
         meta=row.meta or None,
+        tags=tuple(row.tags or ()),
     )
 
 
@@ -159,6 +162,7 @@ def prompt_definition(row: Any, arguments: list[Any]) -> d.Prompt:
         ),
         icons=_icons(row.icons),
         meta=row.meta or None,
+        tags=tuple(row.tags or ()),
     )
 
 

@@ -235,6 +235,18 @@ def validate_annotations(value: Any) -> None:
         raise ValidationError('"lastModified" must be an ISO 8601 string.', code="annotations")
 
 
+TAG = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+def validate_tags(value: Any) -> None:
+    """Tags grant a definition to API keys that name them (access app): short words, no spaces."""
+    if value in (None, []):
+        return
+    if not isinstance(value, list) or not all(isinstance(t, str) and TAG.match(t) for t in value):
+        raise ValidationError('Tags must be a list of words (letters, digits, "_.:-"), e.g. ["public"].',
+                              code="tags")
+
+
 def validate_meta(value: Any) -> None:
     if value in (None, {}):
         return

@@ -47,7 +47,7 @@ class ToolSerializer(DefinitionSerializer):
         model = Tool
         fields = (
             "id", "name", "title", "description", "enabled", "input_schema", "output_schema",
-            "annotations", "execution", "icons", "meta", "kind", "handler", "template_text",
+            "annotations", "execution", "icons", "meta", "tags", "kind", "handler", "template_text",
             "template_structured", "http_url", "http_timeout", "http_secret_header",
             "http_secret_env", "version", "created_at", "updated_at",
         )  # fmt: skip
@@ -59,7 +59,7 @@ class ResourceSerializer(DefinitionSerializer):
         model = Resource
         fields = (
             "id", "uri", "name", "title", "description", "enabled", "kind", "mime_type", "text",
-            "blob", "handler", "size", "annotations", "icons", "meta", "version", "created_at",
+            "blob", "handler", "size", "annotations", "icons", "meta", "tags", "version", "created_at",
             "updated_at",
         )  # fmt: skip
         read_only_fields = READ_ONLY
@@ -71,7 +71,7 @@ class ResourceTemplateSerializer(DefinitionSerializer):
         fields = (
             "id", "uri_template", "name", "title", "description", "enabled", "kind", "mime_type",
             "text_template", "handler", "completions", "completion_handler", "annotations", "icons",
-            "meta", "version", "created_at", "updated_at",
+            "meta", "tags", "version", "created_at", "updated_at",
         )  # fmt: skip
         read_only_fields = READ_ONLY
 
@@ -109,7 +109,7 @@ class PromptSerializer(DefinitionSerializer):
         model = Prompt
         fields = (
             "id", "name", "title", "description", "enabled", "handler", "completion_handler",
-            "arguments", "messages", "icons", "meta", "version", "created_at", "updated_at",
+            "arguments", "messages", "icons", "meta", "tags", "version", "created_at", "updated_at",
         )  # fmt: skip
         read_only_fields = READ_ONLY
 

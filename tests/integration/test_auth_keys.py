@@ -178,6 +178,26 @@ async def test_resources_outside_the_grant_are_not_found(pair: Pair, client: htt
     assert (await rpc(client, pair.a.url, sid, token, "tools/list"))["result"]["tools"] == []
 
 
+async def test_a_key_granting_a_tag_sees_the_definitions_tagged_with_it(
+    pair: Pair, client: httpx.AsyncClient
+) -> None:
+    pair.manage("shell", "-c", "from registry.models import Tool; t = Tool.objects.get(name='greet'); "
+                "t.tags = ['public']; t.save()")
+    token = pair.key("tagged", "--tools", "", "--resources", "", "--prompts", "", "--tags", "public")
+    sid = await open_session(client, pair.a.url, token)
+
+    async def names(server: LiveServer) -> list[str]:
+        listed = await rpc(client, server.url, sid, token, "tools/list")
+        return [t["name"] for t in listed["result"]["tools"]]
+
+    deadline = time.monotonic() + WAIT  # the workers rebuild their snapshots from the bus message
+    while await names(pair.b) != ["greet"]:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.1)
+    listed = (await rpc(client, pair.a.url, sid, token, "tools/list"))["result"]["tools"]
+    assert [t["name"] for t in listed] == ["greet"] and "tags" not in listed[0]  # never on the wire
+
+
 # -- sessions are bound to their principal ---------------------------------------------------------
 async def test_a_session_is_a_404_for_another_key_on_every_worker(
     pair: Pair, client: httpx.AsyncClient
