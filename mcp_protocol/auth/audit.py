@@ -27,7 +27,7 @@ from typing import Any
 logger = logging.getLogger("mcp_protocol.audit")
 
 FLUSH_EVERY = 0.5
-BATCH = 200
+BATCH = 500
 REPORT_EVERY = 10.0
 REDACTED = "[redacted]"
 SECRET_KEY = re.compile(
@@ -69,6 +69,10 @@ def capped(value: Any, max_bytes: int) -> Any:
     if len(text.encode()) <= max_bytes:
         return value
     return {"_truncated": text.encode()[:max_bytes].decode(errors="ignore")}
+
+
+def _prepare(batch: list[AuditEntry], max_bytes: int) -> list[AuditEntry]:
+    return [replace(e, arguments=capped(e.arguments, max_bytes)) for e in batch]
 
 
 class AuditSink(ABC):
@@ -116,8 +120,8 @@ class AuditQueue:
     async def flush(self) -> None:
         while self._queue:
             batch = [self._queue.popleft() for _ in range(min(BATCH * 5, len(self._queue)))]
-            # Redacted and capped here, in the background, not by the call that recorded it.
-            batch = [replace(e, arguments=capped(e.arguments, self.max_bytes)) for e in batch]
+            # Redacted and capped in a thread: not by the call that recorded it, nor on the loop.
+            batch = await asyncio.to_thread(_prepare, batch, self.max_bytes)
             try:
                 await self.sink.write(batch)
             except Exception:

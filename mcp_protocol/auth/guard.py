@@ -51,22 +51,29 @@ class Guard:
         self.tool_rates = dict(tool_rates or {})
         self.in_flight = InFlight(max_in_flight)
         self.audit = audit
+        # Any limit at all (a key may still bring its own rate: checked per call).
+        self.limited = bool(rate or tool_rate or self.tool_rates or max_in_flight)
         self._warned_at = 0.0
 
     async def __call__(self, method: str, call: Call, handler: Handler) -> dict[str, Any]:
-        principal = current()
         if method in UNLIMITED:
             return await handler(call)
+        principal = current()
+        limited = self.limited or principal.rate is not None or principal.tool_rate is not None
+        audited = self.audit is not None and method in AUDITED
+        if not (limited or audited):
+            return await handler(call)  # open mode without limits or audit: nothing to do
         started, clock = time.time(), time.perf_counter()
-        if not self.in_flight.enter(principal.id):
+        if limited and not self.in_flight.enter(principal.id):
             limit = self.in_flight.limit
             return self._refuse(method, call, 1.0, f"Too many requests in flight (limit {limit})",
                                 started, clock)
         try:
-            wait = await self._take(method, call)
-            if wait > 0:
-                return self._refuse(method, call, wait, "Rate limit exceeded", started, clock)
-            if method not in AUDITED or self.audit is None:
+            if limited:
+                wait = await self._take(method, call)
+                if wait > 0:
+                    return self._refuse(method, call, wait, "Rate limit exceeded", started, clock)
+            if not audited:
                 return await handler(call)
             try:
                 result = await handler(call)
@@ -82,7 +89,8 @@ class Guard:
                 self._record(method, call, "ok", "", started, clock)
             return result
         finally:
-            self.in_flight.leave(principal.id)
+            if limited:
+                self.in_flight.leave(principal.id)
 
     async def _take(self, method: str, call: Call) -> float:
         principal = current()
