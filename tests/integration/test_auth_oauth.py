@@ -284,3 +284,17 @@ async def test_the_official_sdk_client_connects_with_a_bearer_token(
                 assert echoed.content[0].text == "hi"  # type: ignore[union-attr]
                 with pytest.raises(MCPError, match="Unknown tool: add"):  # outside the scope's grant
                     await session.call_tool("add", {"a": 1, "b": 2})
+
+
+async def test_a_stateless_2026_request_is_authenticated_and_scoped_too(
+    live: LiveServer, auth_server: AuthorizationServer, client: httpx.AsyncClient
+) -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {**POST_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    refused = await client.post(live.url, headers=headers, json=body)
+    assert refused.status_code == 401 and "resource_metadata=" in refused.headers["www-authenticate"]
+    token = auth_server.token(live.url, scope="mcp:echo")
+    listed = await client.post(live.url, headers={**headers, "authorization": f"Bearer {token}"}, json=body)
+    assert [t["name"] for t in listed.json()["result"]["tools"]] == ["echo"]
