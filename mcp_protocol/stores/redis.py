@@ -148,7 +148,7 @@ class RedisSessionStore(SessionStore):
                 pipe.set(key, json.dumps(data), px=_ms(self.ttl))
 
         with unavailable_as_store_error():
-            await client.transaction(merge, key)  # type: ignore[arg-type]  # RedisCluster's hint is wrong
+            await self._redis.transaction(merge, key)
             async with client.pipeline(transaction=False) as pipe:
                 expiry = {session.id: _expiry(self.ttl)}
                 pipe.zadd(self._live, expiry, xx=True)
