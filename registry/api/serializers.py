@@ -23,10 +23,26 @@ from .errors import drf_errors, raise_drf
 READ_ONLY = ("id", "version", "created_at", "updated_at")
 
 
-class DefinitionSerializer(serializers.ModelSerializer):
+class NotNullSerializer(serializers.ModelSerializer):
+    """Refuses ``null`` for columns that cannot hold it. DRF checks ``allow_null`` before parsing,
+    so a JSON field sent as the form value ``null`` gets through; and ``full_clean`` skips a
+    ``blank`` field whose value is ``None``. Without this the database would refuse it: a 500."""
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        columns = {f.name: f for f in self.Meta.model._meta.concrete_fields}
+        nulls = {name: [serializers.ErrorDetail("This field may not be null.", code="null")]
+                 for name, value in attrs.items() if value is None and name in columns
+                 and not columns[name].null}
+        if nulls:
+            raise serializers.ValidationError(nulls)
+        return attrs
+
+
+class DefinitionSerializer(NotNullSerializer):
     """Base of the four definition serializers: ``full_clean`` the row as it would be saved."""
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
         model = self.Meta.model
         fields = {k: v for k, v in attrs.items() if k in {f.name for f in model._meta.concrete_fields}}
         if self.instance is not None:
@@ -76,13 +92,13 @@ class ResourceTemplateSerializer(DefinitionSerializer):
         read_only_fields = READ_ONLY
 
 
-class PromptArgumentSerializer(serializers.ModelSerializer):
+class PromptArgumentSerializer(NotNullSerializer):
     class Meta:
         model = PromptArgument
         fields = ("name", "title", "description", "required", "completion_values")
 
 
-class PromptMessageSerializer(serializers.ModelSerializer):
+class PromptMessageSerializer(NotNullSerializer):
     class Meta:
         model = PromptMessage
         fields = ("role", "content")
