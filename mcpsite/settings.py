@@ -44,6 +44,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    # DRF tokens: MCP['PRINCIPAL_RESOLVER'] = django_auth.django_user accepts them on /mcp.
+    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -53,6 +55,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from this process (uvicorn, daphne, every worker): right after security, before
+    # sessions, so a stylesheet costs no session or database work.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -91,7 +96,18 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# Development (DEBUG): WhiteNoise serves straight from the apps (its finders, re-scanned on every
+# request), no collectstatic. Production: `manage.py collectstatic` writes hashed, compressed
+# (gzip/brotli) copies to STATIC_ROOT, which WhiteNoise serves with far-future cache headers.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 # Hosts the registry's "http" tool kind may POST to (exact names or "*.example.com").
 REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
@@ -123,7 +139,12 @@ MCP = {
     "MAX_BODY_BYTES": int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024))),
     "KEEPALIVE_SECONDS": float(os.environ.get("MCP_KEEPALIVE_SECONDS", "15")),
     "ALWAYS_STREAM": env_bool("MCP_ALWAYS_STREAM", False),
+    # Prometheus metrics of /mcp (README "Operations"); off saves their small cost per request.
+    "METRICS": env_bool("MCP_METRICS", True),
     "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
+    "PRINCIPAL_RESOLVER": os.environ.get(
+        "MCP_PRINCIPAL_RESOLVER", "mcp_protocol.transports.http.open_mode"
+    ),
     "CLOSE_STREAM_AFTER_SECONDS": (
         float(os.environ["MCP_CLOSE_STREAM_AFTER_SECONDS"])
         if os.environ.get("MCP_CLOSE_STREAM_AFTER_SECONDS")
@@ -232,10 +253,18 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "mcpsite.logformat.JSONFormatter"},
+    },
     # stderr only: stdout belongs to the stdio transport.
     "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "plain"}
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            # MCP_LOG_FORMAT=json: one JSON object per line (mcpsite/logformat.py).
+            "formatter": "json" if os.environ.get("MCP_LOG_FORMAT", "plain") == "json" else "plain",
+        }
     },
     "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
 }

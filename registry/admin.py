@@ -1,6 +1,8 @@
 """The registry in the Django admin: every model editable, prompt arguments and messages inline,
 JSON fields in a JSON editor, a read-only preview of the exact MCP JSON a client receives, and a
 "try it" page per definition (``<id>/try/``) that runs it through the provider (``tryit.py``).
+Each list also shows, read-only, the definitions of that kind written in code (``registry.code``),
+so operators see everything the endpoint serves.
 """
 
 from __future__ import annotations
@@ -54,6 +56,24 @@ def wire_preview(obj: Any) -> dict[str, Any]:
     return {v: versions.prompt_to_wire(definition, v) for v in PREVIEW_VERSIONS}
 
 
+def code_definitions(model: Any) -> list[dict[str, str]]:
+    """The definitions of ``model``'s kind written in code: key, where, and the wire JSON."""
+    from mcp_protocol import versions
+
+    from .code import definitions as code
+
+    table = model.code_key[1]
+    to_wire = {
+        Tool: versions.tool_to_wire, Resource: versions.resource_to_wire,
+        ResourceTemplate: versions.template_to_wire, Prompt: versions.prompt_to_wire,
+    }[model]  # fmt: skip
+    return [
+        {"key": key, "origin": code.origin(entry.func),
+         "preview": _pretty({v: to_wire(entry.definition, v) for v in PREVIEW_VERSIONS})}
+        for key, entry in sorted(code.TABLES[table].items())
+    ]  # fmt: skip
+
+
 class RegistryAdmin(admin.ModelAdmin):
     formfield_overrides = JSON_WIDGETS
     readonly_fields = ("mcp_preview", "created_at", "updated_at")
@@ -80,6 +100,10 @@ class RegistryAdmin(admin.ModelAdmin):
             )
         ]
         return extra + super().get_urls()
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        context = {"code_definitions": code_definitions(self.model), **(extra_context or {})}
+        return super().changelist_view(request, context)
 
     def change_view(
         self,

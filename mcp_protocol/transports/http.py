@@ -9,8 +9,9 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
 - any other POST / GET / DELETE → the session named by ``Mcp-Session-Id`` (missing → 400, unknown,
   expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
 
-It is routed beside Django (``mcpsite/asgi.py``), not through it: the hot path (tools/call in JSON
-mode) does no middleware, no database, and spawns no task of its own. Header rules live in
+It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
+(``mcp_protocol/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
+JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
 ``headers.py`` and ``security.py``, the body in ``body.py``, POST streams in ``streams.py``, GET
 streams and resumes in ``replay.py``, and the one mapping from exceptions to wire errors in
 ``responses.py``.
@@ -19,7 +20,9 @@ streams and resumes in ``replay.py``, and the one mapping from exceptions to wir
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
+from time import perf_counter
 from typing import Any
 
 from ..errors import InvalidRequest, MCPError
@@ -28,7 +31,9 @@ from ..outbound import NullOutbound
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM, UpdateError, parse_event_id
 from ..versions import V2026_07_28, allows_batch
+from . import logcontext, metrics
 from .body import ClientGone, read_body
+from .browser import send_page, wants_page
 from .headers import (
     RequestHeaders,
     check_content_type,
@@ -59,7 +64,9 @@ from .responses import (
 from .runtime import Runtime, current, get_runtime
 from .streams import PRIME, PostStream
 
-PrincipalResolver = Callable[[Scope], str | None]
+# Who is calling, from the request's scope: a principal id, None (open mode), or an awaitable of
+# either (a resolver that reads a session or a token); raising HTTPError(401, ...) refuses the call.
+PrincipalResolver = Callable[[Scope], str | Awaitable[str | None] | None]
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
@@ -88,11 +95,21 @@ async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
 
 
 class MCPEndpoint:
-    def __init__(self, resolve_principal: PrincipalResolver = open_mode) -> None:
+    def __init__(self, resolve_principal: PrincipalResolver | None = None) -> None:
+        # None: the resolver MCP['PRINCIPAL_RESOLVER'] names (open mode unless set), per runtime.
         self.resolve_principal = resolve_principal
+
+    async def principal(self, rt: Runtime, scope: Scope) -> str | None:
+        found = (self.resolve_principal or rt.resolve_principal)(scope)
+        if inspect.isawaitable(found):
+            found = await found
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)
+        rt: Runtime | None = None
+        started = perf_counter()
+        logcontext.bind(scope)
         try:
             rt = current() or await get_runtime()
             headers = parse_headers(scope["headers"])
@@ -114,6 +131,11 @@ class MCPEndpoint:
                 logger.error("error after the response started on /mcp", exc_info=exc)
                 return
             await send_error(send, exc, error_id(exc) if isinstance(exc, InvalidRequest) else None)
+        finally:
+            if rt is not None and rt.config.metrics:
+                # The one place requests are counted (metrics.py); the handlers only left notes
+                # in the scope. A 503 before the runtime exists is counted as a Redis error.
+                metrics.record(scope, tracked.status, perf_counter() - started, rt.provider)
 
     # -- sessions -------------------------------------------------------------------------------
     async def _session(self, rt: Runtime, scope: Scope, headers: RequestHeaders) -> Session:
@@ -121,8 +143,9 @@ class MCPEndpoint:
         if not session_id:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
         session = await rt.sessions.load(session_id)
+        principal = scope[logcontext.PRINCIPAL] = await self.principal(rt, scope)
         # Another principal's session is as unknown as an expired one (no existence oracle).
-        if session is None or session.principal != self.resolve_principal(scope):
+        if session is None or session.principal != principal:
             raise HTTPError(404, "Session not found")
         return session
 
@@ -134,12 +157,21 @@ class MCPEndpoint:
         check_content_type(headers)
         parsed = parse_body(await read_body(receive, rt.config.max_body, headers.content_length))
         if isinstance(parsed, list):
+            scope[metrics.METHOD], scope[metrics.ERA] = "batch", "legacy"
             await self.batch(rt, scope, receive, send, headers, parsed)
             return
         message = parsed
+        if isinstance(message, Request | Notification):
+            scope[metrics.METHOD] = message.method
+            if message.method == "tools/call":
+                scope[metrics.TOOL] = (message.params or {}).get("name")
+        else:
+            scope[metrics.METHOD] = "response"
         if isinstance(message, Request | Notification) and rt.server.is_modern_request(message):
+            scope[metrics.ERA] = "modern"
             await self.modern(rt, scope, receive, send, headers, message)
             return
+        scope[metrics.ERA] = "legacy"
         if isinstance(message, Request) and message.method == "initialize":
             await self.initialize(rt, scope, send, headers, message)
             return
@@ -156,6 +188,7 @@ class MCPEndpoint:
             stream = PostStream(rt, session, send, receive)
             try:
                 response = await stream.run(rt.server.handle(message, session, stream))
+                scope[metrics.RESPONSE] = response
                 await _save(rt, session)
                 await stream.finish([response] if response is not None else [])
             finally:
@@ -165,7 +198,7 @@ class MCPEndpoint:
         self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders, message: Request
     ) -> None:
         check_supported_version(headers.protocol_version)
-        session = Session.create(self.resolve_principal(scope))
+        session = Session.create(await self.principal(rt, scope))
         response = await rt.server.handle(message, session, _NULL)
         extra: list[tuple[bytes, bytes]] = []
         if response is not None and "result" in response:
@@ -244,9 +277,11 @@ class MCPEndpoint:
         except HTTPError as exc:
             await send_error(send, exc, message.id if isinstance(message, Request) else None)
             return
+        principal = await self.principal(rt, scope)
         stream = ModernStream(rt, send, receive)
         try:
-            response = await rt.server.handle_stateless(message, stream, self.resolve_principal(scope))
+            response = await rt.server.handle_stateless(message, stream, principal)
+            scope[metrics.RESPONSE] = response
             await stream.finish(response, modern_status(response))
         except asyncio.CancelledError:
             task = asyncio.current_task()
@@ -265,6 +300,9 @@ class MCPEndpoint:
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no GET stream", headers=[(b"allow", b"POST")]
             )
+        if wants_page(headers):
+            await send_page(send)  # a person with a browser, not a client (browser.py)
+            return
         check_get_accept(headers)
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)

@@ -33,6 +33,7 @@ from ..provider import Provider
 from ..server import Server
 from ..session import Session
 from ..stores.base import EventStore, SessionStore, StoreUnavailable
+from . import metrics
 from .pending import PendingRequests
 from .security import OriginGuard
 from .standalone import StandaloneOutbound
@@ -49,6 +50,7 @@ class TransportConfig:
     max_body: int
     allowed_hosts: list[str]
     allowed_origins: list[str]
+    metrics: bool = False  # from_settings() reads MCP_METRICS; hand-built configs (tests) skip it
 
     @classmethod
     def from_settings(cls) -> TransportConfig:
@@ -61,6 +63,7 @@ class TransportConfig:
             max_body=int(mcp_settings.MAX_BODY_BYTES),
             allowed_hosts=list(mcp_settings.ALLOWED_HOSTS),
             allowed_origins=list(mcp_settings.ALLOWED_ORIGINS),
+            metrics=bool(mcp_settings.METRICS),
         )
 
 
@@ -80,7 +83,9 @@ class Runtime:
         self.guard = OriginGuard(
             self.config.allowed_hosts, self.config.allowed_origins, list(settings.ALLOWED_HOSTS)
         )
-        self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus)
+        self.resolve_principal: Any = mcp_settings.principal_resolver()
+        self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
+                             on_message=metrics.on_bus_message if self.config.metrics else None)
         self._live: dict[str, set[asyncio.Event]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
@@ -111,6 +116,7 @@ class Runtime:
         for backend in (self.sessions, self.events, self.bus):
             with contextlib.suppress(Exception):
                 await backend.close()
+        metrics.process_exiting()
         logger.info("MCP runtime closed")
 
     def standalone(self, session: Session) -> StandaloneOutbound:
@@ -122,9 +128,13 @@ class Runtime:
     def register_stream(self, session_id: str) -> asyncio.Event:
         ended = asyncio.Event()
         self._live.setdefault(session_id, set()).add(ended)
+        if self.config.metrics:
+            metrics.stream_opened()
         return ended
 
     def unregister_stream(self, session_id: str, ended: asyncio.Event) -> None:
+        if self.config.metrics:
+            metrics.stream_closed()
         group = self._live.get(session_id)
         if group is not None:
             group.discard(ended)
