@@ -7,11 +7,15 @@ One uvicorn worker (memory stores, SQLite: migrate, load_demo, 100 tools), a sup
 management API token. Every round measures, back to back so a change in the machine's load hits
 them alike, and keeps the median-rate round per row:
 
-- ``mcp tools/call``: loadgen.py's ``call`` scenario on ``/mcp`` (JSON mode), first and last in
-  each round: the API's presence and its traffic just before leave it where it was;
+- ``mcp tools/call, API present`` / ``…, no API``: loadgen.py's ``call`` scenario on ``/mcp``
+  (JSON mode) against this server and against a second one whose settings leave the API out
+  (``noapi_settings.py``), one after the other: the API's presence costs ``/mcp`` nothing;
 - ``api GET tools page=100``: ``GET /api/v1/tools/?page_size=100`` (a page of 100 tools);
 - ``api PATCH tool``: ``PATCH /api/v1/tools/<id>/`` changing the description, each client its own
-  tool (validation, the versioned save, the publish, and the snapshot rebuild it causes).
+  tool (validation, the versioned save, the publish, and the snapshot rebuild it causes);
+- ``mcp tools/call after PATCHes``: ``call`` again right after the PATCH row: every committed
+  change makes the worker rebuild its registry snapshot, and a burst of changes leaves a
+  backlog of rebuilds that ``/mcp`` shares the CPU with for a few seconds.
 
 API requests carry ``Authorization: Bearer <token>``. The number of SQL queries of each API
 request is counted once, in-process (Django's test client on the same database, the same token).
@@ -120,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         ids = [int(i) for i in listed.splitlines()[-1].split()]
         env = {**servers.our_env(workdir), "API_THROTTLE_USER": "100000000/minute"}
         server = LiveServer(env=env, migrate=False).start()
+        control = LiveServer(env={**env, "DJANGO_SETTINGS_MODULE": "bench.noapi_settings"},
+                             migrate=False).start()
         try:
             host, port = server.host, server.port
             kinds: dict[str, Request] = {
@@ -127,34 +133,37 @@ def main(argv: list[str] | None = None) -> int:
                 "api PATCH tool": lambda w, n: ("PATCH", f"/api/v1/tools/{ids[w]}/",
                                                 json.dumps({"description": f"bench {w} {n}"}).encode()),
             }
+            calls = {"mcp tools/call, API present": server, "mcp tools/call, no API": control,
+                     "mcp tools/call after PATCHes": server}
             for n in range(args.rounds):
-                order = ["mcp tools/call (first)", *kinds, "mcp tools/call (last)"]
-                for label in order:
-                    if label.startswith("mcp"):
+                for label in [*list(calls)[:2], *kinds, list(calls)[2]]:
+                    if label in calls:
+                        target = calls[label]
                         result = asyncio.run(run_scenario(
-                            lambda: RawConnection(host, port, "/mcp"), "call", args.concurrency,
-                            args.duration, args.warmup, 100))
+                            lambda t=target: RawConnection(t.host, t.port, "/mcp"), "call",
+                            args.concurrency, args.duration, args.warmup, 100))
                     else:
                         result = asyncio.run(api_load(host, port, token, kinds[label], args.concurrency,
                                                       args.duration, args.warmup))
                     rows.setdefault(label, []).append(result)
-                    print(f"  round {n + 1} {label:<26} c={args.concurrency} {result.rate:8.0f} req/s  "
+                    print(f"  round {n + 1} {label:<30} c={args.concurrency} {result.rate:8.0f} req/s  "
                           f"p50 {result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms  errors {result.errors}"
                           + (f" ({result.first_error})" if result.errors else ""), flush=True)
         finally:
             server.stop()
+            control.stop()
             if any(r.errors for results in rows.values() for r in results):
                 print("server log (tail):\n" + "\n".join(server.last_log.splitlines()[-30:]))
         queries = count_queries(workdir, token, ids[0])
-    print(f"\n{'row':<26} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'queries':>8}"
+    print(f"\n{'row':<30} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'queries':>8}"
           f"   (median of {args.rounds})")
     for label, results in rows.items():
         best = sorted(results, key=lambda r: r.rate)[len(results) // 2]
-        print(f"{label:<26} {best.rate:8.0f} {best.p50_ms:8.2f} {best.p99_ms:8.2f} "
+        print(f"{label:<30} {best.rate:8.0f} {best.p50_ms:8.2f} {best.p99_ms:8.2f} "
               f"{queries.get(label, '-'):>8}")
-    first, last = rows["mcp tools/call (first)"], rows["mcp tools/call (last)"]
-    print(f"\ntools/call after the API load / before it: "
-          f"{statistics.median(r.rate for r in last) / statistics.median(r.rate for r in first):.2f}")
+    present, absent = rows["mcp tools/call, API present"], rows["mcp tools/call, no API"]
+    print(f"\ntools/call with the API / without it: "
+          f"{statistics.median(r.rate for r in present) / statistics.median(r.rate for r in absent):.2f}")
     return 0
 
 
