@@ -124,14 +124,15 @@ async def test_a_tool_created_through_the_api_on_a_is_announced_and_callable_on_
 async def test_a_session_terminated_through_the_api_on_a_is_a_404_on_b(
         fleet: Fleet, client: httpx.AsyncClient) -> None:
     session_id = await open_session(client, fleet.b.url)
-    listed = await client.get(f"{fleet.a.base_url}/api/v1/sessions/", headers=fleet.auth)
-    assert listed.status_code == 200
-    assert key_of(session_id) in [row["key"] for row in listed.json()["results"]]
-    assert session_id not in listed.text  # never shown whole
     async with client.stream("GET", fleet.b.url, headers=stream_headers(session_id)) as stream:
         assert stream.status_code == 200
         events = sse_events(stream)
         await next_comment(events)
+        listed = await client.get(f"{fleet.a.base_url}/api/v1/sessions/", headers=fleet.auth)
+        assert listed.status_code == 200
+        [row] = [r for r in listed.json()["results"] if r["key"] == key_of(session_id)]
+        assert row["standalone_stream"] is True and row["state"] == "ready"  # B's stream, seen from A
+        assert session_id not in listed.text  # never shown whole
         ended = await client.delete(f"{fleet.a.base_url}/api/v1/sessions/{key_of(session_id)}/",
                                     headers=fleet.auth)
         assert ended.status_code == 204, ended.text
