@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models
+from drf_spectacular.utils import OpenApiExample, extend_schema_serializer
 from rest_framework import serializers
 
 from ..models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
@@ -58,6 +59,10 @@ class DefinitionSerializer(NotNullSerializer):
         return attrs
 
 
+@extend_schema_serializer(examples=[OpenApiExample("A template tool", request_only=True, value={
+    "name": "greet", "title": "Greet", "kind": "template", "template_text": "Hello {{ who }}",
+    "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]},
+    "annotations": {"readOnlyHint": True}})])
 class ToolSerializer(DefinitionSerializer):
     class Meta:
         model = Tool
@@ -70,6 +75,9 @@ class ToolSerializer(DefinitionSerializer):
         read_only_fields = READ_ONLY
 
 
+@extend_schema_serializer(examples=[OpenApiExample("A text resource", request_only=True, value={
+    "uri": "file:///notes/today.md", "name": "today", "kind": "text", "mime_type": "text/markdown",
+    "text": "# Today"})])
 class ResourceSerializer(DefinitionSerializer):
     class Meta:
         model = Resource
@@ -81,6 +89,9 @@ class ResourceSerializer(DefinitionSerializer):
         read_only_fields = READ_ONLY
 
 
+@extend_schema_serializer(examples=[OpenApiExample("A text template", request_only=True, value={
+    "uri_template": "file:///logs/{day}", "name": "logs", "kind": "text",
+    "text_template": "The log of {{ day }}", "completions": {"day": ["monday", "tuesday"]}})])
 class ResourceTemplateSerializer(DefinitionSerializer):
     class Meta:
         model = ResourceTemplate
@@ -117,6 +128,12 @@ def _clean_children(model: type[models.Model], items: list[dict[str, Any]]) -> d
     return errors
 
 
+@extend_schema_serializer(examples=[OpenApiExample("A prompt with arguments and messages", request_only=True,
+                                                   value={
+    "name": "review", "title": "Review code",
+    "arguments": [{"name": "code", "required": True}, {"name": "language", "completion_values": ["python"]}],
+    "messages": [{"role": "user",
+                  "content": {"type": "text", "text": "Review this {{ language }}: {{ code }}"}}]})])
 class PromptSerializer(DefinitionSerializer):
     arguments = PromptArgumentSerializer(many=True, required=False)
     messages = PromptMessageSerializer(many=True, required=False)

@@ -13,7 +13,13 @@ from typing import Any
 
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import filters, viewsets
 
 from ..models import Prompt, Resource, ResourceTemplate, Tool
@@ -32,12 +38,33 @@ IF_MATCH = OpenApiParameter(
     "is accepted.",
 )
 ERROR = OpenApiTypes.OBJECT  # DRF's error body: {"detail": "..."} or {"field": ["..."]}
-# Every route: not authenticated, not allowed, throttled.
-COMMON = {401: ERROR, 403: ERROR, 429: ERROR}
+
+
+def _error(description: str, example: dict[str, Any]) -> OpenApiResponse:
+    return OpenApiResponse(ERROR, description, [OpenApiExample(description, value=example)])
+
+
+ERRORS = {
+    400: _error("Field errors, as the admin reports them", {
+        "input_schema": ["Not a valid JSON Schema 2020-12 at /properties/a/type: 'strin' is not valid "
+                         "under any of the given schemas"],
+        "messages": {"1": {"content": ["A text content block needs text."]}}}),
+    401: _error("No or bad credentials", {"detail": "Invalid, expired or revoked token."}),
+    403: _error("Not staff, or no permission", {
+        "detail": "You do not have permission to perform this action."}),
+    404: _error("No such object (or a cursor that is not ours)",
+                {"detail": "No Tool matches the given query."}),
+    409: _error("Another write committed while this one ran", {
+        "detail": "Another writer committed first: tool 3 is at version 5, not 4."}),
+    412: _error("If-Match names another version", {
+        "detail": "If-Match '\"4\"' does not name the current version (\"5\")."}),
+    429: _error("Throttled", {"detail": "Request was throttled. Expected available in 12 seconds."}),
+}
+COMMON = (401, 403, 429)  # every route: not authenticated, not allowed, throttled
 
 
 def _answers(body: Any, *codes: int) -> dict[int, Any]:
-    return {**{code: (body if code < 300 else ERROR) for code in codes}, **COMMON}
+    return {code: (body if code < 300 else ERRORS[code]) for code in (*codes, *COMMON)}
 
 
 def _documented(name: str, serializer: type) -> Any:
