@@ -7,6 +7,8 @@ import re
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.urls import URLPattern, URLResolver
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 from rest_framework.test import APIClient
@@ -65,6 +67,10 @@ def test_the_docs_page_serves_its_assets_from_this_server(api: APIClient) -> Non
     assert any("swagger-ui" in a for a in assets)
     assert all(a.startswith("/") for a in assets), assets  # nothing from a CDN
     assert "/api/v1/schema/" in page
+    for asset in assets:  # static files of an installed app (WhiteNoise serves them; no internet)
+        assert asset.startswith(settings.STATIC_URL if settings.STATIC_URL.startswith("/")
+                                else "/" + settings.STATIC_URL), asset
+        assert finders.find(asset.split("/", 2)[2]) is not None, asset
 
 
 def test_the_schema_and_docs_are_for_staff_only(db: None) -> None:
