@@ -10,7 +10,6 @@ import pytest
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.urls import URLPattern, URLResolver
-from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 from rest_framework.test import APIClient
 
 from registry.api import urls as api_urls
@@ -41,7 +40,9 @@ def document(api: APIClient) -> dict[str, Any]:
 
 def test_the_schema_is_valid_openapi_3_1(document: dict[str, Any]) -> None:
     assert document["openapi"] == "3.1.0"
-    validate(document, cls=OpenAPIV31SpecValidator)  # raises on any violation of OpenAPI 3.1
+    # Not installed by the Django 6 run (scripts/test-django6.sh), which then skips this check.
+    validator = pytest.importorskip("openapi_spec_validator")
+    validator.validate(document, cls=validator.OpenAPIV31SpecValidator)  # raises on any violation
 
 
 def test_the_schema_names_every_route_of_the_url_conf(document: dict[str, Any]) -> None:
