@@ -89,6 +89,11 @@ DATABASES = {
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=0
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Concurrent writers (two API clients, the admin and the API) queue for SQLite's write lock
+    # instead of failing with "database is locked": a deferred transaction that reads and then
+    # writes cannot wait for the lock, an IMMEDIATE one takes it up front (Django 5.1+).
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"
