@@ -88,8 +88,9 @@ async def run(args: argparse.Namespace) -> None:
     configs = {"on": dataclasses.replace(rt.config, metrics=True),
                "off": dataclasses.replace(rt.config, metrics=False)}  # fmt: skip
     best = {"on": float("inf"), "off": float("inf")}
+    sides = (args.only,) if args.only else ("off", "on")
     for _ in range(args.blocks):
-        for side in ("off", "on"):
+        for side in sides:
             rt.config = configs[side]
             # CPU time of this process: what a request costs, whatever else the machine runs.
             start = time.process_time()
@@ -97,6 +98,9 @@ async def run(args: argparse.Namespace) -> None:
                 await endpoint(call.scope(), call.receive, call.send)
             best[side] = min(best[side], (time.process_time() - start) / args.calls)
             assert call.status == 200, call.status
+    if args.only:
+        print(f"metrics {args.only}: {best[args.only] * 1e6:6.1f} us per tools/call")
+        return
     off, on = best["off"] * 1e6, best["on"] * 1e6
     mode = "multiprocess files" if args.multiprocess else "one process"
     print(f"tools/call through MCPEndpoint, metrics off: {off:6.1f} us, on ({mode}): {on:6.1f} us "
@@ -108,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--blocks", type=int, default=60)
     parser.add_argument("--multiprocess", action="store_true")
+    parser.add_argument(
+        "--only", choices=("on", "off"), help="one side only (instruction counts under valgrind)"
+    )
     args = parser.parse_args(argv)
     setup(args.multiprocess)
     asyncio.run(run(args))
