@@ -17,7 +17,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from mcp_protocol.transports import metrics
+from mcp_protocol.transports import metrics, readiness
 from mcp_protocol.transports.runtime import get_runtime
 
 logger = logging.getLogger("mcpsite.health")
@@ -45,9 +45,13 @@ async def _check(name: str, checks: dict[str, str], probe: Awaitable[object]) ->
 
 
 async def _runtime_ready() -> None:
-    rt = await get_runtime()  # starts it on first use: provider snapshot + bus subscription
-    if not rt.fanout.listening:
-        raise RuntimeError("the bus listener is not running")
+    if not readiness.ready():
+        # Started at process startup (readiness.startup) and retried in the background when that
+        # failed; a server that sent no lifespan gets it started here, as a request would.
+        await get_runtime()
+        if not readiness.ready():
+            raise RuntimeError("the MCP runtime is not subscribed to the bus")
+    rt = await get_runtime()
     await rt.sessions.count()  # a round trip to the session store (Redis when REDIS_URL is set)
 
 
