@@ -100,6 +100,10 @@ STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfi
 # Development (DEBUG): WhiteNoise serves straight from the apps (its finders, re-scanned on every
 # request), no collectstatic. Production: `manage.py collectstatic` writes hashed, compressed
 # (gzip/brotli) copies to STATIC_ROOT, which WhiteNoise serves with far-future cache headers.
+# Fixed here from DJANGO_DEBUG, not read from DEBUG when the middleware starts (test runners turn
+# DEBUG off at run time, and WhiteNoise would then look for a STATIC_ROOT development never has).
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
