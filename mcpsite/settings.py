@@ -6,6 +6,7 @@ mode on 127.0.0.1. Set ``DJANGO_DEBUG=0`` and a real ``SECRET_KEY`` in productio
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -272,3 +273,14 @@ LOGGING = {
     },
     "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
 }
+if os.environ.get("MCP_LOG_FORMAT") == "json":
+    # uvicorn's loggers have handlers of their own (set before Django starts), and Django's own
+    # "django" logger prints plain lines in DEBUG: route them through ours, so that every line of
+    # a worker's stderr is JSON, not only the project's.
+    # uvicorn.access only when uvicorn gave it a handler: --no-access-log must stay off (and not
+    # "uvicorn" itself: configuring a parent resets its children, access log included).
+    _access = ("uvicorn.access",) if logging.getLogger("uvicorn.access").handlers else ()
+    LOGGING["loggers"] = {
+        name: {"handlers": ["stderr"], "propagate": False}
+        for name in ("uvicorn.error", *_access, "django")
+    }
