@@ -41,12 +41,13 @@ async def _live_counts() -> dict[str, Any]:
         logger.warning("landing page: session store unavailable", exc_info=True)
         sessions = "unavailable"
     streams: Any = int(metrics.open_streams()) if mcp_settings.METRICS else "n/a"
+    # Open streams: this process, or every worker of this host with PROMETHEUS_MULTIPROC_DIR.
     return {"live sessions": sessions, "open streams": streams}
 
 
 def _url(name: str) -> str | None:
     try:
-        return reverse(name)
+        return str(reverse(name))
     except NoReverseMatch:
         return None
 
