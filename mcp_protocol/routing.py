@@ -65,6 +65,25 @@ async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
             return
 
 
+def in_urlconf() -> bool:
+    """Whether ROOT_URLCONF routes to an ``MCPEndpoint`` (a mistake: Django would call it as a
+    view). Walks ``include()``s; an URLconf that does not import is Django's own check to report."""
+    from django.urls import get_resolver
+
+    def walk(patterns: Any) -> bool:
+        for pattern in patterns:
+            if isinstance(getattr(pattern, "callback", None), MCPEndpoint):
+                return True
+            if hasattr(pattern, "url_patterns") and walk(pattern.url_patterns):
+                return True
+        return False
+
+    try:
+        return walk(get_resolver().url_patterns)
+    except Exception:  # an URLconf that does not import is reported by Django's urls check
+        return False
+
+
 def find_endpoints(app: Any, depth: int = 0) -> Iterator[MCPEndpoint]:
     """Every ``MCPEndpoint`` reachable from an ASGI app through Channels' routers (and the
     ``application_mapping`` / ``routes`` / ``app`` / ``inner`` attributes that routers and

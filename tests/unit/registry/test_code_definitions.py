@@ -57,6 +57,12 @@ async def slow_count(steps: int, ctx: Context) -> str:
     return f"counted {steps}"
 
 
+async def confirm(item: str, ctx: Context) -> str:
+    answer = await ctx.elicit({"message": f"Really delete {item}?", "requestedSchema": {
+        "type": "object", "properties": {"sure": {"type": "boolean"}}, "required": ["sure"]}})
+    return "deleted" if answer.get("action") == "accept" and answer["content"]["sure"] else "kept"
+
+
 def distance(origin: Point) -> float:
     return float(abs(origin.x) + abs(origin.y))
 
@@ -83,7 +89,7 @@ def review(code: str, strict: bool = False) -> str:
     return f"Review {'strictly' if strict else 'kindly'}:\n{code}"
 
 
-FUNCTIONS = (forecast, add, slow_count, distance, refuse, note, motd, review)
+FUNCTIONS = (forecast, add, slow_count, confirm, distance, refuse, note, motd, review)
 
 
 @pytest.fixture
@@ -91,6 +97,7 @@ def code() -> Iterator[None]:
     tool(forecast)
     tool(name="math.add", title="Add", annotations={"readOnlyHint": True})(add)
     tool(slow_count)
+    tool(confirm)
     tool(distance)
     tool(refuse)
     resource("notes://{note_id}", mime_type="text/plain")(note)
@@ -153,6 +160,15 @@ def test_the_context_reports_progress_and_logs(code: None) -> None:
     sent = ctx.outbound.notifications  # type: ignore[attr-defined]
     assert [m for m, _ in sent] == ["notifications/progress"] * 2 + ["notifications/message"]
     assert "ctx" not in provider.snapshot().tool("slow_count").input_schema["properties"]  # type: ignore[union-attr]
+
+
+def test_the_context_asks_the_client_through_elicitation(code: None) -> None:
+    provider = RegistryProvider()
+    answers = {"elicitation/create": {"action": "accept", "content": {"sure": True}}}
+    ctx = make_context(answers=answers, capabilities={"elicitation": {}})
+    result = run(provider.call_tool(provider.snapshot().tool("confirm"), {"item": "x"}, ctx))
+    assert result["content"][0]["text"] == "deleted"
+    assert ctx.outbound.requests[0][0] == "elicitation/create"  # type: ignore[attr-defined]
 
 
 def test_resources_and_templates_read_from_code(code: None) -> None:
