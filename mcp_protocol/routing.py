@@ -24,7 +24,7 @@ from typing import Any
 
 from django.urls import URLPattern, re_path
 
-from .transports import runtime
+from .transports import readiness, runtime
 from .transports.http import MCPEndpoint, PrincipalResolver
 from .transports.responses import Receive, Scope, Send
 
@@ -52,12 +52,17 @@ def mcp_path(
     return re_path(rf"^{re.escape(stripped)}/?$", endpoint, name=name)
 
 
+readiness.start_under_daphne()  # daphne sends no lifespan: start when its reactor runs
+
+
 async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
-    """The ASGI ``lifespan`` protocol (uvicorn sends it; daphne does not, and the runtime closes
-    from a reactor trigger there). Startup needs nothing: the runtime is built on first use."""
+    """The ASGI ``lifespan`` protocol (uvicorn sends it; daphne does not: the runtime starts and
+    closes from reactor triggers there). Startup builds the runtime and subscribes to the bus, so
+    the worker fans out changes before its first request (``transports/readiness.py``)."""
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            await readiness.startup()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await runtime.shutdown()

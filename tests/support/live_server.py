@@ -62,6 +62,7 @@ class LiveServer:
         mcp_path: str = "/mcp",
         project_dir: Path = ROOT,
         python: str = sys.executable,
+        probe_path: str | None = None,
     ) -> None:
         if server not in ("uvicorn", "daphne", "runserver"):
             raise ValueError(f"server must be 'uvicorn', 'daphne' or 'runserver', not {server!r}")
@@ -75,6 +76,9 @@ class LiveServer:
         self.mcp_path = mcp_path
         self.project_dir = project_dir  # where manage.py is (another project: examples/)
         self.python = python
+        # What the start-up wait GETs: the MCP endpoint by default (which also builds the MCP
+        # runtime); "/healthz" leaves the worker cold (tests/faults: it has served no /mcp request).
+        self.probe_path = probe_path
         self._load = [[load]] if isinstance(load, str) else [list(c) for c in load or ()]
         self._migrate = bool(self._load) if migrate is None else migrate
         self._env_overrides = dict(env or {})
@@ -185,7 +189,8 @@ class LiveServer:
                 raise RuntimeError(f"{self.server} exited with {self.process.returncode}:\n{self.log_text()}")
             try:
                 # Any HTTP answer means the app is serving (a bare GET of /mcp is a 4xx).
-                httpx.get(self.url, timeout=1.0)
+                probe = self.url if self.probe_path is None else f"{self.base_url}{self.probe_path}"
+                httpx.get(probe, timeout=1.0)
                 return
             except httpx.TransportError:
                 time.sleep(0.05)
