@@ -1,5 +1,8 @@
 """examples/shopdesk, an existing Django project that installs mcpsite as a dependency.
 
+The wheel of ``pip install`` carries the apps' templates, static files, fixtures, migrations and
+management commands, not only their modules.
+
 The project is copied out of the checkout and run with an interpreter that imports ``registry``
 and ``mcp_protocol`` from the wheel built here and installed into a fresh virtualenv (its other
 dependencies come from the test venv through a ``.pth`` line: the wheel is what is under test,
@@ -18,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -47,6 +51,7 @@ class Installed:
     python: str
     site_packages: Path
     project: Path
+    wheel_names: set[str]
 
     def server(self, **kwargs: Any) -> LiveServer:
         env = {"DJANGO_SETTINGS_MODULE": "shopdesk.settings", "MCP_KEEPALIVE_SECONDS": "1", **ADMIN}
@@ -81,7 +86,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     (site / "test-venv-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     project = work / "shopdesk"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("__pycache__", "*.sqlite3"))
-    yield Installed(python, site, project)
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    yield Installed(python, site, project, names)
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +99,19 @@ def live(installed: Installed) -> Iterator[LiveServer]:
         yield server
     finally:
         server.stop()
+
+
+def test_the_wheel_carries_the_apps_non_python_files(installed: Installed) -> None:
+    expected = {
+        p.relative_to(ROOT).as_posix()
+        for folder in ("registry/templates", "registry/static", "registry/fixtures")
+        for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    }  # fmt: skip
+    assert expected and expected <= installed.wheel_names
+    assert {"mcp_protocol/py.typed", "registry/migrations/0001_initial.py", "mcp_protocol/routing.py",
+            "mcp_protocol/management/commands/mcp_stdio.py"} <= installed.wheel_names  # fmt: skip
+    development = ("tests/", "bench/", "examples/", "scripts/")
+    assert not [n for n in installed.wheel_names if n.startswith(development) or n.endswith(".sqlite3")]
 
 
 def test_the_apps_come_from_the_installed_wheel_and_the_checks_pass(installed: Installed) -> None:
