@@ -100,9 +100,9 @@ def code() -> Iterator[None]:
     tool(confirm)
     tool(distance)
     tool(refuse)
-    resource("notes://{note_id}", mime_type="text/plain")(note)
+    resource("notes://{note_id}", mime_type="text/plain", completions={"note_id": [1, 2, 12]})(note)
     resource("motd://today", mime_type="application/octet-stream")(motd)
-    prompt(review)
+    prompt(completions={"strict": ["true", "false"]})(review)
     yield
     for func in FUNCTIONS:
         definitions.forget(func)
@@ -196,6 +196,17 @@ def test_prompts_take_string_arguments_converted_to_their_types(code: None) -> N
         "messages": [{"role": "user", "content": {"type": "text", "text": "Review strictly:\n+x"}}],
         "description": "Review a change.",
     }
+
+
+def test_code_prompts_and_templates_complete_their_arguments(code: None) -> None:
+    provider = RegistryProvider()
+    provider.rebuild()  # outside the event loop, as refresh() does before serving
+    prompt_ref = {"type": "ref/prompt", "name": "review"}
+    assert run(provider.complete(prompt_ref, "strict", "t", {})).values == ("true",)
+    template_ref = {"type": "ref/resource", "uri": "notes://{note_id}"}
+    assert run(provider.complete(template_ref, "note_id", "1", {})).values == ("1", "12")
+    with pytest.raises(TypeError, match="not its arguments"):
+        prompt(name="other", completions={"nope": ["x"]})(review)
 
 
 def test_code_and_database_definitions_are_listed_together_in_name_order(code: None) -> None:
