@@ -203,16 +203,18 @@ async def test_runserver_reloads_when_the_projects_tools_change(installed: Insta
             original = handlers.read_text()
             handlers.write_text(original + '\n\n@tool\ndef ping() -> str:\n    """Added while running."""\n'
                                 "    return 'pong'\n")  # fmt: skip
-            # Clearly later than any mtime the reloader has seen, whatever the filesystem's granularity.
-            later = time.time() + 2
-            os.utime(handlers, (later, later))
             try:
                 names: set[str] = set()
                 # A restart is a new process (Django setup, system checks, daphne): generous, since
                 # the whole suite may be running beside it on two cores.
                 async with asyncio.timeout(100):
                     while "ping" not in names:  # the autoreloader restarts the server process
-                        await asyncio.sleep(0.5)
+                        # The reloader's first look at the files can come after the server already
+                        # answers (it runs in another thread), and a change it saw first is no
+                        # change: so the mtime moves on again until a restart shows the new tool.
+                        later = time.time() + 2
+                        os.utime(handlers, (later, later))
+                        await asyncio.sleep(1.0)
                         try:
                             session_id = await open_session(client, server.url)
                             listed = await client.post(server.url, headers=session_headers(session_id),
