@@ -284,3 +284,16 @@ def test_an_admin_without_code_definitions_shows_no_code_section(admin_client: A
 
     html = admin_client.get(reverse("admin:registry_tool_changelist")).content.decode()
     assert 'id="code-definitions"' not in html
+
+
+def test_the_rest_api_refuses_a_name_defined_in_code(code: None, admin_user: Any) -> None:
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_login(admin_user)
+    body = {"name": "forecast", "kind": "template", "template_text": "x",
+            "input_schema": {"type": "object"}}  # fmt: skip
+    response = api.post("/api/v1/tools/", body, format="json")
+    assert response.status_code == 400
+    assert "defined in code" in str(response.json()["name"])
+    assert not Tool.objects.filter(name="forecast").exists()
