@@ -185,7 +185,7 @@ class MCPEndpoint:
             await _save(rt, session)
             await send_empty(send, 202)
         else:
-            stream = PostStream(rt, session, send, receive)
+            stream = PostStream(rt, session, send, receive, request_ids=[message.id])
             try:
                 response = await stream.run(rt.server.handle(message, session, stream))
                 scope[metrics.RESPONSE] = response
@@ -244,7 +244,7 @@ class MCPEndpoint:
             await _save(rt, session)
             await send_empty(send, 202)
             return
-        stream = PostStream(rt, session, send, receive)
+        stream = PostStream(rt, session, send, receive, request_ids=[r.id for r in requests])
 
         async def run_all() -> dict[str, Any] | None:
             results = await asyncio.gather(*(rt.server.handle(r, session, stream) for r in requests))
@@ -313,7 +313,8 @@ class MCPEndpoint:
             async def alive() -> bool:  # ended on another worker (DELETE, expiry): stop waiting
                 return await rt.sessions.load(session.id) is not None
 
-            await serve_log(rt, session, send, receive, stream_id, after, on_tick=alive)
+            async with rt.leases.watch_orphan(session.id, stream_id):  # its worker may be dead
+                await serve_log(rt, session, send, receive, stream_id, after, on_tick=alive)
             return
         owner = rt.pending.new_id()
         ttl = max(rt.config.keepalive * 3, CLAIM_MIN_TTL)  # refreshed at every keep-alive

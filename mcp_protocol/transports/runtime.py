@@ -33,6 +33,7 @@ from ..server import Server
 from ..session import Session
 from ..stores.base import EventStore, SessionStore
 from . import metrics
+from .leases import Leases
 from .pending import PendingRequests
 from .security import OriginGuard
 from .standalone import StandaloneOutbound
@@ -85,6 +86,7 @@ class Runtime:
         self.resolve_principal: Any = mcp_settings.principal_resolver()
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
                              on_message=metrics.on_bus_message if self.config.metrics else None)
+        self.leases = Leases(self.sessions, self.events)
         self._live: dict[str, set[asyncio.Event]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
