@@ -384,4 +384,4 @@ class PromptMessage(models.Model):
 
 
 
-from .tokens import ManagementToken  # noqa: E402, F401  (a model of this app, in its own module)
+from .tokens import LiveSession, ManagementToken  # noqa: E402, F401  (models of this app, in their module)

@@ -134,11 +134,14 @@ class MemorySessionStore(SessionStore):
             self._sweep(now)
             return [r.data for r in self._sessions.values()]
 
-    async def list_sessions(self, limit: int = 100) -> list[Session]:
+    async def list_sessions(self, limit: int = 100, after: tuple[float, str] | None = None) -> list[Session]:
         now, wall = time.monotonic(), time.time()
         with self._lock:
             self._sweep(now)
-            records = sorted(self._sessions.values(), key=lambda r: r.data["created_at"], reverse=True)
+            records = sorted(self._sessions.values(), key=lambda r: (r.data["created_at"], r.data["id"]),
+                             reverse=True)
+            if after is not None:
+                records = [r for r in records if (r.data["created_at"], r.data["id"]) < after]
             found = [(Session.from_json(_copy(r.data)), r.expires) for r in records[:limit]]
         for session, expires in found:
             session.last_seen = wall - (now - (expires - self.ttl))  # the last load or save

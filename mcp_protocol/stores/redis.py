@@ -211,11 +211,11 @@ class RedisSessionStore(SessionStore):
                     pipe.zrem(owned, *ids)
             await pipe.execute()
 
-    async def list_sessions(self, limit: int = 100) -> list[Session]:
+    async def list_sessions(self, limit: int = 100, after: tuple[float, str] | None = None) -> list[Session]:
         client = await self._redis.ready_client()
         found: list[Session] = []
-        start = 0
         with unavailable_as_store_error():
+            start = 0 if after is None else await self._rank_after(client, after)
             while len(found) < limit:
                 ids: list[Any] = await client.zrevrange(self._created, start, start + limit - 1)
                 if not ids:
@@ -238,6 +238,14 @@ class RedisSessionStore(SessionStore):
                     await client.zrem(self._created, *gone)
                     start -= len(gone)
         return found[:limit]
+
+    async def _rank_after(self, client: Any, after: tuple[float, str]) -> int:
+        """How many entries of the created index come before ``after`` in ZREVRANGE order (score,
+        then member, descending): the start of the next page, found without the member itself."""
+        score, last = after
+        higher = await client.zcount(self._created, f"({score!r}", "+inf")
+        tied = await client.zrangebyscore(self._created, score, score)
+        return int(higher) + sum(1 for m in tied if (m.decode() if isinstance(m, bytes) else m) >= last)
 
     async def _get_many(self, ids: list[str]) -> list[str | None]:
         # One GET per key in a pipeline rather than MGET: the keys live in different slots (on a

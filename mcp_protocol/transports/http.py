@@ -29,7 +29,7 @@ from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
 from ..session import Session
-from ..stores.base import STANDALONE_STREAM, StoreUnavailable, UpdateError, parse_event_id
+from ..stores.base import STANDALONE_STREAM, UpdateError, parse_event_id
 from ..versions import V2026_07_28, allows_batch
 from . import logcontext, metrics
 from .body import ClientGone, read_body
@@ -351,13 +351,5 @@ class MCPEndpoint:
             )
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)  # [06+] F
-        await rt.sessions.delete(session.id)  # from now on every worker answers 404
-        # Its requests stop and its streams end: here at once; on other workers through the
-        # session's bus channel (requests listening there) and at the next heartbeat (GET).
-        rt.session_ended(session.id)
-        try:
-            await rt.pending.end_session(session.id)
-        except StoreUnavailable:
-            logger.warning("could not tell other workers that session %s ended", session.id)
-        await rt.events.delete_session(session.id)
+        await rt.end_session(session.id)
         await send_empty(send, 200)

@@ -6,7 +6,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from . import schema, transfer, views  # noqa: F401  (schema: registers the token scheme)
+from . import schema, sessions, transfer, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
 
@@ -16,6 +16,7 @@ router.register("tools", views.ToolViewSet, basename="tool")
 router.register("resources", views.ResourceViewSet, basename="resource")
 router.register("resource-templates", views.ResourceTemplateViewSet, basename="resourcetemplate")
 router.register("prompts", views.PromptViewSet, basename="prompt")
+router.register("sessions", sessions.SessionViewSet, basename="session")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

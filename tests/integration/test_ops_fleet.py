@@ -15,16 +15,17 @@ import asyncio
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 import pytest
 from prometheus_client.mmap_dict import MmapedDict
 
+from mcp_protocol.transports.metrics import FLUSH_SECONDS
 from mcpsite.fleet import Fleet
 from tests.support.mcp_http import next_comment, open_session, request, session_headers, sse_events
 from tests.support.private_redis import PrivateRedis, have_redis_server
-from tests.support.scrape import scrape
+from tests.support.scrape import Scrape, scrape
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -91,6 +92,7 @@ async def test_a_known_load_shows_in_full_in_a_scrape_of_any_worker(
 ) -> None:
     a, b = worker_urls(fleet)
     balancer = fleet.balancer.base_url
+    await asyncio.sleep(FLUSH_SECONDS * 1.5)  # earlier requests' counts are in the files by now
     before = scrape(balancer).value("mcp_tool_calls_total", tool="echo", outcome="ok")
     session_id = await open_session(client, f"{balancer}/mcp")
     for n in range(3):
@@ -100,8 +102,10 @@ async def test_a_known_load_shows_in_full_in_a_scrape_of_any_worker(
     for n in range(6):
         await echo(client, balancer, session_id, n)
     for where in (a, b, balancer):
-        found = scrape(where)
-        assert found.value("mcp_tool_calls_total", tool="echo", outcome="ok") - before == 13, where
+        # Each worker hands its counts to the shared files at most FLUSH_SECONDS after a request.
+        found = await settled(lambda w=where: scrape(w), "mcp_tool_calls_total", before + 13,
+                              tool="echo", outcome="ok")  # fmt: skip
+        assert found.value("mcp_tool_calls_total", tool="echo", outcome="ok") == before + 13, where
         assert found.value("mcp_tool_call_duration_seconds_count", tool="echo") >= 13
     # Each worker wrote its own samples (two processes), summed at scrape time.
     pids = {name.rsplit("_", 1)[-1] for name in os.listdir(fleet.metrics_dir) if name.startswith("counter_")}
@@ -114,13 +118,30 @@ async def test_the_balancer_spreads_one_sessions_requests_over_both_workers(
     # Round robin, no affinity. Told apart by each worker's own sample file in the multiprocess
     # directory (one per process id), not by anything the server would add for the test's sake.
     session_id = await open_session(client, fleet.balancer.url)
+    await asyncio.sleep(FLUSH_SECONDS * 1.5)  # both workers have flushed the session's requests
     before = requests_per_process(fleet)
     for n in range(8):
         await echo(client, fleet.balancer.base_url, session_id, n)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while sum(requests_per_process(fleet).values()) < sum(before.values()) + 8:
+        assert loop.time() < deadline, "the workers never flushed their counts"
+        await asyncio.sleep(0.1)
     after = requests_per_process(fleet)
     grew = {pid: after[pid] - before.get(pid, 0) for pid in after}
     assert sum(grew.values()) == 8 and all(count >= 2 for count in grew.values()), grew
     assert len(grew) == 2
+
+
+async def settled(take: Callable[[], Scrape], name: str, expected: float, **labels: str) -> Scrape:
+    """The first scrape whose ``name`` reaches ``expected`` (with a deadline)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while True:
+        found = take()
+        if found.value(name, **labels) >= expected or loop.time() > deadline:
+            return found
+        await asyncio.sleep(0.1)
 
 
 def requests_per_process(fleet: Fleet) -> dict[str, float]:
