@@ -32,7 +32,7 @@ import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from ..errors import InternalError
+from ..errors import WorkerStopped
 from ..jsonrpc import RequestId, error_response
 from ..stores.base import Claim, EventStore, SessionStore
 from .streams import END, MARKER
@@ -43,7 +43,6 @@ LEASE = 5.0  # s: an owner that stops renewing loses its requests' leases after 
 RENEW = LEASE / 3
 POLL = 1.0  # s: how often a resume checks the owner's lease
 DONE_TTL = 3600.0
-WORKER_STOPPED = "Internal error: the worker running this request stopped; the request may be retried"
 
 
 def lease_id(session_id: str, stream_id: str) -> str:
@@ -51,7 +50,7 @@ def lease_id(session_id: str, stream_id: str) -> str:
 
 
 def stopped_responses(request_ids: Sequence[RequestId]) -> list[dict[str, Any]]:
-    return [error_response(rid, InternalError(WORKER_STOPPED)) for rid in request_ids]
+    return [error_response(rid, WorkerStopped()) for rid in request_ids]
 
 
 async def answer_for_the_dead(

@@ -101,7 +101,9 @@ class PostStream(Outbound):
 
     @property
     def session_ended(self) -> bool:
-        return self.ended is not None and self.ended.is_set()
+        # Streams also end when the worker is stopping; the handler then runs on, and its events
+        # and response must still reach the log, where the client's resumed stream reads them.
+        return self.ended is not None and self.ended.is_set() and not self.rt.stopping
 
     async def emit(self, message: dict[str, Any]) -> None:
         if self.session_ended:

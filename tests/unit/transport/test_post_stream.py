@@ -33,6 +33,7 @@ class FakeRuntime:
         self.events = MemoryEventStore()
         self.pending = PendingRequests(MemoryBus())
         self.leases = Leases(MemorySessionStore(), self.events)
+        self.stopping = False
         self.live: list[asyncio.Event] = []
 
     def register_stream(self, session_id: str) -> asyncio.Event:
