@@ -1,9 +1,10 @@
 """A Sentinel failover while requests flow (issue 15, the Redis client tested like a library):
 appends and session loads keep going while the master dies and Sentinel promotes its replica.
 Every call ends in bounded time (a result, or ``StoreUnavailable``: a 503), service resumes on
-the new master by itself, no entry is written twice, and none acknowledged before the failover
-began is lost. (An append acknowledged by the old master in its last milliseconds may be lost:
-Redis replicates asynchronously; the count is reported.)
+the new master by itself, no entry is written twice, and none acknowledged is lost. (The old
+master stops executing writes before it dies, as Redis's own coordinated ``FAILOVER`` does:
+Redis replicates asynchronously, and a write acknowledged in a dying master's last milliseconds
+could otherwise be lost whatever the client does; such losses are counted apart, "during it".)
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ async def test_a_sentinel_failover_under_load_loses_and_duplicates_nothing_ackno
         "url": sentinel.url, "mode": "sentinel", "sentinels": sentinel.sentinels,
         "sentinel_master": sentinel.master_name, "prefix": "mcpfailload", "socket_timeout": TIMEOUT,
     }
-    sessions, events = RedisSessionStore(**options), RedisEventStore(block_ms=200, **options)
+    # Retention far above what the test appends: every entry must still be there to be counted.
+    sessions = RedisSessionStore(**options)
+    events = RedisEventStore(block_ms=200, max_events=1_000_000, **options)
     session = Session.create()
     await sessions.create(session)
     acked: dict[int, float] = {}  # n -> when the append was acknowledged
@@ -76,7 +79,7 @@ async def test_a_sentinel_failover_under_load_loses_and_duplicates_nothing_ackno
     try:
         await asyncio.sleep(0.5)
         failover_began = time.monotonic()
-        new_master = await asyncio.wait_for(asyncio.to_thread(sentinel.failover), 60)
+        new_master = await asyncio.wait_for(asyncio.to_thread(sentinel.failover, pause_writes=True), 60)
         promoted = time.monotonic()
         before = len(acked)
         while len(acked) < before + 50:  # service resumed on the new master
@@ -101,4 +104,4 @@ async def test_a_sentinel_failover_under_load_loses_and_duplicates_nothing_ackno
                f"{slowest:.1f} s; service back {resumed_after:.1f} s after the promotion; {twice} "
                f"duplicated; lost: {lost_early} acknowledged before the failover, {lost_late} during it")
     print(figures)
-    assert twice == 0 and lost_early == 0 and slowest <= BOUND, figures
+    assert twice == 0 and lost_early == 0 and lost_late == 0 and slowest <= BOUND, figures
