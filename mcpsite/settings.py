@@ -152,6 +152,7 @@ MCP = {
     # Prometheus metrics of /mcp (README "Operations"); off saves their small cost per request.
     "METRICS": env_bool("MCP_METRICS", True),
     "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
+    "SHUTDOWN_GRACE_SECONDS": float(os.environ.get("MCP_SHUTDOWN_GRACE_SECONDS", "10")),
     "PRINCIPAL_RESOLVER": os.environ.get(
         "MCP_PRINCIPAL_RESOLVER", "mcp_protocol.transports.http.open_mode"
     ),
