@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django_filters import rest_framework as django_filters
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,8 +26,13 @@ from rest_framework.response import Response
 from mcp_protocol.auth.keys import digest, new_token
 from registry.api.auth import DEFINITION_PERMISSIONS
 from registry.api.pagination import DefinitionCursorPagination
+from registry.api.views import ERRORS
 
 from .models import ApiKey, AuditRecord
+
+READS = {code: ERRORS[code] for code in (400, 401, 403, 404, 429)}  # 404: an unknown cursor
+ONE = {code: ERRORS[code] for code in (401, 403, 404, 429)}
+WRITES = {code: ERRORS[code] for code in (400, 401, 403, 404, 429)}
 
 
 class KeyPagination(DefinitionCursorPagination):
@@ -81,6 +87,17 @@ class ApiKeyFilter(django_filters.FilterSet):
         return queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), revoked_at__isnull=True)
 
 
+@extend_schema_view(
+    list=extend_schema(summary="List API keys of /mcp",
+                       responses={200: ApiKeySerializer(many=True), **READS}),
+    retrieve=extend_schema(summary="One API key", responses={200: ApiKeySerializer, **ONE}),
+    create=extend_schema(summary="Make an API key (its token is in this answer only)",
+                         responses={201: ApiKeySerializer, **WRITES}),
+    update=extend_schema(summary="Replace an API key's fields", responses={200: ApiKeySerializer, **WRITES}),
+    partial_update=extend_schema(summary="Change fields of an API key",
+                                 responses={200: ApiKeySerializer, **WRITES}),
+    destroy=extend_schema(summary="Revoke an API key", responses={204: None, **ONE}),
+)
 class ApiKeyViewSet(viewsets.ModelViewSet):
     queryset = ApiKey.objects.select_related("owner")
     serializer_class = ApiKeySerializer
@@ -111,6 +128,11 @@ class AuditRecordFilter(django_filters.FilterSet):
                   "since", "until")
 
 
+@extend_schema_view(
+    list=extend_schema(summary="The audit log of /mcp, newest first",
+                       responses={200: AuditRecordSerializer(many=True), **READS}),
+    retrieve=extend_schema(summary="One audit record", responses={200: AuditRecordSerializer, **ONE}),
+)
 class AuditRecordViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = AuditRecord.objects.all()
     serializer_class = AuditRecordSerializer

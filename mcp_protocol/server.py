@@ -25,6 +25,7 @@ from .errors import (
     MethodNotFound,
     RequestCancelled,
     ResourceNotFound,
+    WorkerStopped,
 )
 from .jsonrpc import Notification, Request
 from .methods import completion, lifecycle, logs, prompts, resources, tools
@@ -93,6 +94,7 @@ class _InFlight:
     ctx: Context
     cancellable: bool = True
     cancelled_by_client: bool = False
+    stopped: bool = False  # the worker is stopping and gave up on it (``stop_all``)
 
 
 class Server:
@@ -278,8 +280,11 @@ class Server:
             result = await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if entry.cancelled_by_client and (current is None or current.cancelling() == 0):
-                return None
+            if current is None or current.cancelling() == 0:
+                if entry.stopped:
+                    return jsonrpc.error_response(message.id, WorkerStopped())
+                if entry.cancelled_by_client:
+                    return None
             raise
         except RequestCancelled:
             return None
@@ -319,3 +324,19 @@ class Server:
 
     def in_flight(self) -> int:
         return len(self._inflight)
+
+    def running(self) -> list[asyncio.Future[dict[str, Any]]]:
+        """The handler tasks of the requests in flight (a stopping worker waits for them)."""
+        return [entry.task for entry in self._inflight.values() if not entry.task.done()]
+
+    def stop_all(self) -> int:
+        """The worker is stopping and its grace period is over: every request still running ends
+        now, answered with ``WorkerStopped`` (the client may retry it elsewhere)."""
+        stopped = 0
+        for entry in list(self._inflight.values()):
+            if not entry.task.done() and entry.cancellable and not entry.cancelled_by_client:
+                entry.stopped = True
+                entry.ctx.cancel_event.set()
+                entry.task.cancel()
+                stopped += 1
+        return stopped

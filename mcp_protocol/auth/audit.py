@@ -107,7 +107,8 @@ class AuditQueue:
             self._wake.set()
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
+        if self._task is None:
+            self._task = asyncio.create_task(self._run())
 
     async def close(self) -> None:
         if self._task is not None:

@@ -115,6 +115,8 @@ class KeyRing:
 
     # -- life cycle ---------------------------------------------------------------------------
     async def start(self) -> None:
+        if self._tasks:
+            return  # started already (a runtime start that failed later is retried)
         self._subscription = await self.bus.subscribe(ACCESS_CHANNEL)  # before the load: no gap
         await self.reload()
         self._tasks = [asyncio.create_task(self._listen(self._subscription)),

@@ -73,6 +73,7 @@ from .streams import PRIME, PostStream
 Resolved = Principal | str | None
 PrincipalResolver = Callable[[Scope], Resolved | Awaitable[Resolved]]
 SESSION_HEADER = b"mcp-session-id"
+REQUEST_ID = "mcpsite.request_id"  # scope key: the id of the request being served, once read
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
 CLAIM_MIN_TTL = 10.0
@@ -145,7 +146,10 @@ class MCPEndpoint:
             if tracked.started:
                 logger.error("error after the response started on /mcp", exc_info=exc)
                 return
-            await send_error(send, exc, error_id(exc) if isinstance(exc, InvalidRequest) else None)
+            # The request's id once its body was read ([11] transports.mdx: an error response MAY
+            # have no id; one the client can match is better).
+            await send_error(send, exc, error_id(exc) if isinstance(exc, InvalidRequest)
+                             else scope.get(REQUEST_ID))
         finally:
             if rt is not None and rt.config.metrics:
                 # The one place requests are counted (metrics.py); the handlers only left notes
@@ -175,6 +179,8 @@ class MCPEndpoint:
             await self.batch(rt, scope, receive, send, headers, parsed)
             return
         message = parsed
+        if isinstance(message, Request):
+            scope[REQUEST_ID] = message.id
         if isinstance(message, Request | Notification):
             scope[metrics.METHOD] = message.method
             if message.method == "tools/call":
@@ -199,7 +205,7 @@ class MCPEndpoint:
             await _save(rt, session)
             await send_empty(send, 202)
         else:
-            stream = PostStream(rt, session, send, receive)
+            stream = PostStream(rt, session, send, receive, request_ids=[message.id])
             try:
                 response = await stream.run(rt.server.handle(message, session, stream))
                 scope[metrics.RESPONSE] = response
@@ -258,7 +264,7 @@ class MCPEndpoint:
             await _save(rt, session)
             await send_empty(send, 202)
             return
-        stream = PostStream(rt, session, send, receive)
+        stream = PostStream(rt, session, send, receive, request_ids=[r.id for r in requests])
 
         async def run_all() -> dict[str, Any] | None:
             results = await asyncio.gather(*(rt.server.handle(r, session, stream) for r in requests))
@@ -326,7 +332,8 @@ class MCPEndpoint:
             async def alive() -> bool:  # ended on another worker (DELETE, expiry): stop waiting
                 return await rt.sessions.load(session.id) is not None
 
-            await serve_log(rt, session, send, receive, stream_id, after, on_tick=alive)
+            async with rt.leases.watch_orphan(session.id, stream_id):  # its worker may be dead
+                await serve_log(rt, session, send, receive, stream_id, after, on_tick=alive)
             return
         owner = rt.pending.new_id()
         ttl = max(rt.config.keepalive * 3, CLAIM_MIN_TTL)  # refreshed at every keep-alive
