@@ -94,6 +94,8 @@ async def test_a_stream_lost_with_its_worker_resumes_on_the_partner_with_no_chan
     lost = EDITS - len(got)
     ids = [e.id for e in got]
     duplicated = len(ids) - len(set(ids)) + len(extra)
+    print(f"{partner} partner: {EDITS} changes, A killed after {KILL_AFTER}: "
+          f"{lost} lost, {duplicated} duplicated")
     assert lost == 0 and duplicated == 0 and all(e.message == LIST_CHANGED for e in got), (
         f"{partner} partner: {EDITS} changes, A killed after {KILL_AFTER}: {lost} lost, "
         f"{duplicated} duplicated ({len(before)} on A, {len(after)} replayed on B)")

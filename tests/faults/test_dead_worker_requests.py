@@ -63,6 +63,7 @@ async def test_a_request_whose_worker_died_ends_with_an_error_on_the_resumed_str
                     if event.data:
                         rest.append(event)
     body = error.message
+    print(f"{partner} partner: the error for id 7 came {seconds:.1f} s after kill -9 (bound {BOUND:.0f} s)")
     assert body.get("id") == 7 and body.get("error", {}).get("code") == -32603 and not rest, (
         f"{partner} partner, A killed mid-request: resumed stream gave {body} then {len(rest)} more")
     assert "stopped" in body["error"]["message"] and "retried" in body["error"]["message"]

@@ -26,7 +26,7 @@ from .fleet import Fleet
 
 pytestmark = pytest.mark.timeout(120)
 WAIT = 20.0
-TTL = 15.0
+TTL = 30.0  # s: long enough for 10,000 creates on a loaded box (15 s was not, in the full suite)
 ECHO = request(9, "tools/call", {"name": "echo", "arguments": {"message": "still there?"}})
 
 
@@ -97,7 +97,7 @@ async def test_ten_thousand_short_ttl_sessions_expire_and_redis_memory_returns(t
     server = PrivateRedis(tmp_path).start()
     client = redis.Redis.from_url(server.url)
     try:
-        # The TTL outlasts the creates (about 5-10 s here), so all 10,000 are live at once.
+        # The TTL outlasts the creates (5-10 s alone, 20 s in the loaded suite): all live at once.
         store = RedisSessionStore(url=server.url, prefix="mcpexpiry", ttl=TTL,
                                   max_sessions=20_000, max_sessions_per_principal=20_000)
         baseline = int(client.info("memory")["used_memory"])
@@ -108,13 +108,13 @@ async def test_ten_thousand_short_ttl_sessions_expire_and_redis_memory_returns(t
                 await store.create(Session.create("bulk"))
 
         created = time.monotonic()
-        await asyncio.wait_for(asyncio.gather(*(create() for _ in range(32))), TTL)
+        await asyncio.wait_for(asyncio.gather(*(create() for _ in range(64))), TTL - 2)
         peak = int(client.info("memory")["used_memory"])
         live = await store.count()
         assert live == 10_000, f"{live} live after {time.monotonic() - created:.1f} s of creates"
         started = time.monotonic()
         while await store.count() > 0:  # count() drops the vanished sessions from the indexes
-            assert time.monotonic() - started < 30, "sessions outlived their TTL"
+            assert time.monotonic() - started < TTL + 10, "sessions outlived their TTL"
             await asyncio.sleep(0.5)
         expired_after = time.monotonic() - started
         after = int(client.info("memory")["used_memory"])
