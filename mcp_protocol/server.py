@@ -174,7 +174,11 @@ class Server:
 
     # -- modern era -----------------------------------------------------------------------------
     def is_modern_request(self, message: Any) -> bool:
-        if not isinstance(message, Request | Notification) or message.method == "initialize":
+        """A message whose body names a protocol version in ``_meta`` is modern, whatever its
+        method: 2026-07-28 basic/versioning.mdx "a request with ``_meta`` is served statelessly".
+        An ``initialize`` carrying it is therefore a modern request for a method this era removed
+        (404 + -32601 over HTTP), while a plain ``initialize`` starts a legacy session."""
+        if not isinstance(message, Request | Notification):
             return False
         meta = (message.params or {}).get("_meta")
         return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta

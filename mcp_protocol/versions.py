@@ -11,6 +11,7 @@ become a ``text`` block naming what was omitted. Unknown block types pass throug
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,6 +55,21 @@ def negotiate(requested: str) -> str:
 
 def is_modern(version: str | None) -> bool:
     return version in MODERN_VERSIONS
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def names_modern_era(version: str | None) -> bool:
+    """Does a version string belong to the modern era (2026-07-28 *or later*, served or not)?
+
+    2026-07-28 basic/versioning.mdx: revisions are dates, and every one from 2026-07-28 on is
+    "Modern". A later revision we do not serve is still a modern request, answered -32022 with
+    the versions we support rather than treated as a legacy message without a session.
+    """
+    if version is None:
+        return False
+    return version in MODERN_VERSIONS or (bool(_DATE.fullmatch(version)) and version > LATEST_LEGACY)
 
 
 def allows_batch(version: str | None) -> bool:

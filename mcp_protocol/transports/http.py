@@ -27,7 +27,7 @@ from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_re
 from ..outbound import NullOutbound
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM, StoreUnavailable, UpdateError, parse_event_id
-from ..versions import V2026_07_28, allows_batch
+from ..versions import allows_batch, names_modern_era
 from .body import ClientGone, read_body
 from .headers import (
     RequestHeaders,
@@ -64,6 +64,23 @@ SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
 CLAIM_MIN_TTL = 10.0
+
+
+def era_of(rt: Runtime, headers: RequestHeaders, message: Request | Notification | Response) -> str:
+    """Which era's rules serve this POST ("modern" or "legacy"); README "How /mcp answers".
+
+    Modern when the body's ``_meta`` names a protocol version (whatever the method, ``initialize``
+    included). Otherwise an ``initialize`` is legacy (it starts a session, whatever its header
+    says); and any other message is modern when the ``MCP-Protocol-Version`` header names
+    2026-07-28 or later, so that it fails the modern envelope rules (-32602 for the missing
+    ``_meta``) instead of being taken for a legacy message without a session. The rest — the
+    requests of legacy sessions — is legacy.
+    """
+    if rt.server.is_modern_request(message):
+        return "modern"
+    if isinstance(message, Request) and message.method == "initialize":
+        return "legacy"
+    return "modern" if names_modern_era(headers.protocol_version) else "legacy"
 
 
 def open_mode(scope: Scope) -> str | None:
@@ -113,7 +130,7 @@ class MCPEndpoint:
             if tracked.started:
                 logger.error("error after the response started on /mcp", exc_info=exc)
                 return
-            await send_error(send, exc, error_id(exc) if isinstance(exc, InvalidRequest) else None)
+            await send_error(send, exc, error_id(exc))
 
     # -- sessions -------------------------------------------------------------------------------
     async def _session(self, rt: Runtime, scope: Scope, headers: RequestHeaders) -> Session:
@@ -136,8 +153,23 @@ class MCPEndpoint:
         if isinstance(parsed, list):
             await self.batch(rt, scope, receive, send, headers, parsed)
             return
-        message = parsed
-        if isinstance(message, Request | Notification) and rt.server.is_modern_request(message):
+        try:
+            await self.message(rt, scope, receive, send, headers, parsed)
+        except Exception as exc:
+            # Every error response carries the request's id once it could be read (JSON-RPC 2.0
+            # §5: "id ... MUST be the same as the value of the id member in the Request").
+            if isinstance(parsed, Request) and error_id(exc) is None:
+                exc.request_id = parsed.id  # type: ignore[attr-defined]
+            raise
+
+    async def message(
+        self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders,
+        message: Request | Notification | Response,
+    ) -> None:
+        if era_of(rt, headers, message) == "modern":
+            if isinstance(message, Response):
+                # [26] streamable-http.mdx "Sending Messages": the client MUST NOT send responses.
+                raise HTTPError(400, "Invalid Request: 2026-07-28 clients send no JSON-RPC responses")
             await self.modern(rt, scope, receive, send, headers, message)
             return
         if isinstance(message, Request) and message.method == "initialize":
@@ -261,7 +293,7 @@ class MCPEndpoint:
     async def get(
         self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders
     ) -> None:
-        if headers.protocol_version == V2026_07_28:
+        if names_modern_era(headers.protocol_version):
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no GET stream", headers=[(b"allow", b"POST")]
             )
@@ -306,7 +338,7 @@ class MCPEndpoint:
 
     # -- DELETE ---------------------------------------------------------------------------------
     async def delete(self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders) -> None:
-        if headers.protocol_version == V2026_07_28:
+        if names_modern_era(headers.protocol_version):
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[(b"allow", b"POST")]
             )

@@ -124,14 +124,14 @@ async def test_initialize_issues_a_random_visible_ascii_session_id(
 
 async def test_request_without_session_id_gets_400(live: LiveServer, client: httpx.AsyncClient) -> None:
     response = await client.post(live.url, headers=POST_HEADERS, json=request(1, "tools/list"))
-    assert_jsonrpc_error(response, 400, -32600)
+    assert_jsonrpc_error(response, 400, -32600, id=1)
 
 
 async def test_unknown_session_id_gets_404(live: LiveServer, client: httpx.AsyncClient) -> None:
     response = await client.post(
         live.url, headers=session_headers("no-such-session"), json=request(1, "tools/list")
     )
-    assert_jsonrpc_error(response, 404, -32600)
+    assert_jsonrpc_error(response, 404, -32600, id=1)
 
 
 async def test_notification_and_client_response_get_202_with_no_body(
@@ -166,7 +166,8 @@ async def test_delete_ends_the_session_and_later_requests_get_404(
     headers = session_headers(session_id)
     deleted = await client.delete(live.url, headers=headers)
     assert deleted.status_code == 200
-    assert_jsonrpc_error(await client.post(live.url, headers=headers, json=request(2, "ping")), 404, -32600)
+    response = await client.post(live.url, headers=headers, json=request(2, "ping"))
+    assert_jsonrpc_error(response, 404, -32600, id=2)
     assert (await client.get(live.url, headers={**headers, "accept": "text/event-stream"})).status_code == 404
     assert (await client.delete(live.url, headers=headers)).status_code == 404
 
@@ -179,7 +180,7 @@ async def test_unsupported_protocol_version_header_gets_400(
     response = await client.post(
         live.url, headers=session_headers(session_id, "1999-01-01"), json=request(1, "ping")
     )
-    error = assert_jsonrpc_error(response, 400, -32600)
+    error = assert_jsonrpc_error(response, 400, -32600, id=1)
     assert error["data"]["requested"] == "1999-01-01"  # type: ignore[index]
 
 
@@ -190,7 +191,7 @@ async def test_version_header_other_than_negotiated_gets_400(
     response = await client.post(
         live.url, headers=session_headers(session_id, "2025-06-18"), json=request(1, "ping")
     )
-    assert_jsonrpc_error(response, 400, -32600)
+    assert_jsonrpc_error(response, 400, -32600, id=1)
 
 
 async def test_missing_version_header_and_2025_03_26_are_accepted(

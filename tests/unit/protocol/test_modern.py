@@ -29,7 +29,9 @@ def test_modern_requests_are_recognized_by_their_meta(server):
     assert server.is_modern_request(Request(1, "tools/list", {"_meta": modern_meta()}))
     assert not server.is_modern_request(Request(1, "tools/list", {"_meta": {"progressToken": 1}}))
     assert not server.is_modern_request(Request(1, "tools/list", None))
-    assert not server.is_modern_request(Request(1, "initialize", {"_meta": modern_meta()}))
+    # An initialize carrying modern _meta is a modern request for a removed method (-32601).
+    assert server.is_modern_request(Request(1, "initialize", {"_meta": modern_meta()}))
+    assert not server.is_modern_request(Request(1, "initialize", {"protocolVersion": "2025-11-25"}))
 
 
 async def test_server_discover(server):
