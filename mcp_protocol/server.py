@@ -12,7 +12,9 @@ answered with a generic -32603 that leaks nothing. The core never sees HTTP or s
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,7 @@ from .errors import (
     RequestCancelled,
     ResourceNotFound,
 )
+from .inputs import InputRound, settle, start_round
 from .jsonrpc import Notification, Request
 from .methods import completion, lifecycle, logs, prompts, resources, tools
 from .methods.base import Call, Handler
@@ -38,6 +41,7 @@ from .methods.modern import (
 from .outbound import Outbound
 from .pagination import Paginator
 from .provider import Provider, ProviderCapabilities
+from .request_state import RequestStateSealer
 from .session import Session
 
 logger = logging.getLogger(__name__)
@@ -108,6 +112,8 @@ class Server:
         client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
         cache_ttl_ms: int = 0,
         cache_scope: str = "private",
+        request_state_keys: Sequence[bytes] = (),
+        request_state_ttl: float = 900.0,
     ) -> None:
         self.provider = provider
         self.name = name
@@ -115,6 +121,9 @@ class Server:
         self.title = title
         self.instructions = instructions
         self.paginator = Paginator(cursor_secret, page_size)
+        # Without keys of its own, requestState is keyed from the cursor secret (domain-separated).
+        keys = list(request_state_keys) or [hashlib.sha256(b"mcp-request-state:" + cursor_secret).digest()]
+        self.request_state = RequestStateSealer(keys, request_state_ttl)
         self.client_request_timeout = client_request_timeout
         # Lists can change at any moment (admin edits) and may vary by principal: by default
         # clients may not reuse them, nor may shared caches.
@@ -213,8 +222,13 @@ class Server:
             return jsonrpc.error_response(message.id, exc)
         assert session.protocol_version is not None
         scope = connection if connection is not None else session.id
+        try:
+            mrtr = start_round(message.method, message.params or {}, session.principal, self.request_state)
+        except MCPError as exc:
+            return jsonrpc.error_response(message.id, exc)
         response = await self._run(
-            message, session, outbound, entry[0], session.protocol_version, scope, cancellable=True
+            message, session, outbound, entry[0], session.protocol_version, scope, cancellable=True,
+            mrtr=mrtr,
         )
         if response is not None and "result" in response:
             self._decorate_modern(message.method, response["result"])
@@ -241,6 +255,7 @@ class Server:
         scope: str,
         *,
         cancellable: bool,
+        mrtr: InputRound | None = None,
     ) -> dict[str, Any] | None:
         key = (scope, message.id)
         if key in self._inflight:
@@ -264,6 +279,7 @@ class Server:
             request_id=message.id,
             progress_token=token,
             client_request_timeout=self.client_request_timeout,
+            inputs=mrtr,
         )
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
         task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(handler(call))
@@ -271,7 +287,7 @@ class Server:
         # Tracked even when not cancellable, so the id counts as in use until answered.
         self._inflight[key] = entry
         try:
-            result = await task
+            result = await task if mrtr is None else await settle(task, mrtr, self.request_state)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if entry.cancelled_by_client and (current is None or current.cancelling() == 0):

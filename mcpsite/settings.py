@@ -120,6 +120,9 @@ MCP = {
     "KEEPALIVE_SECONDS": float(os.environ.get("MCP_KEEPALIVE_SECONDS", "15")),
     "ALWAYS_STREAM": env_bool("MCP_ALWAYS_STREAM", False),
     "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
+    # MRTR requestState key ring (issue 13): comma-separated, first signs, all open.
+    "REQUEST_STATE_KEYS": env_list("MCP_REQUEST_STATE_KEYS", []),
+    "REQUEST_STATE_TTL": float(os.environ.get("MCP_REQUEST_STATE_TTL", "900")),
     "CLOSE_STREAM_AFTER_SECONDS": (
         float(os.environ["MCP_CLOSE_STREAM_AFTER_SECONDS"])
         if os.environ.get("MCP_CLOSE_STREAM_AFTER_SECONDS")

@@ -121,27 +121,7 @@ MODERN_SCENARIOS = (
     "input-required-result-ignore-extra-params",
     "input-required-result-validate-input",
 )
-# Being built on this branch (issue 13); each leaves this set as it passes.
-NOT_YET = frozenset(
-    {
-        "server-stateless",
-        "json-schema-2020-12",
-        "http-custom-header-server-validation",
-        "input-required-result-basic-elicitation",
-        "input-required-result-basic-sampling",
-        "input-required-result-basic-list-roots",
-        "input-required-result-request-state",
-        "input-required-result-multiple-input-requests",
-        "input-required-result-multi-round",
-        "input-required-result-non-tool-request",
-        "input-required-result-result-type",
-        "input-required-result-tampered-state",
-        "input-required-result-capability-check",
-    }
-)
-RUNS = tuple((LEGACY, name) for name in LEGACY_SCENARIOS) + tuple(
-    (MODERN, name) for name in MODERN_SCENARIOS if name not in NOT_YET
-)
+RUNS = tuple((LEGACY, name) for name in LEGACY_SCENARIOS) + tuple((MODERN, name) for name in MODERN_SCENARIOS)
 # Scenario processes at once: each is a node process plus the server's work on a 2-core machine.
 # The slowest scenario (server-sse-polling) waits up to 10 s for its stream, so 4 keeps the whole
 # suite well under a minute without starving the server.
