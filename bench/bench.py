@@ -52,6 +52,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--redis", nargs="?", const=REDIS_DEFAULT, help=f"also run ours on Redis (default {REDIS_DEFAULT})"
     )
+    parser.add_argument(
+        "--routing", action="store_true",
+        help="also run ours with the pre-Channels direct dispatch (bench/direct_asgi.py)",
+    )
     parser.add_argument("--no-peer", action="store_true", help="skip the SDK peer")
     parser.add_argument("--no-ours", action="store_true", help="only the SDK peer (to check the harness)")
     parser.add_argument("--peer-lowlevel", action="store_true", help="peer uses the SDK's lowlevel Server")
@@ -109,6 +113,8 @@ def servers_for(args: argparse.Namespace, sse: bool, workdir: Path) -> list[tupl
     """(label, not yet started server) pairs for one mode; each is a context manager with ``url``."""
     chosen: list[tuple[str, Any]] = []
     if not args.no_ours:
+        if args.routing:  # first: the baseline, so each row measures it before the routed one
+            chosen.append(servers.ours(args.server, sse, workdir, direct=True))
         chosen.append(servers.ours(args.server, sse, workdir))
         if args.redis:
             chosen.append(servers.ours(args.server, sse, workdir, args.redis))
@@ -137,7 +143,10 @@ def run_all(args: argparse.Namespace, workdir: Path) -> dict[tuple[str, str, str
                             rounds[label].append(result)
                             print_row(label, result)
                     for label, measured in rounds.items():
-                        kind = "ours+redis" if "redis" in label else label.split("-")[0]
+                        kind = (
+                            "ours+redis" if "redis" in label
+                            else "ours-direct" if "direct" in label else label.split("-")[0]
+                        )
                         results[(mode, scenario, kind, concurrency)] = sorted(measured, key=lambda r: r.rate)[
                             len(measured) // 2
                         ]
@@ -160,10 +169,12 @@ def ratio(numerator: float, denominator: float) -> str:
 
 
 def report(args: argparse.Namespace, results: dict[tuple[str, str, str, int], Result]) -> None:
-    kinds = [kind for kind in ("ours", "ours+redis", "peer") if any(key[2] == kind for key in results)]
+    known = ("ours", "ours+redis", "ours-direct", "peer")
+    kinds = [kind for kind in known if any(key[2] == kind for key in results)]
     print("\nmode scenario   c  " + "".join(f"| {kind:>10} req/s  p50 ms  p99 ms " for kind in kinds), end="")
     print("| ours/peer req/s  p99 " if {"ours", "peer"} <= set(kinds) else "", end="")
-    print("| redis/memory req/s" if "ours+redis" in kinds else "")
+    print("| redis/memory req/s " if "ours+redis" in kinds else "", end="")
+    print("| channels/direct req/s" if "ours-direct" in kinds else "")
     for mode in args.modes:
         for scenario in args.scenarios:
             for concurrency in args.concurrency:
@@ -173,10 +184,13 @@ def report(args: argparse.Namespace, results: dict[tuple[str, str, str, int], Re
                     r = row[kind]
                     line += f"| {r.rate:16.0f} {r.p50_ms:7.2f} {r.p99_ms:7.2f} " if r else "| " + " " * 33
                 ours, peer, redis = row.get("ours"), row.get("peer"), row.get("ours+redis")
+                direct = row.get("ours-direct")
                 if ours and peer:
                     line += f"| {ratio(ours.rate, peer.rate):>15} {ratio(ours.p99_ms, peer.p99_ms)} "
                 if ours and redis:
-                    line += f"| {ratio(redis.rate, ours.rate):>18}"
+                    line += f"| {ratio(redis.rate, ours.rate):>18} "
+                if ours and direct:
+                    line += f"| {ratio(ours.rate, direct.rate):>21}"
                 print(line)
     print_targets(args, results)
 

@@ -146,10 +146,18 @@ def manage(workdir: Path, *args: str) -> str:
     return done.stdout
 
 
-def ours(server: str, sse: bool, workdir: Path, redis_url: str | None = None) -> tuple[str, LiveServer]:
-    """Our server on the prepared database (no migrate/load of its own), not yet started."""
-    label = f"ours-{server}{'-redis' if redis_url else ''}-{'sse' if sse else 'json'}"
-    return label, LiveServer(env=our_env(workdir, sse, redis_url), server=server, migrate=False)
+DIRECT_APP = "bench.direct_asgi:application"
+
+
+def ours(
+    server: str, sse: bool, workdir: Path, redis_url: str | None = None, direct: bool = False
+) -> tuple[str, LiveServer]:
+    """Our server on the prepared database (no migrate/load of its own), not yet started.
+    ``direct``: the pre-Channels dispatch (``bench/direct_asgi.py``) instead of ``mcpsite.asgi``."""
+    variant = ("-redis" if redis_url else "") + ("-direct" if direct else "")
+    label = f"ours-{server}{variant}-{'sse' if sse else 'json'}"
+    kwargs = {"app": DIRECT_APP} if direct else {}
+    return label, LiveServer(env=our_env(workdir, sse, redis_url), server=server, migrate=False, **kwargs)
 
 
 def peer(sse: bool, tools: int, workdir: Path, lowlevel: bool = False) -> tuple[str, Running]:

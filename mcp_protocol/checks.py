@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from .bus.base import Bus
-from .conf import BACKEND_KEYS, DEFAULTS
+from .conf import BACKEND_KEYS, DEFAULTS, default, installed_providers
 from .provider import Provider
 from .stores.base import EventStore, SessionStore
 
@@ -46,13 +46,52 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         known = f"Known settings: {', '.join(DEFAULTS)}"
         messages.append(Error(f"MCP[{key!r}] is not a setting of mcpsite", hint=known, id="mcp.E001"))
     for key in BACKEND_KEYS:
-        messages += _backend(key, user.get(key, DEFAULTS[key]))
+        messages += _backend(key, user[key] if key in user else default(key))
+    declared = installed_providers()
+    if "PROVIDER" not in user and len(declared) > 1:
+        messages.append(Error(f"Several installed apps declare an MCP provider: {', '.join(declared)}",
+                              hint="Choose one with MCP = {'PROVIDER': {'BACKEND': '...'}}", id="mcp.E007"))
     for key in POSITIVE:
         value = user.get(key, DEFAULTS[key])
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             messages.append(Error(f"MCP[{key!r}] must be a positive number, not {value!r}", id="mcp.E006"))
+    resolver = user.get("PRINCIPAL_RESOLVER", DEFAULTS["PRINCIPAL_RESOLVER"])
+    try:
+        if not callable(import_string(resolver)):
+            raise ImportError(f"{resolver} is not callable")
+    except (ImportError, TypeError, ValueError) as exc:
+        messages.append(Error(f"MCP['PRINCIPAL_RESOLVER'] {resolver!r} is not a usable resolver: {exc}",
+                              hint="A dotted path to a callable (scope) -> principal", id="mcp.E008"))
     close_after = user.get("CLOSE_STREAM_AFTER_SECONDS")
     if close_after is not None and (not isinstance(close_after, int | float) or close_after < 0):
         messages.append(Error(f"MCP['CLOSE_STREAM_AFTER_SECONDS'] must be >= 0 or None, not {close_after!r}",
                               id="mcp.E006"))
     return messages
+
+
+ROUTE_HINT = (
+    "Route it in the project's ASGI application: ProtocolTypeRouter({'http': URLRouter("
+    "[mcp_path('mcp'), re_path(r'', get_asgi_application())]), 'lifespan': lifespan}) with "
+    "mcp_path and lifespan from mcp_protocol.routing (README: 'Add MCP to your Django project')."
+)
+
+
+@register("mcp")
+def check_mcp_routing(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The endpoint must be reachable: ``ASGI_APPLICATION`` names an app whose routing tree holds
+    an ``MCPEndpoint`` (``routing.mcp_path``). Without it every MCP client gets the project's 404."""
+    from .routing import find_endpoints
+
+    dotted = getattr(settings, "ASGI_APPLICATION", None)
+    if not dotted:
+        return [Warning("ASGI_APPLICATION is not set, so nothing serves the MCP endpoint",
+                        hint=f"Set ASGI_APPLICATION = '<project>.asgi.application'. {ROUTE_HINT}",
+                        id="mcp.W010")]
+    try:
+        app = import_string(dotted)
+    except Exception as exc:  # the module runs project code: any failure is worth naming
+        return [Error(f"ASGI_APPLICATION {dotted!r} cannot be imported: {exc}", id="mcp.E010")]
+    if next(find_endpoints(app), None) is None:
+        return [Warning(f"ASGI_APPLICATION {dotted!r} routes no MCP endpoint", hint=ROUTE_HINT,
+                        id="mcp.W011")]
+    return []

@@ -46,6 +46,10 @@ DEFAULTS: dict[str, Any] = {
     # derived from SECRET_KEY. Every worker must hold the same ring.
     "REQUEST_STATE_KEYS": [],
     "REQUEST_STATE_TTL": 900.0,
+    # Who is calling /mcp (transports/http.py PrincipalResolver): open mode unless set; e.g.
+    # "mcp_protocol.transports.django_auth.django_user" for a Django session or a DRF token.
+    "PRINCIPAL_RESOLVER": "mcp_protocol.transports.http.open_mode",
+    "METRICS": True,
 }
 
 BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")
@@ -64,7 +68,8 @@ class MCPSettings:
         if name not in DEFAULTS:
             raise AttributeError(f"Invalid MCP setting: {name!r}")
         if name not in self._cache:
-            self._cache[name] = self.user_settings.get(name, DEFAULTS[name])
+            user = self.user_settings
+            self._cache[name] = user[name] if name in user else default(name)
         return self._cache[name]
 
     def backend(self, name: str) -> Any:
@@ -81,12 +86,33 @@ class MCPSettings:
             self._backends[name] = cls(**options)
         return self._backends[name]
 
+    def principal_resolver(self) -> Any:
+        return import_string(self.PRINCIPAL_RESOLVER)
+
     def reload(self) -> None:
         self._cache.clear()
         self._backends.clear()
 
 
 mcp_settings = MCPSettings()
+
+
+def installed_providers() -> list[str]:
+    """The ``mcp_provider`` dotted paths that installed apps declare on their ``AppConfig``: an app
+    of definitions (the registry) serves them once it is in ``INSTALLED_APPS``, with no ``MCP``
+    setting to write. ``mcp_protocol`` learns the path from the app; it imports nothing of it."""
+    from django.apps import apps
+
+    return [path for config in apps.get_app_configs() if (path := getattr(config, "mcp_provider", None))]
+
+
+def default(name: str) -> Any:
+    """The value of setting ``name`` when ``MCP`` does not give it."""
+    if name == "PROVIDER":
+        declared = installed_providers()
+        if declared:
+            return {"BACKEND": declared[0], "OPTIONS": {}}
+    return DEFAULTS[name]
 
 
 def _reload(*, setting: str, **kwargs: Any) -> None:

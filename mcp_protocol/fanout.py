@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from .bus.base import CHANGES, RESYNC, Bus, Subscription
@@ -55,9 +56,10 @@ def change_key(message: dict[str, Any]) -> str:
 
 class Fanout:
     def __init__(self, provider: Provider, sessions: SessionStore, events: EventStore, bus: Bus,
-                 *, lease: float = LEASE) -> None:
+                 *, lease: float = LEASE, on_message: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.provider, self.sessions, self.events, self.bus = provider, sessions, events, bus
         self.lease = lease
+        self.on_message = on_message  # an observer of every bus message (the transport's metrics)
         self._subscription: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -65,6 +67,12 @@ class Fanout:
         # Subscribed before start() returns: no change published after the first request is missed.
         self._subscription = await self.bus.subscribe(CHANGES)
         self._task = asyncio.create_task(self._run(self._subscription))
+
+    @property
+    def listening(self) -> bool:
+        """Subscribed to ``changes`` and reading it (readiness: a worker that is not would serve
+        a stale registry)."""
+        return self._task is not None and not self._task.done()
 
     async def stop(self) -> None:
         if self._subscription is not None:
@@ -79,6 +87,8 @@ class Fanout:
     async def _run(self, subscription: Subscription) -> None:
         async for message in subscription:
             try:
+                if self.on_message is not None:
+                    self.on_message(message)
                 if message == RESYNC:
                     # The bus was cut off: changes may have been missed (a commit while Redis was
                     # down publishes nothing). Rebuild from the database; clients re-list anyway

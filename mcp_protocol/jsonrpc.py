@@ -11,6 +11,8 @@ rejected as ``-32600`` Invalid Request: the message does not have the MCP reques
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,16 +44,63 @@ class Response:
 
 Message = Request | Notification | Response
 
-_decoder = json.JSONDecoder()
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+# A \uD800-\uDFFF escape is the only way a JSON text can smuggle a surrogate past the UTF-8
+# decoder (which refuses encoded surrogates). Pairs become one code point; a lone one would stay a
+# surrogate that no UTF-8 encoder can write back. The regex is a cheap pre-filter: only texts that
+# hold such an escape pay for the walk (an escaped backslash before "ud8.." is a false positive,
+# harmless: the walk then finds nothing).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _not_json_constant(name: str) -> Any:
+    # NaN, Infinity and -Infinity are not JSON (RFC 8259 §6), though Python's parser takes them.
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e400: no JSON number the serializer could write back
+        raise ValueError("number out of range")
+    return value
+
+
+_decoder = json.JSONDecoder(parse_constant=_not_json_constant, parse_float=_finite_float)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def decode(data: bytes | str) -> Any:
-    """Parse a JSON text; anything that is not UTF-8 JSON is a parse error ([03+] basic/transports.mdx)."""
+    """Parse a JSON text; anything that is not UTF-8 JSON is a parse error ([03+] basic/transports.mdx).
+
+    What this accepts, ``dumps`` can always write back: valid Unicode only (RFC 8259 §8.1: JSON
+    exchanged between systems MUST be UTF-8; a lone surrogate escape is no Unicode text), finite
+    numbers only. Caught here, at the edge, so no handler sees such a value and no echo of it can
+    fail while serializing.
+    """
     try:
         text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
-        return json.loads(text)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        obj = _decoder.decode(text)
+        if _SURROGATE_ESCAPE.search(text) is not None and _has_lone_surrogate(obj):
+            raise ValueError("lone surrogate")
+        return obj
+    except (UnicodeError, ValueError, RecursionError) as exc:
         raise ParseError("Parse error") from exc
 
 
@@ -83,6 +132,10 @@ def parse_message(obj: Any) -> Message:
         raise _invalid("Invalid Request: id must be a string or an integer", None)
 
     if "method" in obj:
+        if "result" in obj or "error" in obj:
+            # JSON-RPC 2.0 §4: a request object has no result/error member; one that does is
+            # neither a request nor a response.
+            raise _invalid('Invalid Request: a request must not carry "result" or "error"', request_id)
         method = obj["method"]
         if not isinstance(method, str) or not method:
             raise _invalid('Invalid Request: "method" must be a non-empty string', request_id)
@@ -152,8 +205,16 @@ def request(id: RequestId, method: str, params: dict[str, Any] | None) -> dict[s
 
 
 def dumps(obj: Any) -> bytes:
-    """Compact UTF-8 JSON (no NaN/Infinity: they are not JSON)."""
-    return _encoder.encode(obj).encode("utf-8")
+    """Compact UTF-8 JSON (no NaN/Infinity: they are not JSON).
+
+    The parser lets no lone surrogate in, but a provider's data may hold one (a tool result built
+    from bytes decoded with ``surrogateescape``): then the text goes out ASCII-escaped rather than
+    failing the response.
+    """
+    try:
+        return _encoder.encode(obj).encode("utf-8")
+    except UnicodeEncodeError:
+        return _ascii_encoder.encode(obj).encode("ascii")
 
 
 def error_id(exc: BaseException) -> RequestId | None:

@@ -43,6 +43,7 @@ from .pagination import Paginator
 from .provider import Provider, ProviderCapabilities
 from .request_state import RequestStateSealer
 from .session import Session
+from .shapes import check_params
 
 logger = logging.getLogger(__name__)
 
@@ -269,6 +270,10 @@ class Server:
                 ),
             )
         params = message.params or {}
+        try:
+            check_params(message.method, params, version)
+        except MCPError as exc:
+            return jsonrpc.error_response(message.id, exc)
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if not isinstance(token, str | int) or isinstance(token, bool):

@@ -1,23 +1,24 @@
 """ASGI entry point (uvicorn or daphne): ``mcpsite.asgi:application``.
 
-``/mcp`` goes straight to the MCP endpoint, a plain ASGI app. Measured before choosing: Django's
-ASGI handler with this project's MIDDLEWARE costs milliseconds per request for a trivial async
-view (request_started/finished signal handlers and sync middleware run through thread hops),
-against about 1 µs for a bare ASGI callable, in-process on the 2-core dev box; the endpoint's
-whole JSON-mode ``tools/call`` costs ~140 µs. The endpoint needs nothing from that stack (it has
-its own auth seam, no templates, no ORM on the hot path), so it is not behind it. Everything else — the
-landing page, the admin, the REST API — is Django's ASGI handler. The ``lifespan`` scope (sent by
-uvicorn, not by daphne) closes the MCP runtime on shutdown; startup needs nothing, because the
-runtime is built lazily on the first request.
+Routed through Channels like any project that takes in mcpsite (README "Add MCP to your Django
+project"): ``/mcp`` (and ``/mcp/``) goes to the MCP endpoint, a plain ASGI app, through
+``URLRouter``; everything else — the landing page, the admin, the REST API — is Django's ASGI
+handler. The endpoint is not behind Django's handler: measured before choosing, that handler with
+this project's MIDDLEWARE costs milliseconds per request for a trivial async view (signal handlers
+and sync middleware run through thread hops), against about 1 µs for a bare ASGI callable; the
+endpoint needs nothing from that stack (its own auth seam, no templates, no ORM on the hot path).
+Channels' router costs a regex match and a scope copy per request: tools/call through it is
+within the noise of the direct dispatch it replaced (bench/README.md, "Routing through Channels").
+
+The ``lifespan`` scope (sent by uvicorn, not by daphne) closes the MCP runtime on shutdown.
 
 Run: ``uvicorn mcpsite.asgi:application --host 127.0.0.1 --port 8000``
-(or ``daphne -b 127.0.0.1 -p 8000 mcpsite.asgi:application``).
+(or ``daphne -b 127.0.0.1 -p 8000 mcpsite.asgi:application``, or ``manage.py runserver``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 
@@ -25,29 +26,14 @@ from django.core.asgi import get_asgi_application
 
 django_application = get_asgi_application()
 
-from mcp_protocol.transports import runtime  # noqa: E402
-from mcp_protocol.transports.http import MCPEndpoint  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
-mcp_application = MCPEndpoint()
-MCP_PATHS = frozenset({"/mcp", "/mcp/"})
+from mcp_protocol.routing import lifespan, mcp_path  # noqa: E402
 
-
-async def lifespan(scope: Any, receive: Any, send: Any) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await runtime.shutdown()
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-
-
-async def application(scope: Any, receive: Any, send: Any) -> None:
-    kind = scope["type"]
-    if kind == "http" and scope["path"] in MCP_PATHS:
-        await mcp_application(scope, receive, send)
-    elif kind == "lifespan":
-        await lifespan(scope, receive, send)
-    else:
-        await django_application(scope, receive, send)
+application = ProtocolTypeRouter(
+    {
+        "http": URLRouter([mcp_path("mcp"), re_path(r"", django_application)]),
+        "lifespan": lifespan,
+    }
+)

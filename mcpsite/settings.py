@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -43,12 +44,20 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    # DRF tokens: MCP['PRINCIPAL_RESOLVER'] = django_auth.django_user accepts them on /mcp.
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "mcp_protocol",
     "registry",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from this process (uvicorn, daphne, every worker): right after security, before
+    # sessions, so a stylesheet costs no session or database work.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -87,7 +96,18 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# Development (DEBUG): WhiteNoise serves straight from the apps (its finders, re-scanned on every
+# request), no collectstatic. Production: `manage.py collectstatic` writes hashed, compressed
+# (gzip/brotli) copies to STATIC_ROOT, which WhiteNoise serves with far-future cache headers.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 # Hosts the registry's "http" tool kind may POST to (exact names or "*.example.com").
 REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
@@ -119,10 +139,15 @@ MCP = {
     "MAX_BODY_BYTES": int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024))),
     "KEEPALIVE_SECONDS": float(os.environ.get("MCP_KEEPALIVE_SECONDS", "15")),
     "ALWAYS_STREAM": env_bool("MCP_ALWAYS_STREAM", False),
+    # Prometheus metrics of /mcp (README "Operations"); off saves their small cost per request.
+    "METRICS": env_bool("MCP_METRICS", True),
     "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
     # MRTR requestState key ring (issue 13): comma-separated, first signs, all open.
     "REQUEST_STATE_KEYS": env_list("MCP_REQUEST_STATE_KEYS", []),
     "REQUEST_STATE_TTL": float(os.environ.get("MCP_REQUEST_STATE_TTL", "900")),
+    "PRINCIPAL_RESOLVER": os.environ.get(
+        "MCP_PRINCIPAL_RESOLVER", "mcp_protocol.transports.http.open_mode"
+    ),
     "CLOSE_STREAM_AFTER_SECONDS": (
         float(os.environ["MCP_CLOSE_STREAM_AFTER_SECONDS"])
         if os.environ.get("MCP_CLOSE_STREAM_AFTER_SECONDS")
@@ -155,21 +180,94 @@ if REDIS_URL:
         }
     )
 
+def _sentinel_location(url: str, master: str) -> str:
+    """REDIS_URL with its host replaced by the master's service name (django-redis's form)."""
+    parts = urlsplit(url)
+    userinfo = parts.netloc.rpartition("@")[0]
+    return urlunsplit(parts._replace(netloc=f"{userinfo}@{master}" if userinfo else master))
+
+
+# Django's cache: DRF's throttle counters. With REDIS_URL, Redis (django-redis), so every worker
+# shares the counts; otherwise this process's memory.
+if REDIS_URL and _REDIS_OPTIONS["mode"] == "standalone":
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": f"{_KEY_PREFIX}:cache",
+        }
+    }
+elif REDIS_URL and _REDIS_OPTIONS["mode"] == "sentinel":
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            # django-redis asks the Sentinels for the master named by the URL's host.
+            "LOCATION": _sentinel_location(REDIS_URL, _REDIS_OPTIONS["sentinel_master"]),
+            "KEY_PREFIX": f"{_KEY_PREFIX}:cache",
+            "OPTIONS": {
+                "CLIENT_CLASS": "django_redis.client.SentinelClient",
+                "CONNECTION_POOL_CLASS": "redis.sentinel.SentinelConnectionPool",
+                "SENTINELS": [
+                    (h.rsplit(":", 1)[0], int(h.rsplit(":", 1)[1])) for h in _REDIS_OPTIONS["sentinels"]
+                ],
+                "SENTINEL_KWARGS": {"password": _REDIS_OPTIONS["sentinel_password"]},
+            },
+        }
+    }
+else:
+    # No REDIS_URL, or a Redis Cluster (which django-redis does not speak): per-process counts.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 REST_FRAMEWORK = {
+    # Tokens first: the first class names the WWW-Authenticate challenge of a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "registry.api.auth.ManagementTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "registry.api.auth.AnonRateThrottle",
+        "registry.api.auth.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),
+        "user": os.environ.get("API_THROTTLE_USER", "6000/minute"),
+    },
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # Errors of list items keyed by index (DRF 3.20's only form; the list form is deprecated).
+    "LIST_SERIALIZER_ERRORS_AS_DICT": True,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "mcpsite management API",
+    "DESCRIPTION": "Tools, resources, resource templates and prompts of the MCP registry; live MCP "
+    "sessions; import and export of the whole registry. Writes reach every connected MCP client.",
+    "VERSION": "1",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
+    "SWAGGER_UI_DIST": "SIDECAR",  # local assets: a deployment may have no internet
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "mcpsite.logformat.JSONFormatter"},
+    },
     # stderr only: stdout belongs to the stdio transport.
     "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "plain"}
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            # MCP_LOG_FORMAT=json: one JSON object per line (mcpsite/logformat.py).
+            "formatter": "json" if os.environ.get("MCP_LOG_FORMAT", "plain") == "json" else "plain",
+        }
     },
     "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
 }

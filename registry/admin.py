@@ -1,6 +1,8 @@
 """The registry in the Django admin: every model editable, prompt arguments and messages inline,
 JSON fields in a JSON editor, a read-only preview of the exact MCP JSON a client receives, and a
 "try it" page per definition (``<id>/try/``) that runs it through the provider (``tryit.py``).
+Each list also shows, read-only, the definitions of that kind written in code (``registry.code``),
+so operators see everything the endpoint serves.
 """
 
 from __future__ import annotations
@@ -8,15 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db import models
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from . import tryit
+from .concurrency import VersionConflict
 from .forms import (
     JSONEditorWidget,
     PromptForm,
@@ -29,6 +32,7 @@ from .forms import (
 )
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 from .snapshot import prompt_definition, resource_definition, template_definition, tool_definition
+from .tokens import ManagementToken
 
 PREVIEW_VERSIONS = ("2025-11-25", "2026-07-28")
 JSON_WIDGETS = {models.JSONField: {"widget": JSONEditorWidget}}
@@ -50,6 +54,24 @@ def wire_preview(obj: Any) -> dict[str, Any]:
         return {v: versions.template_to_wire(template_definition(obj), v) for v in PREVIEW_VERSIONS}
     definition = prompt_definition(obj, list(obj.arguments.all()))
     return {v: versions.prompt_to_wire(definition, v) for v in PREVIEW_VERSIONS}
+
+
+def code_definitions(model: Any) -> list[dict[str, str]]:
+    """The definitions of ``model``'s kind written in code: key, where, and the wire JSON."""
+    from mcp_protocol import versions
+
+    from .code import definitions as code
+
+    table = model.code_key[1]
+    to_wire = {
+        Tool: versions.tool_to_wire, Resource: versions.resource_to_wire,
+        ResourceTemplate: versions.template_to_wire, Prompt: versions.prompt_to_wire,
+    }[model]  # fmt: skip
+    return [
+        {"key": key, "origin": code.origin(entry.func),
+         "preview": _pretty({v: to_wire(entry.definition, v) for v in PREVIEW_VERSIONS})}
+        for key, entry in sorted(code.TABLES[table].items())
+    ]  # fmt: skip
 
 
 class RegistryAdmin(admin.ModelAdmin):
@@ -79,6 +101,10 @@ class RegistryAdmin(admin.ModelAdmin):
         ]
         return extra + super().get_urls()
 
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        context = {"code_definitions": code_definitions(self.model), **(extra_context or {})}
+        return super().changelist_view(request, context)
+
     def change_view(
         self,
         request: HttpRequest,
@@ -92,6 +118,23 @@ class RegistryAdmin(admin.ModelAdmin):
             **(extra_context or {}),
         }
         return super().change_view(request, object_id, form_url, context)
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except VersionConflict as exc:
+            # Another save committed between this form's check and its own save (the form's
+            # clean() catches the usual case, with the differing fields).
+            self.message_user(
+                request, f"Not saved: someone else saved it at the same moment ({exc}). "
+                "Reload the page to edit the current version.", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
     def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = get_object_or_404(self.model, pk=object_id)
@@ -143,7 +186,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
     list_filter = ("enabled", "kind")
     search_fields = ("name", "title", "description")
     fieldsets = (
-        (None, {"fields": ("name", "title", "description", "enabled")}),
+        (None, {"fields": ("name", "title", "description", "enabled", "opened_version")}),
         ("Schemas", {"fields": ("input_schema", "output_schema")}),
         (
             "What it does",
@@ -183,7 +226,7 @@ class ResourceAdmin(RegistryAdmin):
     list_filter = ("enabled", "kind")
     search_fields = ("uri", "name", "title", "description")
     fieldsets = (
-        (None, {"fields": ("uri", "name", "title", "description", "enabled")}),
+        (None, {"fields": ("uri", "name", "title", "description", "enabled", "opened_version")}),
         ("Content", {"fields": ("kind", "mime_type", "text", "blob", "handler", "size")}),
         ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta")}),
         ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
@@ -206,7 +249,7 @@ class ResourceTemplateAdmin(RegistryAdmin):
     list_filter = ("enabled", "kind")
     search_fields = ("name", "uri_template", "title", "description")
     fieldsets = (
-        (None, {"fields": ("uri_template", "name", "title", "description", "enabled")}),
+        (None, {"fields": ("uri_template", "name", "title", "description", "enabled", "opened_version")}),
         ("Content", {"fields": ("kind", "mime_type", "text_template", "handler")}),
         ("Completion", {"fields": ("completions", "completion_handler")}),
         ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta")}),
@@ -245,7 +288,7 @@ class PromptAdmin(ArgumentsTryMixin, RegistryAdmin):
     list_display = ("name", "title", "enabled", "updated_at")
     search_fields = ("name", "title", "description")
     fieldsets = (
-        (None, {"fields": ("name", "title", "description", "enabled")}),
+        (None, {"fields": ("name", "title", "description", "enabled", "opened_version")}),
         ("Code", {"fields": ("handler", "completion_handler")}),
         ("Metadata", {"classes": ("collapse",), "fields": ("icons", "meta")}),
         ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
@@ -256,3 +299,24 @@ class PromptAdmin(ArgumentsTryMixin, RegistryAdmin):
 
     def run(self, obj: Prompt, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
         return tryit.try_prompt(obj, arguments, principal)
+
+
+@admin.register(ManagementToken)
+class ManagementTokenAdmin(admin.ModelAdmin):
+    """Tokens of the REST management API. Adding one shows the token once, in a message; only its
+    digest is stored. Deleting one revokes it."""
+
+    list_display = ("name", "user", "hint", "created_at", "expires_at", "last_used_at")
+    list_filter = ("user",)
+    fields = ("user", "name", "expires_at", "hint", "created_at", "last_used_at")
+    readonly_fields = ("hint", "created_at", "last_used_at")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False if obj is not None else super().has_change_permission(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: ManagementToken, form: Any, change: bool) -> None:
+        row, token = ManagementToken.issue(obj.user, obj.name, obj.expires_at)
+        obj.pk, obj.digest, obj.hint = row.pk, row.digest, row.hint
+        obj._state.adding = False
+        self.message_user(
+            request, f"The token (shown only now, copy it): {token}", messages.WARNING)

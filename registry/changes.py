@@ -18,6 +18,7 @@ synchronous callers (the admin's try-it) see the change without waiting for the 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 import weakref
 from collections.abc import Iterable
@@ -102,7 +103,8 @@ def publish(kinds: dict[str, set[str]]) -> None:
     for kind in KINDS:
         if kind not in kinds:
             continue
-        message = {"id": uuid.uuid4().hex, "kind": kind, "uris": sorted(kinds[kind])}
+        # "at" (wall clock) lets every worker measure the bus delivery lag (/metrics).
+        message = {"id": uuid.uuid4().hex, "kind": kind, "uris": sorted(kinds[kind]), "at": time.time()}
         try:
             mcp_settings.backend("BUS").publish_sync(CHANGES, message)
         except Exception:
@@ -120,6 +122,8 @@ class ChangeQuerySet(models.QuerySet):
 
     def update(self, **kwargs: Any) -> int:
         uris = self._uris()
+        if any(f.name == "version" for f in self.model._meta.concrete_fields) and "version" not in kwargs:
+            kwargs["version"] = models.F("version") + 1  # the row changed: so does its ETag
         count = super().update(**kwargs)
         if count:
             self._note(uris + self._uris() if "uri" in kwargs else uris)

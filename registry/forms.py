@@ -58,7 +58,52 @@ def handler_field(family: str, label: str, help_text: str = "") -> forms.ChoiceF
     )
 
 
-class ToolForm(forms.ModelForm):
+class VersionedForm(forms.ModelForm):
+    """Refuses to save over an edit that committed after this form was opened.
+
+    The form carries the row's ``version`` in a hidden field; if the stored row has moved on when
+    the form comes back, the save is refused with the fields where the stored row now differs
+    from the form, instead of silently overwriting the other edit. A save racing past this check
+    still meets the model's guard (``concurrency.VersionConflict``, handled by the admin). A post
+    without the field (a script) is accepted, like a REST write without ``If-Match``.
+    """
+
+    # Not named "version": the admin may not list a non-editable model field in its fieldsets.
+    opened_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.initial["opened_version"] = self.instance.version
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean()
+        opened = cleaned.get("opened_version")
+        if self.instance.pk is None or opened is None or opened == self.instance.version:
+            return cleaned
+        # self.instance is the row as stored now (the form writes into it only after clean()).
+        differs = [
+            f"{field.verbose_name} (now {field.value_from_object(self.instance)!r})"
+            for field in self.instance._meta.concrete_fields
+            if field.name in self.fields and field.name in cleaned
+            and field.value_from_object(self.instance) != cleaned[field.name]
+        ]
+        raise forms.ValidationError(
+            "Someone else saved this %(what)s after you opened it (you opened version %(opened)s; "
+            "it is now version %(now)s, saved %(when)s). Nothing was saved. %(differs)s"
+            "Reload the page to edit the current version.",
+            code="stale",
+            params={
+                "what": self.instance._meta.verbose_name,
+                "opened": opened,
+                "now": self.instance.version,
+                "when": self.instance.updated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
+                "differs": f"Stored now, unlike your form: {'; '.join(differs)}. " if differs else "",
+            },
+        )
+
+
+class ToolForm(VersionedForm):
     handler = handler_field("tool", "Handler", "handler kind: a function registered with @tool_handler.")
 
     class Meta:
@@ -66,7 +111,7 @@ class ToolForm(forms.ModelForm):
         fields = "__all__"
 
 
-class ResourceForm(forms.ModelForm):
+class ResourceForm(VersionedForm):
     handler = handler_field(
         "resource", "Handler", "handler kind: a function registered with @resource_handler."
     )
@@ -76,7 +121,7 @@ class ResourceForm(forms.ModelForm):
         fields = "__all__"
 
 
-class ResourceTemplateForm(forms.ModelForm):
+class ResourceTemplateForm(VersionedForm):
     handler = handler_field(
         "resource", "Handler", "handler kind: a function registered with @resource_handler."
     )
@@ -87,7 +132,7 @@ class ResourceTemplateForm(forms.ModelForm):
         fields = "__all__"
 
 
-class PromptForm(forms.ModelForm):
+class PromptForm(VersionedForm):
     handler = handler_field("prompt", "Handler", "Optional: a @prompt_handler that builds the messages.")
     completion_handler = handler_field("completion", "Completion handler")
 

@@ -19,6 +19,7 @@ from django.db import models
 
 from . import handlers
 from .changes import ChangeQuerySet
+from .concurrency import Versioned
 from .content_blocks import validate_content_block
 from .templating import placeholders
 from .uri_templates import parse_template
@@ -56,10 +57,13 @@ def mime_type_field() -> models.CharField:
     )
 
 
-class Definition(models.Model):
-    """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``)."""
+class Definition(Versioned):
+    """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``), and
+    the ``version`` of optimistic concurrency (``concurrency.py``)."""
 
     mcp_kind: ClassVar[str]
+    # The natural key and the table of registry.code that must not define it too.
+    code_key: ClassVar[tuple[str, str]]
 
     title = models.CharField(max_length=255, blank=True, help_text="Human-readable name shown by clients.")
     description = models.TextField(blank=True)
@@ -79,6 +83,27 @@ class Definition(models.Model):
     class Meta:
         abstract = True
 
+    def validate_unique(self, exclude: Any = None) -> None:
+        """Unique among rows (Django's check) and not taken by a definition in code, which would
+        hide this row from clients (admin and API forms call this too)."""
+        errors: dict[str, Any] = {}
+        try:
+            super().validate_unique(exclude)
+        except ValidationError as exc:
+            errors = exc.update_error_dict(errors)
+        field, table = self.code_key
+        if not exclude or field not in exclude:
+            from .code.definitions import code_owner
+
+            owner = code_owner(table, getattr(self, field))
+            if owner:
+                errors.setdefault(field, []).append(ValidationError(
+                    f"{getattr(self, field)!r} is defined in code by {owner}: choose another.",
+                    code="defined_in_code",
+                ))  # fmt: skip
+        if errors:
+            raise ValidationError(errors)
+
 
 def _check_handler(errors: dict[str, str], field: str, family: str, value: str, required: bool) -> None:
     if not value:
@@ -97,6 +122,7 @@ def _check_handler(errors: dict[str, str], field: str, family: str, value: str, 
 
 class Tool(Definition):
     mcp_kind = "tools"
+    code_key = ("name", "TOOLS")
 
     class Kind(models.TextChoices):
         HANDLER = "handler", "Handler registered in code"
@@ -178,6 +204,7 @@ class Tool(Definition):
 
 class Resource(Definition):
     mcp_kind = "resources"
+    code_key = ("uri", "RESOURCES")
 
     class Kind(models.TextChoices):
         TEXT = "text", "Stored text"
@@ -216,6 +243,7 @@ class Resource(Definition):
 
 class ResourceTemplate(Definition):
     mcp_kind = "resources"
+    code_key = ("uri_template", "TEMPLATES")
 
     class Kind(models.TextChoices):
         TEXT = "text", "Text template"
@@ -280,6 +308,7 @@ class ResourceTemplate(Definition):
 
 class Prompt(Definition):
     mcp_kind = "prompts"
+    code_key = ("name", "PROMPTS")
 
     name = models.CharField(max_length=128, unique=True, validators=[validate_name])
     handler = models.CharField(
@@ -352,3 +381,7 @@ class PromptMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} message {self.position}"
+
+
+
+from .tokens import LiveSession, ManagementToken  # noqa: E402, F401  (models of this app, in their module)

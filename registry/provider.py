@@ -41,6 +41,7 @@ from mcp_protocol.errors import (
 from mcp_protocol.provider import Provider, ProviderCapabilities
 
 from . import changes, handlers, kinds
+from .code import serving
 from .results import contents_item, prompt_result, resource_contents, text_block
 from .snapshot import EMPTY, RegistryState, build_state
 from .templating import render_json, render_text
@@ -128,6 +129,8 @@ class RegistryProvider(Provider):
                 return [contents_item(uri, spec.mime_type, text=spec.text)]
             if spec.kind == "binary":
                 return [contents_item(uri, spec.mime_type, blob=spec.blob)]
+            if spec.kind == "code":
+                return await serving.read_resource(spec.handler, uri, {}, ctx)
             func = _handler("resource", spec.handler, uri)
             return resource_contents(await handlers.invoke(func, uri, {}, ctx), uri, spec.mime_type)
         for template in state.templates:
@@ -137,6 +140,8 @@ class RegistryProvider(Provider):
             if template.kind == "text":
                 text = render_text(template.text_template, variables)
                 return [contents_item(uri, template.mime_type, text=text)]
+            if template.kind == "code":
+                return await serving.read_resource(template.handler, uri, variables, ctx)
             func = _handler("resource", template.handler, uri)
             return resource_contents(
                 await handlers.invoke(func, uri, variables, ctx), uri, template.mime_type
@@ -148,6 +153,8 @@ class RegistryProvider(Provider):
         spec = self.state().prompts.get(prompt.name)
         if spec is None:
             raise InvalidParams(f"Unknown prompt: {prompt.name}", {"name": prompt.name})
+        if spec.code:
+            return await serving.get_prompt(prompt.name, arguments, ctx)
         if spec.handler:
             func = _handler("prompt", spec.handler, prompt.name)
             return prompt_result(await handlers.invoke(func, dict(arguments), ctx), spec.description)

@@ -62,6 +62,7 @@ class PromptSpec:
     name: str
     description: str | None
     handler: str = ""
+    code: bool = False  # defined in Python (registry.code), not in the database
     completion_handler: str = ""
     messages: tuple[tuple[str, Any], ...] = ()
     completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -163,11 +164,15 @@ def prompt_definition(row: Any, arguments: list[Any]) -> d.Prompt:
 
 def build_state() -> RegistryState:
     """Read every enabled definition (synchronous ORM; call off the event loop)."""
+    from .code import definitions as code
+    from .code.serving import add_code, clashes, code_versions
     from .models import Prompt, Resource, ResourceTemplate, Tool
 
     tools: list[d.Tool] = []
     tool_specs: dict[str, ToolSpec] = {}
-    for row in Tool.objects.filter(enabled=True).order_by("name"):
+    tool_rows = list(Tool.objects.filter(enabled=True).order_by("name"))
+    taken = clashes(code.TOOLS, [row.name for row in tool_rows], "Tool")
+    for row in (row for row in tool_rows if row.name not in taken):
         tools.append(tool_definition(row))
         tool_specs[row.name] = ToolSpec(
             name=row.name,
@@ -183,7 +188,9 @@ def build_state() -> RegistryState:
 
     resources: list[d.Resource] = []
     resource_specs: dict[str, ResourceSpec] = {}
-    for row in Resource.objects.filter(enabled=True).order_by("uri"):
+    resource_rows = list(Resource.objects.filter(enabled=True).order_by("uri"))
+    taken = clashes(code.RESOURCES, [row.uri for row in resource_rows], "Resource")
+    for row in (row for row in resource_rows if row.uri not in taken):
         resources.append(resource_definition(row))
         resource_specs[row.uri] = ResourceSpec(
             uri=row.uri,
@@ -195,7 +202,9 @@ def build_state() -> RegistryState:
         )
 
     templates: list[TemplateSpec] = []
-    for row in ResourceTemplate.objects.filter(enabled=True).order_by("name"):
+    template_rows = list(ResourceTemplate.objects.filter(enabled=True).order_by("name"))
+    taken = clashes(code.TEMPLATES, [row.uri_template for row in template_rows], "Resource template")
+    for row in (row for row in template_rows if row.uri_template not in taken):
         definition = template_definition(row)
         templates.append(
             TemplateSpec(
@@ -212,7 +221,11 @@ def build_state() -> RegistryState:
 
     prompts: list[d.Prompt] = []
     prompt_specs: dict[str, PromptSpec] = {}
-    for row in Prompt.objects.filter(enabled=True).order_by("name").prefetch_related("arguments", "messages"):
+    prompt_rows = list(
+        Prompt.objects.filter(enabled=True).order_by("name").prefetch_related("arguments", "messages")
+    )
+    taken = clashes(code.PROMPTS, [row.name for row in prompt_rows], "Prompt")
+    for row in (row for row in prompt_rows if row.name not in taken):
         arguments = list(row.arguments.all())
         prompts.append(prompt_definition(row, arguments))
         prompt_specs[row.name] = PromptSpec(
@@ -224,7 +237,9 @@ def build_state() -> RegistryState:
             completions=MappingProxyType({a.name: tuple(a.completion_values or ()) for a in arguments}),
         )
 
+    add_code(tools, tool_specs, resources, resource_specs, templates, prompts, prompt_specs)
     body = (
+        code_versions(),
         tools,
         tool_specs,
         resources,

@@ -82,10 +82,17 @@ def validate_object_schema(value: Any) -> None:
     try:
         Draft202012Validator.check_schema(value)
     except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        where = json_pointer(exc.absolute_path)
         raise ValidationError(
-            f"Not a valid JSON Schema 2020-12 at {where}: {exc.message}", code="schema"
+            f"Not a valid JSON Schema 2020-12 at {where or '(root)'}: {exc.message}",
+            code="schema",
+            params={"pointer": where},
         ) from None
+
+
+def json_pointer(path: Any) -> str:
+    """RFC 6901 JSON pointer of a path of keys and indexes (``""`` is the whole document)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
 def validate_input_schema(value: Any) -> None:

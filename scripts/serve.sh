@@ -11,5 +11,8 @@ export DJANGO_SETTINGS_MODULE=mcpsite.settings
 HOST=${MCP_BIND_HOST:-127.0.0.1}
 PORT=${MCP_BIND_PORT:-8000}
 echo "MCP endpoint:  http://$HOST:$PORT/mcp"
-echo "Admin:         http://$HOST:$PORT/admin/"
+echo "Admin:         http://$HOST:$PORT/admin/   (login above)"
+echo "Home page:     http://$HOST:$PORT/   (live counts, these configurations)"
+.venv/bin/python -m mcpsite.clients "http://$HOST:$PORT/mcp"
+echo
 exec .venv/bin/uvicorn mcpsite.asgi:application --host "$HOST" --port "$PORT" --no-access-log

@@ -5,6 +5,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 bash scripts/install-tools.sh
+# Debian packages the ops tests drive: nginx (the fleet's balancer) and chromium (the browser
+# test; Playwright cannot download a browser of its own here). Installed as root when missing.
+missing=()
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
+      || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
+  else
+    echo "test.sh: ${missing[*]} missing and not root: the tests that need them are skipped" >&2
+  fi
+fi
 redis_up() { (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; }
 if ! redis_up; then
   if command -v redis-server >/dev/null; then
@@ -16,5 +30,7 @@ if ! redis_up; then
 fi
 .venv/bin/ruff check .
 .venv/bin/mypy
+# Django 6.0 on Python 3.12: the apps' unit tests and the example project's check/migrate.
+bash scripts/test-django6.sh
 # Two workers on this 2-core machine; integration modules each share one server process.
 exec .venv/bin/pytest -n 2 --dist loadfile "$@"

@@ -90,8 +90,11 @@ class SessionStore(ABC):
         """End a session; True if it existed."""
 
     @abstractmethod
-    async def list_sessions(self, limit: int = 100) -> list[Session]:
-        """Live sessions, newest first (the admin's browser)."""
+    async def list_sessions(self, limit: int = 100, after: tuple[float, str] | None = None) -> list[Session]:
+        """Live sessions, newest first: ordered by ``(created_at, id)`` descending (the admin's
+        and the management API's browsers). ``after``: the ``(created_at, id)`` of the last
+        session of the previous page; the page starts right after that position, whether or not
+        that session still exists, so paging never skips nor repeats a session."""
 
     @abstractmethod
     async def count(self, principal: str | None = None) -> int: ...

@@ -1,6 +1,7 @@
 """In-process session and event stores: the single-process default and the reference for Redis.
 
-Owns ``MemorySessionStore`` and ``MemoryEventStore``. State lives in plain dicts guarded by a
+Owns ``MemoryEventStore`` and re-exports ``MemorySessionStore`` (``memory_sessions.py``) so
+settings can name ``mcp_protocol.stores.memory.<Class>``. State lives in plain dicts guarded by a
 ``threading.Lock`` (never held across an ``await``), so the stores stay correct when Django runs
 sync code in worker threads with loops of their own (``async_to_sync``). Records are kept as JSON
 copies, as Redis keeps them, so a caller mutating a loaded ``Session`` changes nothing until
@@ -24,149 +25,18 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session import Session
 from .base import (
     Claim,
-    CreateError,
     Event,
     EventStore,
-    SessionLimitReached,
-    SessionStore,
     StreamLagging,
     UnknownEvent,
-    UpdateError,
     make_event_id,
     parse_event_id,
 )
+from .memory_sessions import MemorySessionStore
 
-
-@dataclass
-class _Record:
-    data: dict[str, Any]
-    expires: float
-
-
-class MemorySessionStore(SessionStore):
-    def __init__(self, *, ttl: float = 1800.0, max_sessions: int | None = None,
-                 max_sessions_per_principal: int | None = None, **options: Any) -> None:
-        super().__init__(ttl=ttl, max_sessions=max_sessions,
-                         max_sessions_per_principal=max_sessions_per_principal, **options)
-        self._lock = threading.Lock()
-        self._sessions: dict[str, _Record] = {}
-        self._claims: dict[str, tuple[str, float]] = {}
-
-    def _live(self, session_id: str, now: float) -> _Record | None:
-        record = self._sessions.get(session_id)
-        if record is not None and record.expires <= now:
-            del self._sessions[session_id]
-            return None
-        return record
-
-    def _sweep(self, now: float) -> None:
-        for session_id in [k for k, r in self._sessions.items() if r.expires <= now]:
-            del self._sessions[session_id]
-
-    async def create(self, session: Session) -> None:
-        now = time.monotonic()
-        with self._lock:
-            self._sweep(now)
-            if session.id in self._sessions:
-                raise CreateError(f"Session {session.id!r} already exists")
-            if self.max_sessions is not None and len(self._sessions) >= self.max_sessions:
-                raise SessionLimitReached("Too many live sessions", self.max_sessions)
-            cap = self.max_sessions_per_principal
-            if cap is not None:
-                owned = sum(1 for r in self._sessions.values() if r.data["principal"] == session.principal)
-                if owned >= cap:
-                    raise SessionLimitReached("Too many live sessions for this principal", cap)
-            self._sessions[session.id] = _Record(_copy(session.to_json()), now + self.ttl)
-        session.stored()
-
-    async def load(self, session_id: str) -> Session | None:
-        now = time.monotonic()
-        with self._lock:
-            record = self._live(session_id, now)
-            if record is None:
-                return None
-            record.expires = now + self.ttl  # sliding idle expiry
-            session = Session.from_json(_copy(record.data))
-        session.last_seen = time.time()
-        return session
-
-    async def save(self, session: Session) -> None:
-        changes = session.changes()
-        now = time.monotonic()
-        with self._lock:
-            record = self._live(session.id, now)
-            if record is None:
-                raise UpdateError(f"Session {session.id!r} no longer exists")
-            if changes:
-                record.data = _copy(changes.apply(record.data))
-            record.expires = now + self.ttl
-        session.stored()
-
-    async def delete(self, session_id: str) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            existed = self._live(session_id, now) is not None
-            self._sessions.pop(session_id, None)
-            self._claims.pop(session_id, None)
-            return existed
-
-    def _all(self) -> list[dict[str, Any]]:
-        now = time.monotonic()
-        with self._lock:
-            self._sweep(now)
-            return [r.data for r in self._sessions.values()]
-
-    async def list_sessions(self, limit: int = 100) -> list[Session]:
-        now, wall = time.monotonic(), time.time()
-        with self._lock:
-            self._sweep(now)
-            records = sorted(self._sessions.values(), key=lambda r: r.data["created_at"], reverse=True)
-            found = [(Session.from_json(_copy(r.data)), r.expires) for r in records[:limit]]
-        for session, expires in found:
-            session.last_seen = wall - (now - (expires - self.ttl))  # the last load or save
-        return [session for session, _ in found]
-
-    async def count(self, principal: str | None = None) -> int:
-        rows = self._all()
-        if principal is None:
-            return len(rows)
-        return sum(1 for d in rows if d["principal"] == principal)
-
-    async def session_ids(self) -> list[str]:
-        return [d["id"] for d in self._all()]
-
-    async def initialized_session_ids(self) -> list[str]:
-        return [d["id"] for d in self._all() if d.get("state") == "ready"]
-
-    async def subscribers(self, uri: str) -> list[str]:
-        return [d["id"] for d in self._all() if uri in d["subscriptions"]]
-
-    async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            held = self._claims.get(session_id)
-            if held is not None and held[1] > now and not take_over:
-                return False
-            self._claims[session_id] = (owner, now + ttl)
-            return True
-
-    async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            held = self._claims.get(session_id)
-            if held is None or held[0] != owner or held[1] <= now:
-                return False
-            self._claims[session_id] = (owner, now + ttl)
-            return True
-
-    async def release_stream(self, session_id: str, owner: str) -> None:
-        with self._lock:
-            held = self._claims.get(session_id)
-            if held is not None and held[0] == owner:
-                del self._claims[session_id]
+__all__ = ["MemoryEventStore", "MemorySessionStore"]
 
 
 @dataclass
@@ -335,8 +205,3 @@ class MemoryEventStore(EventStore):
         with self._lock:
             self._once[key] = (Claim.DONE, time.monotonic() + ttl)
             self._tried.pop(key, None)  # DONE answers from now on; the marker is not needed
-
-
-def _copy(data: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(json.dumps(data))
-    return result

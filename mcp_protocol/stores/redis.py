@@ -10,7 +10,8 @@ Keys (``P`` = the ``prefix`` option, default ``mcp``)::
     P:claim:{sid}            owner of the session's standalone GET stream, PX = claim ttl
     {P}:live                 zset sid -> expected expiry (ms): the index of live sessions
     {P}:created              zset sid -> created_at: the admin's newest-first listing
-    {P}:principal:<json>     set of sids of one principal (cap per principal)
+    {P}:owned:<json>         zset sid -> expected expiry (ms) of one principal's sessions (its cap)
+    {P}:owner                hash sid -> that principal's owned key (to clean it once the sid is gone)
     {P}:subs:<uri>           set of sids subscribed to uri (resources/subscribe)
 
 Per-session keys carry the hash tag ``{sid}`` and the global indexes the tag ``{P}``, so every
@@ -21,7 +22,10 @@ create refused by the cap deletes its session key again) and the index upkeep af
 readers verify against the session keys (the truth): ``subscribers`` drops ids whose session no
 longer lists the uri, and entries of ``{P}:live`` whose expected expiry passed are checked with
 PTTL (``load`` slides the key with one GETEX and leaves the index alone: the hot path stays one
-round trip) and either re-scored or removed.
+round trip) and either re-scored or removed, in ``{P}:live`` and in the principal's ``owned`` zset
+alike. So the caps are two ZCARDs, and a create costs the same at 0 or 10,000 live sessions: each
+session is re-checked at most once per idle period (amortized O(log n) per create), and nothing
+scans a principal's sessions inside Redis (which blocked Redis for every create while it did).
 
 On Redis Cluster (``mode="cluster"``) nothing changes in this layout: every MULTI/EXEC block and
 script names keys of one tag (``{sid}`` or ``{P}``), and the pipelined GETs of the listings, which
@@ -45,7 +49,7 @@ from ..session import Session
 from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
 from .connection import DEFAULT_URL, AsyncClient, RedisConnector, unavailable_as_store_error
 from .redis_events import RedisEventStore
-from .redis_session_scripts import CAPS, OWNED, REFRESH, REFRESH_SHA, RELEASE, RELEASE_SHA
+from .redis_session_scripts import CAPS, REFRESH, REFRESH_SHA, RELEASE, RELEASE_SHA
 from .topology import RedisTopology, check_prefix
 
 __all__ = ["RedisEventStore", "RedisSessionStore"]
@@ -69,6 +73,7 @@ class RedisSessionStore(SessionStore):
         self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
         self._live = f"{{{prefix}}}:live"
         self._created = f"{{{prefix}}}:created"
+        self._owner = f"{{{prefix}}}:owner"
         self._scripts: dict[str, AsyncScript] = {}
 
     def _key(self, session_id: str) -> str:
@@ -77,8 +82,8 @@ class RedisSessionStore(SessionStore):
     def _claim(self, session_id: str) -> str:
         return f"{self.prefix}:claim:{{{session_id}}}"
 
-    def _principal(self, principal: str | None) -> str:
-        return f"{{{self.prefix}}}:principal:{json.dumps(principal)}"
+    def _owned(self, principal: str | None) -> str:
+        return f"{{{self.prefix}}}:owned:{json.dumps(principal)}"
 
     def _subs(self, uri: str) -> str:
         return f"{{{self.prefix}}}:subs:{uri}"
@@ -99,7 +104,7 @@ class RedisSessionStore(SessionStore):
             cap = -1 if self.max_sessions is None else self.max_sessions
             cap_pp = -1 if self.max_sessions_per_principal is None else self.max_sessions_per_principal
             verdict = await self._run(
-                client, CAPS, [self._live, self._created, self._principal(session.principal)],
+                client, CAPS, [self._live, self._created, self._owned(session.principal), self._owner],
                 [session.id, _expiry(self.ttl), session.created_at, cap, cap_pp])
             if verdict < 0:
                 await client.delete(key)
@@ -145,7 +150,9 @@ class RedisSessionStore(SessionStore):
         with unavailable_as_store_error():
             await client.transaction(merge, key)  # type: ignore[arg-type]  # RedisCluster's hint is wrong
             async with client.pipeline(transaction=False) as pipe:
-                pipe.zadd(self._live, {session.id: _expiry(self.ttl)}, xx=True)
+                expiry = {session.id: _expiry(self.ttl)}
+                pipe.zadd(self._live, expiry, xx=True)
+                pipe.zadd(self._owned(session.principal), expiry, xx=True)
                 for uri in changes.subscribed:
                     pipe.sadd(self._subs(uri), session.id)
                 for uri in changes.unsubscribed:
@@ -166,7 +173,8 @@ class RedisSessionStore(SessionStore):
             async with client.pipeline(transaction=False) as pipe:
                 pipe.zrem(self._live, session_id)
                 pipe.zrem(self._created, session_id)
-                pipe.srem(self._principal(data.get("principal")), session_id)
+                pipe.zrem(self._owned(data.get("principal")), session_id)
+                pipe.hdel(self._owner, session_id)
                 for uri in data.get("subscriptions") or ():
                     pipe.srem(self._subs(uri), session_id)
                 await pipe.execute()
@@ -174,30 +182,40 @@ class RedisSessionStore(SessionStore):
 
     async def _refresh_index(self, client: AsyncClient) -> None:
         """Re-check index entries whose expected expiry passed: still-live sessions (slid by
-        load) get their real expiry back, vanished ones leave the index."""
+        load) get their real expiry back, vanished ones leave the indexes (their principal's
+        ``owned`` zset found through ``{P}:owner``)."""
         stale: list[Any] = await client.zrangebyscore(self._live, "-inf", int(time.time() * 1000))
         if not stale:
             return
-        async with client.pipeline(transaction=False) as pipe:
-            for session_id in stale:
-                pipe.pttl(self._key(session_id))
-            ttls: list[int] = await pipe.execute()
+        ttls = await self._redis.fast().pipeline([("PTTL", self._key(sid)) for sid in stale])
+        _raise_first(ttls)
+        owned_keys: list[Any] = await client.hmget(self._owner, stale)
         now = int(time.time() * 1000)
-        alive = {sid: now + ttl for sid, ttl in zip(stale, ttls, strict=True) if ttl > 0}
-        gone = [sid for sid, ttl in zip(stale, ttls, strict=True) if ttl == -2]
+        alive: dict[Any, dict[Any, int]] = {}
+        gone: dict[Any, list[Any]] = {}
+        for sid, ttl, owned in zip(stale, ttls, owned_keys, strict=True):
+            if ttl > 0:
+                alive.setdefault(owned, {})[sid] = now + ttl
+            elif ttl == -2:
+                gone.setdefault(owned, []).append(sid)
         async with client.pipeline(transaction=False) as pipe:
-            if alive:
-                pipe.zadd(self._live, alive, xx=True)
-            if gone:
-                pipe.zrem(self._live, *gone)
-                pipe.zrem(self._created, *gone)
+            for owned, expiries in alive.items():
+                pipe.zadd(self._live, expiries, xx=True)
+                if owned is not None:
+                    pipe.zadd(owned, expiries, xx=True)
+            for owned, ids in gone.items():
+                pipe.zrem(self._live, *ids)
+                pipe.zrem(self._created, *ids)
+                pipe.hdel(self._owner, *ids)
+                if owned is not None:
+                    pipe.zrem(owned, *ids)
             await pipe.execute()
 
-    async def list_sessions(self, limit: int = 100) -> list[Session]:
+    async def list_sessions(self, limit: int = 100, after: tuple[float, str] | None = None) -> list[Session]:
         client = await self._redis.ready_client()
         found: list[Session] = []
-        start = 0
         with unavailable_as_store_error():
+            start = 0 if after is None else await self._rank_after(client, after)
             while len(found) < limit:
                 ids: list[Any] = await client.zrevrange(self._created, start, start + limit - 1)
                 if not ids:
@@ -221,6 +239,14 @@ class RedisSessionStore(SessionStore):
                     start -= len(gone)
         return found[:limit]
 
+    async def _rank_after(self, client: Any, after: tuple[float, str]) -> int:
+        """How many entries of the created index come before ``after`` in ZREVRANGE order (score,
+        then member, descending): the start of the next page, found without the member itself."""
+        score, last = after
+        higher = await client.zcount(self._created, f"({score!r}", "+inf")
+        tied = await client.zrangebyscore(self._created, score, score)
+        return int(higher) + sum(1 for m in tied if (m.decode() if isinstance(m, bytes) else m) >= last)
+
     async def _get_many(self, ids: list[str]) -> list[str | None]:
         # One GET per key in a pipeline rather than MGET: the keys live in different slots (on a
         # Cluster, each GET goes to its slot's master).
@@ -232,9 +258,7 @@ class RedisSessionStore(SessionStore):
         client = await self._redis.ready_client()
         with unavailable_as_store_error():
             await self._refresh_index(client)
-            if principal is None:
-                return int(await client.zcard(self._live))
-            return int(await self._run(client, OWNED, [self._live, self._principal(principal)], []))
+            return int(await client.zcard(self._live if principal is None else self._owned(principal)))
 
     async def session_ids(self) -> list[str]:
         client = await self._redis.ready_client()

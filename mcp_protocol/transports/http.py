@@ -9,8 +9,9 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
 - any other POST / GET / DELETE → the session named by ``Mcp-Session-Id`` (missing → 400, unknown,
   expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
 
-It is routed beside Django (``mcpsite/asgi.py``), not through it: the hot path (tools/call in JSON
-mode) does no middleware, no database, and spawns no task of its own. Header rules live in
+It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
+(``mcp_protocol/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
+JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
 ``headers.py`` and ``security.py``, the body in ``body.py``, POST streams in ``streams.py``, GET
 streams and resumes in ``replay.py``, and the one mapping from exceptions to wire errors in
 ``responses.py``.
@@ -19,16 +20,20 @@ streams and resumes in ``replay.py``, and the one mapping from exceptions to wir
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
+from time import perf_counter
 from typing import Any
 
 from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
 from ..session import Session
-from ..stores.base import STANDALONE_STREAM, StoreUnavailable, UpdateError, parse_event_id
+from ..stores.base import STANDALONE_STREAM, UpdateError, parse_event_id
 from ..versions import allows_batch, names_modern_era
+from . import logcontext, metrics
 from .body import ClientGone, read_body
+from .browser import send_page, wants_page
 from .headers import (
     RequestHeaders,
     check_content_type,
@@ -59,7 +64,9 @@ from .responses import (
 from .runtime import Runtime, current, get_runtime
 from .streams import PRIME, PostStream
 
-PrincipalResolver = Callable[[Scope], str | None]
+# Who is calling, from the request's scope: a principal id, None (open mode), or an awaitable of
+# either (a resolver that reads a session or a token); raising HTTPError(401, ...) refuses the call.
+PrincipalResolver = Callable[[Scope], str | Awaitable[str | None] | None]
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
@@ -105,11 +112,21 @@ async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
 
 
 class MCPEndpoint:
-    def __init__(self, resolve_principal: PrincipalResolver = open_mode) -> None:
+    def __init__(self, resolve_principal: PrincipalResolver | None = None) -> None:
+        # None: the resolver MCP['PRINCIPAL_RESOLVER'] names (open mode unless set), per runtime.
         self.resolve_principal = resolve_principal
+
+    async def principal(self, rt: Runtime, scope: Scope) -> str | None:
+        found = (self.resolve_principal or rt.resolve_principal)(scope)
+        if inspect.isawaitable(found):
+            found = await found
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)
+        rt: Runtime | None = None
+        started = perf_counter()
+        logcontext.bind(scope)
         try:
             rt = current() or await get_runtime()
             headers = parse_headers(scope["headers"])
@@ -131,6 +148,11 @@ class MCPEndpoint:
                 logger.error("error after the response started on /mcp", exc_info=exc)
                 return
             await send_error(send, exc, error_id(exc))
+        finally:
+            if rt is not None and rt.config.metrics:
+                # The one place requests are counted (metrics.py); the handlers only left notes
+                # in the scope. A 503 before the runtime exists is counted as a Redis error.
+                metrics.record(scope, tracked.status, perf_counter() - started, rt.provider)
 
     # -- sessions -------------------------------------------------------------------------------
     async def _session(self, rt: Runtime, scope: Scope, headers: RequestHeaders) -> Session:
@@ -138,8 +160,9 @@ class MCPEndpoint:
         if not session_id:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
         session = await rt.sessions.load(session_id)
+        principal = scope[logcontext.PRINCIPAL] = await self.principal(rt, scope)
         # Another principal's session is as unknown as an expired one (no existence oracle).
-        if session is None or session.principal != self.resolve_principal(scope):
+        if session is None or session.principal != principal:
             raise HTTPError(404, "Session not found")
         return session
 
@@ -151,6 +174,7 @@ class MCPEndpoint:
         check_content_type(headers)
         parsed = parse_body(await read_body(receive, rt.config.max_body, headers.content_length))
         if isinstance(parsed, list):
+            scope[metrics.METHOD], scope[metrics.ERA] = "batch", "legacy"
             await self.batch(rt, scope, receive, send, headers, parsed)
             return
         try:
@@ -166,12 +190,20 @@ class MCPEndpoint:
         self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders,
         message: Request | Notification | Response,
     ) -> None:
+        if isinstance(message, Request | Notification):
+            scope[metrics.METHOD] = message.method
+            if message.method == "tools/call":
+                scope[metrics.TOOL] = (message.params or {}).get("name")
+        else:
+            scope[metrics.METHOD] = "response"
         if era_of(rt, headers, message) == "modern":
+            scope[metrics.ERA] = "modern"
             if isinstance(message, Response):
                 # [26] streamable-http.mdx "Sending Messages": the client MUST NOT send responses.
                 raise HTTPError(400, "Invalid Request: 2026-07-28 clients send no JSON-RPC responses")
             await self.modern(rt, scope, receive, send, headers, message)
             return
+        scope[metrics.ERA] = "legacy"
         if isinstance(message, Request) and message.method == "initialize":
             await self.initialize(rt, scope, send, headers, message)
             return
@@ -188,6 +220,7 @@ class MCPEndpoint:
             stream = PostStream(rt, session, send, receive)
             try:
                 response = await stream.run(rt.server.handle(message, session, stream))
+                scope[metrics.RESPONSE] = response
                 await _save(rt, session)
                 await stream.finish([response] if response is not None else [])
             finally:
@@ -197,7 +230,7 @@ class MCPEndpoint:
         self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders, message: Request
     ) -> None:
         check_supported_version(headers.protocol_version)
-        session = Session.create(self.resolve_principal(scope))
+        session = Session.create(await self.principal(rt, scope))
         response = await rt.server.handle(message, session, _NULL)
         extra: list[tuple[bytes, bytes]] = []
         if response is not None and "result" in response:
@@ -276,9 +309,11 @@ class MCPEndpoint:
         except HTTPError as exc:
             await send_error(send, exc, message.id if isinstance(message, Request) else None)
             return
+        principal = await self.principal(rt, scope)
         stream = ModernStream(rt, send, receive)
         try:
-            response = await rt.server.handle_stateless(message, stream, self.resolve_principal(scope))
+            response = await rt.server.handle_stateless(message, stream, principal)
+            scope[metrics.RESPONSE] = response
             await stream.finish(response, modern_status(response))
         except asyncio.CancelledError:
             task = asyncio.current_task()
@@ -297,6 +332,9 @@ class MCPEndpoint:
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no GET stream", headers=[(b"allow", b"POST")]
             )
+        if wants_page(headers):
+            await send_page(send)  # a person with a browser, not a client (browser.py)
+            return
         check_get_accept(headers)
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)
@@ -344,13 +382,5 @@ class MCPEndpoint:
             )
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)  # [06+] F
-        await rt.sessions.delete(session.id)  # from now on every worker answers 404
-        # Its requests stop and its streams end: here at once; on other workers through the
-        # session's bus channel (requests listening there) and at the next heartbeat (GET).
-        rt.session_ended(session.id)
-        try:
-            await rt.pending.end_session(session.id)
-        except StoreUnavailable:
-            logger.warning("could not tell other workers that session %s ended", session.id)
-        await rt.events.delete_session(session.id)
+        await rt.end_session(session.id)
         await send_empty(send, 200)

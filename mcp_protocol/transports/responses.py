@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, MCPError
 from ..jsonrpc import RequestId, dumps, error_response
 from ..stores.base import SessionLimitReached, StoreUnavailable, UnknownEvent
+from . import metrics
 
 logger = logging.getLogger("mcp_protocol.transports")
 
@@ -84,6 +85,7 @@ def wire_error(exc: BaseException) -> tuple[int, dict[str, Any], list[tuple[byte
     if isinstance(exc, UnknownEvent):
         return 400, {"code": INVALID_REQUEST, "message": f"Unknown Last-Event-ID: {exc}"}, []
     if isinstance(exc, StoreUnavailable):
+        metrics.store_unavailable()
         logger.error("session/event store unavailable: %s", exc)
         return 503, {"code": INTERNAL_ERROR, "message": "Service unavailable: state store unreachable"}, []
     logger.error("internal error on /mcp", exc_info=exc)
@@ -132,15 +134,18 @@ def modern_status(response: dict[str, Any] | None) -> int:
 
 
 class TrackedSend:
-    """Wraps ``send`` to know whether the response started (an error after that can only be logged)."""
+    """Wraps ``send`` to know whether the response started (an error after that can only be
+    logged) and with which status (for the metrics)."""
 
-    __slots__ = ("send", "started")
+    __slots__ = ("send", "started", "status")
 
     def __init__(self, send: Send) -> None:
         self.send = send
         self.started = False
+        self.status = 0
 
     async def __call__(self, message: Any) -> None:
         if message["type"] == "http.response.start":
             self.started = True
+            self.status = message["status"]
         await self.send(message)

@@ -20,6 +20,7 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,8 @@ from ..fanout import Fanout
 from ..provider import Provider
 from ..server import Server
 from ..session import Session
-from ..stores.base import EventStore, SessionStore
+from ..stores.base import EventStore, SessionStore, StoreUnavailable
+from . import metrics
 from .pending import PendingRequests
 from .security import OriginGuard
 from .standalone import StandaloneOutbound
@@ -48,6 +50,7 @@ class TransportConfig:
     max_body: int
     allowed_hosts: list[str]
     allowed_origins: list[str]
+    metrics: bool = False  # from_settings() reads MCP_METRICS; hand-built configs (tests) skip it
 
     @classmethod
     def from_settings(cls) -> TransportConfig:
@@ -60,6 +63,7 @@ class TransportConfig:
             max_body=int(mcp_settings.MAX_BODY_BYTES),
             allowed_hosts=list(mcp_settings.ALLOWED_HOSTS),
             allowed_origins=list(mcp_settings.ALLOWED_ORIGINS),
+            metrics=bool(mcp_settings.METRICS),
         )
 
 
@@ -79,7 +83,9 @@ class Runtime:
         self.guard = OriginGuard(
             self.config.allowed_hosts, self.config.allowed_origins, list(settings.ALLOWED_HOSTS)
         )
-        self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus)
+        self.resolve_principal: Any = mcp_settings.principal_resolver()
+        self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
+                             on_message=metrics.on_bus_message if self.config.metrics else None)
         self._live: dict[str, set[asyncio.Event]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
@@ -110,6 +116,7 @@ class Runtime:
         for backend in (self.sessions, self.events, self.bus):
             with contextlib.suppress(Exception):
                 await backend.close()
+        metrics.process_exiting()
         logger.info("MCP runtime closed")
 
     def standalone(self, session: Session) -> StandaloneOutbound:
@@ -121,9 +128,13 @@ class Runtime:
     def register_stream(self, session_id: str) -> asyncio.Event:
         ended = asyncio.Event()
         self._live.setdefault(session_id, set()).add(ended)
+        if self.config.metrics:
+            metrics.stream_opened()
         return ended
 
     def unregister_stream(self, session_id: str, ended: asyncio.Event) -> None:
+        if self.config.metrics:
+            metrics.stream_closed()
         group = self._live.get(session_id)
         if group is not None:
             group.discard(ended)
@@ -133,6 +144,11 @@ class Runtime:
     def end_streams(self, session_id: str) -> None:
         for ended in self._live.pop(session_id, ()):
             ended.set()
+
+    async def end_session(self, session_id: str) -> bool:
+        """End a session everywhere: an MCP DELETE, or the management API's. True if it was live."""
+        return await end_session(self.sessions, self.events, self.pending, session_id,
+                                 here=self.session_ended)
 
     def session_ended(self, session_id: str) -> None:
         """The session was deleted (here, or on another worker): stop its requests running here
@@ -144,6 +160,36 @@ class Runtime:
         """Server shutdown: end every open SSE response (with ``retry``, so clients come back)."""
         for session_id in list(self._live):
             self.end_streams(session_id)
+
+
+async def end_session(sessions: SessionStore, events: EventStore, pending: PendingRequests,
+                      session_id: str, here: Callable[[str], None] | None = None) -> bool:
+    """The one way a session ends ([L] basic/transports.mdx "Session Management": later requests
+    with its id get 404). ``here``: stop what runs on this worker at once."""
+    existed = await sessions.delete(session_id)  # from now on every worker answers 404
+    # Its requests stop and its streams end: here at once; on other workers through the session's
+    # bus channel (requests listening there) and at the next heartbeat (GET streams).
+    if here is not None:
+        here(session_id)
+    try:
+        await pending.end_session(session_id)
+    except StoreUnavailable:
+        logger.warning("could not tell other workers that a session ended")
+    await events.delete_session(session_id)
+    return existed
+
+
+async def terminate(session_id: str) -> bool:
+    """End a session from outside ``/mcp`` (the management API), exactly as its DELETE does. On a
+    loop that serves ``/mcp`` this is its runtime's ``end_session``; elsewhere (a management
+    command, a test client) nothing of the session runs in this loop, so the stores and the bus
+    are enough. True if the session was live."""
+    rt = current()
+    if rt is not None:
+        return await rt.end_session(session_id)
+    pending = PendingRequests(mcp_settings.backend("BUS"))
+    return await end_session(mcp_settings.backend("SESSION_STORE"), mcp_settings.backend("EVENT_STORE"),
+                             pending, session_id)
 
 
 _runtime: Runtime | None = None

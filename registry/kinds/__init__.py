@@ -14,11 +14,12 @@ from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
 from ..snapshot import ToolSpec
-from . import handler, http, template
+from . import code, handler, http, template
 
 Executor = Callable[[ToolSpec, dict[str, Any], Context], Awaitable[dict[str, Any]]]
 
 EXECUTORS: dict[str, Executor] = {
+    "code": code.execute,
     "handler": handler.execute,
     "http": http.execute,
     "template": template.execute,

@@ -270,6 +270,23 @@ async def test_list_sessions_is_newest_first_and_limited(make_session_store: Mak
     assert [s.id for s in everything] == [sessions[i].id for i in (4, 2, 1, 0)]
 
 
+async def test_list_sessions_pages_after_a_position_without_skipping_ties(make_session_store: Make) -> None:
+    store = make_session_store()
+    sessions = [Session.create() for _ in range(7)]
+    for i, session in enumerate(sessions):
+        session.created_at = 1_000_000.0 + i // 2  # pairs created at the same instant
+        await store.create(session)
+    newest_first = sorted(sessions, key=lambda s: (s.created_at, s.id), reverse=True)
+    seen: list[str] = []
+    after: tuple[float, str] | None = None
+    while page := await store.list_sessions(limit=2, after=after):
+        seen += [s.id for s in page]
+        after = (page[-1].created_at, page[-1].id)
+        if len(page) == 2 and page[-1].id == newest_first[2].id:
+            await store.delete(page[-1].id)  # the position holds after its session is gone
+    assert seen == [s.id for s in newest_first]
+
+
 async def test_session_ids_and_count_list_the_live_sessions(make_session_store: Make) -> None:
     store = make_session_store()
     sessions = [Session.create("p") for _ in range(3)]

@@ -10,7 +10,12 @@ worker (kill -9) resumes elsewhere with exactly the missed events; DELETE ends t
 everywhere; one GET stream per session cluster-wide; a Redis outage is a 503 and the service comes
 back by itself. The Redis outage test runs last: it loses Redis state.
 
-Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
+Every scenario runs twice: worker by worker, then through nginx (``mcpsite.fleet.Balancer``, the
+routes of ``scripts/fleet.sh`` and compose) where A, B and C all mean the balancer, so each request
+lands on whichever worker round robin gives it, as a client behind a real load balancer sees.
+
+Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server (the balanced run without
+nginx).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -36,6 +41,7 @@ from mcp_protocol.stores.base import parse_event_id
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.standalone import StandaloneOutbound
+from mcpsite.fleet import Balancer, nginx_binary
 from tests.support import LiveServer
 from tests.support.admin_client import form_errors, log_in, submit_change
 from tests.support.live_server import ROOT
@@ -63,16 +69,40 @@ WAIT = 10.0  # s: the deadline of every wait for something the cluster does by i
 
 
 # -- the cluster --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Balanced:
+    """A worker as the balanced run sees it: its requests go to the balancer (so to any worker);
+    its process and log are the worker's own."""
+
+    server: LiveServer
+    balancer: Balancer
+
+    @property
+    def base_url(self) -> str:
+        return self.balancer.base_url
+
+    @property
+    def url(self) -> str:
+        return self.balancer.url
+
+    @property
+    def returncode(self) -> int | None:
+        return self.server.returncode
+
+    def log_text(self) -> str:
+        return self.server.log_text()
+
+
 @dataclass
 class Cluster:
-    a: LiveServer
-    b: LiveServer
-    c: LiveServer
+    a: LiveServer | Balanced
+    b: LiveServer | Balanced
+    c: LiveServer | Balanced
     redis: PrivateRedis
     env: dict[str, str]
 
     @property
-    def workers(self) -> list[LiveServer]:
+    def workers(self) -> list[LiveServer | Balanced]:
         return [self.a, self.b, self.c]
 
     def manage(self, *argv: str, env: dict[str, str] | None = None) -> str:
@@ -108,7 +138,7 @@ def database_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def cluster(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def workers(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     redis_server = PrivateRedis(tmp_path_factory.mktemp("redis")).start()
     env = {
         "DATABASE_URL": database_url,
@@ -133,6 +163,20 @@ def cluster(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
             redis_server.stop()
 
 
+@pytest.fixture(scope="module", params=["worker by worker", "through nginx"])
+def cluster(request: pytest.FixtureRequest, workers: Cluster) -> Iterator[Cluster]:
+    if request.param == "worker by worker":
+        yield workers
+        return
+    try:
+        nginx_binary()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    ports = [f"127.0.0.1:{w.port}" for w in (workers.a, workers.b, workers.c) if isinstance(w, LiveServer)]
+    with Balancer(ports) as balancer:
+        yield replace(workers, **{k: Balanced(getattr(workers, k), balancer) for k in ("a", "b", "c")})
+
+
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=WAIT) as c:
@@ -148,7 +192,7 @@ def get_headers(session_id: str, last_event_id: str | None = None) -> dict[str, 
 
 
 async def post(
-    client: httpx.AsyncClient, server: LiveServer, session_id: str, message: dict[str, Any]
+    client: httpx.AsyncClient, server: LiveServer | Balanced, session_id: str, message: dict[str, Any]
 ) -> httpx.Response:
     return await client.post(server.url, headers=session_headers(session_id), json=message)
 
@@ -177,7 +221,9 @@ def text_of(response: dict[str, Any]) -> str:
     return str(response["result"]["content"][0]["text"])
 
 
-async def tool(client: httpx.AsyncClient, server: LiveServer, session_id: str, name: str) -> dict[str, Any]:
+async def tool(
+    client: httpx.AsyncClient, server: LiveServer | Balanced, session_id: str, name: str
+) -> dict[str, Any]:
     response = await post(client, server, session_id, request(1, "tools/list"))
     assert response.status_code == 200, response.text
     [found] = [t for t in response.json()["result"]["tools"] if t["name"] == name]
@@ -479,7 +525,7 @@ async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_its
     finally:
         cluster.redis.start()  # same port, empty
 
-    async def serves(worker: LiveServer) -> bool:
+    async def serves(worker: LiveServer | Balanced) -> bool:
         try:
             fresh = await open_session(client, worker.url)
         except AssertionError:

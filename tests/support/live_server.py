@@ -58,15 +58,27 @@ class LiveServer:
         port: int | None = None,
         startup_timeout: float = 30.0,
         extra_args: Sequence[str] = (),
+        app: str = "mcpsite.asgi:application",
+        mcp_path: str = "/mcp",
+        project_dir: Path = ROOT,
+        python: str = sys.executable,
+        probe_path: str | None = None,
     ) -> None:
-        if server not in ("uvicorn", "daphne"):
-            raise ValueError(f"server must be 'uvicorn' or 'daphne', not {server!r}")
+        if server not in ("uvicorn", "daphne", "runserver"):
+            raise ValueError(f"server must be 'uvicorn', 'daphne' or 'runserver', not {server!r}")
         self.server = server
         self.workers = workers
         self.host = host
         self.port = port or free_port(host)
         self.startup_timeout = startup_timeout
         self.extra_args = list(extra_args)
+        self.app = app
+        self.mcp_path = mcp_path
+        self.project_dir = project_dir  # where manage.py is (another project: examples/)
+        self.python = python
+        # What the start-up wait GETs: the MCP endpoint by default (which also builds the MCP
+        # runtime); "/healthz" leaves the worker cold (tests/faults: it has served no /mcp request).
+        self.probe_path = probe_path
         self._load = [[load]] if isinstance(load, str) else [list(c) for c in load or ()]
         self._migrate = bool(self._load) if migrate is None else migrate
         self._env_overrides = dict(env or {})
@@ -85,7 +97,7 @@ class LiveServer:
     @property
     def url(self) -> str:
         """The MCP endpoint."""
-        return f"{self.base_url}/mcp"
+        return f"{self.base_url}{self.mcp_path}"
 
     @property
     def log_path(self) -> Path:
@@ -110,14 +122,18 @@ class LiveServer:
                 "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
             }
         )
+        if self.project_dir != ROOT:
+            # Another project imports mcpsite's apps from where it installed them, not from here.
+            env.pop("DJANGO_SETTINGS_MODULE")
+            env.pop("PYTHONPATH")
         env.update(self._env_overrides)
         return env
 
     def manage(self, *argv: str) -> str:
         """Run a management command against this server's database and environment; returns stdout."""
         result = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *argv],
-            cwd=ROOT,
+            [self.python, str(self.project_dir / "manage.py"), *argv],
+            cwd=self.project_dir,
             env=self.env,
             capture_output=True,
             timeout=120,
@@ -130,16 +146,21 @@ class LiveServer:
         return result.stdout.decode(errors="replace")
 
     def command(self) -> list[str]:
-        app = "mcpsite.asgi:application"
+        app = self.app
         if self.server == "uvicorn":
             return [
-                sys.executable, "-m", "uvicorn", app, "--host", self.host, "--port", str(self.port),
+                self.python, "-m", "uvicorn", app, "--host", self.host, "--port", str(self.port),
                 "--workers", str(self.workers), "--log-level", "warning", "--no-access-log",
                 *self.extra_args,
             ]  # fmt: skip
         if self.workers != 1:
-            raise ValueError("daphne runs one process; use uvicorn for several workers")
-        return [sys.executable, "-m", "daphne", "-b", self.host, "-p", str(self.port), *self.extra_args, app]
+            raise ValueError(f"{self.server} runs one process; use uvicorn for several workers")
+        if self.server == "runserver":
+            # Django's development server as daphne's runserver replaces it (daphne in
+            # INSTALLED_APPS), autoreloader included: it serves ASGI_APPLICATION, not ``app``.
+            return [self.python, str(self.project_dir / "manage.py"), "runserver", f"{self.host}:{self.port}",
+                    *self.extra_args]  # fmt: skip
+        return [self.python, "-m", "daphne", "-b", self.host, "-p", str(self.port), *self.extra_args, app]
 
     def start(self) -> LiveServer:
         self.tmpdir = Path(tempfile.mkdtemp(prefix="mcpsite-live-"))
@@ -151,7 +172,7 @@ class LiveServer:
                 self.manage(*argv)
             with open(self.log_path, "wb") as log:
                 self.process = subprocess.Popen(
-                    self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                    self.command(), cwd=self.project_dir, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                     start_new_session=True,  # its own process group: stop() reaches every worker
                 )  # fmt: skip
             self._wait_ready()
@@ -168,7 +189,8 @@ class LiveServer:
                 raise RuntimeError(f"{self.server} exited with {self.process.returncode}:\n{self.log_text()}")
             try:
                 # Any HTTP answer means the app is serving (a bare GET of /mcp is a 4xx).
-                httpx.get(self.url, timeout=1.0)
+                probe = self.url if self.probe_path is None else f"{self.base_url}{self.probe_path}"
+                httpx.get(probe, timeout=1.0)
                 return
             except httpx.TransportError:
                 time.sleep(0.05)

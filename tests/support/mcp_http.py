@@ -54,6 +54,14 @@ def session_headers(session_id: str, version: str = "2025-11-25", **extra: str) 
     return headers
 
 
+def stream_headers(session_id: str, last_event_id: str | None = None) -> dict[str, str]:
+    """A GET of the session's standalone stream, resuming after ``last_event_id`` if given."""
+    headers = {**session_headers(session_id), "accept": "text/event-stream"}
+    if last_event_id:
+        headers["last-event-id"] = last_event_id
+    return headers
+
+
 async def open_session(
     client: httpx.AsyncClient,
     url: str,

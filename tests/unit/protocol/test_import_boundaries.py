@@ -9,8 +9,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[3] / "mcp_protocol"
 # The Django edge of the package: the app config, the settings reader and its system checks, the
-# management command and the transports (which the HTTP side serves through Django/Channels).
-DJANGO_ALLOWED = ("transports/", "management/", "apps.py", "conf.py", "checks.py")
+# management command, the transports and their Channels routing (served through Django/Channels).
+DJANGO_ALLOWED = ("transports/", "management/", "apps.py", "conf.py", "checks.py", "routing.py")
 
 
 def _modules() -> list[Path]:

@@ -57,7 +57,7 @@ def test_input_schema_must_be_valid_json_schema_2020_12() -> None:
     message = errors_of(tool(input_schema={"type": "object", "properties": {"a": {"type": "strin"}}}))[
         "input_schema"
     ][0]
-    assert "Not a valid JSON Schema 2020-12 at properties/a/type" in message
+    assert "Not a valid JSON Schema 2020-12 at /properties/a/type" in message
     message = errors_of(tool(input_schema={"type": "object", "required": "a"}))["input_schema"][0]
     assert "required" in message
 

@@ -1,0 +1,105 @@
+"""What routing ``/mcp`` through Channels costs: tools/call in-process, through
+``mcpsite.asgi:application`` (``ProtocolTypeRouter`` → ``URLRouter`` → the endpoint) and through
+the direct dispatch it replaced (``bench/direct_asgi.py``), interleaved in one run.
+
+    .venv/bin/python bench/bench_routing.py [--calls 3000] [--rounds 15]
+
+In-process on purpose: over loopback (``bench.py --routing``) the HTTP server and the client take
+most of the CPU and a busy 2-core machine moves the rate by ±30 % between rounds, which hides a
+few microseconds. Here each round times ``--calls`` calls of each app back to back, and the
+fastest round of each is kept (the least disturbed by other processes). Memory stores, the
+in-memory demo provider, JSON responses; no sockets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
+os.environ["MCP_PROVIDER"] = "mcp_protocol.memory_provider.MemoryProvider"
+os.environ.setdefault("MCP_LOG_LEVEL", "WARNING")
+
+HEADERS = [
+    (b"host", b"127.0.0.1:8000"),
+    (b"accept", b"application/json, text/event-stream"),
+    (b"content-type", b"application/json"),
+    (b"mcp-protocol-version", b"2025-11-25"),
+]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}
+    },
+}  # fmt: skip
+CALL = {
+    "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+    "params": {"name": "echo", "arguments": {"message": "hi"}},
+}  # fmt: skip
+
+
+async def request(app: Any, body: bytes, session: bytes | None = None) -> list[dict[str, Any]]:
+    headers = HEADERS + ([(b"mcp-session-id", session)] if session else [])
+    scope = {
+        "type": "http", "method": "POST", "path": "/mcp", "root_path": "", "query_string": b"",
+        "headers": headers, "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 1), "scheme": "http",
+    }  # fmt: skip
+    sent: list[dict[str, Any]] = []
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return pending.pop() if pending else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent
+
+
+async def main(calls: int, rounds: int) -> None:
+    import django
+
+    django.setup()
+    from direct_asgi import application as direct  # bench/ is sys.path[0] when run as a script
+
+    from mcpsite.asgi import application as routed
+
+    started = await request(direct, json.dumps(INITIALIZE).encode())
+    session = dict(started[0]["headers"])[b"mcp-session-id"]
+    await request(direct, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', session)
+    body = json.dumps(CALL).encode()
+    for app in (routed, direct):
+        answer = await request(app, body, session)
+        assert b'"text":"hi"' in answer[-1]["body"], answer
+    best = {"channels": float("inf"), "direct": float("inf")}
+    for _ in range(rounds):
+        for name, app in (("channels", routed), ("direct", direct)):
+            start = time.perf_counter()
+            for _ in range(calls):
+                await request(app, body, session)
+            best[name] = min(best[name], (time.perf_counter() - start) / calls * 1e6)
+    ratio = best["direct"] / best["channels"]
+    print(f"tools/call in-process, best of {rounds} rounds x {calls} calls:")
+    print(f"  direct dispatch  {best['direct']:7.1f} us/call")
+    extra = best["channels"] - best["direct"]
+    print(f"  through Channels {best['channels']:7.1f} us/call  (+{extra:.1f} us)")
+    print(f"  channels/direct rate {ratio:.3f} ({'within' if ratio >= 0.95 else 'NOT within'} 5 %)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    asyncio.run(main(args.calls, args.rounds))

@@ -1,0 +1,192 @@
+"""``MemorySessionStore``: the in-process session store (re-exported by ``memory.py``).
+
+State lives in plain dicts guarded by a ``threading.Lock`` (never held across an ``await``), so
+the store stays correct when Django runs sync code in worker threads with loops of their own.
+Records are JSON copies, as Redis keeps them: a caller mutating a loaded ``Session`` changes
+nothing until ``save``. Expiry uses ``time.monotonic``.
+
+Creating a session costs the same at 0 or 10,000 live sessions: the caps read counters (the
+number of records, and live sessions per principal), and expired records are found through a
+heap of expected expiries rather than by scanning every record. The expiry slides on every load
+and save without touching the heap (the hot path stays one dict lookup); a heap entry whose
+expected time passed is checked against its record, which is either dropped (really expired) or
+pushed back with its real expiry. Each record is re-pushed at most once per idle period, so the
+sweep is amortized O(log n) per create.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..session import Session
+from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
+
+
+@dataclass
+class _Record:
+    data: dict[str, Any]
+    expires: float
+
+
+class MemorySessionStore(SessionStore):
+    def __init__(self, *, ttl: float = 1800.0, max_sessions: int | None = None,
+                 max_sessions_per_principal: int | None = None, **options: Any) -> None:
+        super().__init__(ttl=ttl, max_sessions=max_sessions,
+                         max_sessions_per_principal=max_sessions_per_principal, **options)
+        self._lock = threading.Lock()
+        self._sessions: dict[str, _Record] = {}
+        self._claims: dict[str, tuple[str, float]] = {}
+        self._expiries: list[tuple[float, str]] = []  # heap: (expected expiry, session id)
+        self._owned: dict[str | None, int] = {}  # live sessions per principal
+
+    # -- bookkeeping (under the lock) -----------------------------------------------------------
+    def _drop(self, session_id: str) -> None:
+        record = self._sessions.pop(session_id, None)
+        if record is None:
+            return
+        principal = record.data["principal"]
+        left = self._owned.get(principal, 0) - 1
+        if left > 0:
+            self._owned[principal] = left
+        else:
+            self._owned.pop(principal, None)
+
+    def _live(self, session_id: str, now: float) -> _Record | None:
+        record = self._sessions.get(session_id)
+        if record is not None and record.expires <= now:
+            self._drop(session_id)
+            return None
+        return record
+
+    def _sweep(self, now: float) -> None:
+        heap = self._expiries
+        while heap and heap[0][0] <= now:
+            _, session_id = heapq.heappop(heap)
+            record = self._sessions.get(session_id)
+            if record is None:
+                continue  # deleted, or already dropped on access
+            if record.expires <= now:
+                self._drop(session_id)
+            else:  # slid by a load or save since: check again when that runs out
+                heapq.heappush(heap, (record.expires, session_id))
+        if len(heap) > 2 * len(self._sessions) + 1024:
+            # Deleted sessions leave their entries behind: rebuild before they outweigh the rest.
+            self._expiries = [(r.expires, sid) for sid, r in self._sessions.items()]
+            heapq.heapify(self._expiries)
+
+    # -- the store ------------------------------------------------------------------------------
+    async def create(self, session: Session) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._sweep(now)
+            if self._live(session.id, now) is not None:
+                raise CreateError(f"Session {session.id!r} already exists")
+            if self.max_sessions is not None and len(self._sessions) >= self.max_sessions:
+                raise SessionLimitReached("Too many live sessions", self.max_sessions)
+            cap = self.max_sessions_per_principal
+            if cap is not None and self._owned.get(session.principal, 0) >= cap:
+                raise SessionLimitReached("Too many live sessions for this principal", cap)
+            record = _Record(_copy(session.to_json()), now + self.ttl)
+            self._sessions[session.id] = record
+            self._owned[session.principal] = self._owned.get(session.principal, 0) + 1
+            heapq.heappush(self._expiries, (record.expires, session.id))
+        session.stored()
+
+    async def load(self, session_id: str) -> Session | None:
+        now = time.monotonic()
+        with self._lock:
+            record = self._live(session_id, now)
+            if record is None:
+                return None
+            record.expires = now + self.ttl  # sliding idle expiry
+            session = Session.from_json(_copy(record.data))
+        session.last_seen = time.time()
+        return session
+
+    async def save(self, session: Session) -> None:
+        changes = session.changes()
+        now = time.monotonic()
+        with self._lock:
+            record = self._live(session.id, now)
+            if record is None:
+                raise UpdateError(f"Session {session.id!r} no longer exists")
+            if changes:
+                record.data = _copy(changes.apply(record.data))
+            record.expires = now + self.ttl
+        session.stored()
+
+    async def delete(self, session_id: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            existed = self._live(session_id, now) is not None
+            self._drop(session_id)
+            self._claims.pop(session_id, None)
+            return existed
+
+    def _all(self) -> list[dict[str, Any]]:
+        now = time.monotonic()
+        with self._lock:
+            self._sweep(now)
+            return [r.data for r in self._sessions.values()]
+
+    async def list_sessions(self, limit: int = 100, after: tuple[float, str] | None = None) -> list[Session]:
+        now, wall = time.monotonic(), time.time()
+        with self._lock:
+            self._sweep(now)
+            records = sorted(self._sessions.values(), key=lambda r: (r.data["created_at"], r.data["id"]),
+                             reverse=True)
+            if after is not None:
+                records = [r for r in records if (r.data["created_at"], r.data["id"]) < after]
+            found = [(Session.from_json(_copy(r.data)), r.expires) for r in records[:limit]]
+        for session, expires in found:
+            session.last_seen = wall - (now - (expires - self.ttl))  # the last load or save
+        return [session for session, _ in found]
+
+    async def count(self, principal: str | None = None) -> int:
+        now = time.monotonic()
+        with self._lock:
+            self._sweep(now)
+            return len(self._sessions) if principal is None else self._owned.get(principal, 0)
+
+    async def session_ids(self) -> list[str]:
+        return [d["id"] for d in self._all()]
+
+    async def initialized_session_ids(self) -> list[str]:
+        return [d["id"] for d in self._all() if d.get("state") == "ready"]
+
+    async def subscribers(self, uri: str) -> list[str]:
+        return [d["id"] for d in self._all() if uri in d["subscriptions"]]
+
+    async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            held = self._claims.get(session_id)
+            if held is not None and held[1] > now and not take_over:
+                return False
+            self._claims[session_id] = (owner, now + ttl)
+            return True
+
+    async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            held = self._claims.get(session_id)
+            if held is None or held[0] != owner or held[1] <= now:
+                return False
+            self._claims[session_id] = (owner, now + ttl)
+            return True
+
+    async def release_stream(self, session_id: str, owner: str) -> None:
+        with self._lock:
+            held = self._claims.get(session_id)
+            if held is not None and held[0] == owner:
+                del self._claims[session_id]
+
+
+def _copy(data: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(json.dumps(data))
+    return result

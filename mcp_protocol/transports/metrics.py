@@ -1,0 +1,236 @@
+"""Prometheus metrics of the ``/mcp`` endpoint, recorded in one place: ``record()``, called once
+per request by ``MCPEndpoint.__call__`` after the response went out.
+
+What the endpoint knows about a request (its JSON-RPC method, era, the tool and the response) it
+leaves in the ASGI ``scope`` under ``mcp.*`` keys, plain dict stores on the hot path; ``record``
+counts them in this process's ``Tally`` (``tally.py``: about 3 µs a tools/call, against 6-11 µs
+through prometheus_client's value objects), which a scrape reads. Streams and the bus report
+through ``stream_opened``/``stream_closed`` and ``on_bus_message`` (not the hot path). Every label
+value comes from a bounded set: a method outside the method tables is ``other``, a tool not in the
+registry is ``unknown``, so a client cannot grow the series without limit.
+
+Several worker processes on one host: with ``PROMETHEUS_MULTIPROC_DIR`` set (before this module is
+imported: ``scripts/fleet.sh`` does it), every process flushes its tally to its file in that
+directory (``FLUSH_SECONDS`` after a request, and at every scrape of it) and a scrape of any
+worker reports the sum of all of them (``exposition()``); ``mcp_open_streams`` sums
+the live processes only. Without it, each process reports its own (one scrape target per worker:
+compose, or several hosts). ``mcp_sessions_active`` is read from the session store at scrape
+time, so it is the cluster-wide count either way.
+
+Metric names and types:
+
+    mcp_requests_total{http_method, rpc_method, status, era}      counter
+    mcp_tool_calls_total{tool, outcome}                            counter (outcome ok | error)
+    mcp_tool_call_duration_seconds{tool}                           histogram
+    mcp_open_streams                                               gauge (SSE responses open)
+    mcp_sessions_active                                            gauge (live sessions, store-wide)
+    mcp_bus_delivery_lag_seconds                                   histogram (commit → this worker)
+    mcp_redis_errors_total{where}                                  counter (store | bus)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterable, Iterator, MutableMapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from ..bus.base import RESYNC
+from ..provider import Provider
+from ..server import LEGACY_METHODS, MODERN_METHODS
+from .tally import Tally
+
+Scope = MutableMapping[str, Any]
+
+METHOD = "mcp.method"  # the JSON-RPC method of a single request or notification
+ERA = "mcp.era"  # "legacy" (sessions) or "modern" (2026-07-28, stateless)
+TOOL = "mcp.tool"  # tools/call: the tool name asked for
+RESPONSE = "mcp.response"  # tools/call: the JSON-RPC response object, when there is one
+
+KNOWN_METHODS = frozenset(LEGACY_METHODS) | frozenset(MODERN_METHODS) | {
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+    "response",  # a client's answer to a server→client request
+    "batch",
+}
+REQUEST_LABELS = ["http_method", "rpc_method", "status", "era"]
+TOOL_LABELS = ["tool", "outcome"]
+STATUS = {code: str(code) for code in (200, 202, 400, 404, 406, 409, 413, 415, 421, 500, 503)}
+# prometheus_client picks its value storage at import from this variable; so does this module.
+_MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+TOOL_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+# Hot-path metrics: counted in a Tally (tally.py) and exported from it. The prometheus_client
+# objects below only carry them into the multiprocess files (registry=None: never exported twice).
+REQUESTS = Counter(
+    "mcp_requests", "Requests to /mcp.", REQUEST_LABELS, registry=None
+)
+TOOL_CALLS = Counter("mcp_tool_calls", "tools/call requests answered.", TOOL_LABELS, registry=None)
+TOOL_DURATION = Histogram(
+    "mcp_tool_call_duration_seconds", "tools/call time on the server, request to response.",
+    ["tool"], buckets=TOOL_BUCKETS, registry=None,
+)  # fmt: skip
+OPEN_STREAMS = Gauge("mcp_open_streams", "SSE responses open.", multiprocess_mode="livesum")
+BUS_LAG = Histogram(
+    "mcp_bus_delivery_lag_seconds", "From a registry change's publication to its arrival here.",
+    buckets=LAG_BUCKETS,
+)  # fmt: skip
+REDIS_ERRORS = Counter("mcp_redis_errors", "Redis unreachable or failing.", ["where"])
+FLUSH_SECONDS = 1.0  # multiprocess: how late another worker's scrape may see this one's counts
+
+_tally = Tally(TOOL_BUCKETS)
+_flush_armed = False
+
+
+def record(scope: Scope, status: int, seconds: float, provider: Provider) -> None:
+    """Count one request (the provider's snapshot says which tool names are real)."""
+    method = scope.get(METHOD)
+    rpc_method = method if method in KNOWN_METHODS else ("-" if method is None else "other")
+    _tally.request((scope["method"], rpc_method, STATUS.get(status) or str(status), scope.get(ERA, "-")))
+    if method == "tools/call":
+        name = scope.get(TOOL)
+        tool = name if isinstance(name, str) and provider.snapshot().tool(name) is not None else "unknown"
+        response = scope.get(RESPONSE)
+        ok = (
+            status == 200
+            and isinstance(response, dict)
+            and "result" in response
+            and not response["result"].get("isError")
+        )
+        _tally.tool_call(tool, "ok" if ok else "error", seconds)
+    if _MULTIPROCESS and not _flush_armed:
+        _arm_flush()
+
+
+def _arm_flush() -> None:
+    global _flush_armed
+    _flush_armed = True
+    asyncio.get_running_loop().call_later(FLUSH_SECONDS, flush)
+
+
+def flush() -> None:
+    """Multiprocess mode: add the counts since the last flush to this process's sample files."""
+    global _flush_armed
+    _flush_armed = False
+    taken = _tally.take()
+    for request, requests in taken.requests.items():
+        REQUESTS.labels(*request).inc(requests)
+    for call, calls in taken.tool_calls.items():
+        TOOL_CALLS.labels(*call).inc(calls)
+    for tool, row in taken.durations.items():
+        child: Any = TOOL_DURATION.labels(tool)
+        # Whole buckets at once: Histogram has no public "add n observations" (observe() is one).
+        for bucket, observed in zip(child._buckets, row[:-1], strict=True):
+            if observed:
+                bucket.inc(observed)
+        child._sum.inc(row[-1])
+
+
+class _TallyCollector(Collector):
+    """One process's hot-path metrics, read from its tally at scrape time (never reset)."""
+
+    def collect(self) -> Iterable[Metric]:
+        requests = CounterMetricFamily("mcp_requests", "Requests to /mcp.", labels=REQUEST_LABELS)
+        for request, count in _tally.requests.items():
+            requests.add_metric(request, count)
+        calls = CounterMetricFamily("mcp_tool_calls", "tools/call requests answered.", labels=TOOL_LABELS)
+        for call, made in _tally.tool_calls.items():
+            calls.add_metric(call, made)
+        durations = HistogramMetricFamily(
+            "mcp_tool_call_duration_seconds", "tools/call time on the server, request to response.",
+            labels=["tool"],
+        )  # fmt: skip
+        for tool, row in _tally.durations.items():
+            durations.add_metric([tool], list(_tally.cumulative_buckets(tool)), row[-1])
+        yield from (requests, calls, durations)
+
+
+def stream_opened() -> None:
+    OPEN_STREAMS.inc()
+
+
+def stream_closed() -> None:
+    OPEN_STREAMS.dec()
+
+
+def on_bus_message(message: dict[str, Any]) -> None:
+    """A change arrived from the bus: its lag (publishers stamp ``at``, wall clock), or a RESYNC
+    (the bus was cut off from Redis)."""
+    if message == RESYNC:
+        REDIS_ERRORS.labels("bus").inc()
+        return
+    at = message.get("at")
+    if isinstance(at, int | float) and not isinstance(at, bool):
+        BUS_LAG.observe(max(0.0, time.time() - at))
+
+
+def store_unavailable() -> None:
+    REDIS_ERRORS.labels("store").inc()
+
+
+class _Sessions(Collector):
+    def __init__(self, count: int | None) -> None:
+        self.count = count
+
+    def collect(self) -> Iterable[Metric]:
+        if self.count is not None:
+            yield GaugeMetricFamily("mcp_sessions_active", "Live MCP sessions (store-wide).", self.count)
+
+
+
+
+def exposition(active_sessions: int | None) -> bytes:
+    """The text exposition: this process's metrics, or every process's with a multiprocess dir."""
+    from prometheus_client import REGISTRY, multiprocess
+
+    registry = CollectorRegistry()
+    if _MULTIPROCESS:
+        flush()  # this process's latest counts; the others' are at most FLUSH_SECONDS old
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    else:
+        registry.register(_Default(REGISTRY))
+        registry.register(_TallyCollector())
+    registry.register(_Sessions(active_sessions))
+    return generate_latest(registry)
+
+
+class _Default(Collector):
+    """The process's default registry (our metrics plus the process and platform collectors)."""
+
+    def __init__(self, source: CollectorRegistry) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.source.collect()
+
+
+def process_exiting() -> None:
+    """Hand over the last counts and drop this process's live gauges from a multiprocess
+    directory (``livesum``)."""
+    if _MULTIPROCESS:
+        flush()
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+
+
+def open_streams() -> float:
+    """SSE responses open now: on this host's workers with a multiprocess directory, else in this
+    process (the landing page's count)."""
+    if _MULTIPROCESS:
+        from prometheus_client import multiprocess
+
+        collector = multiprocess.MultiProcessCollector(None)  # type: ignore[no-untyped-call]
+        for family in collector.collect():  # type: ignore[no-untyped-call]
+            if family.name == "mcp_open_streams":
+                return float(sum(sample.value for sample in family.samples))
+        return 0.0
+    return float(sum(sample.value for family in OPEN_STREAMS.collect() for sample in family.samples))

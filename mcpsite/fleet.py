@@ -1,0 +1,259 @@
+"""A fleet on one machine: N uvicorn workers on loopback and nginx in front (``scripts/fleet.sh``).
+
+    python -m mcpsite.fleet --workers 3 [--port 8080] [--dir /tmp/my-fleet]
+
+What it runs is what compose runs: the workers share the database (``DATABASE_URL``) and Redis
+(``REDIS_URL``; default the local 127.0.0.1:6379 with a key prefix of the fleet's own), and nginx
+balances them round robin with no affinity, through the routes of ``docker/nginx/mcp-proxy.conf``
+(SSE-friendly: no buffering, long reads, HTTP/1.1 keep-alive upstream). Every file (nginx's
+config, pid, temp files and logs, the workers' logs, the metrics directory) lives under one
+temporary prefix, so neither root nor free system ports are needed; every port is a free one
+unless given. ``PROMETHEUS_MULTIPROC_DIR`` is set for the workers, so ``/metrics`` through the
+balancer reports the whole fleet.
+
+``Balancer`` is the nginx part alone, for tests that start their own workers
+(``tests/integration/test_multiworker_balanced.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+PROXY_CONF = ROOT / "docker" / "nginx" / "mcp-proxy.conf"
+START_TIMEOUT = 30.0
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def nginx_config(upstreams: Sequence[str], port: int, prefix: Path, host: str = "127.0.0.1") -> str:
+    """nginx.conf for a balancer on ``host:port`` in front of ``upstreams`` (``host:port`` each)."""
+    servers = "\n".join(f"    server {u};" for u in upstreams)
+    kinds = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    temp = "\n".join(f"  {kind}_temp_path {prefix / 'tmp' / kind};" for kind in kinds)
+    return f"""# Written by mcpsite/fleet.py; the routes are docker/nginx/mcp-proxy.conf (as in compose).
+worker_processes 1;
+daemon off;
+pid {prefix / "nginx.pid"};
+error_log {prefix / "nginx-error.log"} warn;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+{temp}
+  upstream mcp_workers {{
+{servers}
+    keepalive 32;
+  }}
+  server {{
+    listen {host}:{port};
+    include {PROXY_CONF};
+  }}
+}}
+"""
+
+
+def _wait_http(url: str, process: subprocess.Popen[bytes], log: Path, what: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}:\n{_tail(log)}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)  # a port coming up has nothing to wait on
+    raise RuntimeError(f"{what} did not answer {url} within {START_TIMEOUT} s:\n{_tail(log)}")
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _stop(process: subprocess.Popen[bytes] | None, timeout: float = 10.0) -> None:
+    if process is None or process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout)
+    except ProcessLookupError:
+        pass
+
+
+def nginx_binary() -> str:
+    found = shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None
+    )
+    if found is None:
+        raise RuntimeError("nginx is not installed (scripts/fleet.sh installs Debian's nginx as root)")
+    return found
+
+
+class Balancer:
+    """nginx on a free loopback port in front of ``upstreams``, under a prefix of its own."""
+
+    def __init__(self, upstreams: Sequence[str], *, port: int | None = None, prefix: Path | None = None,
+                 host: str = "127.0.0.1") -> None:  # fmt: skip
+        self.upstreams = list(upstreams)
+        self.host = host
+        self.port = port or free_port(host)
+        self._own_prefix = prefix is None
+        self.prefix = prefix or Path(tempfile.mkdtemp(prefix="mcpsite-nginx-"))
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/mcp"
+
+    def start(self) -> Balancer:
+        (self.prefix / "tmp").mkdir(parents=True, exist_ok=True)
+        # nginx started as root runs its workers as nobody: they must reach the temp directories.
+        self.prefix.chmod(0o755)
+        conf = self.prefix / "nginx.conf"
+        conf.write_text(nginx_config(self.upstreams, self.port, self.prefix, self.host))
+        log = self.prefix / "nginx-error.log"
+        # -e: nginx opens its error log before reading the config; the default is under /var/log.
+        argv = [nginx_binary(), "-p", str(self.prefix), "-c", str(conf), "-e", str(log)]
+        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                        start_new_session=True)  # fmt: skip
+        try:
+            _wait_http(f"{self.base_url}/healthz", self.process, log, "nginx")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        _stop(self.process)
+        self.process = None
+        if self._own_prefix:
+            shutil.rmtree(self.prefix, ignore_errors=True)
+
+    def __enter__(self) -> Balancer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class Fleet:
+    """``workers`` uvicorn processes and a ``Balancer``, under ``prefix``."""
+
+    def __init__(self, workers: int, *, port: int | None = None, prefix: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:  # fmt: skip
+        self.prefix = prefix or Path(tempfile.mkdtemp(prefix="mcpsite-fleet-"))
+        self.metrics_dir = self.prefix / "metrics"
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "mcpsite.settings",
+            "REDIS_URL": os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
+            "MCP_KEY_PREFIX": os.environ.get("MCP_KEY_PREFIX") or f"fleet-{uuid.uuid4().hex[:8]}",
+            **(env or {}),
+            "PROMETHEUS_MULTIPROC_DIR": str(self.metrics_dir),
+        }
+        self.ports = [free_port() for _ in range(workers)]
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.balancer = Balancer([f"127.0.0.1:{p}" for p in self.ports], port=port, prefix=self.prefix)
+
+    def manage(self, *argv: str) -> None:
+        subprocess.run([sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=self.env,
+                       check=True, timeout=300)  # fmt: skip
+
+    def start_worker(self, port: int) -> subprocess.Popen[bytes]:
+        log = self.prefix / f"worker-{port}.log"
+        argv = [
+            sys.executable, "-m", "uvicorn", "mcpsite.asgi:application", "--host", "127.0.0.1",
+            "--port", str(port), "--no-access-log", "--proxy-headers", "--forwarded-allow-ips", "127.0.0.1",
+        ]  # fmt: skip
+        with log.open("ab") as out:
+            process = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                       start_new_session=True)  # fmt: skip
+        _wait_http(f"http://127.0.0.1:{port}/healthz", process, log, f"worker on {port}")
+        return process
+
+    def start(self, *, prepare: bool = True) -> Fleet:
+        # A fresh directory: files of dead processes from an earlier run would be summed in.
+        shutil.rmtree(self.metrics_dir, ignore_errors=True)
+        self.metrics_dir.mkdir(parents=True)
+        try:
+            if prepare:
+                self.manage("migrate", "--noinput", "--verbosity", "0")
+                if self.env.get("DJANGO_DEBUG", "1") in ("0", "false", "no", "off"):
+                    self.manage("collectstatic", "--noinput", "--verbosity", "0")
+            self.workers = [self.start_worker(p) for p in self.ports]
+            self.balancer.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        self.balancer.stop()
+        for process in self.workers:
+            _stop(process)
+        self.workers = []
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="N uvicorn workers behind nginx, on loopback.")
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("MCP_FLEET_WORKERS", "3")))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("MCP_FLEET_PORT", "0")) or None,
+                        help="the balancer's port (default: a free one)")  # fmt: skip
+    parser.add_argument("--dir", type=Path, help="the prefix for every file (default: a new temp dir)")
+    args = parser.parse_args(argv)
+    fleet = Fleet(args.workers, port=args.port, prefix=args.dir)
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    fleet.start()
+    base = fleet.balancer.base_url
+    print(f"MCP endpoint:  {base}/mcp   (nginx, round robin over {args.workers} workers)", flush=True)
+    print(f"Admin:         {base}/admin/", flush=True)
+    print(f"Metrics:       {base}/metrics   Ready: {base}/readyz", flush=True)
+    print(f"Workers:       {', '.join(f'127.0.0.1:{p}' for p in fleet.ports)}", flush=True)
+    print(f"Files, logs:   {fleet.prefix}", flush=True)
+    try:
+        while not stopping:
+            if any(p.poll() is not None for p in [*fleet.workers, fleet.balancer.process] if p):
+                print("a fleet process exited; stopping (logs in the prefix above)", file=sys.stderr)
+                return 1
+            time.sleep(0.5)
+    finally:
+        fleet.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""The landing page at ``/``: where to point an MCP client (with ready-to-paste configurations),
+what the server holds now (tools, resources, prompts, live sessions, open streams), and links to
+the admin and the API docs. Async, so the live counts come from this loop's MCP runtime."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+
+from mcp_protocol.conf import mcp_settings
+from mcp_protocol.transports import metrics
+from mcp_protocol.transports.runtime import get_runtime
+from mcpsite.clients import client_configs
+
+logger = logging.getLogger("mcpsite.landing")
+
+
+def _registry_counts() -> dict[str, int]:
+    from registry.models import Prompt, Resource, ResourceTemplate, Tool
+
+    return {
+        "tools": Tool.objects.filter(enabled=True).count(),
+        "resources": Resource.objects.filter(enabled=True).count(),
+        "resource templates": ResourceTemplate.objects.filter(enabled=True).count(),
+        "prompts": Prompt.objects.filter(enabled=True).count(),
+    }
+
+
+async def _live_counts() -> dict[str, Any]:
+    try:
+        async with asyncio.timeout(3):
+            sessions: Any = await (await get_runtime()).sessions.count()
+    except Exception:  # Redis down: the page still answers
+        logger.warning("landing page: session store unavailable", exc_info=True)
+        sessions = "unavailable"
+    streams: Any = int(metrics.open_streams()) if mcp_settings.METRICS else "n/a"
+    return {"live sessions": sessions, "open streams": streams}
+
+
+def _url(name: str) -> str | None:
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return None
+
+
+async def index(request: HttpRequest) -> HttpResponse:
+    mcp_url = request.build_absolute_uri("/mcp")
+    counts = {**await sync_to_async(_registry_counts)(), **await _live_counts()}
+    context = {
+        "mcp_url": mcp_url,
+        "counts": counts,
+        "configs": client_configs(mcp_url, stdio=settings.DEBUG),
+        "admin_url": _url("admin:index"),
+        "api_docs_url": _url("api:docs"),
+        "debug": settings.DEBUG,
+    }
+    return render(request, "index.html", context)

@@ -1,0 +1,165 @@
+"""Serializers of the definitions, validated exactly as the admin validates them.
+
+DRF's ``ModelSerializer`` already runs each model field's validators (names, schemas, URIs, …)
+and uniqueness; ``validate()`` then builds the row as it would be saved and runs the model's
+``full_clean()`` (its ``clean()``: the rules across fields, such as "a handler tool needs a
+registered handler"), so a definition the admin refuses is refused here with the same messages.
+Prompts carry their ``arguments`` and ``messages`` nested, written with the prompt in one request
+(their order is their position); each child is ``full_clean``-ed too, errors keyed by index.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import models
+from rest_framework import serializers
+
+from ..models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from .errors import drf_errors, raise_drf
+
+READ_ONLY = ("id", "version", "created_at", "updated_at")
+
+
+class DefinitionSerializer(serializers.ModelSerializer):
+    """Base of the four definition serializers: ``full_clean`` the row as it would be saved."""
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        model = self.Meta.model
+        fields = {k: v for k, v in attrs.items() if k in {f.name for f in model._meta.concrete_fields}}
+        if self.instance is not None:
+            row = copy.copy(self.instance)
+            for name, value in fields.items():
+                setattr(row, name, value)
+        else:
+            row = model(**fields)
+        try:
+            row.full_clean()
+        except DjangoValidationError as exc:
+            raise_drf(exc)
+        return attrs
+
+
+class ToolSerializer(DefinitionSerializer):
+    class Meta:
+        model = Tool
+        fields = (
+            "id", "name", "title", "description", "enabled", "input_schema", "output_schema",
+            "annotations", "execution", "icons", "meta", "kind", "handler", "template_text",
+            "template_structured", "http_url", "http_timeout", "http_secret_header",
+            "http_secret_env", "version", "created_at", "updated_at",
+        )  # fmt: skip
+        read_only_fields = READ_ONLY
+
+
+class ResourceSerializer(DefinitionSerializer):
+    class Meta:
+        model = Resource
+        fields = (
+            "id", "uri", "name", "title", "description", "enabled", "kind", "mime_type", "text",
+            "blob", "handler", "size", "annotations", "icons", "meta", "version", "created_at",
+            "updated_at",
+        )  # fmt: skip
+        read_only_fields = READ_ONLY
+
+
+class ResourceTemplateSerializer(DefinitionSerializer):
+    class Meta:
+        model = ResourceTemplate
+        fields = (
+            "id", "uri_template", "name", "title", "description", "enabled", "kind", "mime_type",
+            "text_template", "handler", "completions", "completion_handler", "annotations", "icons",
+            "meta", "version", "created_at", "updated_at",
+        )  # fmt: skip
+        read_only_fields = READ_ONLY
+
+
+class PromptArgumentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PromptArgument
+        fields = ("name", "title", "description", "required", "completion_values")
+
+
+class PromptMessageSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PromptMessage
+        fields = ("role", "content")
+
+
+def _clean_children(model: type[models.Model], items: list[dict[str, Any]]) -> dict[int, Any]:
+    """``full_clean`` each child as it would be stored (its prompt is not there yet); errors by
+    index, in DRF's dict form for lists (``LIST_SERIALIZER_ERRORS_AS_DICT``)."""
+    errors: dict[int, Any] = {}
+    for position, item in enumerate(items):
+        try:
+            model(position=position, **item).full_clean(exclude=["prompt"], validate_unique=False)
+        except DjangoValidationError as exc:
+            found = drf_errors(exc)
+            errors[position] = found if isinstance(found, dict) else {"non_field_errors": found}
+    return errors
+
+
+class PromptSerializer(DefinitionSerializer):
+    arguments = PromptArgumentSerializer(many=True, required=False)
+    messages = PromptMessageSerializer(many=True, required=False)
+
+    class Meta:
+        model = Prompt
+        fields = (
+            "id", "name", "title", "description", "enabled", "handler", "completion_handler",
+            "arguments", "messages", "icons", "meta", "version", "created_at", "updated_at",
+        )  # fmt: skip
+        read_only_fields = READ_ONLY
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
+        errors: dict[str, Any] = {}
+        for key, model in (("arguments", PromptArgument), ("messages", PromptMessage)):
+            if key in attrs:
+                found = _clean_children(model, attrs[key])
+                if found:
+                    errors[key] = found
+        seen: set[str] = set()
+        for index, argument in enumerate(attrs.get("arguments") or []):
+            if argument["name"] in seen:
+                entries = errors.setdefault("arguments", {})
+                entries.setdefault(index, {}).setdefault("name", []).append(
+                    f"Another argument of this prompt is already named {argument['name']!r}."
+                )
+            seen.add(argument["name"])
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+    def create(self, validated_data: dict[str, Any]) -> Prompt:
+        arguments = validated_data.pop("arguments", [])
+        messages = validated_data.pop("messages", [])
+        prompt = Prompt.objects.create(**validated_data)
+        self._write_children(prompt, arguments, messages)
+        return prompt
+
+    def update(self, instance: Prompt, validated_data: dict[str, Any]) -> Prompt:
+        arguments = validated_data.pop("arguments", None)
+        messages = validated_data.pop("messages", None)
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        instance.save()
+        self._write_children(instance, arguments, messages)
+        return instance
+
+    @staticmethod
+    def _write_children(prompt: Prompt, arguments: list[dict[str, Any]] | None,
+                        messages: list[dict[str, Any]] | None) -> None:
+        """Replace the lists that were sent (a PATCH without one keeps it). The caller's
+        transaction makes the prompt and its children one change, published once."""
+        for model, items in ((PromptArgument, arguments), (PromptMessage, messages)):
+            if items is None:
+                continue
+            model._default_manager.filter(prompt=prompt).delete()
+            model._default_manager.bulk_create(
+                [model(prompt=prompt, position=i, **item) for i, item in enumerate(items)]
+            )
+        if hasattr(prompt, "_prefetched_objects_cache"):
+            prompt._prefetched_objects_cache.clear()  # the response shows what is stored now

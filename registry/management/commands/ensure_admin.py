@@ -1,0 +1,37 @@
+"""``manage.py ensure_admin``: create a superuser from the environment, once, if asked to.
+
+For deployments (compose's one-shot ``migrate`` service): with ``DJANGO_SUPERUSER_USERNAME`` and
+``DJANGO_SUPERUSER_PASSWORD`` set (and optionally ``DJANGO_SUPERUSER_EMAIL``, the variables
+Django's own ``createsuperuser --noinput`` reads), the user is created unless it exists; without
+them nothing happens. Never prints the password; an existing user is left untouched, so a
+restart never resets a password changed since.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+
+class Command(BaseCommand):
+    help = "Create the superuser named by DJANGO_SUPERUSER_USERNAME/PASSWORD if it does not exist."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        username = os.environ.get("DJANGO_SUPERUSER_USERNAME", "").strip()
+        password = os.environ.get("DJANGO_SUPERUSER_PASSWORD", "")
+        if not username:
+            self.stdout.write("No DJANGO_SUPERUSER_USERNAME: no admin created.")
+            return
+        if not password:
+            raise CommandError("DJANGO_SUPERUSER_USERNAME is set but DJANGO_SUPERUSER_PASSWORD is empty")
+        users = get_user_model()
+        if users.objects.filter(username=username).exists():
+            self.stdout.write(f"Admin '{username}' exists; left unchanged.")
+            return
+        users.objects.create_superuser(
+            username=username, email=os.environ.get("DJANGO_SUPERUSER_EMAIL", ""), password=password
+        )
+        self.stdout.write(f"Admin '{username}' created.")

@@ -1,0 +1,73 @@
+"""Access to the management API: its bearer tokens, and the permissions of its sessions endpoint.
+
+Management API tokens are bearer tokens for automation (CI, scripts) on ``/api/v1/``.
+
+Not the API keys of ``/mcp`` (those scope MCP clients to tool sets); a management API token acts
+as its Django user, with that user's model permissions, on the REST management API only.
+
+Why our own model rather than DRF's ``authtoken``: DRF stores the token itself, so a database dump
+or a read-only SQL injection hands out working credentials. Here only the SHA-256 digest is stored
+(the token is 256 random bits, so a fast hash is enough: there is nothing to brute-force), the
+token is shown once at creation, and a user may hold several named, expiring, revocable tokens.
+Lookup is by digest (a unique index), so verification does no comparison an attacker could time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+PREFIX = "mcpm_"  # recognisable in logs and by secret scanners; never logged itself
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class ManagementToken(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="management_tokens")
+    name = models.CharField(max_length=128, help_text="What the token is for, e.g. 'CI deploy'.")
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    hint = models.CharField(max_length=16, editable=False, help_text="The token's first characters.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: never expires.")
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["user_id", "name", "id"]
+        verbose_name = "management API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.hint}…)"
+
+    @classmethod
+    def issue(cls, user: models.Model, name: str, expires_at: object = None) -> tuple[ManagementToken, str]:
+        """Create a token; returns the row and the token, which is not stored and cannot be
+        shown again."""
+        token = PREFIX + secrets.token_urlsafe(32)
+        row = cls.objects.create(user=user, name=name, digest=digest(token), hint=token[:9],
+                                 expires_at=expires_at)
+        return row, token
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
+
+
+class LiveSession(models.Model):
+    """No table: live MCP sessions are in the session store (``mcp_protocol.stores``). This model
+    only carries the permissions of the management API's sessions endpoint, so they can be granted
+    in the admin like any other."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [
+            ("view_livesession", "Can view live MCP sessions"),
+            ("delete_livesession", "Can end live MCP sessions"),
+        ]

@@ -1,0 +1,109 @@
+"""Contract of the session caps as sessions accumulate (``SessionStore.create``), on memory, Redis,
+Cluster and Sentinel: a create costs the same at 0 or thousands of live sessions of one principal;
+the caps stay exact through sliding expiry (a session kept alive by loads keeps its place), expiry
+and deletion (they free it), with no load or save needed to notice."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import pytest
+
+from mcp_protocol.session import Session
+from mcp_protocol.stores.base import SessionLimitReached, SessionStore
+
+from .conftest import eventually, within
+
+Make = Callable[..., SessionStore]
+LIVE = 3000  # live sessions of one principal before the second measurement
+BLOCK = 300
+FIRST_BLOCKS = 4
+RATIO = 0.4  # a scan of the principal's sessions per create measured 0.02-0.2x here
+
+
+async def _block_rate(store: SessionStore, principal: str) -> float:
+    started = time.perf_counter()
+    for _ in range(BLOCK):
+        await store.create(Session.create(principal))
+    return BLOCK / (time.perf_counter() - started)
+
+
+async def test_create_costs_the_same_with_thousands_of_live_sessions(make_session_store: Make) -> None:
+    store = make_session_store(max_sessions=10 * LIVE, max_sessions_per_principal=10 * LIVE)
+    # Best of several blocks on each side: other load on a shared 2-core box comes and goes, the
+    # cost of a scan does not.
+    first = max([await _block_rate(store, "alice") for _ in range(FIRST_BLOCKS)])
+    queue = iter(range(LIVE - FIRST_BLOCKS * BLOCK))
+
+    async def fill() -> None:
+        for _ in queue:
+            await store.create(Session.create("alice"))
+
+    await within(asyncio.gather(*(fill() for _ in range(16))), 120)
+    last, blocks = 0.0, 0
+    while last < RATIO * first and blocks < 5:
+        last = max(last, await _block_rate(store, "alice"))
+        blocks += 1
+    assert await store.count("alice") == LIVE + blocks * BLOCK
+    assert last >= RATIO * first, (
+        f"creates/s fell from {first:,.0f} (empty) to {last:,.0f} at {LIVE:,}+ live sessions "
+        f"of one principal: {last / first:.2f}x")
+
+
+async def test_a_session_kept_alive_by_loads_keeps_its_place_under_both_caps(
+    make_session_store: Make,
+) -> None:
+    store = make_session_store(max_sessions=1, max_sessions_per_principal=1, ttl=0.4)
+    kept = Session.create("alice")
+    await store.create(kept)
+    deadline = time.monotonic() + 1.2  # three idle periods: past its first expected expiry twice
+    while time.monotonic() < deadline:
+        assert await store.load(kept.id) is not None
+        await asyncio.sleep(0.1)
+    for principal in ("alice", "bob"):
+        with pytest.raises(SessionLimitReached):
+            await store.create(Session.create(principal))
+    assert await store.count("alice") == 1 and await store.count() == 1
+
+
+async def test_a_session_kept_alive_by_saves_keeps_its_place_under_the_principal_cap(
+    make_session_store: Make,
+) -> None:
+    store = make_session_store(max_sessions_per_principal=1, ttl=0.4)
+    kept = Session.create("alice")
+    await store.create(kept)
+    deadline = time.monotonic() + 1.2
+    while time.monotonic() < deadline:
+        loaded = await store.load(kept.id)
+        assert loaded is not None
+        loaded.log_level = "debug" if loaded.log_level != "debug" else "info"
+        loaded.mark_dirty()
+        await store.save(loaded)
+        await asyncio.sleep(0.1)
+    with pytest.raises(SessionLimitReached):
+        await store.create(Session.create("alice"))
+    await store.create(Session.create("bob"))
+    assert await store.count("alice") == 1
+
+
+async def test_expired_and_deleted_sessions_free_the_cap_of_their_principal_only(
+    make_session_store: Make,
+) -> None:
+    store = make_session_store(max_sessions_per_principal=20, ttl=0.3)
+    alice = [Session.create("alice") for _ in range(20)]
+    for session in alice:
+        await store.create(session)
+    with pytest.raises(SessionLimitReached):
+        await store.create(Session.create("alice"))
+    await store.delete(alice[0].id)
+    await store.create(Session.create("alice"))  # the deleted one's place
+
+    async def all_expired() -> bool:
+        return await store.count("alice") == 0 and await store.count() == 0
+
+    await eventually(all_expired, seconds=4.0, step=0.05)
+    for _ in range(20):
+        await store.create(Session.create("alice"))
+    assert await store.count("alice") == 20

@@ -1,0 +1,71 @@
+"""The served OpenAPI document: valid OpenAPI 3.1, naming every route of the API's URL conf with
+its parameters and error responses; the docs page serves its assets locally."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.urls import URLPattern, URLResolver
+from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+from rest_framework.test import APIClient
+
+from registry.api import urls as api_urls
+
+pytestmark = pytest.mark.django_db
+NOT_IN_SCHEMA = {"/api/v1/schema/", "/api/v1/docs/", "/api/v1/"}  # the document, its page, the root
+
+
+def routes(patterns: list[Any], prefix: str = "/api/v1/") -> set[str]:
+    found: set[str] = set()
+    for entry in patterns:
+        raw = str(entry.pattern.regex.pattern if hasattr(entry.pattern, "regex") else entry.pattern)
+        text = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", raw).replace("\\Z", "").strip("^$").replace("\\", "")
+        text = text.replace("{pk}", "{id}")  # drf-spectacular names a model's pk by its field
+        if isinstance(entry, URLResolver):
+            found |= routes(entry.url_patterns, prefix + text)
+        elif isinstance(entry, URLPattern):
+            found.add(prefix + text)
+    return found
+
+
+@pytest.fixture
+def document(api: APIClient) -> dict[str, Any]:
+    answer = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert answer.status_code == 200
+    return dict(answer.json())
+
+
+def test_the_schema_is_valid_openapi_3_1(document: dict[str, Any]) -> None:
+    assert document["openapi"] == "3.1.0"
+    validate(document, cls=OpenAPIV31SpecValidator)  # raises on any violation of OpenAPI 3.1
+
+
+def test_the_schema_names_every_route_of_the_url_conf(document: dict[str, Any]) -> None:
+    expected = routes(api_urls.urlpatterns) - NOT_IN_SCHEMA
+    assert expected, "no routes found"
+    assert set(document["paths"]) == expected
+
+
+def test_writes_document_if_match_and_their_error_responses(document: dict[str, Any]) -> None:
+    for path, item in document["paths"].items():
+        for method in ("put", "patch", "delete"):
+            if method in item and "{id}" in path and "sessions" not in path:
+                operation = item[method]
+                assert "If-Match" in [p["name"] for p in operation.get("parameters", [])], (path, method)
+                assert {"403", "404", "412"} <= set(operation["responses"]), (path, method)
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["managementToken"] == {**schemes["managementToken"], "type": "http", "scheme": "bearer"}
+
+
+def test_the_docs_page_serves_its_assets_from_this_server(api: APIClient) -> None:
+    page = api.get("/api/v1/docs/").content.decode()
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert any("swagger-ui" in a for a in assets)
+    assert all(a.startswith("/") for a in assets), assets  # nothing from a CDN
+    assert "/api/v1/schema/" in page
+
+
+def test_the_schema_and_docs_are_for_staff_only(db: None) -> None:
+    assert APIClient().get("/api/v1/schema/").status_code in (401, 403)
