@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import jsonrpc, versions
+from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
 from .errors import (
     InternalError,
@@ -30,7 +31,7 @@ from .errors import (
 )
 from .inputs import InputRound, settle, start_round
 from .jsonrpc import Notification, Request
-from .methods import completion, lifecycle, logs, prompts, resources, tools
+from .methods import completion, lifecycle, logs, prompts, resources, subscriptions, tools
 from .methods.base import Call, Handler
 from .methods.listing import WireCache
 from .methods.modern import (
@@ -77,7 +78,11 @@ LEGACY_METHODS: dict[str, tuple[Handler, Gate]] = {
     "logging/setLevel": (logs.set_level, ("logging",)),
 }
 # 2026-07-28 changelog: no initialize, ping, logging/setLevel or resources/(un)subscribe.
-MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {**_SHARED, "server/discover": (lifecycle.discover, _OPEN)}
+MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {
+    **_SHARED,
+    "server/discover": (lifecycle.discover, _OPEN),
+    "subscriptions/listen": (subscriptions.listen, _OPEN),
+}
 # 2026-07-28 server/utilities/caching.mdx: these complete results carry ttlMs + cacheScope.
 CACHEABLE_METHODS = frozenset(
     {
@@ -131,6 +136,8 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.wire_cache = WireCache()
+        # Committed changes, as this process learns them, for subscriptions/listen streams.
+        self.feed = ChangeFeed()
         self._inflight: dict[tuple[str, jsonrpc.RequestId], _InFlight] = {}
 
     # -- capabilities ---------------------------------------------------------------------------

@@ -114,18 +114,6 @@ def structured_content_is_object(version: str | None) -> bool:
     return has_structured_output(version) and not is_modern(version)
 
 
-def pushes_change_notifications(version: str | None) -> bool:
-    """Whether this server can deliver ``list_changed`` / ``resources/updated`` to a client of
-    ``version``, and so may advertise ``listChanged`` / ``resources.subscribe``.
-
-    Legacy: yes, on the session (the GET stream, stdout). 2026-07-28: the only delivery path is a
-    ``subscriptions/listen`` stream (basic/patterns/subscriptions.mdx; server/resources.mdx:
-    ``subscribe`` means per-resource updates *there*), which this server does not implement yet,
-    so advertising either would promise notifications no client can ever receive.
-    """
-    return not is_modern(version)
-
-
 def has_completion_context(version: str | None) -> bool:
     """``CompleteRequest.params.context.arguments`` is [06+]."""
     return _at_least(version, V2025_06_18)
@@ -271,10 +259,9 @@ def capabilities_to_wire(
     logging: bool,
     list_changed: bool,
 ) -> dict[str, Any]:
-    """ServerCapabilities for ``version``: ``completions`` is [03+] (2024-11-05 had no such key);
-    ``listChanged`` / ``subscribe`` only where ``pushes_change_notifications`` holds."""
-    if not pushes_change_notifications(version):
-        list_changed = resources_subscribe = False
+    """ServerCapabilities for ``version``: ``completions`` is [03+] (2024-11-05 had no such key).
+    ``listChanged`` / ``subscribe`` are delivered in every revision: legacy on the session (GET
+    stream, stdout), 2026-07-28 on ``subscriptions/listen`` streams (methods/subscriptions.py)."""
     caps: dict[str, Any] = {}
     if logging:
         caps["logging"] = {}

@@ -85,7 +85,8 @@ class Runtime:
         )
         self.resolve_principal: Any = mcp_settings.principal_resolver()
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
-                             on_message=metrics.on_bus_message if self.config.metrics else None)
+                             on_message=metrics.on_bus_message if self.config.metrics else None,
+                             feed=self.server.feed)
         self._live: dict[str, set[asyncio.Event]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
@@ -108,6 +109,7 @@ class Runtime:
             await asyncio.shield(self._started)
 
     async def close(self) -> None:
+        self.server.feed.close()
         for group in self._live.values():
             for ended in group:
                 ended.set()
@@ -157,9 +159,11 @@ class Runtime:
         self.end_streams(session_id)
 
     def end_all_streams(self) -> None:
-        """Server shutdown: end every open SSE response (with ``retry``, so clients come back)."""
+        """Server shutdown: end every open SSE response (with ``retry``, so clients come back),
+        and every subscriptions/listen stream with its graceful-closure result."""
         for session_id in list(self._live):
             self.end_streams(session_id)
+        self.server.feed.close()
 
 
 async def end_session(sessions: SessionStore, events: EventStore, pending: PendingRequests,

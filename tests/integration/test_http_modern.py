@@ -18,7 +18,8 @@ import pytest
 
 from tests.support import MEMORY_PROVIDER, live_server_fixture
 from tests.support.live_server import LiveServer
-from tests.support.mcp_http import POST_HEADERS, open_session, sse_events
+from tests.support.mcp_http import POST_HEADERS, modern_message, open_session, sse_events
+from tests.support.mcp_http import modern_headers as mirrored_headers
 
 pytestmark = pytest.mark.timeout(60)
 live = live_server_fixture(provider=MEMORY_PROVIDER)
@@ -32,20 +33,11 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
 
 
 def modern(id: int, method: str, params: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
-    body_meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        **meta,
-    }
-    return {"jsonrpc": "2.0", "id": id, "method": method, "params": {**(params or {}), "_meta": body_meta}}
+    return modern_message(id, method, params, **meta)
 
 
 def modern_headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
-    headers = {**POST_HEADERS, "mcp-protocol-version": MODERN, "mcp-method": method}
-    if name is not None:
-        headers["mcp-name"] = name
-    headers.update(extra)
-    return headers
+    return mirrored_headers(method, name, **extra)
 
 
 async def test_modern_request_is_served_without_a_session(
