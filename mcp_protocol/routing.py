@@ -26,6 +26,7 @@ from django.urls import URLPattern, re_path
 
 from .transports import readiness, runtime
 from .transports.http import MCPEndpoint, PrincipalResolver
+from .transports.legacy_sse import LegacySSEEndpoint
 from .transports.responses import Receive, Scope, Send
 
 DEFAULT_ROUTE = "mcp"
@@ -50,6 +51,18 @@ def mcp_path(
     elif resolve_principal is not None:
         raise ValueError("pass resolve_principal to the MCPEndpoint, or no endpoint: not both")
     return re_path(rf"^{re.escape(stripped)}/?$", endpoint, name=name)
+
+
+def legacy_sse_paths(prefix: str = "") -> list[URLPattern]:
+    """The deprecated HTTP+SSE transport of 2024-11-05 for old clients (``transports/
+    legacy_sse.py``): ``GET <prefix>sse`` and ``POST <prefix>messages?session_id=…``, siblings, as
+    the ``endpoint`` event names the POST URL relative to the SSE one."""
+    endpoint = LegacySSEEndpoint()
+    base = re.escape(prefix.strip("/") + "/") if prefix.strip("/") else ""
+    return [
+        re_path(rf"^{base}sse/?$", endpoint, name="mcp-legacy-sse"),
+        re_path(rf"^{base}messages/?$", endpoint, name="mcp-legacy-messages"),
+    ]
 
 
 readiness.start_under_daphne()  # daphne sends no lifespan: start when its reactor runs
