@@ -23,7 +23,9 @@ Which methods may answer input-required: ``tools/call``, ``resources/read``, ``p
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from .errors import InvalidParams
@@ -59,13 +61,19 @@ def parse_input_responses(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
 class InputRound:
     """The questions and answers of one modern request's handler run."""
 
-    def __init__(self, answers: dict[str, Any], binding: Binding) -> None:
+    def __init__(self, answers: dict[str, Any], binding: Callable[[], Binding]) -> None:
         self.answers = answers
-        self.binding = binding
+        self._binding = binding
         self.consumed: dict[str, Any] = {}  # answers the handler used, in order: sealed for the retry
         self.questions: dict[str, dict[str, Any]] = {}
-        self.asked = asyncio.Event()
+        self.task: asyncio.Future[Any] | None = None  # the handler's run, set by the core
+        self.parked = False  # the run was stopped because it asked something
         self._counts: Counter[str] = Counter()
+
+    @functools.cached_property
+    def binding(self) -> Binding:
+        """Computed only when a state is sealed or opened (the digest costs a JSON dump)."""
+        return self._binding()
 
     def key_for(self, method: str) -> str:
         kind = KIND_OF.get(method, method)
@@ -85,11 +93,19 @@ class InputRound:
             return dict(answer)
         if key in self.questions:
             raise InvalidParams(f"Input request key {key!r} was asked twice in one round")
+        if not self.questions:
+            # The first question: stop the run once concurrent siblings (gather) had their turns.
+            self._stop_after(asyncio.get_running_loop(), SIBLING_TURNS)
         self.questions[key] = {"method": method, "params": params if params is not None else {}}
-        self.asked.set()
-        # Parked: the core stops this run once its siblings had their turn.
-        await asyncio.Future()
+        await asyncio.Future()  # parked until stopped
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _stop_after(self, loop: asyncio.AbstractEventLoop, turns: int) -> None:
+        if turns:
+            loop.call_soon(self._stop_after, loop, turns - 1)
+        elif self.task is not None and not self.task.done():
+            self.parked = True
+            self.task.cancel()
 
 
 def start_round(
@@ -101,38 +117,35 @@ def start_round(
     if method not in MRTR_METHODS:
         return None
     target = params.get("uri") if method == "resources/read" else params.get("name")
-    binding = Binding(principal, method, str(target), arguments_digest(params.get("arguments")))
+
+    def binding() -> Binding:
+        return Binding(principal, method, str(target), arguments_digest(params.get("arguments")))
+
     responses = parse_input_responses(params)
     answers: dict[str, Any] = {}
+    inputs = InputRound(answers, binding)
     if "requestState" in params:
-        sealed = sealer.open(params["requestState"], binding).get("answers")
+        sealed = sealer.open(params["requestState"], inputs.binding).get("answers")
         answers.update(sealed if isinstance(sealed, dict) else {})
     answers.update(responses)
-    return InputRound(answers, binding)
+    return inputs
 
 
 async def settle(
     task: asyncio.Future[dict[str, Any]], inputs: InputRound, sealer: RequestStateSealer
 ) -> dict[str, Any]:
-    """The handler's result, or an input-required result once it is parked on a question."""
-    asked = asyncio.ensure_future(inputs.asked.wait())
+    """The handler's result, or an input-required result once it was stopped on a question.
+    (No extra task or wait on the way: a run that asks nothing costs what any call costs.)"""
+    inputs.task = task
     try:
-        await asyncio.wait((task, asked), return_when=asyncio.FIRST_COMPLETED)
+        return await task
     except asyncio.CancelledError:
-        task.cancel()  # the client left (or cancelled): the handler sees it
-        raise
-    finally:
-        asked.cancel()
-    if not task.done():
-        for _ in range(SIBLING_TURNS):  # concurrent questions (gather) get asked too
-            await asyncio.sleep(0)
-        task.cancel()
-        await asyncio.wait((task,))
-        if task.cancelled() or task.exception() is not None:
-            # mrtr.mdx: every question, and the answers consumed so far sealed for the retry.
-            return {
-                "resultType": "input_required",
-                "inputRequests": inputs.questions,
-                "requestState": sealer.seal(inputs.binding, {"answers": inputs.consumed}),
-            }
-    return task.result()
+        current = asyncio.current_task()
+        if not inputs.parked or (current is not None and current.cancelling()):
+            raise  # the client left or cancelled: not a question
+    # mrtr.mdx: every question, and the answers consumed so far sealed for the retry.
+    return {
+        "resultType": "input_required",
+        "inputRequests": inputs.questions,
+        "requestState": sealer.seal(inputs.binding, {"answers": inputs.consumed}),
+    }

@@ -12,6 +12,7 @@ answered with a generic -32603 that leaks nothing. The core never sees HTTP or s
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 from collections.abc import Sequence
@@ -249,8 +250,12 @@ class Server:
             result.setdefault("cacheScope", self.cache_scope)
         meta = result.get("_meta")
         meta = dict(meta) if isinstance(meta, dict) else {}
-        meta[META_SERVER_INFO] = self.server_info(versions.LATEST)
+        meta[META_SERVER_INFO] = self._modern_server_info
         result["_meta"] = meta
+
+    @functools.cached_property
+    def _modern_server_info(self) -> dict[str, Any]:
+        return self.server_info(versions.LATEST)
 
     # -- running one request --------------------------------------------------------------------
     async def _run(

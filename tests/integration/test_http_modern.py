@@ -263,3 +263,30 @@ async def test_legacy_errors_echo_the_request_id(live: LiveServer, client: httpx
     assert (response.status_code, response.json()["id"]) == (400, 30)
     response = await client.post(live.url, headers={**POST_HEADERS, "mcp-session-id": "gone"}, json=ping)
     assert (response.status_code, response.json()["id"]) == (404, 30)
+
+
+async def test_closing_the_response_cancels_the_request_even_before_anything_streamed(
+    live: LiveServer, client: httpx.AsyncClient
+) -> None:
+    # [26] streamable-http.mdx "Cancellation": closing the response stream MUST be treated as
+    # cancellation. ``slow`` sleeps 30 s and sends nothing: the server sees the client leave and
+    # cancels its handler, so the request is over (counted in /metrics) long before 30 s.
+    def finished_slow_calls(text: str) -> float:
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("mcp_requests_total{")
+            and 'rpc_method="tools/call"' in line
+            and 'era="modern"' in line
+        )
+
+    before = finished_slow_calls((await client.get(f"{live.base_url}/metrics")).text)
+    body = modern(40, "tools/call", {"name": "slow", "arguments": {"seconds": 30}})
+    with pytest.raises(httpx.ReadTimeout):
+        await client.post(live.url, headers=modern_headers("tools/call", "slow"), json=body, timeout=0.5)
+    for _ in range(100):  # 10 s at most, far below the tool's 30 s
+        if finished_slow_calls((await client.get(f"{live.base_url}/metrics")).text) > before:
+            break
+        await asyncio.sleep(0.1)  # polling an external counter: there is no event to wait on
+    else:
+        pytest.fail("the request kept running after its client left")
