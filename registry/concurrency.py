@@ -53,13 +53,16 @@ class Versioned(models.Model):
             del self._expected_version
 
     def _do_update(self, base_qs: Any, using: Any, pk_val: Any, values: Any,
-                   update_fields: Any, forced_update: Any) -> bool:
+                   update_fields: Any, forced_update: Any, *rest: Any) -> Any:
+        # *rest: Django 6.0 added ``returning_fields`` (and returns the rows instead of a bool);
+        # whatever Django returns is passed on untouched so both 5.2 and 6.0 work.
         expected = getattr(self, "_expected_version", None)
         if expected is None:
-            return bool(super()._do_update(base_qs, using, pk_val, values, update_fields, forced_update))
-        if super()._do_update(base_qs.filter(version=expected), using, pk_val, values, update_fields,
-                              forced_update):
-            return True
+            return super()._do_update(base_qs, using, pk_val, values, update_fields, forced_update, *rest)
+        updated = super()._do_update(base_qs.filter(version=expected), using, pk_val, values,
+                                     update_fields, forced_update, *rest)
+        if updated:
+            return updated
         # Deleted meanwhile (current None) conflicts too: Django would otherwise INSERT it again.
         current = base_qs.filter(pk=pk_val).values_list("version", flat=True).first()
         raise VersionConflict(self, expected, current)
