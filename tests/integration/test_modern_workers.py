@@ -35,6 +35,7 @@ from tests.support.mcp_http import (
     next_data,
     sse_events,
 )
+from tests.support.postgres import temporary_database
 from tests.support.private_redis import PrivateRedis, have_redis_server
 
 pytestmark = [
@@ -42,7 +43,6 @@ pytestmark = [
     pytest.mark.skipif(not have_redis_server(), reason="needs redis-server and redis-cli"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]
-PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
 KEEPALIVE = 0.5  # s
 WAIT = 10.0  # s: the deadline of every wait
 ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
@@ -51,19 +51,7 @@ SUB = "io.modelcontextprotocol/subscriptionId"
 
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
-    psycopg = pytest.importorskip("psycopg")
-    name = f"mcpsite_modern_{uuid.uuid4().hex[:12]}"
-    try:
-        admin = psycopg.connect(PG_ADMIN, autocommit=True)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no PostgreSQL at 127.0.0.1:5432: {exc}")
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgres://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield from temporary_database("mcpsite_modern")
 
 
 @pytest.fixture(scope="module")

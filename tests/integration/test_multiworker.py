@@ -57,13 +57,13 @@ from tests.support.mcp_http import (
     session_headers,
     sse_events,
 )
+from tests.support.postgres import temporary_database
 from tests.support.private_redis import PrivateRedis, have_redis_server
 
 pytestmark = [
     pytest.mark.timeout(60),
     pytest.mark.skipif(not have_redis_server(), reason="needs redis-server and redis-cli"),
 ]
-PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
 KEEPALIVE = 0.5  # s: quiet streams show a comment this often, and heartbeats notice DELETE
 WAIT = 10.0  # s: the deadline of every wait for something the cluster does by itself
 
@@ -122,19 +122,7 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
-    psycopg = pytest.importorskip("psycopg")
-    name = f"mcpsite_mw_{uuid.uuid4().hex[:12]}"
-    try:
-        admin = psycopg.connect(PG_ADMIN, autocommit=True)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no PostgreSQL at 127.0.0.1:5432: {exc}")
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgres://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield from temporary_database("mcpsite_mw")
 
 
 @pytest.fixture(scope="module")
