@@ -37,7 +37,7 @@ from .methods.base import Call, Handler
 from .methods.listing import WireCache
 from .methods.modern import (
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
+    decorate_result,
     stateless_session,
 )
 from .outbound import Outbound
@@ -84,17 +84,6 @@ MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {
     "server/discover": (lifecycle.discover, _OPEN),
     "subscriptions/listen": (subscriptions.listen, _OPEN),
 }
-# 2026-07-28 server/utilities/caching.mdx: these complete results carry ttlMs + cacheScope.
-CACHEABLE_METHODS = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-    }
-)
 
 
 @dataclass(slots=True)
@@ -240,18 +229,9 @@ class Server:
             mrtr=mrtr,
         )
         if response is not None and "result" in response:
-            self._decorate_modern(message.method, response["result"])
+            info = self._modern_server_info
+            decorate_result(message.method, response["result"], self.cache_ttl_ms, self.cache_scope, info)
         return response
-
-    def _decorate_modern(self, method: str, result: dict[str, Any]) -> None:
-        result.setdefault("resultType", "complete")
-        if method in CACHEABLE_METHODS and result["resultType"] == "complete":
-            result.setdefault("ttlMs", self.cache_ttl_ms)
-            result.setdefault("cacheScope", self.cache_scope)
-        meta = result.get("_meta")
-        meta = dict(meta) if isinstance(meta, dict) else {}
-        meta[META_SERVER_INFO] = self._modern_server_info
-        result["_meta"] = meta
 
     @functools.cached_property
     def _modern_server_info(self) -> dict[str, Any]:
