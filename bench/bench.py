@@ -139,7 +139,10 @@ def run_all(args: argparse.Namespace, workdir: Path) -> dict[tuple[str, str, str
                     rounds: dict[str, list[Result]] = {label: [] for label, _ in running}
                     for _ in range(args.rounds):
                         for label, server in running:
+                            pid = getattr(getattr(server, "process", None), "pid", None)
+                            cpu_before = servers.cpu_seconds(pid)
                             result = asyncio.run(measure(args, server.url, scenario, concurrency))
+                            result.server_cpu = servers.cpu_seconds(pid) - cpu_before
                             rounds[label].append(result)
                             print_row(label, result)
                     for label, measured in rounds.items():
@@ -157,7 +160,8 @@ def print_row(label: str, result: Result) -> None:
     print(
         f"  {label:<22} {result.scenario:<8} c={result.concurrency:<3} {result.rate:9.0f} req/s  "
         f"p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  "
-        f"errors {result.errors}  client cpu {result.client_us_per_request:.0f} us/req",
+        f"errors {result.errors}  client cpu {result.client_us_per_request:.0f} us/req  "
+        f"server cpu {result.server_us_per_request:.0f} us/req",
         flush=True,
     )
     if result.first_error:
@@ -174,7 +178,7 @@ def report(args: argparse.Namespace, results: dict[tuple[str, str, str, int], Re
     print("\nmode scenario   c  " + "".join(f"| {kind:>10} req/s  p50 ms  p99 ms " for kind in kinds), end="")
     print("| ours/peer req/s  p99 " if {"ours", "peer"} <= set(kinds) else "", end="")
     print("| redis/memory req/s " if "ours+redis" in kinds else "", end="")
-    print("| channels/direct req/s" if "ours-direct" in kinds else "")
+    print("| channels/direct req/s  server cpu" if "ours-direct" in kinds else "")
     for mode in args.modes:
         for scenario in args.scenarios:
             for concurrency in args.concurrency:
@@ -190,7 +194,8 @@ def report(args: argparse.Namespace, results: dict[tuple[str, str, str, int], Re
                 if ours and redis:
                     line += f"| {ratio(redis.rate, ours.rate):>18} "
                 if ours and direct:
-                    line += f"| {ratio(ours.rate, direct.rate):>21}"
+                    cpu = ratio(ours.server_us_per_request, direct.server_us_per_request)
+                    line += f"| {ratio(ours.rate, direct.rate):>21} {cpu:>11}"
                 print(line)
     print_targets(args, results)
 

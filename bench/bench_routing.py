@@ -6,8 +6,9 @@ the direct dispatch it replaced (``bench/direct_asgi.py``), interleaved in one r
 
 In-process on purpose: over loopback (``bench.py --routing``) the HTTP server and the client take
 most of the CPU and a busy 2-core machine moves the rate by ±30 % between rounds, which hides a
-few microseconds. Here each round times ``--calls`` calls of each app back to back, and the
-fastest round of each is kept (the least disturbed by other processes). Memory stores, the
+few microseconds. Here each round times ``--calls`` calls of each app back to back in this
+process's CPU time (what other processes' load moves least), and the fastest round of each is
+kept. Memory stores, the
 in-memory demo provider, JSON responses; no sockets.
 """
 
@@ -85,12 +86,12 @@ async def main(calls: int, rounds: int) -> None:
     best = {"channels": float("inf"), "direct": float("inf")}
     for _ in range(rounds):
         for name, app in (("channels", routed), ("direct", direct)):
-            start = time.perf_counter()
+            start = time.process_time()
             for _ in range(calls):
                 await request(app, body, session)
-            best[name] = min(best[name], (time.perf_counter() - start) / calls * 1e6)
+            best[name] = min(best[name], (time.process_time() - start) / calls * 1e6)
     ratio = best["direct"] / best["channels"]
-    print(f"tools/call in-process, best of {rounds} rounds x {calls} calls:")
+    print(f"tools/call in-process, CPU time, best of {rounds} rounds x {calls} calls:")
     print(f"  direct dispatch  {best['direct']:7.1f} us/call")
     extra = best["channels"] - best["direct"]
     print(f"  through Channels {best['channels']:7.1f} us/call  (+{extra:.1f} us)")

@@ -60,6 +60,7 @@ class Result:
     elapsed: float = 0.0
     client_cpu: float = 0.0
     total_requests: int = 0
+    server_cpu: float = 0.0  # the server process's CPU seconds over the run (bench.run_all)
 
     @property
     def rate(self) -> float:
@@ -82,6 +83,11 @@ class Result:
     @property
     def client_us_per_request(self) -> float:
         return self.client_cpu / max(self.total_requests, 1) * 1e6
+
+    @property
+    def server_us_per_request(self) -> float:
+        """Server CPU per request, warm-up requests included (they cost the server too)."""
+        return self.server_cpu / self.total_requests * 1e6 if self.total_requests else 0.0
 
     def note_error(self, response: Response) -> None:
         self.errors += 1

@@ -99,6 +99,19 @@ class Running:
             return ""
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``; 0.0 elsewhere). Unlike a
+    request rate, it hardly moves with other processes' load on the machine."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # After the command name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def our_env(workdir: Path, sse: bool = False, redis_url: str | None = None) -> dict[str, str]:
     env = {
         "DJANGO_SETTINGS_MODULE": "mcpsite.settings",

@@ -80,8 +80,12 @@ ROUTE_HINT = (
 def check_mcp_routing(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """The endpoint must be reachable: ``ASGI_APPLICATION`` names an app whose routing tree holds
     an ``MCPEndpoint`` (``routing.mcp_path``). Without it every MCP client gets the project's 404."""
-    from .routing import find_endpoints
+    from .routing import find_endpoints, in_urlconf
 
+    if in_urlconf():
+        return [Error("An MCP endpoint is in ROOT_URLCONF's urlpatterns, where Django's views go",
+                      hint=f"It is an ASGI app, not a view: move it to the ASGI routing. {ROUTE_HINT}",
+                      id="mcp.E011")]  # fmt: skip
     dotted = getattr(settings, "ASGI_APPLICATION", None)
     if not dotted:
         return [Warning("ASGI_APPLICATION is not set, so nothing serves the MCP endpoint",

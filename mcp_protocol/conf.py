@@ -40,6 +40,7 @@ DEFAULTS: dict[str, Any] = {
     "SSE_RETRY_MS": 1000,
     "CLOSE_STREAM_AFTER_SECONDS": None,
     "CLIENT_REQUEST_TIMEOUT": 60.0,
+    "SHUTDOWN_GRACE_SECONDS": 10.0,
     "PAGE_SIZE": 100,
     "CURSOR_SECRET": None,
     # requestState (MRTR) key ring: the first key signs, every key opens (rotation). Empty: one key

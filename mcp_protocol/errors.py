@@ -11,6 +11,7 @@ with its traceback, answered with a generic -32603.
     ├── InvalidParams             -32602  bad params, unknown tool/prompt, bad cursor, bad level
     │   └── UnsupportedVersion    -32602 legacy / -32022 modern (code chosen by the raiser)
     ├── InternalError             -32603
+    │   └── WorkerStopped         -32603  the worker running the request stopped (may be retried)
     ├── ResourceNotFound          -32002 legacy; the core maps it to -32602 for 2026-07-28
     ├── HeaderMismatch            -32020  [2026-07-28] header ≠ body, or a required header missing
     └── MissingClientCapability   -32021  [2026-07-28]
@@ -84,6 +85,13 @@ class UnsupportedVersion(InvalidParams):
 class InternalError(MCPError):
     code = INTERNAL_ERROR
     default_message = "Internal error"
+
+
+class WorkerStopped(InternalError):
+    """The worker running the request stopped before answering it (killed, or stopped past its
+    grace period): the request did not complete here, and the client may send it again."""
+
+    default_message = "Internal error: the worker running this request stopped; the request may be retried"
 
 
 class ResourceNotFound(MCPError):

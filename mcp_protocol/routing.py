@@ -18,11 +18,11 @@ for the system check that says when the endpoint is routed nowhere (``checks.py`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
-from django.urls import URLPattern, re_path
+from django.core.checks import CheckMessage
+from django.urls import URLPattern
 
 from .transports import readiness, runtime
 from .transports.http import MCPEndpoint, PrincipalResolver
@@ -30,6 +30,30 @@ from .transports.legacy_sse import LegacySSEEndpoint
 from .transports.responses import Receive, Scope, Send
 
 DEFAULT_ROUTE = "mcp"
+
+
+class ExactPath:
+    """The path pattern of ``mcp_path``: the route itself or the route plus one slash, compared as
+    strings. Channels' ``URLRouter`` only calls ``match``; a regex (``re_path``) did the same in
+    twice the time (2.4 against 1.4 µs per request through ProtocolTypeRouter + URLRouter)."""
+
+    def __init__(self, route: str, name: str | None = None) -> None:
+        self.route, self.with_slash, self.name = route, route + "/", name
+        self.converters: dict[str, Any] = {}
+
+    def match(self, path: str) -> tuple[str, tuple[()], dict[str, Any]] | None:
+        if path == self.route or path == self.with_slash:
+            return "", (), {}
+        return None
+
+    def check(self) -> list[CheckMessage]:
+        return []
+
+    def describe(self) -> str:
+        return f"'{self.route}[/]'"
+
+    def __str__(self) -> str:
+        return self.route
 
 
 def mcp_path(
@@ -50,7 +74,7 @@ def mcp_path(
         endpoint = MCPEndpoint(resolve_principal)
     elif resolve_principal is not None:
         raise ValueError("pass resolve_principal to the MCPEndpoint, or no endpoint: not both")
-    return re_path(rf"^{re.escape(stripped)}/?$", endpoint, name=name)
+    return URLPattern(ExactPath(stripped, name), endpoint, name=name)
 
 
 def legacy_sse_paths(prefix: str = "") -> list[URLPattern]:
@@ -58,10 +82,10 @@ def legacy_sse_paths(prefix: str = "") -> list[URLPattern]:
     legacy_sse.py``): ``GET <prefix>sse`` and ``POST <prefix>messages?session_id=…``, siblings, as
     the ``endpoint`` event names the POST URL relative to the SSE one."""
     endpoint = LegacySSEEndpoint()
-    base = re.escape(prefix.strip("/") + "/") if prefix.strip("/") else ""
+    base = prefix.strip("/") + "/" if prefix.strip("/") else ""
     return [
-        re_path(rf"^{base}sse/?$", endpoint, name="mcp-legacy-sse"),
-        re_path(rf"^{base}messages/?$", endpoint, name="mcp-legacy-messages"),
+        URLPattern(ExactPath(f"{base}sse", "mcp-legacy-sse"), endpoint, name="mcp-legacy-sse"),
+        URLPattern(ExactPath(f"{base}messages", "mcp-legacy-messages"), endpoint, name="mcp-legacy-messages"),
     ]
 
 
@@ -81,6 +105,25 @@ async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
             await runtime.shutdown()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+def in_urlconf() -> bool:
+    """Whether ROOT_URLCONF routes to an ``MCPEndpoint`` (a mistake: Django would call it as a
+    view). Walks ``include()``s; an URLconf that does not import is Django's own check to report."""
+    from django.urls import get_resolver
+
+    def walk(patterns: Any) -> bool:
+        for pattern in patterns:
+            if isinstance(getattr(pattern, "callback", None), MCPEndpoint):
+                return True
+            if hasattr(pattern, "url_patterns") and walk(pattern.url_patterns):
+                return True
+        return False
+
+    try:
+        return walk(get_resolver().url_patterns)
+    except Exception:  # an URLconf that does not import is reported by Django's urls check
+        return False
 
 
 def find_endpoints(app: Any, depth: int = 0) -> Iterator[MCPEndpoint]:

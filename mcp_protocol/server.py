@@ -29,6 +29,7 @@ from .errors import (
     MethodNotFound,
     RequestCancelled,
     ResourceNotFound,
+    WorkerStopped,
 )
 from .inputs import InputRound, settle, start_round
 from .jsonrpc import Notification, Request
@@ -92,6 +93,7 @@ class _InFlight:
     ctx: Context
     cancellable: bool = True
     cancelled_by_client: bool = False
+    stopped: bool = False  # the worker is stopping and gave up on it (``stop_all``)
 
 
 class Server:
@@ -287,8 +289,11 @@ class Server:
             result = await task if mrtr is None else await settle(task, mrtr, self.request_state)
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if entry.cancelled_by_client and (current is None or current.cancelling() == 0):
-                return None
+            if current is None or current.cancelling() == 0:
+                if entry.stopped:
+                    return jsonrpc.error_response(message.id, WorkerStopped())
+                if entry.cancelled_by_client:
+                    return None
             raise
         except RequestCancelled:
             return None
@@ -328,3 +333,19 @@ class Server:
 
     def in_flight(self) -> int:
         return len(self._inflight)
+
+    def running(self) -> list[asyncio.Future[dict[str, Any]]]:
+        """The handler tasks of the requests in flight (a stopping worker waits for them)."""
+        return [entry.task for entry in self._inflight.values() if not entry.task.done()]
+
+    def stop_all(self) -> int:
+        """The worker is stopping and its grace period is over: every request still running ends
+        now, answered with ``WorkerStopped`` (the client may retry it elsewhere)."""
+        stopped = 0
+        for entry in list(self._inflight.values()):
+            if not entry.task.done() and entry.cancellable and not entry.cancelled_by_client:
+                entry.stopped = True
+                entry.ctx.cancel_event.set()
+                entry.task.cancel()
+                stopped += 1
+        return stopped

@@ -90,7 +90,8 @@ def _tail(path: Path, lines: int = 30) -> str:
         return ""
 
 
-def _stop(process: subprocess.Popen[bytes] | None, timeout: float = 10.0) -> None:
+def stop_group(process: subprocess.Popen[bytes] | None, timeout: float = 10.0) -> None:
+    """SIGTERM the process's group (started with ``start_new_session``), SIGKILL after ``timeout``."""
     if process is None or process.poll() is not None:
         return
     try:
@@ -151,7 +152,7 @@ class Balancer:
         return self
 
     def stop(self) -> None:
-        _stop(self.process)
+        stop_group(self.process)
         self.process = None
         if self._own_prefix:
             shutil.rmtree(self.prefix, ignore_errors=True)
@@ -217,7 +218,7 @@ class Fleet:
     def stop(self) -> None:
         self.balancer.stop()
         for process in self.workers:
-            _stop(process)
+            stop_group(process)
         self.workers = []
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 
 from asgiref.sync import sync_to_async
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from mcp_protocol.transports import metrics
+from mcp_protocol.transports import metrics, readiness
 from mcp_protocol.transports.runtime import get_runtime
 
 logger = logging.getLogger("mcpsite.health")
@@ -34,19 +35,23 @@ def _database() -> None:
         cursor.execute("SELECT 1")
 
 
-async def _check(name: str, checks: dict[str, str], probe: object) -> None:
+async def _check(name: str, checks: dict[str, str], probe: Awaitable[object]) -> None:
     try:
         async with asyncio.timeout(CHECK_TIMEOUT):
-            await probe  # type: ignore[misc]
+            await probe
         checks[name] = "ok"
     except Exception as exc:  # every failure is "not ready", named, never a 500
         checks[name] = f"unavailable: {type(exc).__name__}"
 
 
 async def _runtime_ready() -> None:
-    rt = await get_runtime()  # starts it on first use: provider snapshot + bus subscription
-    if not rt.fanout.listening:
-        raise RuntimeError("the bus listener is not running")
+    if not readiness.ready():
+        # Started at process startup (readiness.startup) and retried in the background when that
+        # failed; a server that sent no lifespan gets it started here, as a request would.
+        await get_runtime()
+        if not readiness.ready():
+            raise RuntimeError("the MCP runtime is not subscribed to the bus")
+    rt = await get_runtime()
     await rt.sessions.count()  # a round trip to the session store (Redis when REDIS_URL is set)
 
 

@@ -8,7 +8,6 @@ import asyncio
 import logging
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -22,14 +21,21 @@ from mcpsite.clients import client_configs
 logger = logging.getLogger("mcpsite.landing")
 
 
-def _registry_counts() -> dict[str, int]:
-    from registry.models import Prompt, Resource, ResourceTemplate, Tool
-
+async def _served_counts() -> dict[str, Any]:
+    """What clients are served: the provider's snapshot, so definitions written in Python
+    (registry.code) count beside the database's rows, and a row hidden by one does not."""
+    try:
+        async with asyncio.timeout(3):
+            snapshot = (await get_runtime()).provider.snapshot()
+    except Exception:  # the runtime cannot start (Redis down): the page still answers
+        logger.warning("landing page: MCP runtime unavailable", exc_info=True)
+        kinds = ("tools", "resources", "resource templates", "prompts")
+        return dict.fromkeys(kinds, "unavailable")
     return {
-        "tools": Tool.objects.filter(enabled=True).count(),
-        "resources": Resource.objects.filter(enabled=True).count(),
-        "resource templates": ResourceTemplate.objects.filter(enabled=True).count(),
-        "prompts": Prompt.objects.filter(enabled=True).count(),
+        "tools": len(snapshot.tools),
+        "resources": len(snapshot.resources),
+        "resource templates": len(snapshot.resource_templates),
+        "prompts": len(snapshot.prompts),
     }
 
 
@@ -41,19 +47,20 @@ async def _live_counts() -> dict[str, Any]:
         logger.warning("landing page: session store unavailable", exc_info=True)
         sessions = "unavailable"
     streams: Any = int(metrics.open_streams()) if mcp_settings.METRICS else "n/a"
+    # Open streams: this process, or every worker of this host with PROMETHEUS_MULTIPROC_DIR.
     return {"live sessions": sessions, "open streams": streams}
 
 
 def _url(name: str) -> str | None:
     try:
-        return reverse(name)
+        return str(reverse(name))
     except NoReverseMatch:
         return None
 
 
 async def index(request: HttpRequest) -> HttpResponse:
     mcp_url = request.build_absolute_uri("/mcp")
-    counts = {**await sync_to_async(_registry_counts)(), **await _live_counts()}
+    counts = {**await _served_counts(), **await _live_counts()}
     context = {
         "mcp_url": mcp_url,
         "counts": counts,

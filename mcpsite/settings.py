@@ -6,6 +6,7 @@ mode on 127.0.0.1. Set ``DJANGO_DEBUG=0`` and a real ``SECRET_KEY`` in productio
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -89,6 +90,11 @@ DATABASES = {
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=0
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Concurrent writers (two API clients, the admin and the API) queue for SQLite's write lock
+    # instead of failing with "database is locked": a deferred transaction that reads and then
+    # writes cannot wait for the lock, an IMMEDIATE one takes it up front (Django 5.1+).
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"
@@ -100,6 +106,10 @@ STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfi
 # Development (DEBUG): WhiteNoise serves straight from the apps (its finders, re-scanned on every
 # request), no collectstatic. Production: `manage.py collectstatic` writes hashed, compressed
 # (gzip/brotli) copies to STATIC_ROOT, which WhiteNoise serves with far-future cache headers.
+# Fixed here from DJANGO_DEBUG, not read from DEBUG when the middleware starts (test runners turn
+# DEBUG off at run time, and WhiteNoise would then look for a STATIC_ROOT development never has).
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -145,6 +155,7 @@ MCP = {
     # MRTR requestState key ring (issue 13): comma-separated, first signs, all open.
     "REQUEST_STATE_KEYS": env_list("MCP_REQUEST_STATE_KEYS", []),
     "REQUEST_STATE_TTL": float(os.environ.get("MCP_REQUEST_STATE_TTL", "900")),
+    "SHUTDOWN_GRACE_SECONDS": float(os.environ.get("MCP_SHUTDOWN_GRACE_SECONDS", "10")),
     "PRINCIPAL_RESOLVER": os.environ.get(
         "MCP_PRINCIPAL_RESOLVER", "mcp_protocol.transports.http.open_mode"
     ),
@@ -271,3 +282,14 @@ LOGGING = {
     },
     "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
 }
+if os.environ.get("MCP_LOG_FORMAT") == "json":
+    # uvicorn's loggers have handlers of their own (set before Django starts), and Django's own
+    # "django" logger prints plain lines in DEBUG: route them through ours, so that every line of
+    # a worker's stderr is JSON, not only the project's.
+    # uvicorn.access only when uvicorn gave it a handler: --no-access-log must stay off (and not
+    # "uvicorn" itself: configuring a parent resets its children, access log included).
+    _access = ("uvicorn.access",) if logging.getLogger("uvicorn.access").handlers else ()
+    LOGGING["loggers"] = {
+        name: {"handlers": ["stderr"], "propagate": False}
+        for name in ("uvicorn.error", *_access, "django")
+    }

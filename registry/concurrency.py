@@ -5,8 +5,10 @@ A row read at version *v* saves with ``UPDATE … WHERE pk = … AND version = v
 if another writer committed first, no row matches and the save raises ``VersionConflict`` instead
 of silently overwriting that edit (Django's own ``save()`` would fall back to an INSERT). The guard
 is in the model, so the admin, the REST API (``If-Match`` → 412), management commands and a shell
-share it. Queryset ``update()`` bumps the version too (``changes.ChangeQuerySet``), so an ETag
-always changes with the row.
+share it. Queryset ``update()`` (and so ``bulk_update()``) bumps the version too
+(``changes.ChangeQuerySet``), so an ETag always changes with the row. A prompt's arguments and
+messages have no version of their own: the API, the admin and imports save the prompt with them,
+which bumps the prompt's; a child saved alone (a shell) leaves the prompt's ETag as it was.
 """
 
 from __future__ import annotations

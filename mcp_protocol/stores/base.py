@@ -125,6 +125,11 @@ class SessionStore(ABC):
     async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool: ...
 
     @abstractmethod
+    async def open_streams(self, session_ids: list[str]) -> set[str]:
+        """Which of ``session_ids`` have their standalone GET stream open on some worker (a live
+        claim), for the session browsers; one round trip for the lot."""
+
+    @abstractmethod
     async def release_stream(self, session_id: str, owner: str) -> None: ...
 
     async def close(self) -> None:  # noqa: B027 (optional hook)

@@ -11,12 +11,17 @@ Redirections ([Redis Cluster spec] "Redirection and resharding"):
 - ``MOVED``: the slot has a new owner (resharding, failover): the map is refreshed and the
   command sent again (a MULTI/EXEC block refused with MOVED was not executed: EXECABORT).
 - ``ASK``: the slot is migrating and this key is already on the target: ``ASKING`` then the
-  command (or the whole block: ASKING stays in force inside MULTI) on the target, once.
-- ``TRYAGAIN``: a multi-key command during a migration; retried after a short pause.
+  command (or the whole block: ASKING stays in force inside MULTI) on the target.
+- ``TRYAGAIN``: a multi-key command (or block) whose keys the migration has split between the
+  two masters: the source answers ``ASK``, the target ``TRYAGAIN``, until the last key moves.
+  Retried with a pause doubling from 20 to 200 ms, for up to ``TRYAGAIN_BUDGET`` seconds.
 - a node that cannot be reached: the map is refreshed (its replica may have taken over) and the
   command retried once if the caller allows a retry.
 
-At most ``REDIRECTS`` attempts, then the last error propagates (``UNAVAILABLE``: a 503).
+At most ``REDIRECTS`` MOVED/reconnect rounds, and ASK/TRYAGAIN for at most ``TRYAGAIN_BUDGET``
+seconds; then the last error propagates (``UNAVAILABLE``: a 503). Found by
+``tests/faults/test_cluster_migration.py``: with five attempts in all, an append whose stream had
+moved but whose index had not gave up (EXECABORT) after 100 ms of ASK/TRYAGAIN ping-pong.
 """
 
 from __future__ import annotations
@@ -34,7 +39,13 @@ from .fast import FastRedis, Part
 from .resp import Reply, encode
 
 REDIRECTS = 5
-TRYAGAIN_PAUSE = 0.02
+TRYAGAIN_PAUSE = 0.02  # s: first pause after TRYAGAIN, doubling up to TRYAGAIN_PAUSE_MAX
+TRYAGAIN_PAUSE_MAX = 0.2
+# s: how long a command or block whose keys a slot migration has split between two masters keeps
+# being retried (TRYAGAIN: neither master can run it until the last key moves). Counted in time,
+# not attempts: the split lasts until the migrating tool moves the other key, tens of ms for
+# redis-cli's batches, longer for a slow one.
+TRYAGAIN_BUDGET = 2.0
 _ASKING = encode(("ASKING",))
 _AskError = redis.exceptions.AskError  # MovedError is a subclass
 
@@ -116,7 +127,10 @@ class FastCluster:
     # -- commands ------------------------------------------------------------------------------
     async def execute(self, *args: Any, key: str) -> Reply:
         error: BaseException | None = None
-        for _ in range(REDIRECTS):
+        loop = asyncio.get_running_loop()
+        settle_by, pause, redirects = loop.time() + TRYAGAIN_BUDGET, TRYAGAIN_PAUSE, 0
+        while redirects < REDIRECTS:
+            redirects += 1
             node = await self.node_for(key)
             try:
                 return await node.execute(*args)
@@ -127,12 +141,21 @@ class FastCluster:
                     continue
                 asked = await self._node_at((exc.host, int(exc.port))).pipeline_packed(
                     _ASKING + encode(args), 2)
+                if isinstance(asked[1], redis.exceptions.TryAgainError) and loop.time() < settle_by:
+                    error, redirects = asked[1], redirects - 1  # keys split by the migration: wait
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, TRYAGAIN_PAUSE_MAX)
+                    continue
                 if isinstance(asked[1], Exception):
                     raise asked[1] from None
                 return asked[1]
             except redis.exceptions.TryAgainError as exc:
                 error = exc
-                await asyncio.sleep(TRYAGAIN_PAUSE)
+                if loop.time() >= settle_by:
+                    break
+                redirects -= 1  # a wait for the migration, not a redirection
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, TRYAGAIN_PAUSE_MAX)
             except redis.exceptions.ConnectionError as exc:  # FastRedis already retried once
                 error = exc
                 self.forget_routes()
@@ -167,8 +190,10 @@ class FastCluster:
         results: list[list[Reply]] = [[] for _ in parts]
         todo = list(range(len(parts)))
         asking: dict[int, FastRedis] = {}
-        for attempt in range(REDIRECTS):
-            last = attempt + 1 == REDIRECTS
+        loop = asyncio.get_running_loop()
+        settle_by, pause_for, redirects = loop.time() + TRYAGAIN_BUDGET, TRYAGAIN_PAUSE, 0
+        while todo:
+            last = redirects + 1 >= REDIRECTS
             by_node: dict[FastRedis, list[int]] = {}
             for i in todo:
                 node = asking.get(i) or await self.node_for(parts[i][0])
@@ -177,31 +202,39 @@ class FastCluster:
             outcomes = await asyncio.gather(
                 *(self._send(node, [parts[i] for i in indexes], [i in asking for i in indexes], retry)
                   for node, indexes in batches), return_exceptions=True)
-            asking, todo, pause = {}, [], False
+            asking, todo, pause, redirected = {}, [], False, False
             for (_, indexes), outcome in zip(batches, outcomes, strict=True):
                 if isinstance(outcome, BaseException):
                     if isinstance(outcome, redis.exceptions.ConnectionError):
                         self.forget_routes()  # the node may have failed over
                         if retry and not last:
                             todo += indexes
+                            redirected = True
                             continue
                     raise outcome
                 for i, replies in zip(indexes, outcome, strict=True):
                     redirect = _redirect(replies)
                     results[i] = replies
-                    if redirect is None or last:
+                    if redirect is None:
                         continue
-                    todo.append(i)
                     if isinstance(redirect, redis.exceptions.MovedError):
-                        self.forget_routes()
-                    elif isinstance(redirect, _AskError):
-                        asking[i] = self._node_at((redirect.host, int(redirect.port)))
-                    else:
-                        pause = True  # TRYAGAIN
-            if not todo:
-                break
-            if pause:
-                await asyncio.sleep(TRYAGAIN_PAUSE)
+                        if not last:
+                            todo.append(i)
+                            redirected = True
+                            self.forget_routes()
+                    elif loop.time() < settle_by:
+                        # ASK, or TRYAGAIN on the target: the slot is migrating. Its keys may be
+                        # split between the masters (ASK there, TRYAGAIN here) until the last
+                        # one moves: bounded by time, not counted as redirections.
+                        todo.append(i)
+                        if isinstance(redirect, _AskError):
+                            asking[i] = self._node_at((redirect.host, int(redirect.port)))
+                        else:
+                            pause = True
+            redirects += redirected
+            if pause and todo:
+                await asyncio.sleep(pause_for)
+                pause_for = min(pause_for * 2, TRYAGAIN_PAUSE_MAX)
         return results
 
     @staticmethod

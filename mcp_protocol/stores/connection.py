@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import redis
@@ -30,7 +30,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry as SyncRetry
 
 from .base import StoreUnavailable
-from .cluster import FastCluster
+from .cluster import REDIRECTS, FastCluster
 from .fast import FastRedis, Pipelined
 from .topology import RedisTopology
 
@@ -100,6 +100,10 @@ class RedisConnector:
             weakref.WeakKeyDictionary()
         )
         self._sync: SyncClient | None = None
+        # Cluster only: a plain client per (loop, master) for WATCH/MULTI/EXEC (``transaction``).
+        self._nodes: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple[str, int], redis.asyncio.Redis]
+        ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     @property
@@ -169,6 +173,43 @@ class RedisConnector:
             return FastRedis(self.url, locate=locate, **timeouts)
         return FastRedis(self.url, **timeouts)
 
+    async def transaction(self, func: Callable[[Any], Awaitable[None]], key: str) -> None:
+        """Run ``func`` as an optimistic transaction (WATCH ``key``, then MULTI/EXEC, again on a
+        concurrent write). On a Cluster it runs on a plain client of the key's master: redis-py's
+        asyncio ``RedisCluster.transaction`` runs each command on a new event loop in a thread
+        and joins it, so with a pooled connection (whose socket belongs to this loop, now
+        blocked in the join) it waits forever; seen as a hung contract test under load."""
+        client = await self.ready_client()
+        if not isinstance(client, redis.asyncio.cluster.RedisCluster):
+            await client.transaction(func, key)
+            return
+        for attempt in range(REDIRECTS):
+            node = client.get_node_from_key(key)
+            if node is None:
+                raise redis.exceptions.ConnectionError(f"no Cluster master holds the slot of {key!r}")
+            try:
+                await self._node_client(str(node.host), int(node.port)).transaction(func, key)
+                return
+            except (redis.exceptions.MovedError, redis.exceptions.TryAgainError):
+                # The slot moved (resharding, failover) or is migrating: reload the map, retry.
+                if attempt == REDIRECTS - 1:
+                    raise
+                await client.nodes_manager.initialize()
+
+    def _node_client(self, host: str, port: int) -> redis.asyncio.Redis:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            nodes = self._nodes.setdefault(loop, {})
+            node = nodes.get((host, port))
+            if node is None:
+                # The URL's credentials and TLS; a Cluster has only database 0.
+                auth = {k: v for k, v in self.topology.master_options().items() if k != "db"}
+                kwargs = self._kwargs() | auth | {"health_check_interval": 0}
+                node = nodes[(host, port)] = redis.asyncio.Redis(
+                    host=host, port=port, retry=AsyncRetry(NoBackoff(), 1), **kwargs
+                )
+            return node
+
     def sync_client(self) -> SyncClient:
         with self._lock:
             if self._sync is None:
@@ -185,9 +226,13 @@ class RedisConnector:
             fast = self._fast.pop(loop, None)
             self._fast.clear()
             sync, self._sync = self._sync, None
+            nodes = self._nodes.pop(loop, {})
+            self._nodes.clear()
         if fast is not None:
             fast.close()
         if client is not None:
             await client.aclose()
+        for node in nodes.values():
+            await node.aclose()
         if sync is not None:
             sync.close()

@@ -162,6 +162,12 @@ class MemorySessionStore(SessionStore):
     async def subscribers(self, uri: str) -> list[str]:
         return [d["id"] for d in self._all() if uri in d["subscriptions"]]
 
+    async def open_streams(self, session_ids: list[str]) -> set[str]:
+        now = time.monotonic()
+        with self._lock:
+            held = {sid: self._claims.get(sid) for sid in session_ids}
+            return {sid for sid, claim in held.items() if claim is not None and claim[1] > now}
+
     async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
         now = time.monotonic()
         with self._lock:

@@ -148,7 +148,7 @@ class RedisSessionStore(SessionStore):
                 pipe.set(key, json.dumps(data), px=_ms(self.ttl))
 
         with unavailable_as_store_error():
-            await client.transaction(merge, key)  # type: ignore[arg-type]  # RedisCluster's hint is wrong
+            await self._redis.transaction(merge, key)
             async with client.pipeline(transaction=False) as pipe:
                 expiry = {session.id: _expiry(self.ttl)}
                 pipe.zadd(self._live, expiry, xx=True)
@@ -297,6 +297,15 @@ class RedisSessionStore(SessionStore):
         with unavailable_as_store_error():
             return bool(await self._redis.fast().execute(
                 "SET", key, owner, *only_if_free, "PX", _ms(ttl), key=key))
+
+    async def open_streams(self, session_ids: list[str]) -> set[str]:
+        if not session_ids:
+            return set()
+        with unavailable_as_store_error():
+            # Pipelined EXISTS, each claim key in its own session's slot (no MULTI across slots).
+            replies = await self._redis.fast().pipeline([("EXISTS", self._claim(sid)) for sid in session_ids])
+        _raise_first(replies)
+        return {sid for sid, held in zip(session_ids, replies, strict=True) if held}
 
     async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
         with unavailable_as_store_error():

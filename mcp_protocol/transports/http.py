@@ -68,6 +68,7 @@ from .streams import PRIME, PostStream
 # either (a resolver that reads a session or a token); raising HTTPError(401, ...) refuses the call.
 PrincipalResolver = Callable[[Scope], str | Awaitable[str | None] | None]
 SESSION_HEADER = b"mcp-session-id"
+REQUEST_ID = "mcpsite.request_id"  # scope key: the id of the request being served, once read
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
 CLAIM_MIN_TTL = 10.0
@@ -147,7 +148,10 @@ class MCPEndpoint:
             if tracked.started:
                 logger.error("error after the response started on /mcp", exc_info=exc)
                 return
-            await send_error(send, exc, error_id(exc))
+            # The request's id once its body was read ([11] transports.mdx: an error response MAY
+            # have no id; one the client can match is better).
+            request_id = error_id(exc)
+            await send_error(send, exc, request_id if request_id is not None else scope.get(REQUEST_ID))
         finally:
             if rt is not None and rt.config.metrics:
                 # The one place requests are counted (metrics.py); the handlers only left notes
@@ -177,14 +181,9 @@ class MCPEndpoint:
             scope[metrics.METHOD], scope[metrics.ERA] = "batch", "legacy"
             await self.batch(rt, scope, receive, send, headers, parsed)
             return
-        try:
-            await self.message(rt, scope, receive, send, headers, parsed)
-        except Exception as exc:
-            # Every error response carries the request's id once it could be read (JSON-RPC 2.0
-            # §5: "id ... MUST be the same as the value of the id member in the Request").
-            if isinstance(parsed, Request) and error_id(exc) is None:
-                exc.request_id = parsed.id  # type: ignore[attr-defined]
-            raise
+        if isinstance(parsed, Request):
+            scope[REQUEST_ID] = parsed.id
+        await self.message(rt, scope, receive, send, headers, parsed)
 
     async def message(
         self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders,
@@ -217,7 +216,7 @@ class MCPEndpoint:
             await _save(rt, session)
             await send_empty(send, 202)
         else:
-            stream = PostStream(rt, session, send, receive)
+            stream = PostStream(rt, session, send, receive, request_ids=[message.id])
             try:
                 response = await stream.run(rt.server.handle(message, session, stream))
                 scope[metrics.RESPONSE] = response
@@ -276,7 +275,7 @@ class MCPEndpoint:
             await _save(rt, session)
             await send_empty(send, 202)
             return
-        stream = PostStream(rt, session, send, receive)
+        stream = PostStream(rt, session, send, receive, request_ids=[r.id for r in requests])
 
         async def run_all() -> dict[str, Any] | None:
             results = await asyncio.gather(*(rt.server.handle(r, session, stream) for r in requests))
@@ -345,7 +344,8 @@ class MCPEndpoint:
             async def alive() -> bool:  # ended on another worker (DELETE, expiry): stop waiting
                 return await rt.sessions.load(session.id) is not None
 
-            await serve_log(rt, session, send, receive, stream_id, after, on_tick=alive)
+            async with rt.leases.watch_orphan(session.id, stream_id):  # its worker may be dead
+                await serve_log(rt, session, send, receive, stream_id, after, on_tick=alive)
             return
         owner = rt.pending.new_id()
         ttl = max(rt.config.keepalive * 3, CLAIM_MIN_TTL)  # refreshed at every keep-alive

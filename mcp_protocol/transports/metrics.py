@@ -99,13 +99,13 @@ def record(scope: Scope, status: int, seconds: float, provider: Provider) -> Non
         name = scope.get(TOOL)
         tool = name if isinstance(name, str) and provider.snapshot().tool(name) is not None else "unknown"
         response = scope.get(RESPONSE)
-        ok = (
-            status == 200
-            and isinstance(response, dict)
-            and "result" in response
-            and not response["result"].get("isError")
+        failed = (
+            status != 200
+            or not isinstance(response, dict)
+            or "result" not in response
+            or bool(response["result"].get("isError"))
         )
-        _tally.tool_call(tool, "ok" if ok else "error", seconds)
+        _tally.tool_call(tool, failed, seconds)
     if _MULTIPROCESS and not _flush_armed:
         _arm_flush()
 
@@ -125,13 +125,13 @@ def flush() -> None:
         REQUESTS.labels(*request).inc(requests)
     for call, calls in taken.tool_calls.items():
         TOOL_CALLS.labels(*call).inc(calls)
-    for tool, row in taken.durations.items():
+    for tool in taken.durations:
         child: Any = TOOL_DURATION.labels(tool)
         # Whole buckets at once: Histogram has no public "add n observations" (observe() is one).
-        for bucket, observed in zip(child._buckets, row[:-1], strict=True):
+        for bucket, observed in zip(child._buckets, taken.buckets(tool), strict=True):
             if observed:
                 bucket.inc(observed)
-        child._sum.inc(row[-1])
+        child._sum.inc(taken.duration_sum(tool))
 
 
 class _TallyCollector(Collector):
@@ -148,8 +148,8 @@ class _TallyCollector(Collector):
             "mcp_tool_call_duration_seconds", "tools/call time on the server, request to response.",
             labels=["tool"],
         )  # fmt: skip
-        for tool, row in _tally.durations.items():
-            durations.add_metric([tool], list(_tally.cumulative_buckets(tool)), row[-1])
+        for tool in _tally.durations:
+            durations.add_metric([tool], list(_tally.cumulative_buckets(tool)), _tally.duration_sum(tool))
         yield from (requests, calls, durations)
 
 

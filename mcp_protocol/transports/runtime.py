@@ -33,7 +33,8 @@ from ..provider import Provider
 from ..server import Server
 from ..session import Session
 from ..stores.base import EventStore, SessionStore, StoreUnavailable
-from . import metrics
+from . import metrics, stopping
+from .leases import Leases
 from .pending import PendingRequests
 from .security import OriginGuard
 from .standalone import StandaloneOutbound
@@ -51,6 +52,7 @@ class TransportConfig:
     allowed_hosts: list[str]
     allowed_origins: list[str]
     metrics: bool = False  # from_settings() reads MCP_METRICS; hand-built configs (tests) skip it
+    shutdown_grace: float = 10.0  # s: in-flight requests may finish this long after SIGTERM
 
     @classmethod
     def from_settings(cls) -> TransportConfig:
@@ -64,6 +66,7 @@ class TransportConfig:
             allowed_hosts=list(mcp_settings.ALLOWED_HOSTS),
             allowed_origins=list(mcp_settings.ALLOWED_ORIGINS),
             metrics=bool(mcp_settings.METRICS),
+            shutdown_grace=float(mcp_settings.SHUTDOWN_GRACE_SECONDS),
         )
 
 
@@ -87,6 +90,8 @@ class Runtime:
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
+        self.leases = Leases(self.sessions, self.events)
+        self.stopping = False  # told to stop (SIGTERM): see stopping.py
         self._live: dict[str, set[asyncio.Event]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
@@ -272,7 +277,7 @@ def _hook_uvicorn_exit() -> None:
         def handler(number: int, frame: Any, previous: Any = previous) -> None:
             rt = _runtime
             if rt is not None and not rt.loop.is_closed():
-                rt.loop.call_soon_threadsafe(rt.end_all_streams)
+                rt.loop.call_soon_threadsafe(stopping.begin, rt)
             previous(number, frame)
 
         handler._mcpsite_hook = True  # type: ignore[attr-defined]

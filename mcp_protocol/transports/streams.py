@@ -27,7 +27,7 @@ import secrets
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..jsonrpc import dumps, notification
+from ..jsonrpc import RequestId, dumps, notification
 from ..outbound import Outbound
 from ..session import Session
 from ..versions import sends_priming_event
@@ -37,12 +37,19 @@ from .responses import JSON_HEADERS, Receive, Send, send_bytes
 from .watch import StreamWatch
 
 if TYPE_CHECKING:
+    from .leases import RequestLease
     from .runtime import Runtime
 
 MARKER = "_mcpsite"
 PRIME: dict[str, Any] = {MARKER: "prime"}
 END: dict[str, Any] = {MARKER: "end"}
 CANCEL_WATCH_AFTER = 0.1  # s: a silent request still running then starts listening for cancels
+
+
+def opening_marker(request_ids: Sequence[RequestId]) -> dict[str, Any]:
+    """The first entry of a request's stream log when there is no priming event: which ids the
+    stream answers (never sent; ``leases.py`` reads it)."""
+    return {MARKER: "open", "ids": list(request_ids)}
 
 
 def new_stream_id() -> str:
@@ -52,8 +59,11 @@ def new_stream_id() -> str:
 class PostStream(Outbound):
     """The response to one legacy POST: JSON unless something must be streamed first."""
 
-    def __init__(self, rt: Runtime, session: Session, send: Send, receive: Receive) -> None:
+    def __init__(self, rt: Runtime, session: Session, send: Send, receive: Receive,
+                 request_ids: Sequence[RequestId] = ()) -> None:
         self.rt, self.session, self.send, self.receive = rt, session, send, receive
+        self.request_ids = list(request_ids)
+        self.lease: RequestLease | None = None
         self.priming = sends_priming_event(session.protocol_version)
         self.writer: sse.SSEWriter | None = None
         self.stream_id = ""
@@ -67,9 +77,16 @@ class PostStream(Outbound):
         self.stream_id = new_stream_id()
         self.writer = writer = sse.SSEWriter(self.send)
         await writer.start()
+        # The log's first entry names the ids the stream answers, and the lease says who runs
+        # them: if this worker dies, a resume elsewhere answers them with an error (leases.py).
+        self.lease = self.rt.leases.lease(self.session.id, self.stream_id, self.request_ids)
+        await self.lease.take()
         if self.priming:
-            event_id = await self.rt.events.append(self.session.id, self.stream_id, PRIME)
+            event_id = await self.rt.events.append(
+                self.session.id, self.stream_id, {**PRIME, "ids": self.request_ids})
             await writer.write(sse.priming(event_id, cfg.retry_ms))
+        else:
+            await self.rt.events.append(self.session.id, self.stream_id, opening_marker(self.request_ids))
         self.ended = self.rt.register_stream(self.session.id)
         retry_ms = cfg.retry_ms if self.priming else None
         # Only a client that got an id can resume, so only then may the server close early.
@@ -84,7 +101,9 @@ class PostStream(Outbound):
 
     @property
     def session_ended(self) -> bool:
-        return self.ended is not None and self.ended.is_set()
+        # Streams also end when the worker is stopping; the handler then runs on, and its events
+        # and response must still reach the log, where the client's resumed stream reads them.
+        return self.ended is not None and self.ended.is_set() and not self.rt.stopping
 
     async def emit(self, message: dict[str, Any]) -> None:
         if self.session_ended:
@@ -181,6 +200,9 @@ class PostStream(Outbound):
         if self.ended is not None:
             ended, self.ended = self.ended, None
             self.rt.unregister_stream(self.session.id, ended)
+        if self.lease is not None:
+            lease, self.lease = self.lease, None
+            await lease.release()
         await self.cancel_watch.stop()
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models
+from drf_spectacular.utils import OpenApiExample, extend_schema_serializer
 from rest_framework import serializers
 
 from ..models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
@@ -23,10 +24,26 @@ from .errors import drf_errors, raise_drf
 READ_ONLY = ("id", "version", "created_at", "updated_at")
 
 
-class DefinitionSerializer(serializers.ModelSerializer):
+class NotNullSerializer(serializers.ModelSerializer):
+    """Refuses ``null`` for columns that cannot hold it. DRF checks ``allow_null`` before parsing,
+    so a JSON field sent as the form value ``null`` gets through; and ``full_clean`` skips a
+    ``blank`` field whose value is ``None``. Without this the database would refuse it: a 500."""
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        columns = {f.name: f for f in self.Meta.model._meta.concrete_fields}
+        nulls = {name: [serializers.ErrorDetail("This field may not be null.", code="null")]
+                 for name, value in attrs.items() if value is None and name in columns
+                 and not columns[name].null}
+        if nulls:
+            raise serializers.ValidationError(nulls)
+        return attrs
+
+
+class DefinitionSerializer(NotNullSerializer):
     """Base of the four definition serializers: ``full_clean`` the row as it would be saved."""
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
         model = self.Meta.model
         fields = {k: v for k, v in attrs.items() if k in {f.name for f in model._meta.concrete_fields}}
         if self.instance is not None:
@@ -42,6 +59,10 @@ class DefinitionSerializer(serializers.ModelSerializer):
         return attrs
 
 
+@extend_schema_serializer(examples=[OpenApiExample("A template tool", request_only=True, value={
+    "name": "greet", "title": "Greet", "kind": "template", "template_text": "Hello {{ who }}",
+    "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]},
+    "annotations": {"readOnlyHint": True}})])
 class ToolSerializer(DefinitionSerializer):
     class Meta:
         model = Tool
@@ -54,6 +75,9 @@ class ToolSerializer(DefinitionSerializer):
         read_only_fields = READ_ONLY
 
 
+@extend_schema_serializer(examples=[OpenApiExample("A text resource", request_only=True, value={
+    "uri": "file:///notes/today.md", "name": "today", "kind": "text", "mime_type": "text/markdown",
+    "text": "# Today"})])
 class ResourceSerializer(DefinitionSerializer):
     class Meta:
         model = Resource
@@ -65,6 +89,9 @@ class ResourceSerializer(DefinitionSerializer):
         read_only_fields = READ_ONLY
 
 
+@extend_schema_serializer(examples=[OpenApiExample("A text template", request_only=True, value={
+    "uri_template": "file:///logs/{day}", "name": "logs", "kind": "text",
+    "text_template": "The log of {{ day }}", "completions": {"day": ["monday", "tuesday"]}})])
 class ResourceTemplateSerializer(DefinitionSerializer):
     class Meta:
         model = ResourceTemplate
@@ -76,13 +103,13 @@ class ResourceTemplateSerializer(DefinitionSerializer):
         read_only_fields = READ_ONLY
 
 
-class PromptArgumentSerializer(serializers.ModelSerializer):
+class PromptArgumentSerializer(NotNullSerializer):
     class Meta:
         model = PromptArgument
         fields = ("name", "title", "description", "required", "completion_values")
 
 
-class PromptMessageSerializer(serializers.ModelSerializer):
+class PromptMessageSerializer(NotNullSerializer):
     class Meta:
         model = PromptMessage
         fields = ("role", "content")
@@ -101,6 +128,12 @@ def _clean_children(model: type[models.Model], items: list[dict[str, Any]]) -> d
     return errors
 
 
+@extend_schema_serializer(examples=[OpenApiExample("A prompt with arguments and messages", request_only=True,
+                                                   value={
+    "name": "review", "title": "Review code",
+    "arguments": [{"name": "code", "required": True}, {"name": "language", "completion_values": ["python"]}],
+    "messages": [{"role": "user",
+                  "content": {"type": "text", "text": "Review this {{ language }}: {{ code }}"}}]})])
 class PromptSerializer(DefinitionSerializer):
     arguments = PromptArgumentSerializer(many=True, required=False)
     messages = PromptMessageSerializer(many=True, required=False)

@@ -54,11 +54,13 @@ class SessionSerializer(serializers.Serializer):
     client_info = serializers.DictField()
     log_level = serializers.CharField(allow_null=True)
     subscriptions = serializers.IntegerField(help_text="How many resources it subscribed to.")
+    standalone_stream = serializers.BooleanField(
+        help_text="Its GET stream is open on some worker (a request's own streams are not counted).")
     created_at = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
 
     @staticmethod
-    def row(session: Session) -> dict[str, Any]:
+    def row(session: Session, streaming: bool) -> dict[str, Any]:
         return {
             "key": key_of(session.id),
             "id": session.id[:6] + "…",
@@ -68,6 +70,7 @@ class SessionSerializer(serializers.Serializer):
             "client_info": session.client_info,
             "log_level": session.log_level,
             "subscriptions": len(session.subscriptions),
+            "standalone_stream": streaming,
             "created_at": datetime.fromtimestamp(session.created_at, UTC),
             "last_seen": datetime.fromtimestamp(session.last_seen, UTC),
         }
@@ -104,13 +107,14 @@ class SessionViewSet(viewsets.ViewSet):
         after = self._after(request.query_params.get("cursor"))
         try:
             page = async_to_sync(_store().list_sessions)(limit=size, after=after)
+            streaming = async_to_sync(_store().open_streams)([s.id for s in page])
         except StoreUnavailable:
             raise _unavailable() from None
         next_url = None
         if len(page) == size:
             cursor = signing.dumps([page[-1].created_at, key_of(page[-1].id)], salt=_SALT)
             next_url = request.build_absolute_uri(f"{request.path}?page_size={size}&cursor={cursor}")
-        rows = [SessionSerializer.row(s) for s in page]
+        rows = [SessionSerializer.row(s, s.id in streaming) for s in page]
         return Response({"next": next_url, "results": SessionSerializer(rows, many=True).data})
 
     @extend_schema(summary="End a session, as an MCP DELETE does, on every worker",

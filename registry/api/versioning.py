@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils.http import parse_etags, quote_etag
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -49,8 +49,11 @@ class VersionedViewSetMixin:
         return response
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        with transaction.atomic():
-            response: Response = super().create(request, *args, **kwargs)  # type: ignore[misc]
+        try:
+            with transaction.atomic():
+                response: Response = super().create(request, *args, **kwargs)  # type: ignore[misc]
+        except IntegrityError:
+            raise self._taken() from None
         response["ETag"] = quote_etag(str(response.data["version"]))
         return response
 
@@ -67,6 +70,8 @@ class VersionedViewSetMixin:
                 serializer.save()
         except VersionConflict as exc:
             raise self._conflict(request, exc) from None
+        except IntegrityError:
+            raise self._taken() from None
         return Response(serializer.data, headers={"ETag": etag_of(serializer.instance)})
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -77,6 +82,11 @@ class VersionedViewSetMixin:
             check_if_match(request, locked or instance)
             (locked or instance).delete()
         return Response(status=204)
+
+    @staticmethod
+    def _taken() -> Exception:
+        # The uniqueness checks passed, then another writer committed the same name or URI first.
+        return Conflict("Another writer committed a definition with the same name or URI first; retry.")
 
     @staticmethod
     def _conflict(request: Request, exc: VersionConflict) -> Exception:

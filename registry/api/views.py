@@ -9,9 +9,17 @@ the page size (a prompt page prefetches its arguments and messages: three querie
 
 from __future__ import annotations
 
+from typing import Any
+
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import filters, viewsets
 
 from ..models import Prompt, Resource, ResourceTemplate, Tool
@@ -29,33 +37,51 @@ IF_MATCH = OpenApiParameter(
     "changed since, the answer is 412 and nothing is written. Optional: without it the write "
     "is accepted.",
 )
+ERROR = OpenApiTypes.OBJECT  # DRF's error body: {"detail": "..."} or {"field": ["..."]}
+
+
+def _error(description: str, example: dict[str, Any]) -> OpenApiResponse:
+    return OpenApiResponse(ERROR, description, [OpenApiExample(description, value=example)])
+
+
 ERRORS = {
-    400: OpenApiTypes.OBJECT,
-    401: OpenApiTypes.OBJECT,
-    403: OpenApiTypes.OBJECT,
-    404: OpenApiTypes.OBJECT,
-    409: OpenApiTypes.OBJECT,
-    412: OpenApiTypes.OBJECT,
-    429: OpenApiTypes.OBJECT,
+    400: _error("Field errors, as the admin reports them", {
+        "input_schema": ["Not a valid JSON Schema 2020-12 at /properties/a/type: 'strin' is not valid "
+                         "under any of the given schemas"],
+        "messages": {"1": {"content": ["A text content block needs text."]}}}),
+    401: _error("No or bad credentials", {"detail": "Invalid, expired or revoked token."}),
+    403: _error("Not staff, or no permission", {
+        "detail": "You do not have permission to perform this action."}),
+    404: _error("No such object (or a cursor that is not ours)",
+                {"detail": "No Tool matches the given query."}),
+    409: _error("Another write committed while this one ran", {
+        "detail": "Another writer committed first: tool 3 is at version 5, not 4."}),
+    412: _error("If-Match names another version", {
+        "detail": "If-Match '\"4\"' does not name the current version (\"5\")."}),
+    429: _error("Throttled", {"detail": "Request was throttled. Expected available in 12 seconds."}),
 }
+COMMON = (401, 403, 429)  # every route: not authenticated, not allowed, throttled
 
 
-def _documented(name: str, serializer: type) -> object:
-    writes = {code: body for code, body in ERRORS.items()}
+def _answers(body: Any, *codes: int) -> dict[int, Any]:
+    return {code: (body if code < 300 else ERRORS[code]) for code in (*codes, *COMMON)}
+
+
+def _documented(name: str, serializer: type) -> Any:
+    many = serializer(many=True)
     return extend_schema_view(
-        list=extend_schema(summary=f"List {name}", responses={200: serializer(many=True), 401: ERRORS[401],
-                                                             403: ERRORS[403], 429: ERRORS[429]}),
+        # 400: a filter value that is not one of the choices; 404: a cursor that is not ours.
+        list=extend_schema(summary=f"List {name}", responses=_answers(many, 200, 400, 404)),
         retrieve=extend_schema(summary=f"One of the {name} (ETag: its version)",
-                               responses={200: serializer, 401: ERRORS[401], 403: ERRORS[403],
-                                          404: ERRORS[404]}),
+                               responses=_answers(serializer, 200, 404)),
         create=extend_schema(summary=f"Create one of the {name}",
-                             responses={201: serializer, **{k: v for k, v in writes.items() if k < 409}}),
+                             responses=_answers(serializer, 201, 400, 409)),
         update=extend_schema(summary=f"Replace one of the {name}", parameters=[IF_MATCH],
-                             responses={200: serializer, **writes}),
+                             responses=_answers(serializer, 200, 400, 404, 409, 412)),
         partial_update=extend_schema(summary=f"Change fields of one of the {name}", parameters=[IF_MATCH],
-                                     responses={200: serializer, **writes}),
+                                     responses=_answers(serializer, 200, 400, 404, 409, 412)),
         destroy=extend_schema(summary=f"Delete one of the {name}", parameters=[IF_MATCH],
-                              responses={204: None, **{k: v for k, v in writes.items() if k != 400}}),
+                              responses=_answers(None, 204, 404, 412)),
     )
 
 

@@ -13,7 +13,8 @@ the same function again (autoreload, tests) is allowed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
 from django.core.exceptions import ValidationError
@@ -40,6 +41,7 @@ class CodeResource:
     signature: Signature
     definition: d.Resource | d.ResourceTemplate
     template: ParsedTemplate | None = None
+    completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class CodePrompt:
     func: Callable[..., Any]
     signature: Signature
     definition: d.Prompt
+    completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 TOOLS: dict[str, CodeTool] = {}
@@ -78,6 +81,14 @@ def _add(table: dict[str, Any], key: str, entry: Any, what: str) -> None:
 
 def _icons(icons: Any) -> tuple[Mapping[str, Any], ...] | None:
     return tuple(icons) if icons else None
+
+
+def _completions(f: Callable[..., Any], values: Mapping[str, Any] | None, names: Any) -> Any:
+    """``completion/complete`` values per argument (or template variable), offered by prefix."""
+    unknown = sorted(set(values or {}) - set(names))
+    if unknown:
+        raise TypeError(f"{origin(f)}: completions for {unknown}, which are not its arguments")
+    return MappingProxyType({name: tuple(map(str, options)) for name, options in (values or {}).items()})
 
 
 @overload
@@ -112,11 +123,12 @@ def tool(func: Any = None, /, **options: Any) -> Any:
 def resource(
     uri: str, *, name: str | None = None, title: str | None = None, description: str | None = None,
     mime_type: str | None = None, annotations: Mapping[str, Any] | None = None, icons: Any = None,
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None, completions: Mapping[str, Any] | None = None,
 ) -> Callable[[F], F]:  # fmt: skip
     """Offer ``func`` as a resource at ``uri``, or as a resource template when ``uri`` has RFC
-    6570 variables (``notes://{id}``): the function's parameters are the variables. It returns
-    ``str`` (text), ``bytes`` (binary) or the ``contents`` list."""
+    6570 variables (``notes://{id}``): the function's parameters are the variables, and
+    ``completions`` may list values for them. It returns ``str`` (text), ``bytes`` (binary) or
+    the ``contents`` list."""
 
     def register(f: F) -> F:
         label = name or f.__name__
@@ -140,7 +152,8 @@ def resource(
         missing = [p.name for p in signature.params if p.required and p.name not in parsed.variables]
         if missing:
             raise TypeError(f"{origin(f)}: parameters {missing} are not variables of {uri!r}")
-        entry = CodeResource(f, signature, d.ResourceTemplate(uri_template=uri, **common), parsed)
+        entry = CodeResource(f, signature, d.ResourceTemplate(uri_template=uri, **common), parsed,
+                             _completions(f, completions, parsed.variables))  # fmt: skip
         _add(TEMPLATES, uri, entry, "Resource template")
         return f
 
@@ -152,12 +165,13 @@ def prompt(func: F, /) -> F: ...
 @overload
 def prompt(
     *, name: str | None = ..., title: str | None = ..., description: str | None = ..., icons: Any = ...,
-    meta: Mapping[str, Any] | None = ...,
+    meta: Mapping[str, Any] | None = ..., completions: Mapping[str, Any] | None = ...,
 ) -> Callable[[F], F]: ...  # fmt: skip
 def prompt(func: Any = None, /, **options: Any) -> Any:
     """Offer ``func`` as a prompt: its parameters are the prompt's arguments (required when they
-    have no default; they arrive as strings and are converted to the annotated types). It returns
-    a ``str`` (one user message), a list of messages, or a whole ``GetPromptResult``."""
+    have no default; they arrive as strings and are converted to the annotated types), and
+    ``completions`` may list values for them. It returns a ``str`` (one user message), a list of
+    messages, or a whole ``GetPromptResult``."""
 
     def register(f: F) -> F:
         name = options.get("name") or f.__name__
@@ -170,7 +184,8 @@ def prompt(func: Any = None, /, **options: Any) -> Any:
             description=options.get("description") or signature.description, arguments=arguments,
             icons=_icons(options.get("icons")), meta=options.get("meta"),
         )  # fmt: skip
-        _add(PROMPTS, name, CodePrompt(f, signature, definition), "Prompt")
+        values = _completions(f, options.get("completions"), [p.name for p in signature.params])
+        _add(PROMPTS, name, CodePrompt(f, signature, definition, values), "Prompt")
         return f
 
     return register(func) if func is not None else register

@@ -53,11 +53,12 @@ def add_code(
         assert isinstance(entry.definition, d.ResourceTemplate) and entry.template is not None
         templates.append(TemplateSpec(
             definition=entry.definition, parsed=entry.template, kind="code",
-            mime_type=entry.definition.mime_type, handler=uri_template,
+            mime_type=entry.definition.mime_type, handler=uri_template, completions=entry.completions,
         ))  # fmt: skip
     for name, prompt in code.PROMPTS.items():
         prompts.append(prompt.definition)
-        prompt_specs[name] = PromptSpec(name=name, description=prompt.definition.description, code=True)
+        prompt_specs[name] = PromptSpec(name=name, description=prompt.definition.description, code=True,
+                                        completions=prompt.completions)  # fmt: skip
     # Sorted again only when code added something: a database-only listing keeps the database's
     # collation order exactly as before.
     if code.TOOLS:

@@ -287,6 +287,20 @@ async def test_list_sessions_pages_after_a_position_without_skipping_ties(make_s
     assert seen == [s.id for s in newest_first]
 
 
+async def test_open_streams_names_the_sessions_whose_get_stream_is_claimed(make_session_store: Make) -> None:
+    a, b = make_session_store(), make_session_store()
+    sessions = [Session.create() for _ in range(3)]
+    for session in sessions:
+        await a.create(session)
+    assert await b.open_streams([s.id for s in sessions]) == set()
+    assert await a.claim_stream(sessions[0].id, "w1", ttl=30)
+    assert await a.claim_stream(sessions[2].id, "w2", ttl=30)
+    assert await b.open_streams([s.id for s in sessions]) == {sessions[0].id, sessions[2].id}
+    await a.release_stream(sessions[2].id, "w2")
+    assert await b.open_streams([s.id for s in sessions]) == {sessions[0].id}
+    assert await b.open_streams([]) == set()
+
+
 async def test_session_ids_and_count_list_the_live_sessions(make_session_store: Make) -> None:
     store = make_session_store()
     sessions = [Session.create("p") for _ in range(3)]

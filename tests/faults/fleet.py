@@ -47,3 +47,23 @@ def kill9(server: LiveServer) -> None:
 
 def private_redis(directory: Path) -> PrivateRedis:
     return PrivateRedis(directory).start()
+
+
+class Fleet:
+    """Workers sharing one private Redis; ``stop()`` ends them all and the Redis."""
+
+    def __init__(self, directory: Path, **env: str) -> None:
+        self.redis = private_redis(directory)
+        self.env = fleet_env(self.redis, **env)
+        self.servers: list[LiveServer] = []
+
+    def worker(self, *, cold: bool = False, server: str = "uvicorn", **env: str) -> LiveServer:
+        started = worker({**self.env, **env}, cold=cold, server=server)
+        self.servers.append(started)
+        return started
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.stop()
+        if self.redis.ping():
+            self.redis.stop()

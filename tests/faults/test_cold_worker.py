@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -29,14 +28,10 @@ from tests.support.mcp_http import (
     sse_events,
     stream_headers,
 )
-from tests.support.private_redis import have_redis_server
 
-from .fleet import KEEPALIVE, fleet_env, kill9, private_redis, worker
+from .fleet import KEEPALIVE, Fleet, kill9
 
-pytestmark = [
-    pytest.mark.timeout(120),
-    pytest.mark.skipif(not have_redis_server(), reason="needs redis-server and redis-cli"),
-]
+pytestmark = pytest.mark.timeout(120)
 EDITS, KILL_AFTER = 50, 25
 WAIT = 15.0
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
@@ -66,48 +61,39 @@ async def take(events: AsyncIterator[SSEEvent], count: int) -> list[SSEEvent]:
 
 @pytest.mark.parametrize("partner", ["cold uvicorn", "cold daphne", "warm uvicorn"])
 async def test_a_stream_lost_with_its_worker_resumes_on_the_partner_with_no_change_lost(
-    partner: str, tmp_path: Path
+    partner: str, fleet: Fleet
 ) -> None:
-    redis_server = private_redis(tmp_path)
-    env = fleet_env(redis_server)
-    a = b = None
-    try:
-        a = worker(env)
-        b = worker(env, cold=partner.startswith("cold"), server=partner.split()[1])
-        bus = RedisBus(url=env["REDIS_URL"], prefix=env["MCP_KEY_PREFIX"])
-        async with httpx.AsyncClient(timeout=WAIT) as client:
-            session_id = await open_session(client, a.url)
-            async with client.stream("GET", a.url, headers=stream_headers(session_id)) as stream:
-                assert stream.status_code == 200
-                events = sse_events(stream)
-                await next_comment(events)  # the stream is open: changes from now on reach it
-                await publish(bus, KILL_AFTER)
-                before = await take(events, KILL_AFTER)
-                kill9(a)
-                await publish(bus, EDITS - KILL_AFTER)  # A is dead: only B can write these
-            assert before[-1].id is not None
-            resume = stream_headers(session_id, before[-1].id)
-            async with client.stream("GET", b.url, headers=resume) as stream:
-                assert stream.status_code == 200, await stream.aread()
-                events = sse_events(stream)
-                after: list[SSEEvent] = []
-                try:
-                    async with asyncio.timeout(WAIT):
-                        while len(after) < EDITS - KILL_AFTER:
-                            after.append(await next_data(events, WAIT))
-                except TimeoutError:
-                    pass
-                extra = await more_data(events, seconds=3 * KEEPALIVE)
-        await bus.close()
-        got = before + after
-        lost = EDITS - len(got)
-        ids = [e.id for e in got]
-        duplicated = len(ids) - len(set(ids)) + len(extra)
-        assert lost == 0 and duplicated == 0 and all(e.message == LIST_CHANGED for e in got), (
-            f"{partner} partner: {EDITS} changes, A killed after {KILL_AFTER}: {lost} lost, "
-            f"{duplicated} duplicated ({len(before)} on A, {len(after)} replayed on B)")
-    finally:
-        for server in (a, b):
-            if server is not None:
-                server.stop()
-        redis_server.stop()
+    a = fleet.worker()
+    b = fleet.worker(cold=partner.startswith("cold"), server=partner.split()[1])
+    bus = RedisBus(url=fleet.env["REDIS_URL"], prefix=fleet.env["MCP_KEY_PREFIX"])
+    async with httpx.AsyncClient(timeout=WAIT) as client:
+        session_id = await open_session(client, a.url)
+        async with client.stream("GET", a.url, headers=stream_headers(session_id)) as stream:
+            assert stream.status_code == 200
+            events = sse_events(stream)
+            await next_comment(events)  # the stream is open: changes from now on reach it
+            await publish(bus, KILL_AFTER)
+            before = await take(events, KILL_AFTER)
+            kill9(a)
+            await publish(bus, EDITS - KILL_AFTER)  # A is dead: only B can write these
+        assert before[-1].id is not None
+        resume = stream_headers(session_id, before[-1].id)
+        async with client.stream("GET", b.url, headers=resume) as stream:
+            assert stream.status_code == 200, await stream.aread()
+            events = sse_events(stream)
+            after: list[SSEEvent] = []
+            try:
+                async with asyncio.timeout(WAIT):
+                    while len(after) < EDITS - KILL_AFTER:
+                        after.append(await next_data(events, WAIT))
+            except TimeoutError:
+                pass
+            extra = await more_data(events, seconds=3 * KEEPALIVE)
+    await bus.close()
+    got = before + after
+    lost = EDITS - len(got)
+    ids = [e.id for e in got]
+    duplicated = len(ids) - len(set(ids)) + len(extra)
+    assert lost == 0 and duplicated == 0 and all(e.message == LIST_CHANGED for e in got), (
+        f"{partner} partner: {EDITS} changes, A killed after {KILL_AFTER}: {lost} lost, "
+        f"{duplicated} duplicated ({len(before)} on A, {len(after)} replayed on B)")

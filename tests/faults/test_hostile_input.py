@@ -230,3 +230,16 @@ async def test_stdio_answers_hostile_lines_with_parse_errors_and_keeps_serving()
     assert codes.count(-32700) == expected, codes
     assert {"jsonrpc": "2.0", "id": "last", "result": {}} in replies
     assert any(r.get("id") == "bad-cursor" and r["error"]["code"] == -32602 for r in replies if "error" in r)
+
+
+async def test_an_http_level_error_after_the_body_was_read_carries_the_request_id(
+    endpoint: MCPEndpoint,
+) -> None:
+    headers = await open_session(endpoint)
+    unknown = [(k, v) for k, v in headers if k != b"mcp-session-id"] + [(b"mcp-session-id", b"nope")]
+    reply = await call(endpoint, request("ping", id="find-me"), unknown)
+    assert reply.status == 404 and reply.json()["id"] == "find-me", reply
+    mismatch = [(k, v) for k, v in headers if k != b"mcp-protocol-version"]
+    mismatch.append((b"mcp-protocol-version", b"2025-06-18"))
+    reply = await call(endpoint, request("ping", id=77), mismatch)
+    assert reply.status == 400 and reply.json()["id"] == 77, reply

@@ -1,5 +1,8 @@
 """examples/shopdesk, an existing Django project that installs mcpsite as a dependency.
 
+The wheel of ``pip install`` carries the apps' templates, static files, fixtures, migrations and
+management commands, not only their modules.
+
 The project is copied out of the checkout and run with an interpreter that imports ``registry``
 and ``mcp_protocol`` from the wheel built here and installed into a fresh virtualenv (its other
 dependencies come from the test venv through a ``.pth`` line: the wheel is what is under test,
@@ -18,6 +21,8 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
+import zipfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -36,7 +41,7 @@ from tests.support.mcp_http import open_session, request, session_headers
 from tests.support.websocket import exchange
 from tests.support.wheel import ROOT, build_wheel
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(240)
 EXAMPLE = ROOT / "examples" / "shopdesk"
 ADMIN = {"DJANGO_SUPERUSER_USERNAME": "boss", "DJANGO_SUPERUSER_PASSWORD": "example-pw",
          "DJANGO_SUPERUSER_EMAIL": "boss@example.com"}  # fmt: skip
@@ -47,6 +52,7 @@ class Installed:
     python: str
     site_packages: Path
     project: Path
+    wheel_names: set[str]
 
     def server(self, **kwargs: Any) -> LiveServer:
         env = {"DJANGO_SETTINGS_MODULE": "shopdesk.settings", "MCP_KEEPALIVE_SECONDS": "1", **ADMIN}
@@ -81,7 +87,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     (site / "test-venv-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     project = work / "shopdesk"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("__pycache__", "*.sqlite3"))
-    yield Installed(python, site, project)
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    yield Installed(python, site, project, names)
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +100,19 @@ def live(installed: Installed) -> Iterator[LiveServer]:
         yield server
     finally:
         server.stop()
+
+
+def test_the_wheel_carries_the_apps_non_python_files(installed: Installed) -> None:
+    expected = {
+        p.relative_to(ROOT).as_posix()
+        for folder in ("registry/templates", "registry/static", "registry/fixtures")
+        for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    }  # fmt: skip
+    assert expected and expected <= installed.wheel_names
+    assert {"mcp_protocol/py.typed", "registry/migrations/0001_initial.py", "mcp_protocol/routing.py",
+            "mcp_protocol/management/commands/mcp_stdio.py"} <= installed.wheel_names  # fmt: skip
+    development = ("tests/", "bench/", "examples/", "scripts/")
+    assert not [n for n in installed.wheel_names if n.startswith(development) or n.endswith(".sqlite3")]
 
 
 def test_the_apps_come_from_the_installed_wheel_and_the_checks_pass(installed: Installed) -> None:
@@ -184,9 +205,16 @@ async def test_runserver_reloads_when_the_projects_tools_change(installed: Insta
                                 "    return 'pong'\n")  # fmt: skip
             try:
                 names: set[str] = set()
-                async with asyncio.timeout(45):
+                # A restart is a new process (Django setup, system checks, daphne): generous, since
+                # the whole suite may be running beside it on two cores.
+                async with asyncio.timeout(100):
                     while "ping" not in names:  # the autoreloader restarts the server process
-                        await asyncio.sleep(0.5)
+                        # The reloader's first look at the files can come after the server already
+                        # answers (it runs in another thread), and a change it saw first is no
+                        # change: so the mtime moves on again until a restart shows the new tool.
+                        later = time.time() + 2
+                        os.utime(handlers, (later, later))
+                        await asyncio.sleep(1.0)
                         try:
                             session_id = await open_session(client, server.url)
                             listed = await client.post(server.url, headers=session_headers(session_id),
@@ -194,6 +222,9 @@ async def test_runserver_reloads_when_the_projects_tools_change(installed: Insta
                             names = {t["name"] for t in listed.json()["result"]["tools"]}
                         except (httpx.TransportError, AssertionError):
                             continue  # between the old process and the new one
+            except TimeoutError:
+                log = server.log_text()[-4000:]
+                raise AssertionError(f"no reload within 100 s; server log:\n{log}") from None
             finally:
                 handlers.write_text(original)
     finally:

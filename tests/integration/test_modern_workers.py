@@ -51,7 +51,8 @@ SUB = "io.modelcontextprotocol/subscriptionId"
 
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
-    yield from temporary_database("mcpsite_modern")
+    with temporary_database("mcpsite_modern") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -122,7 +122,8 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
-    yield from temporary_database("mcpsite_mw")
+    with temporary_database("mcpsite_mw") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

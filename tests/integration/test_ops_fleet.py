@@ -7,6 +7,8 @@ one SQLite registry, one private Redis, ``PROMETHEUS_MULTIPROC_DIR`` shared.
 - ``/readyz`` is 503 on every worker while Redis is stopped and 200 once it is back.
 - The balancer spreads requests over both workers, and a session opened through it is served
   whichever worker each request lands on.
+- The command itself (``python -m mcpsite.fleet``, what ``scripts/fleet.sh`` runs) prints its URLs,
+  serves through nginx, and takes every process down on SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,15 +16,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 from prometheus_client.mmap_dict import MmapedDict
 
 from mcp_protocol.transports.metrics import FLUSH_SECONDS
-from mcpsite.fleet import Fleet
+from mcpsite.fleet import Fleet, stop_group
+from tests.support.live_server import ROOT
 from tests.support.mcp_http import next_comment, open_session, request, session_headers, sse_events
 from tests.support.private_redis import PrivateRedis, have_redis_server
 from tests.support.scrape import Scrape, scrape
@@ -194,3 +202,35 @@ async def test_readyz_is_503_while_redis_is_down_and_200_when_it_is_back(
         while (await client.get(probe)).status_code != 200:
             assert loop.time() < deadline, f"{probe} never became ready again"
             await asyncio.sleep(0.1)
+
+
+def test_the_fleet_command_serves_through_nginx_and_stops_everything_on_sigterm(
+    redis_server: PrivateRedis, tmp_path: Path
+) -> None:
+    # What scripts/fleet.sh runs after installing: python -m mcpsite.fleet, here with one worker.
+    prefix = tmp_path / "fleet"
+    env = {
+        **os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": redis_server.url,
+        "MCP_KEY_PREFIX": f"cli-{uuid.uuid4().hex[:8]}", "PYTHONUNBUFFERED": "1",
+    }  # fmt: skip
+    command = [sys.executable, "-m", "mcpsite.fleet", "--workers", "1", "--dir", str(prefix)]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert process.stdout is not None
+        printed: list[str] = []
+        deadline = time.monotonic() + 60
+        while not any(line.startswith("Files, logs:") for line in printed):
+            assert time.monotonic() < deadline and process.poll() is None, "".join(printed)
+            printed.append(process.stdout.readline())
+        endpoint = next(line.split()[2] for line in printed if line.startswith("MCP endpoint:"))
+        base = endpoint.removesuffix("/mcp")
+        assert httpx.get(f"{base}/readyz", timeout=10).status_code == 200
+        assert httpx.get(f"{base}/static/admin/css/base.css", timeout=10).status_code == 200
+        nginx_pid = int((prefix / "nginx.pid").read_text())
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+        with pytest.raises(ProcessLookupError):
+            os.kill(nginx_pid, 0)  # nginx is gone with the command
+    finally:
+        stop_group(process)

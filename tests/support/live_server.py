@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +31,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from mcpsite.fleet import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_PROVIDER = "mcp_protocol.memory_provider.MemoryProvider"
@@ -204,15 +205,7 @@ class LiveServer:
         process, self.process = self.process, None
         code: int | None = None
         if process is not None:
-            if process.poll() is None:
-                try:
-                    os.killpg(process.pid, signal.SIGTERM)
-                    process.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait(timeout)
-                except ProcessLookupError:
-                    pass
+            stop_group(process, timeout)
             code = process.returncode
         self.last_log = self.log_text()
         if self.tmpdir is not None and not keep_log:

@@ -1,19 +1,24 @@
-"""A uniquely named PostgreSQL database on 127.0.0.1:5432 for one test module, dropped afterwards
-(trust auth, user postgres); the module is skipped when PostgreSQL or psycopg is missing."""
+"""A uniquely named PostgreSQL database on 127.0.0.1:5432 for one test module, dropped after.
+
+    with temporary_database("mcpsite_api") as url:   # postgres://postgres@127.0.0.1:5432/<name>
+        ...
+
+Skips the test (``pytest.skip``) when psycopg or the server is missing.
+"""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
 PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
 
 
+@contextmanager
 def temporary_database(prefix: str) -> Iterator[str]:
-    """Yields the ``DATABASE_URL`` of a new database named ``<prefix>_<random>``; use it as the
-    body of a module-scoped fixture."""
     psycopg = pytest.importorskip("psycopg")
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     try:

@@ -220,13 +220,17 @@ class PrivateSentinel:
 
         _until("sentinel sees an in-sync replica", ready)
 
-    def failover(self) -> int:
+    def failover(self, *, pause_writes: bool = False) -> int:
         """The master dies (``SHUTDOWN NOSAVE``, once its replica has every write) and Sentinel
         promotes the replica (``SENTINEL FAILOVER``); returns the new master's port once Sentinel
         names it and it accepts writes. A dead old master (rather than one Sentinel demotes ten
-        seconds later) means nothing can be written to it meanwhile."""
+        seconds later) means nothing can be written to it meanwhile. ``pause_writes``: under
+        write load the replica is never caught up at one instant, so the master first stops
+        executing writes (``CLIENT PAUSE … WRITE``, as Redis's own ``FAILOVER`` does)."""
         old = self.master_port_now()
         replica = self.replica_port if old == self.master_port else self.master_port
+        if pause_writes:
+            _client(old).execute_command("CLIENT", "PAUSE", int(DEADLINE * 1000), "WRITE")
 
         def offset(port: int) -> int:
             info = _client(port).info("replication")

@@ -87,3 +87,20 @@ def test_a_writer_racing_without_if_match_gets_409_not_a_lost_update(api: APICli
     answer = api.patch(url, {"title": "mine"}, format="json")
     assert racer and answer.status_code == 409
     assert Tool.objects.get().title != "mine"
+
+
+def test_a_create_racing_another_with_the_same_name_gets_409_not_a_500(api: APIClient) -> None:
+    raced: list[str] = []
+
+    def race(sender: type[Tool], instance: Tool, **kwargs: object) -> None:
+        if not raced and instance.pk is None:
+            raced.append(instance.name)  # commits the same name between the check and the INSERT
+            Tool.objects.bulk_create([Tool(name=instance.name, kind="template", template_text="x")])
+
+    pre_save.connect(race, sender=Tool, dispatch_uid="test-create-racer")
+    try:
+        answer = api.post("/api/v1/tools/", TEMPLATE_TOOL, format="json")
+    finally:
+        pre_save.disconnect(sender=Tool, dispatch_uid="test-create-racer")
+    assert raced and answer.status_code == 409
+    assert "same name or URI" in answer.json()["detail"]

@@ -146,3 +146,14 @@ async def test_an_api_write_is_published_once_after_commit_like_an_admin_edit(
                 ).status_code == 201
         assert (await asyncio.wait_for(anext(messages), 5))["kind"] == "tools"
         await subscription.close()
+
+
+def test_null_for_a_column_that_cannot_hold_it_is_a_field_error_not_a_500(api: APIClient) -> None:
+    # As a multipart form: DRF parses the JSON value after its null check (schemathesis found it).
+    answer = api.post("/api/v1/prompts/", {"name": "p", "icons": "null", "meta": "null"}, format="multipart")
+    assert answer.status_code == 400
+    null = ["This field may not be null."]
+    assert answer.json() == {"icons": null, "meta": null}
+    answer = api.post("/api/v1/tools/", {**TEMPLATE_TOOL, "input_schema": None}, format="json")
+    assert answer.status_code == 400 and "input_schema" in answer.json()
+    assert not Prompt.objects.exists() and not Tool.objects.exists()

@@ -53,6 +53,7 @@ def live_sessions(count: int, principal: str | None = None) -> list[Session]:
 
 def test_sessions_are_listed_newest_first_without_their_ids(api: APIClient) -> None:
     sessions = live_sessions(3, principal="alice")
+    async_to_sync(mcp_settings.backend("SESSION_STORE").claim_stream)(sessions[1].id, "worker", 30)
     answer = api.get("/api/v1/sessions/")
     assert answer.status_code == 200
     rows = answer.json()["results"]
@@ -62,6 +63,7 @@ def test_sessions_are_listed_newest_first_without_their_ids(api: APIClient) -> N
     assert (first["principal"], first["protocol_version"], first["state"]) == ("alice", "2025-11-25", "ready")
     assert first["client_info"]["name"].startswith("client")
     assert first["created_at"].startswith("2023-11-14T22:1") and first["last_seen"]
+    assert [r["standalone_stream"] for r in rows] == [False, True, False]
 
 
 def test_pages_follow_the_cursor_through_every_session_once(api: APIClient) -> None:

@@ -57,6 +57,12 @@ async def slow_count(steps: int, ctx: Context) -> str:
     return f"counted {steps}"
 
 
+async def confirm(item: str, ctx: Context) -> str:
+    answer = await ctx.elicit({"message": f"Really delete {item}?", "requestedSchema": {
+        "type": "object", "properties": {"sure": {"type": "boolean"}}, "required": ["sure"]}})
+    return "deleted" if answer.get("action") == "accept" and answer["content"]["sure"] else "kept"
+
+
 def distance(origin: Point) -> float:
     return float(abs(origin.x) + abs(origin.y))
 
@@ -83,7 +89,7 @@ def review(code: str, strict: bool = False) -> str:
     return f"Review {'strictly' if strict else 'kindly'}:\n{code}"
 
 
-FUNCTIONS = (forecast, add, slow_count, distance, refuse, note, motd, review)
+FUNCTIONS = (forecast, add, slow_count, confirm, distance, refuse, note, motd, review)
 
 
 @pytest.fixture
@@ -91,11 +97,12 @@ def code() -> Iterator[None]:
     tool(forecast)
     tool(name="math.add", title="Add", annotations={"readOnlyHint": True})(add)
     tool(slow_count)
+    tool(confirm)
     tool(distance)
     tool(refuse)
-    resource("notes://{note_id}", mime_type="text/plain")(note)
+    resource("notes://{note_id}", mime_type="text/plain", completions={"note_id": [1, 2, 12]})(note)
     resource("motd://today", mime_type="application/octet-stream")(motd)
-    prompt(review)
+    prompt(completions={"strict": ["true", "false"]})(review)
     yield
     for func in FUNCTIONS:
         definitions.forget(func)
@@ -155,6 +162,15 @@ def test_the_context_reports_progress_and_logs(code: None) -> None:
     assert "ctx" not in provider.snapshot().tool("slow_count").input_schema["properties"]  # type: ignore[union-attr]
 
 
+def test_the_context_asks_the_client_through_elicitation(code: None) -> None:
+    provider = RegistryProvider()
+    answers = {"elicitation/create": {"action": "accept", "content": {"sure": True}}}
+    ctx = make_context(answers=answers, capabilities={"elicitation": {}})
+    result = run(provider.call_tool(provider.snapshot().tool("confirm"), {"item": "x"}, ctx))
+    assert result["content"][0]["text"] == "deleted"
+    assert ctx.outbound.requests[0][0] == "elicitation/create"  # type: ignore[attr-defined]
+
+
 def test_resources_and_templates_read_from_code(code: None) -> None:
     provider, ctx = RegistryProvider(), make_context()
     snapshot = provider.snapshot()
@@ -180,6 +196,17 @@ def test_prompts_take_string_arguments_converted_to_their_types(code: None) -> N
         "messages": [{"role": "user", "content": {"type": "text", "text": "Review strictly:\n+x"}}],
         "description": "Review a change.",
     }
+
+
+def test_code_prompts_and_templates_complete_their_arguments(code: None) -> None:
+    provider = RegistryProvider()
+    provider.rebuild()  # outside the event loop, as refresh() does before serving
+    prompt_ref = {"type": "ref/prompt", "name": "review"}
+    assert run(provider.complete(prompt_ref, "strict", "t", {})).values == ("true",)
+    template_ref = {"type": "ref/resource", "uri": "notes://{note_id}"}
+    assert run(provider.complete(template_ref, "note_id", "1", {})).values == ("1", "12")
+    with pytest.raises(TypeError, match="not its arguments"):
+        prompt(name="other", completions={"nope": ["x"]})(review)
 
 
 def test_code_and_database_definitions_are_listed_together_in_name_order(code: None) -> None:
@@ -257,3 +284,16 @@ def test_an_admin_without_code_definitions_shows_no_code_section(admin_client: A
 
     html = admin_client.get(reverse("admin:registry_tool_changelist")).content.decode()
     assert 'id="code-definitions"' not in html
+
+
+def test_the_rest_api_refuses_a_name_defined_in_code(code: None, admin_user: Any) -> None:
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_login(admin_user)
+    body = {"name": "forecast", "kind": "template", "template_text": "x",
+            "input_schema": {"type": "object"}}  # fmt: skip
+    response = api.post("/api/v1/tools/", body, format="json")
+    assert response.status_code == 400
+    assert "defined in code" in str(response.json()["name"])
+    assert not Tool.objects.filter(name="forecast").exists()

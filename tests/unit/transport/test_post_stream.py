@@ -14,7 +14,8 @@ from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.errors import ClientRequestError
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.session import Session
-from mcp_protocol.stores.memory import MemoryEventStore
+from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
+from mcp_protocol.transports.leases import Leases
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.runtime import TransportConfig
 from mcp_protocol.transports.streams import PostStream
@@ -31,6 +32,8 @@ class FakeRuntime:
         self.config = TransportConfig(**{**defaults, **config})
         self.events = MemoryEventStore()
         self.pending = PendingRequests(MemoryBus())
+        self.leases = Leases(MemorySessionStore(), self.events)
+        self.stopping = False
         self.live: list[asyncio.Event] = []
 
     def register_stream(self, session_id: str) -> asyncio.Event:

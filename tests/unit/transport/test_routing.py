@@ -114,3 +114,13 @@ def test_the_check_names_a_missing_route(asgi_application: str | None, expected:
         messages = check_mcp_routing()
     assert [m.id for m in messages] == [expected]
     assert expected == "mcp.E010" or "mcp_path" in (messages[0].hint or "")
+
+
+urlpatterns = [mcp_path("mcp")]  # the mistake the check catches: the endpoint as a Django view
+
+
+def test_the_check_names_an_endpoint_put_in_the_urlconf() -> None:
+    with override_settings(ROOT_URLCONF="tests.unit.transport.test_routing"):
+        messages = check_mcp_routing()
+    assert [m.id for m in messages] == ["mcp.E011"]
+    assert "ASGI routing" in (messages[0].hint or "")

@@ -9,10 +9,10 @@ from mcp_protocol.transports.tally import Tally
 def test_observations_land_in_le_buckets_and_export_cumulatively() -> None:
     tally = Tally((0.01, 0.1, 1.0))
     for seconds in (0.005, 0.01, 0.05, 2.0):  # 0.01 is "le 0.01"; 2.0 only in +Inf
-        tally.tool_call("echo", "ok", seconds)
-    tally.tool_call("echo", "error", 0.5)
+        tally.tool_call("echo", False, seconds)
+    tally.tool_call("echo", True, 0.5)
     assert list(tally.cumulative_buckets("echo")) == [("0.01", 2), ("0.1", 3), ("1.0", 4), ("+Inf", 5)]
-    assert tally.durations["echo"][-1] == 0.005 + 0.01 + 0.05 + 2.0 + 0.5
+    assert tally.duration_sum("echo") == 0.005 + 0.01 + 0.05 + 2.0 + 0.5
     assert tally.tool_calls == {("echo", "ok"): 4, ("echo", "error"): 1}
 
 
