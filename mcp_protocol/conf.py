@@ -44,6 +44,10 @@ DEFAULTS: dict[str, Any] = {
     "PAGE_SIZE": 100,
     "CURSOR_SECRET": None,
     "ACCESS": {},  # who may call what: merged over mcp_protocol.auth.access.DEFAULTS
+    # requestState (MRTR) key ring: the first key signs, every key opens (rotation). Empty: one key
+    # derived from SECRET_KEY. Every worker must hold the same ring.
+    "REQUEST_STATE_KEYS": [],
+    "REQUEST_STATE_TTL": 900.0,
     # Who is calling /mcp (transports/http.py PrincipalResolver): open mode unless set; e.g.
     # "mcp_protocol.transports.django_auth.django_user" for a Django session or a DRF token.
     "PRINCIPAL_RESOLVER": "mcp_protocol.transports.http.open_mode",
@@ -129,6 +133,12 @@ def cursor_secret() -> bytes:
     return hashlib.sha256(b"mcpsite.cursor:" + settings.SECRET_KEY.encode()).digest()
 
 
+def request_state_keys() -> list[bytes]:
+    keys = [k.encode() if isinstance(k, str) else bytes(k) for k in mcp_settings.REQUEST_STATE_KEYS if k]
+    # Derived, like the cursor key: a requestState must never help recover SECRET_KEY.
+    return keys or [hashlib.sha256(b"mcpsite.request-state:" + settings.SECRET_KEY.encode()).digest()]
+
+
 def build_server(provider: Provider) -> Server:
     """The protocol core configured from settings; every transport builds it here."""
     from .server import Server
@@ -142,4 +152,6 @@ def build_server(provider: Provider) -> Server:
         page_size=int(mcp_settings.PAGE_SIZE),
         cursor_secret=cursor_secret(),
         client_request_timeout=float(mcp_settings.CLIENT_REQUEST_TIMEOUT),
+        request_state_keys=request_state_keys(),
+        request_state_ttl=float(mcp_settings.REQUEST_STATE_TTL),
     )

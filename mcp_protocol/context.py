@@ -4,7 +4,8 @@ A ``Context`` is built by the core for each request. It reports progress (only w
 carried ``_meta.progressToken``: basic/utilities/progress.mdx), sends log messages filtered by the
 session's level (server/utilities/logging.mdx), exposes cancellation, and makes server→client
 requests (sampling, elicitation, roots) through the transport's ``Outbound`` after checking the
-client declared the capability ([06+] lifecycle.mdx: only use negotiated capabilities).
+client declared the capability ([06+] lifecycle.mdx: only use negotiated capabilities); in a
+2026-07-28 request the same calls become input-required results (``inputs.py``).
 
 The core calls ``finish()`` once the request has been answered (or cancelled): from then on
 progress and log notifications are dropped and server→client requests refused, so a task a
@@ -18,7 +19,8 @@ import asyncio
 from typing import Any
 
 from . import versions
-from .errors import ClientRequestError, InvalidParams, RequestCancelled
+from .errors import ClientRequestError, InvalidParams, MissingClientCapability, RequestCancelled
+from .inputs import InputRound
 from .outbound import Outbound
 from .session import Session
 
@@ -55,8 +57,11 @@ class Context:
         progress_token: str | int | None = None,
         principal: str | None = None,
         client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
+        inputs: InputRound | None = None,
     ) -> None:
         self.session = session
+        # Modern requests that may answer input-required: questions go there (inputs.py).
+        self.inputs = inputs
         self.outbound = outbound
         self.request_id = request_id
         self.progress_token = progress_token
@@ -137,25 +142,46 @@ class Context:
         await self.outbound.close_stream()
 
     # -- server → client requests --------------------------------------------------------------
-    async def request(self, method: str, params: dict[str, Any] | None, capability: str) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None, capability: str, *, key: str | None = None
+    ) -> dict[str, Any]:
+        """Ask the client (sampling, elicitation, roots) and return its result, in either era.
+
+        Legacy: a server→client request on the request's stream. Modern (2026-07-28): MRTR by
+        replay (``inputs.py``): the answer under ``key`` if the retry carries it, else the run is
+        parked and the client gets an input-required result asking for it. ``key`` names the
+        question in ``inputRequests`` (default ``<kind>-<n>``, in the order asked).
+        """
         if self._finished:
             # Server→client requests relate to the originating request ([L] transports.mdx);
             # once it has been answered there is nothing left for the client's reply to feed.
             raise ClientRequestError(f"{method} cannot be sent: the request has already completed")
         if capability not in self.client_capabilities:
+            if self.session.stateless:
+                # 2026-07-28 basic/index.mdx: a needed capability the client did not declare →
+                # MissingRequiredClientCapabilityError, data.requiredCapabilities a ClientCapabilities.
+                raise MissingClientCapability(
+                    f"This request needs the client capability {capability!r} ({method})",
+                    {"requiredCapabilities": {capability: {}}},
+                )
             raise ClientRequestError(
                 f"The client did not declare the {capability!r} capability needed for {method}"
             )
+        if self.session.stateless:
+            if self.inputs is None:
+                # mrtr.mdx "Supported Requests": only tools/call, resources/read, prompts/get.
+                raise ClientRequestError(f"{method} cannot be asked while serving this method")
+            return await self.inputs.ask(method, params, key)
         return await self.outbound.request(method, params, self.client_request_timeout)
 
-    async def sample(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def sample(self, params: dict[str, Any], *, key: str | None = None) -> dict[str, Any]:
         """``sampling/createMessage`` (client/sampling.mdx)."""
-        return await self.request("sampling/createMessage", params, "sampling")
+        return await self.request("sampling/createMessage", params, "sampling", key=key)
 
-    async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def elicit(self, params: dict[str, Any], *, key: str | None = None) -> dict[str, Any]:
         """``elicitation/create`` ([06+] client/elicitation.mdx)."""
-        return await self.request("elicitation/create", params, "elicitation")
+        return await self.request("elicitation/create", params, "elicitation", key=key)
 
-    async def list_roots(self) -> dict[str, Any]:
+    async def list_roots(self, *, key: str | None = None) -> dict[str, Any]:
         """``roots/list`` (client/roots.mdx)."""
-        return await self.request("roots/list", None, "roots")
+        return await self.request("roots/list", None, "roots", key=key)

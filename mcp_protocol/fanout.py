@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .bus.base import CHANGES, RESYNC, Bus, Subscription
+from .changefeed import EVERYTHING, ChangeFeed
 from .jsonrpc import notification
 from .provider import Provider
 from .stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
@@ -56,9 +57,11 @@ def change_key(message: dict[str, Any]) -> str:
 
 class Fanout:
     def __init__(self, provider: Provider, sessions: SessionStore, events: EventStore, bus: Bus,
-                 *, lease: float = LEASE, on_message: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 *, lease: float = LEASE, on_message: Callable[[dict[str, Any]], None] | None = None,
+                 feed: ChangeFeed | None = None) -> None:
         self.provider, self.sessions, self.events, self.bus = provider, sessions, events, bus
         self.lease = lease
+        self.feed = feed  # this worker's subscriptions/listen streams: every change, in bus order
         self.on_message = on_message  # an observer of every bus message (the transport's metrics)
         self._subscription: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
@@ -94,6 +97,8 @@ class Fanout:
                     # down publishes nothing). Rebuild from the database; clients re-list anyway
                     # when their streams resume.
                     await self.provider.refresh()
+                    if self.feed is not None:
+                        self.feed.publish(EVERYTHING)
                     continue
                 await self.apply(message)
             except Exception:
@@ -108,6 +113,9 @@ class Fanout:
             await self.provider.refresh()
         except Exception:
             logger.exception("could not rebuild the snapshot for change %r", message)
+        if self.feed is not None:
+            # Listen streams need no claim: every worker serves its own, each change once.
+            self.feed.publish(message)
         kind = message.get("kind")
         key = change_key(message)
         claim = await self._turn(key)

@@ -26,6 +26,7 @@ from django.urls import URLPattern
 
 from .transports import readiness, runtime
 from .transports.http import MCPEndpoint, PrincipalResolver
+from .transports.legacy_sse import LegacySSEEndpoint
 from .transports.responses import Receive, Scope, Send
 
 DEFAULT_ROUTE = "mcp"
@@ -74,6 +75,18 @@ def mcp_path(
     elif resolve_principal is not None:
         raise ValueError("pass resolve_principal to the MCPEndpoint, or no endpoint: not both")
     return URLPattern(ExactPath(stripped, name), endpoint, name=name)
+
+
+def legacy_sse_paths(prefix: str = "") -> list[URLPattern]:
+    """The deprecated HTTP+SSE transport of 2024-11-05 for old clients (``transports/
+    legacy_sse.py``): ``GET <prefix>sse`` and ``POST <prefix>messages?session_id=…``, siblings, as
+    the ``endpoint`` event names the POST URL relative to the SSE one."""
+    endpoint = LegacySSEEndpoint()
+    base = prefix.strip("/") + "/" if prefix.strip("/") else ""
+    return [
+        URLPattern(ExactPath(f"{base}sse", "mcp-legacy-sse"), endpoint, name="mcp-legacy-sse"),
+        URLPattern(ExactPath(f"{base}messages", "mcp-legacy-messages"), endpoint, name="mcp-legacy-messages"),
+    ]
 
 
 readiness.start_under_daphne()  # daphne sends no lifespan: start when its reactor runs

@@ -12,11 +12,15 @@ answered with a generic -32603 that leaks nothing. The core never sees HTTP or s
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import jsonrpc, versions
+from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
 from .errors import (
     InternalError,
@@ -27,18 +31,20 @@ from .errors import (
     ResourceNotFound,
     WorkerStopped,
 )
+from .inputs import InputRound, settle, start_round
 from .jsonrpc import Notification, Request
-from .methods import completion, lifecycle, logs, prompts, resources, tools
+from .methods import completion, lifecycle, logs, prompts, resources, subscriptions, tools
 from .methods.base import Call, Handler, Interceptor
 from .methods.listing import WireCache
 from .methods.modern import (
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
+    decorate_result,
     stateless_session,
 )
 from .outbound import Outbound
 from .pagination import Paginator
 from .provider import Provider, ProviderCapabilities
+from .request_state import RequestStateSealer
 from .session import Session
 from .shapes import check_params
 
@@ -74,18 +80,11 @@ LEGACY_METHODS: dict[str, tuple[Handler, Gate]] = {
     "logging/setLevel": (logs.set_level, ("logging",)),
 }
 # 2026-07-28 changelog: no initialize, ping, logging/setLevel or resources/(un)subscribe.
-MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {**_SHARED, "server/discover": (lifecycle.discover, _OPEN)}
-# 2026-07-28 server/utilities/caching.mdx: these complete results carry ttlMs + cacheScope.
-CACHEABLE_METHODS = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-    }
-)
+MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {
+    **_SHARED,
+    "server/discover": (lifecycle.discover, _OPEN),
+    "subscriptions/listen": (subscriptions.listen, _OPEN),
+}
 
 
 @dataclass(slots=True)
@@ -111,6 +110,8 @@ class Server:
         client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
         cache_ttl_ms: int = 0,
         cache_scope: str = "private",
+        request_state_keys: Sequence[bytes] = (),
+        request_state_ttl: float = 900.0,
     ) -> None:
         self.provider = provider
         self.name = name
@@ -118,12 +119,17 @@ class Server:
         self.title = title
         self.instructions = instructions
         self.paginator = Paginator(cursor_secret, page_size)
+        # Without keys of its own, requestState is keyed from the cursor secret (domain-separated).
+        keys = list(request_state_keys) or [hashlib.sha256(b"mcp-request-state:" + cursor_secret).digest()]
+        self.request_state = RequestStateSealer(keys, request_state_ttl)
         self.client_request_timeout = client_request_timeout
         # Lists can change at any moment (admin edits) and may vary by principal: by default
         # clients may not reuse them, nor may shared caches.
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.wire_cache = WireCache()
+        # Committed changes, as this process learns them, for subscriptions/listen streams.
+        self.feed = ChangeFeed()
         self._inflight: dict[tuple[str, jsonrpc.RequestId], _InFlight] = {}
         # Runs each request instead of its handler when set: rate limits and audit (auth/guard.py).
         self.interceptor: Interceptor | None = None
@@ -179,7 +185,11 @@ class Server:
 
     # -- modern era -----------------------------------------------------------------------------
     def is_modern_request(self, message: Any) -> bool:
-        if not isinstance(message, Request | Notification) or message.method == "initialize":
+        """A message whose body names a protocol version in ``_meta`` is modern, whatever its
+        method: 2026-07-28 basic/versioning.mdx "a request with ``_meta`` is served statelessly".
+        An ``initialize`` carrying it is therefore a modern request for a method this era removed
+        (404 + -32601 over HTTP), while a plain ``initialize`` starts a legacy session."""
+        if not isinstance(message, Request | Notification):
             return False
         meta = (message.params or {}).get("_meta")
         return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
@@ -214,22 +224,22 @@ class Server:
             return jsonrpc.error_response(message.id, exc)
         assert session.protocol_version is not None
         scope = connection if connection is not None else session.id
+        try:
+            mrtr = start_round(message.method, message.params or {}, session.principal, self.request_state)
+        except MCPError as exc:
+            return jsonrpc.error_response(message.id, exc)
         response = await self._run(
-            message, session, outbound, entry[0], session.protocol_version, scope, cancellable=True
+            message, session, outbound, entry[0], session.protocol_version, scope, cancellable=True,
+            mrtr=mrtr,
         )
         if response is not None and "result" in response:
-            self._decorate_modern(message.method, response["result"])
+            info = self._modern_server_info
+            decorate_result(message.method, response["result"], self.cache_ttl_ms, self.cache_scope, info)
         return response
 
-    def _decorate_modern(self, method: str, result: dict[str, Any]) -> None:
-        result.setdefault("resultType", "complete")
-        if method in CACHEABLE_METHODS and result["resultType"] == "complete":
-            result.setdefault("ttlMs", self.cache_ttl_ms)
-            result.setdefault("cacheScope", self.cache_scope)
-        meta = result.get("_meta")
-        meta = dict(meta) if isinstance(meta, dict) else {}
-        meta[META_SERVER_INFO] = self.server_info(versions.LATEST)
-        result["_meta"] = meta
+    @functools.cached_property
+    def _modern_server_info(self) -> dict[str, Any]:
+        return self.server_info(versions.LATEST)
 
     # -- running one request --------------------------------------------------------------------
     async def _run(
@@ -242,6 +252,7 @@ class Server:
         scope: str,
         *,
         cancellable: bool,
+        mrtr: InputRound | None = None,
     ) -> dict[str, Any] | None:
         key = (scope, message.id)
         if key in self._inflight:
@@ -269,6 +280,7 @@ class Server:
             request_id=message.id,
             progress_token=token,
             client_request_timeout=self.client_request_timeout,
+            inputs=mrtr,
         )
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
         run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)
@@ -277,7 +289,7 @@ class Server:
         # Tracked even when not cancellable, so the id counts as in use until answered.
         self._inflight[key] = entry
         try:
-            result = await task
+            result = await task if mrtr is None else await settle(task, mrtr, self.request_state)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is None or current.cancelling() == 0:

@@ -11,6 +11,7 @@ become a ``text`` block naming what was omitted. Unknown block types pass throug
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,6 +57,21 @@ def is_modern(version: str | None) -> bool:
     return version in MODERN_VERSIONS
 
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def names_modern_era(version: str | None) -> bool:
+    """Does a version string belong to the modern era (2026-07-28 *or later*, served or not)?
+
+    2026-07-28 basic/versioning.mdx: revisions are dates, and every one from 2026-07-28 on is
+    "Modern". A later revision we do not serve is still a modern request, answered -32022 with
+    the versions we support rather than treated as a legacy message without a session.
+    """
+    if version is None:
+        return False
+    return version in MODERN_VERSIONS or (bool(_DATE.fullmatch(version)) and version > LATEST_LEGACY)
+
+
 def allows_batch(version: str | None) -> bool:
     """JSON-RPC batches exist only in 2025-03-26 (added there, removed in 2025-06-18)."""
     return version == V2025_03_26
@@ -96,18 +112,6 @@ def structured_content_is_object(version: str | None) -> bool:
     """[06][11] schema.ts: ``CallToolResult.structuredContent`` is ``{ [key: string]: unknown }``
     (and ``outputSchema`` is ``type: "object"``); 2026-07-28 (SEP-2106) allows any JSON value."""
     return has_structured_output(version) and not is_modern(version)
-
-
-def pushes_change_notifications(version: str | None) -> bool:
-    """Whether this server can deliver ``list_changed`` / ``resources/updated`` to a client of
-    ``version``, and so may advertise ``listChanged`` / ``resources.subscribe``.
-
-    Legacy: yes, on the session (the GET stream, stdout). 2026-07-28: the only delivery path is a
-    ``subscriptions/listen`` stream (basic/patterns/subscriptions.mdx; server/resources.mdx:
-    ``subscribe`` means per-resource updates *there*), which this server does not implement yet,
-    so advertising either would promise notifications no client can ever receive.
-    """
-    return not is_modern(version)
 
 
 def has_completion_context(version: str | None) -> bool:
@@ -255,10 +259,9 @@ def capabilities_to_wire(
     logging: bool,
     list_changed: bool,
 ) -> dict[str, Any]:
-    """ServerCapabilities for ``version``: ``completions`` is [03+] (2024-11-05 had no such key);
-    ``listChanged`` / ``subscribe`` only where ``pushes_change_notifications`` holds."""
-    if not pushes_change_notifications(version):
-        list_changed = resources_subscribe = False
+    """ServerCapabilities for ``version``: ``completions`` is [03+] (2024-11-05 had no such key).
+    ``listChanged`` / ``subscribe`` are delivered in every revision: legacy on the session (GET
+    stream, stdout), 2026-07-28 on ``subscriptions/listen`` streams (methods/subscriptions.py)."""
     caps: dict[str, Any] = {}
     if logging:
         caps["logging"] = {}

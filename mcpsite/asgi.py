@@ -30,11 +30,12 @@ django_application = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
-from mcp_protocol.routing import lifespan, mcp_path  # noqa: E402
+from mcp_protocol.routing import legacy_sse_paths, lifespan, mcp_path  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": URLRouter([mcp_path("mcp"), re_path(r"", django_application)]),
+        # /sse + /messages: the deprecated 2024-11-05 HTTP+SSE transport for old clients.
+        "http": URLRouter([mcp_path("mcp"), *legacy_sse_paths(), re_path(r"", django_application)]),
         "lifespan": lifespan,
     }
 )

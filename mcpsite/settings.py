@@ -154,6 +154,9 @@ MCP = {
     # Prometheus metrics of /mcp (README "Operations"); off saves their small cost per request.
     "METRICS": env_bool("MCP_METRICS", True),
     "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
+    # MRTR requestState key ring (issue 13): comma-separated, first signs, all open.
+    "REQUEST_STATE_KEYS": env_list("MCP_REQUEST_STATE_KEYS", []),
+    "REQUEST_STATE_TTL": float(os.environ.get("MCP_REQUEST_STATE_TTL", "900")),
     "SHUTDOWN_GRACE_SECONDS": float(os.environ.get("MCP_SHUTDOWN_GRACE_SECONDS", "10")),
     "PRINCIPAL_RESOLVER": os.environ.get(
         "MCP_PRINCIPAL_RESOLVER", "mcp_protocol.transports.http.open_mode"

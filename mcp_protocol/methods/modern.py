@@ -57,3 +57,32 @@ def stateless_session(params: dict[str, Any] | None, principal: str | None) -> S
         state="ready",
         stateless=True,
     )
+
+
+# 2026-07-28 server/utilities/caching.mdx: these complete results carry ttlMs + cacheScope.
+CACHEABLE_METHODS = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+
+
+def decorate_result(
+    method: str, result: dict[str, Any], ttl_ms: int, cache_scope: str, server_info: dict[str, Any]
+) -> None:
+    """What every 2026-07-28 result carries: ``resultType`` (basic/index.mdx), caching hints on
+    the cacheable complete results (caching.mdx; never on input_required), and the serverInfo
+    in ``_meta`` (SHOULD, basic/index.mdx)."""
+    result.setdefault("resultType", "complete")
+    if method in CACHEABLE_METHODS and result["resultType"] == "complete":
+        result.setdefault("ttlMs", ttl_ms)
+        result.setdefault("cacheScope", cache_scope)
+    meta = result.get("_meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta[META_SERVER_INFO] = server_info
+    result["_meta"] = meta

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..errors import HEADER_MISMATCH
+from ..errors import HEADER_MISMATCH, INVALID_PARAMS
 from ..jsonrpc import Notification, Request
 from ..versions import SUPPORTED_NEWEST_FIRST, SUPPORTED_VERSIONS, V2025_03_26
 from .responses import Headers, HTTPError
@@ -54,13 +54,15 @@ class RequestHeaders:
 
 
 def parse_headers(raw: Headers) -> RequestHeaders:
-    """One pass; ASGI header names are already lower-case. Values are latin-1 per ASGI."""
+    """One pass; ASGI header names are already lower-case. Values are latin-1 per ASGI, and
+    compared without surrounding whitespace (RFC 9110 §5.5: optional whitespace around a field
+    value is not part of it; servers may not see it stripped by every ASGI server)."""
     headers = RequestHeaders()
     fields = _FIELDS
     for name, value in raw:
         attr = fields.get(name)
         if attr is not None:
-            setattr(headers, attr, value.decode("latin-1"))
+            setattr(headers, attr, value.decode("latin-1").strip(" \t"))
     return headers
 
 
@@ -143,10 +145,17 @@ def _mismatch(message: str) -> HTTPError:
 
 def check_modern_headers(headers: RequestHeaders, message: Request | Notification) -> None:
     """Headers must mirror the body; a missing required one or a different value → -32020.
-    (``Mcp-Param-{Name}`` mirrors are checked by ``check_param_headers``.)"""
+    (``Mcp-Param-{Name}`` mirrors are checked by ``check_param_headers``.)
+
+    A body without ``_meta["io.modelcontextprotocol/protocolVersion"]`` (a request that is modern
+    by its header alone) is not a mismatch but a missing required ``_meta`` field: -32602 with
+    400 (2026-07-28 basic/index.mdx "Request Metadata"), checked first."""
     params: dict[str, Any] = message.params or {}
-    meta = params.get("_meta") or {}
+    meta = params.get("_meta")
     body_version = meta.get(PROTOCOL_VERSION_META) if isinstance(meta, dict) else None
+    if body_version is None:
+        missing = "params._meta" if not isinstance(meta, dict) else f"_meta[{PROTOCOL_VERSION_META!r}]"
+        raise HTTPError(400, f"Invalid params: missing required {missing}", code=INVALID_PARAMS)
     if headers.protocol_version is None:
         raise _mismatch("MCP-Protocol-Version header is required")
     if headers.protocol_version != body_version:
@@ -193,8 +202,8 @@ def check_param_headers(
         return
     arguments = (message.params or {}).get("arguments")
     arguments = arguments if isinstance(arguments, dict) else {}
-    mirrored = {
-        name.decode("latin-1")[len("mcp-param-") :]: value.decode("latin-1")
+    mirrored = {  # values without surrounding whitespace (RFC 9110 §5.5), as in parse_headers
+        name.decode("latin-1")[len("mcp-param-") :]: value.decode("latin-1").strip(" \t")
         for name, value in raw
         if name.startswith(b"mcp-param-")
     }

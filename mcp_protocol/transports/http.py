@@ -33,7 +33,7 @@ from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_re
 from ..outbound import NullOutbound
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM, UpdateError, parse_event_id
-from ..versions import V2026_07_28, allows_batch
+from ..versions import allows_batch, names_modern_era
 from . import logcontext, metrics
 from .body import ClientGone, read_body
 from .browser import send_page, wants_page
@@ -77,6 +77,23 @@ REQUEST_ID = "mcpsite.request_id"  # scope key: the id of the request being serv
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
 _NULL = NullOutbound()
 CLAIM_MIN_TTL = 10.0
+
+
+def era_of(rt: Runtime, headers: RequestHeaders, message: Request | Notification | Response) -> str:
+    """Which era's rules serve this POST ("modern" or "legacy"); README "How /mcp answers".
+
+    Modern when the body's ``_meta`` names a protocol version (whatever the method, ``initialize``
+    included). Otherwise an ``initialize`` is legacy (it starts a session, whatever its header
+    says); and any other message is modern when the ``MCP-Protocol-Version`` header names
+    2026-07-28 or later, so that it fails the modern envelope rules (-32602 for the missing
+    ``_meta``) instead of being taken for a legacy message without a session. The rest — the
+    requests of legacy sessions — is legacy.
+    """
+    if rt.server.is_modern_request(message):
+        return "modern"
+    if isinstance(message, Request) and message.method == "initialize":
+        return "legacy"
+    return "modern" if names_modern_era(headers.protocol_version) else "legacy"
 
 
 def open_mode(scope: Scope) -> str | None:
@@ -148,8 +165,8 @@ class MCPEndpoint:
                 return
             # The request's id once its body was read ([11] transports.mdx: an error response MAY
             # have no id; one the client can match is better).
-            await send_error(send, exc, error_id(exc) if isinstance(exc, InvalidRequest)
-                             else scope.get(REQUEST_ID))
+            request_id = error_id(exc)
+            await send_error(send, exc, request_id if request_id is not None else scope.get(REQUEST_ID))
         finally:
             if rt is not None and rt.config.metrics:
                 # The one place requests are counted (metrics.py); the handlers only left notes
@@ -178,17 +195,25 @@ class MCPEndpoint:
             scope[metrics.METHOD], scope[metrics.ERA] = "batch", "legacy"
             await self.batch(rt, scope, receive, send, headers, parsed)
             return
-        message = parsed
-        if isinstance(message, Request):
-            scope[REQUEST_ID] = message.id
+        if isinstance(parsed, Request):
+            scope[REQUEST_ID] = parsed.id
+        await self.message(rt, scope, receive, send, headers, parsed)
+
+    async def message(
+        self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders,
+        message: Request | Notification | Response,
+    ) -> None:
         if isinstance(message, Request | Notification):
             scope[metrics.METHOD] = message.method
             if message.method == "tools/call":
                 scope[metrics.TOOL] = (message.params or {}).get("name")
         else:
             scope[metrics.METHOD] = "response"
-        if isinstance(message, Request | Notification) and rt.server.is_modern_request(message):
+        if era_of(rt, headers, message) == "modern":
             scope[metrics.ERA] = "modern"
+            if isinstance(message, Response):
+                # [26] streamable-http.mdx "Sending Messages": the client MUST NOT send responses.
+                raise HTTPError(400, "Invalid Request: 2026-07-28 clients send no JSON-RPC responses")
             await self.modern(rt, scope, receive, send, headers, message)
             return
         scope[metrics.ERA] = "legacy"
@@ -315,7 +340,7 @@ class MCPEndpoint:
     async def get(
         self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders
     ) -> None:
-        if headers.protocol_version == V2026_07_28:
+        if names_modern_era(headers.protocol_version):
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no GET stream", headers=[(b"allow", b"POST")]
             )
@@ -364,7 +389,7 @@ class MCPEndpoint:
 
     # -- DELETE ---------------------------------------------------------------------------------
     async def delete(self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders) -> None:
-        if headers.protocol_version == V2026_07_28:
+        if names_modern_era(headers.protocol_version):
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[(b"allow", b"POST")]
             )

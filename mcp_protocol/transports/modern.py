@@ -21,6 +21,8 @@ from .watch import StreamWatch
 if TYPE_CHECKING:
     from .runtime import Runtime
 
+WATCH_AFTER = 0.25  # s
+
 
 class ModernStream(Outbound):
     """A 2026-07-28 response: JSON, or SSE (no ids) once the handler sends a notification."""
@@ -31,6 +33,26 @@ class ModernStream(Outbound):
         self.watch: StreamWatch | None = None
         self.task = asyncio.current_task()
         self.cancelled_by_client = False
+        # A request still running after WATCH_AFTER s with nothing sent yet (JSON so far) is
+        # watched for the client leaving too; a fast one never pays for a task.
+        self._early: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._watch_early)
+
+    def _watch_early(self) -> None:
+        if self.writer is None and self._early is None:
+            self._early = asyncio.ensure_future(self._await_disconnect())
+
+    async def _await_disconnect(self) -> None:
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+        self._client_left()
+
+    async def _stop_early(self) -> None:
+        self._timer.cancel()
+        early, self._early = self._early, None
+        if early is not None and early is not asyncio.current_task():
+            early.cancel()
+            await asyncio.wait((early,))
 
     def _client_left(self) -> None:
         # [26] streamable-http.mdx: closing the response stream MUST be treated as cancellation.
@@ -40,6 +62,7 @@ class ModernStream(Outbound):
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         if self.writer is None:
+            await self._stop_early()  # the stream's own watch reads receive() from now on
             self.writer = sse.SSEWriter(self.send)
             await self.writer.start()
             self.watch = StreamWatch(
@@ -62,6 +85,7 @@ class ModernStream(Outbound):
         raise ClientRequestError(f"{method} cannot be sent in 2026-07-28: use an input-required result")
 
     async def finish(self, response: dict[str, Any] | None, status: int) -> None:
+        await self._stop_early()
         if self.writer is None:
             if response is None:
                 await send_empty(self.send, 202)
@@ -76,6 +100,7 @@ class ModernStream(Outbound):
 
     async def close(self) -> None:
         """Cleanup when the request ended without ``finish`` (cancelled, failed): idempotent."""
+        await self._stop_early()
         if self.watch is not None:
             watch, self.watch = self.watch, None
             if watch.task is not asyncio.current_task():

@@ -93,7 +93,8 @@ class Runtime:
         if self.access.mode != "open" and mcp_settings.PRINCIPAL_RESOLVER == DEFAULTS["PRINCIPAL_RESOLVER"]:
             self.resolve_principal = auth.resolver(self.access)  # MCP_AUTH: keys and/or OAuth
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
-                             on_message=metrics.on_bus_message if self.config.metrics else None)
+                             on_message=metrics.on_bus_message if self.config.metrics else None,
+                             feed=self.server.feed)
         self.leases = Leases(self.sessions, self.events)
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
         self._live: dict[str, set[asyncio.Event]] = {}
@@ -119,6 +120,7 @@ class Runtime:
             await asyncio.shield(self._started)
 
     async def close(self) -> None:
+        self.server.feed.close()
         for group in self._live.values():
             for ended in group:
                 ended.set()
@@ -170,9 +172,11 @@ class Runtime:
         self.end_streams(session_id)
 
     def end_all_streams(self) -> None:
-        """Server shutdown: end every open SSE response (with ``retry``, so clients come back)."""
+        """Server shutdown: end every open SSE response (with ``retry``, so clients come back),
+        and every subscriptions/listen stream with its graceful-closure result."""
         for session_id in list(self._live):
             self.end_streams(session_id)
+        self.server.feed.close()
 
 
 async def end_session(sessions: SessionStore, events: EventStore, pending: PendingRequests,

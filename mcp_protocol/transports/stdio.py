@@ -34,7 +34,8 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from .. import jsonrpc, versions
-from ..bus.base import CHANGES, Bus
+from ..bus.base import CHANGES, RESYNC, Bus
+from ..changefeed import EVERYTHING
 from ..errors import ClientRequestError, InvalidRequest, MCPError, ParseError
 from ..jsonrpc import Notification, Request, RequestId, Response
 from ..outbound import Outbound
@@ -215,6 +216,8 @@ class StdioTransport:
     # -- definition changes ---------------------------------------------------------------------
     async def on_change(self, provider: Provider, message: dict[str, Any]) -> None:
         await provider.refresh()
+        # 2026-07-28 requests on this pipe: their subscriptions/listen streams (changefeed.py).
+        self.server.feed.publish(EVERYTHING if message == RESYNC else message)
         if not self.session.initialized:
             return
         kind = message.get("kind")

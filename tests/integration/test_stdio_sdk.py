@@ -137,7 +137,8 @@ async def test_sdk_client_in_auto_mode_speaks_2026_07_28_over_stdio():
             assert client.session.initialize_result is None  # no handshake happened
             assert client.server_info is not None and client.server_info.name == "mcpsite"
             tools_capability = client.server_capabilities.tools
-            assert tools_capability is not None and not tools_capability.list_changed
+            # Delivered on subscriptions/listen streams in 2026-07-28 (methods/subscriptions.py).
+            assert tools_capability is not None and tools_capability.list_changed
 
             names = [t.name for t in (await client.list_tools()).tools]
             assert {"echo", "add", "countdown"} <= set(names)

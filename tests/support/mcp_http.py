@@ -144,3 +144,39 @@ async def next_comment(events: AsyncIterator[SSEEvent], seconds: float = 10.0) -
             if event.comments:
                 return
     raise AssertionError("the stream ended")
+
+
+# -- 2026-07-28 (stateless) requests --------------------------------------------------------------
+MODERN = "2026-07-28"
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def modern_message(
+    id: int | str,
+    method: str,
+    params: dict[str, Any] | None = None,
+    capabilities: dict[str, Any] | None = None,
+    **meta: Any,
+) -> dict[str, Any]:
+    """A 2026-07-28 request: ``params._meta`` names the revision and the client's capabilities."""
+    body_meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+        **meta,
+    }
+    return request(id, method, {**(params or {}), "_meta": body_meta})
+
+
+def modern_headers(message: dict[str, Any] | str, name: str | None = None, **extra: str) -> dict[str, str]:
+    """The request-metadata headers mirroring ``message`` (or a method name and ``Mcp-Name``)."""
+    if isinstance(message, dict):
+        method = message["method"]
+        key = _NAME_PARAM.get(method)
+        name = message["params"].get(key) if key and name is None else name
+    else:
+        method = message
+    headers = {**POST_HEADERS, "mcp-protocol-version": MODERN, "mcp-method": method}
+    if name is not None:
+        headers["mcp-name"] = name
+    headers.update(extra)
+    return headers

@@ -29,7 +29,9 @@ def test_modern_requests_are_recognized_by_their_meta(server):
     assert server.is_modern_request(Request(1, "tools/list", {"_meta": modern_meta()}))
     assert not server.is_modern_request(Request(1, "tools/list", {"_meta": {"progressToken": 1}}))
     assert not server.is_modern_request(Request(1, "tools/list", None))
-    assert not server.is_modern_request(Request(1, "initialize", {"_meta": modern_meta()}))
+    # An initialize carrying modern _meta is a modern request for a removed method (-32601).
+    assert server.is_modern_request(Request(1, "initialize", {"_meta": modern_meta()}))
+    assert not server.is_modern_request(Request(1, "initialize", {"protocolVersion": "2025-11-25"}))
 
 
 async def test_server_discover(server):
@@ -47,13 +49,13 @@ async def test_server_discover(server):
     assert result["_meta"][SERVER_INFO] == {"name": "test-server", "version": "1.2.3", "title": "Test Server"}
 
 
-async def test_discover_does_not_advertise_change_notifications_without_subscriptions_listen(server):
-    # 2026-07-28 delivers list_changed / resources/updated only on subscriptions/listen
-    # (basic/patterns/subscriptions.mdx), which this server does not implement yet.
+async def test_discover_advertises_the_change_notifications_listen_streams_deliver(server):
+    # 2026-07-28 delivers list_changed / resources/updated on subscriptions/listen streams
+    # (basic/patterns/subscriptions.mdx).
     capabilities = (await modern(server, "server/discover"))["result"]["capabilities"]
-    assert capabilities["tools"] == {"listChanged": False}
-    assert capabilities["prompts"] == {"listChanged": False}
-    assert capabilities["resources"] == {"subscribe": False, "listChanged": False}
+    assert capabilities["tools"] == {"listChanged": True}
+    assert capabilities["prompts"] == {"listChanged": True}
+    assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
     assert capabilities["logging"] == {} and capabilities["completions"] == {}
 
 

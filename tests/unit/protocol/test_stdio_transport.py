@@ -370,7 +370,8 @@ async def test_a_2026_07_28_request_reusing_an_in_flight_id_is_refused():
 
 
 async def test_the_server_never_writes_a_request_to_stdout_in_2026_07_28():
-    # 2026-07-28 stdio.mdx "Receiving Messages": the server MUST NOT write JSON-RPC requests.
+    # 2026-07-28 stdio.mdx "Receiving Messages": the server MUST NOT write JSON-RPC requests; the
+    # handler's questions come back as input-required results (mrtr.mdx).
     transport, wire = _bare()
     caps = {"io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "roots": {}}}
     await transport.feed_line(
@@ -379,7 +380,7 @@ async def test_the_server_never_writes_a_request_to_stdout_in_2026_07_28():
     await transport.feed_line(modern_request(2, "tools/call", {"name": "list_roots"}, **caps))
     for id in (1, 2):
         result = (await wire.wait_for(lambda m, id=id: m.get("id") == id))["result"]
-        assert result["isError"] is True and "2026-07-28" in result["content"][0]["text"]
+        assert result["resultType"] == "input_required" and result["requestState"]
     assert not any("method" in m and "id" in m for m in wire.messages)
     await transport.shutdown()
 

@@ -180,8 +180,8 @@ def test_progress_message_is_03_plus():
     assert [versions.has_progress_message(v) for v in versions.ORDER] == [False, True, True, True, True]
 
 
-def test_modern_capabilities_promise_no_change_notifications():
-    # Until subscriptions/listen exists, 2026-07-28 clients could never receive them.
+def test_modern_capabilities_promise_change_notifications_delivered_on_listen_streams():
+    # 2026-07-28 clients receive them on subscriptions/listen streams.
     kwargs = dict(
         tools=True,
         resources=True,
@@ -191,11 +191,10 @@ def test_modern_capabilities_promise_no_change_notifications():
         logging=True,
         list_changed=True,
     )
-    assert [versions.pushes_change_notifications(v) for v in versions.ORDER] == [True] * 4 + [False]
     modern = versions.capabilities_to_wire(version="2026-07-28", **kwargs)
-    assert modern["tools"] == {"listChanged": False}
-    assert modern["prompts"] == {"listChanged": False}
-    assert modern["resources"] == {"subscribe": False, "listChanged": False}
+    assert modern["tools"] == {"listChanged": True}
+    assert modern["prompts"] == {"listChanged": True}
+    assert modern["resources"] == {"subscribe": True, "listChanged": True}
     legacy = versions.capabilities_to_wire(version="2025-11-25", **kwargs)
     assert legacy["resources"] == {"subscribe": True, "listChanged": True}
     assert legacy["tools"] == {"listChanged": True}

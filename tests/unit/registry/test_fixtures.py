@@ -35,6 +35,21 @@ CONFORMANCE_TOOLS = {
     "test_elicitation_sep1330_enums",
     "json_schema_2020_12_tool",
     "test_reconnection",
+    # 2026-07-28 scenarios of the 0.2.0 suite
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_capabilities",
+    "test_input_required_result_tampered_state",
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+    "test_custom_headers",
 }
 
 
@@ -50,7 +65,7 @@ def counts() -> tuple[int, ...]:
 
 def test_load_commands_are_idempotent() -> None:
     assert "changed: 11 tools" in command("load_demo")
-    assert "changed: 14 tools, 3 resources, 1 resource_templates, 4 prompts" in command("load_conformance")
+    assert "changed: 28 tools, 3 resources, 1 resource_templates, 5 prompts" in command("load_conformance")
     loaded = counts()
     assert "changed: 0 tools, 0 resources, 0 resource_templates, 0 prompts" in command("load_demo")
     assert "changed: 0 tools, 0 resources, 0 resource_templates, 0 prompts" in command("load_conformance")
@@ -101,11 +116,23 @@ def test_conformance_tools_are_exactly_the_expected_set(served: RegistryProvider
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
             }
         },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        # SEP-2106: composition, conditional and $anchor keywords kept end to end.
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": False,
     }
 

@@ -1,0 +1,147 @@
+"""The deprecated HTTP+SSE transport of 2024-11-05, for old clients (2024-11-05
+basic/transports.mdx "HTTP with SSE"; checklist §5, item 74 of §U).
+
+- ``GET /sse`` opens the connection: a new session, whose first event is ``endpoint`` with the
+  URI to POST to (``messages?session_id=<id>``, relative to the SSE URL, so it follows wherever
+  both are mounted); then every server message for the session as an SSE ``message`` event.
+- ``POST /messages?session_id=<id>`` carries one client message: 202 at once, and the answer goes
+  out on the SSE stream ("All subsequent client messages MUST be sent as HTTP POST requests to
+  this endpoint"; "Server messages are sent as SSE events named message").
+
+Same core, registry, auth seam and stores as ``/mcp``: the session lives in the session store,
+and the connection *is* its standalone stream: answers, notifications, server→client requests and
+registry changes are appended to its log in the event store (``STANDALONE_STREAM``), which the GET
+tails. So a POST on worker B reaches the SSE stream held on worker A, and a client's answer to a
+sampling request reaches the handler wherever it waits (the session's bus channel). Requests run in
+the background (the client may need to POST an answer before their result exists); the
+connection closing ends the session and stops them. Origin/Host checks are those of ``/mcp``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import MutableMapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from ..jsonrpc import Notification, Request, Response, error_id, parse_body
+from ..session import Session
+from ..stores.base import STANDALONE_STREAM
+from .body import ClientGone, read_body
+from .headers import check_content_type, check_get_accept, parse_headers
+from .http import _notify, _save
+from .pending import CancelWatch
+from .replay import serve_log
+from .responses import HTTPError, Receive, Scope, Send, TrackedSend, logger, send_empty, send_error
+from .runtime import Runtime, current, get_runtime
+from .streams import PRIME
+
+_TASKS: set[asyncio.Task[None]] = set()  # requests running in the background (kept referenced)
+
+
+def _endpoint_event(session_id: str) -> bytes:
+    # Relative to the GET's URL: ".../sse" → ".../messages?session_id=…" (RFC 3986 §5.2).
+    return b"event: endpoint\ndata: messages?session_id=" + session_id.encode("ascii") + b"\n\n"
+
+
+class LegacySSEEndpoint:
+    """Both routes of the old transport: GET → the SSE stream, POST → a client message."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        tracked = TrackedSend(send)
+        try:
+            rt = current() or await get_runtime()
+            headers = parse_headers(scope["headers"])
+            server = scope.get("server")
+            rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)
+            if scope["method"] == "GET":
+                check_get_accept(headers)
+                await self.stream(rt, scope, receive, tracked)
+            elif scope["method"] == "POST":
+                check_content_type(headers)
+                await self.message(rt, scope, receive, tracked, headers.content_length)
+            else:
+                raise HTTPError(405, "Method Not Allowed", headers=[(b"allow", b"GET, POST")])
+        except ClientGone:
+            return
+        except Exception as exc:
+            if tracked.started:
+                logger.error("error after the response started on the HTTP+SSE transport", exc_info=exc)
+                return
+            await send_error(send, exc, error_id(exc))
+
+    async def principal(self, rt: Runtime, scope: Scope) -> str | None:
+        found = rt.resolve_principal(scope)
+        principal: str | None = await found if inspect.isawaitable(found) else found
+        return principal
+
+    # -- GET: the connection ----------------------------------------------------------------------
+    async def stream(self, rt: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
+        session = Session.create(await self.principal(rt, scope))
+        await rt.sessions.create(session)
+        try:
+            start = await rt.events.append(session.id, STANDALONE_STREAM, PRIME)
+            endpoint = _endpoint_event(session.id)
+            pending = [endpoint]
+
+            async def first_send(message: MutableMapping[str, Any]) -> None:
+                # The endpoint event goes before anything else on the stream.
+                if message["type"] == "http.response.body" and pending:
+                    message = {**message, "body": pending.pop() + message.get("body", b"")}
+                await send(message)
+
+            async def alive() -> bool:  # ends the stream once the session is gone (expiry)
+                return await rt.sessions.load(session.id) is not None
+
+            await serve_log(rt, session, first_send, receive, STANDALONE_STREAM, start, on_tick=alive,
+                            fresh=True)  # fmt: skip
+        finally:
+            # The connection was the session: it ends with it, here and on every worker.
+            await rt.sessions.delete(session.id)
+            rt.session_ended(session.id)
+            await rt.pending.end_session(session.id)
+            await rt.events.delete_session(session.id)
+
+    # -- POST: one client message -----------------------------------------------------------------
+    async def message(
+        self, rt: Runtime, scope: Scope, receive: Receive, send: Send, content_length: str | None
+    ) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        session_id = (query.get("session_id") or [""])[0]
+        if not session_id:
+            raise HTTPError(400, "Bad Request: session_id is required")
+        parsed = parse_body(await read_body(receive, rt.config.max_body, content_length))
+        if isinstance(parsed, list):
+            raise HTTPError(400, "Invalid Request: the HTTP+SSE transport takes one message per POST")
+        session = await rt.sessions.load(session_id)
+        if session is None or session.principal != await self.principal(rt, scope):
+            gone = HTTPError(404, "Session not found")
+            if isinstance(parsed, Request):
+                gone.request_id = parsed.id  # type: ignore[attr-defined]  # the id is readable: echo it
+            raise gone
+        if isinstance(parsed, Response):
+            await rt.pending.deliver(session.id, parsed)
+        elif isinstance(parsed, Notification):
+            await _notify(rt, session, parsed)
+            await _save(rt, session)
+        else:
+            task = asyncio.create_task(_serve(rt, session, parsed))
+            _TASKS.add(task)
+            task.add_done_callback(_TASKS.discard)
+        await send_empty(send, 202)
+
+
+async def _serve(rt: Runtime, session: Session, message: Request) -> None:
+    """Run one request and put its answer on the session's stream (wherever it is held)."""
+    watch = CancelWatch(rt.pending, session.id)  # a cancel or the connection's end may come via the bus
+    watch.start()
+    try:
+        response = await rt.server.handle(message, session, rt.standalone(session))
+        await _save(rt, session)
+        if response is not None:
+            await rt.events.append(session.id, STANDALONE_STREAM, response)
+    except Exception:
+        logger.exception("HTTP+SSE request %s of session %s failed", message.method, session.id)
+    finally:
+        await watch.stop()
