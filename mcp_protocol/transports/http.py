@@ -117,18 +117,24 @@ async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
         await rt.server.handle(message, session, _NULL)
 
 
+async def resolve_caller(resolve: PrincipalResolver, scope: Scope) -> Principal:
+    """What ``resolve`` answers for this request, as a ``Principal`` (the one place every
+    transport of this package turns a resolver's answer into the caller it binds)."""
+    found = resolve(scope)
+    if inspect.isawaitable(found):
+        found = await found
+    if isinstance(found, Principal):
+        return found
+    return caller.ANONYMOUS if found is None else Principal(found, label=found)
+
+
 class MCPEndpoint:
     def __init__(self, resolve_principal: PrincipalResolver | None = None) -> None:
         # None: the resolver MCP['PRINCIPAL_RESOLVER'] names (open mode unless set), per runtime.
         self.resolve_principal = resolve_principal
 
     async def principal(self, rt: Runtime, scope: Scope) -> Principal:
-        found = (self.resolve_principal or rt.resolve_principal)(scope)
-        if inspect.isawaitable(found):
-            found = await found
-        if isinstance(found, Principal):
-            return found
-        return caller.ANONYMOUS if found is None else Principal(found, label=found)
+        return await resolve_caller(self.resolve_principal or rt.resolve_principal, scope)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)

@@ -20,17 +20,18 @@ connection closing ends the session and stops them. Origin/Host checks are those
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import parse_qs
 
+from ..auth import principal as caller
 from ..jsonrpc import Notification, Request, Response, error_id, parse_body
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM
+from . import logcontext
 from .body import ClientGone, read_body
 from .headers import check_content_type, check_get_accept, parse_headers
-from .http import _notify, _save
+from .http import _notify, _save, resolve_caller
 from .pending import CancelWatch
 from .replay import serve_log
 from .responses import HTTPError, Receive, Scope, Send, TrackedSend, logger, send_empty, send_error
@@ -55,14 +56,21 @@ class LegacySSEEndpoint:
             headers = parse_headers(scope["headers"])
             server = scope.get("server")
             rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)
-            if scope["method"] == "GET":
-                check_get_accept(headers)
-                await self.stream(rt, scope, receive, tracked)
-            elif scope["method"] == "POST":
-                check_content_type(headers)
-                await self.message(rt, scope, receive, tracked, headers.content_length)
-            else:
-                raise HTTPError(405, "Method Not Allowed", headers=[(b"allow", b"GET, POST")])
+            # Resolved and bound as on /mcp, so a key's grant limits what this transport serves too.
+            who = await resolve_caller(rt.resolve_principal, scope)
+            scope[logcontext.PRINCIPAL] = who.id
+            bound = caller.bind(who)
+            try:
+                if scope["method"] == "GET":
+                    check_get_accept(headers)
+                    await self.stream(rt, scope, receive, tracked)
+                elif scope["method"] == "POST":
+                    check_content_type(headers)
+                    await self.message(rt, scope, receive, tracked, headers.content_length)
+                else:
+                    raise HTTPError(405, "Method Not Allowed", headers=[(b"allow", b"GET, POST")])
+            finally:
+                caller.unbind(bound)
         except ClientGone:
             return
         except Exception as exc:
@@ -71,14 +79,9 @@ class LegacySSEEndpoint:
                 return
             await send_error(send, exc, error_id(exc))
 
-    async def principal(self, rt: Runtime, scope: Scope) -> str | None:
-        found = rt.resolve_principal(scope)
-        principal: str | None = await found if inspect.isawaitable(found) else found
-        return principal
-
     # -- GET: the connection ----------------------------------------------------------------------
     async def stream(self, rt: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
-        session = Session.create(await self.principal(rt, scope))
+        session = Session.create(caller.current().id)
         await rt.sessions.create(session)
         try:
             start = await rt.events.append(session.id, STANDALONE_STREAM, PRIME)
@@ -115,7 +118,7 @@ class LegacySSEEndpoint:
         if isinstance(parsed, list):
             raise HTTPError(400, "Invalid Request: the HTTP+SSE transport takes one message per POST")
         session = await rt.sessions.load(session_id)
-        if session is None or session.principal != await self.principal(rt, scope):
+        if session is None or session.principal != caller.current().id:
             gone = HTTPError(404, "Session not found")
             if isinstance(parsed, Request):
                 gone.request_id = parsed.id  # type: ignore[attr-defined]  # the id is readable: echo it

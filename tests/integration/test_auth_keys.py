@@ -317,3 +317,31 @@ async def test_every_call_is_audited_with_secrets_redacted(pair: Pair, client: h
     assert by_name["fail"][1] == "tool_error"
     assert by_name["no_such"][1] == "error" and by_name["no_such"][5].startswith("-32602")
     assert "sk-live-123" not in pair.a.log_text() + pair.b.log_text()
+
+
+async def test_a_scoped_key_on_the_deprecated_sse_transport_sees_only_its_tools(
+        pair: Pair, client: httpx.AsyncClient) -> None:
+    # The HTTP+SSE transport resolves and binds the caller as /mcp does: before, it made the
+    # session with the resolver's raw answer and left the grant unbound (every tool listed).
+    anonymous = await client.get(f"{pair.a.base_url}/sse", headers={"accept": "text/event-stream"})
+    assert anonymous.status_code == 401
+    token = pair.key("scoped-sse", "--tools", "echo")
+    headers = {"accept": "text/event-stream", **bearer(token)}
+    async with client.stream("GET", f"{pair.a.base_url}/sse", headers=headers) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)
+        first = await anext(events)
+        assert first.event == "endpoint"
+        post_url = str(httpx.URL(f"{pair.a.base_url}/sse").join(first.data))
+        for message in (initialize_message(), notification("notifications/initialized"),
+                        request(2, "tools/list")):
+            posted = await client.post(post_url, headers={**POST_HEADERS, **bearer(token)}, json=message)
+            assert posted.status_code == 202, posted.text
+        async with asyncio.timeout(WAIT):
+            async for event in events:
+                if event.data and event.message.get("id") == 2:
+                    assert [t["name"] for t in event.message["result"]["tools"]] == ["echo"]
+                    break
+        other = await client.post(post_url, headers={**POST_HEADERS, **bearer(pair.key("other-sse"))},
+                                  json=request(3, "ping"))
+        assert other.status_code == 404  # another key's session is unknown
