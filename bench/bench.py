@@ -39,7 +39,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--warmup", type=float, default=1.0, help="unmeasured seconds before each measurement"
     )
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma list of call,list,session")
+    parser.add_argument(
+        "--scenarios", default="call,list,session", help="comma list of call,list,session,stateless"
+    )
     parser.add_argument("--concurrency", default="16,64", help="comma list of concurrent workers")
     parser.add_argument("--modes", default="json,sse", help="comma list of json,sse")
     parser.add_argument("--rounds", type=int, default=1, help="repeat each row, keep the median-rate round")
@@ -53,7 +55,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--redis", nargs="?", const=REDIS_DEFAULT, help=f"also run ours on Redis (default {REDIS_DEFAULT})"
     )
     parser.add_argument(
-        "--routing", action="store_true",
+        "--routing",
+        action="store_true",
         help="also run ours with the pre-Channels direct dispatch (bench/direct_asgi.py)",
     )
     parser.add_argument("--no-peer", action="store_true", help="skip the SDK peer")
@@ -147,8 +150,11 @@ def run_all(args: argparse.Namespace, workdir: Path) -> dict[tuple[str, str, str
                             print_row(label, result)
                     for label, measured in rounds.items():
                         kind = (
-                            "ours+redis" if "redis" in label
-                            else "ours-direct" if "direct" in label else label.split("-")[0]
+                            "ours+redis"
+                            if "redis" in label
+                            else "ours-direct"
+                            if "direct" in label
+                            else label.split("-")[0]
                         )
                         results[(mode, scenario, kind, concurrency)] = sorted(measured, key=lambda r: r.rate)[
                             len(measured) // 2

@@ -8,7 +8,9 @@ latency is the whole exchange the client sees. Scenarios, all on protocol 2025-1
   ``tools/call echo {"message": "hello"}`` in a loop;
 - ``list``: the same, looping ``tools/list`` (the servers hold 100 tools, checked once per run);
 - ``session``: a loop of initialize → notifications/initialized → DELETE; one sample is the
-  whole three-request cycle.
+  whole three-request cycle;
+- ``stateless``: ``tools/call echo`` of protocol 2026-07-28, no session: each request carries its
+  version and capabilities in ``_meta`` and the ``Mcp-Method``/``Mcp-Name`` headers.
 
 A response counts as an error unless it has the expected status and a JSON-RPC ``result`` (for
 ``call``, one that echoes ``hello``). Requests started during the warm-up are not counted.
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from httpclient import Client, Response
 
 PROTOCOL = "2025-11-25"
-SCENARIOS = ("call", "list", "session")
+SCENARIOS = ("call", "list", "session", "stateless")
 INITIALIZE = json.dumps(
     {
         "jsonrpc": "2.0",
@@ -44,6 +46,13 @@ CALL = (
     b'"params":{"name":"echo","arguments":{"message":"hello"}}}'
 )
 LIST = b'{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}'
+MODERN = "2026-07-28"
+STATELESS_CALL = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{}}}}'
+)
+STATELESS_HEADERS = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "echo"}
 
 
 class BenchError(Exception):
@@ -136,14 +145,14 @@ async def check_tool_count(client: Client, session_id: str, expected: int) -> No
 
 async def request_loop(
     client: Client,
-    session_id: str,
+    session_id: str | None,
     template: bytes,
     expect: bytes,
     start: float,
     deadline: float,
     result: Result,
 ) -> None:
-    headers = session_headers(session_id)
+    headers = session_headers(session_id) if session_id else STATELESS_HEADERS
     request_id = 1
     while (began := time.perf_counter()) < deadline:
         request_id += 1
@@ -182,7 +191,7 @@ async def run_scenario(
     clients = [connect() for _ in range(concurrency)]
     sessions: list[str] = []
     try:
-        if scenario != "session":
+        if scenario in ("call", "list"):
             sessions = list(await asyncio.gather(*(open_session(client) for client in clients)))
         if scenario == "list":
             await check_tool_count(clients[0], sessions[0], tools)
@@ -191,6 +200,11 @@ async def run_scenario(
         deadline = start + duration
         if scenario == "session":
             workers = [session_loop(client, start, deadline, result) for client in clients]
+        elif scenario == "stateless":
+            workers = [
+                request_loop(client, None, STATELESS_CALL, b"hello", start, deadline, result)
+                for client in clients
+            ]
         else:
             template, expect = (CALL, b"hello") if scenario == "call" else (LIST, b'"tools"')
             workers = [

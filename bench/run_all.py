@@ -1,0 +1,339 @@
+"""Every issue-16 figure in one invocation, as ratios measured in the same run, printed as a table.
+
+    .venv/bin/python bench/run_all.py                    # ~6 min: 3 rounds of 4 s rows, 10,000 streams
+    .venv/bin/python bench/run_all.py --quick            # ~1.5 min: 1 round, 1,000 streams (smoke)
+    .venv/bin/python bench/run_all.py --no-fanout --rounds 5 --json-out figures.json
+
+Part one, the request path: four uvicorn processes (one worker each, the options of
+``tests/support/live_server.py``, memory stores, the bench database of ``bench.py``: 100 tools)
+run at once and every round measures each row back to back, so the machine's load hits both sides
+of a ratio alike; each row keeps the round of median rate. Closed loop, ``c`` keep-alive
+connections (``loadgen.py``), ``tools/call echo``:
+
+- ``bare``: ``bench/bare_asgi.py`` answering our recorded JSON responses byte for byte: the
+  HTTP server's own cost for the same bytes;
+- ``open``: ours, ``MCP_AUTH=open`` with the audit log and metrics off; JSON responses. Also
+  ``tools/list`` (100 tools) and the stateless 2026-07-28 call on the same process;
+- ``sse``: ``open`` with ``MCP_ALWAYS_STREAM=1`` (every POST answered as an SSE stream);
+- ``keyed``: ``MCP_AUTH=keys`` with an API key on every request, the audit log (database sink)
+  and metrics on.
+
+Server CPU per request is the process's user+system time over the row (``/proc``) divided by the
+requests it answered: unlike a rate it barely moves with other processes' load.
+
+Part two, ``bench_fanout.py`` as a subprocess: ``--streams`` GET streams over two workers sharing
+Redis, ``--changes`` registry changes (commit → first and → last stream), RSS per idle stream on
+Redis and (one worker) on memory stores.
+
+The table's targets are issue 16's; a figure that misses says MISSED. Not a test: nothing here is
+collected by pytest, and the exit status is 1 only if a response was wrong. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import servers
+from bench_auth import Authorized
+from httpclient import Client, RawConnection
+from loadgen import CALL, INITIALIZE, INITIALIZED, Result, run_scenario, session_headers
+
+from bench import prepare_database
+from tests.support.live_server import LiveServer
+
+HERE = Path(__file__).resolve().parent
+DROPPED_HEADERS = {b"date", b"server"}  # uvicorn adds its own to every answer, bare or not
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    server: str
+    scenario: str
+    token: bool = False
+
+
+ROWS = (
+    Row("bare", "bare", "call"),
+    Row("open", "open", "call"),
+    Row("sse", "sse", "call"),
+    Row("keyed", "keyed", "call", token=True),
+    Row("stateless", "open", "stateless"),
+    Row("open list", "open", "list"),
+)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=4.0, help="measured seconds per row")
+    parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds before each row")
+    parser.add_argument("--rounds", type=int, default=3, help="repeat the rows, keep each one's median round")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--streams", type=int, default=10000, help="fan-out: GET streams over 2 workers")
+    parser.add_argument("--changes", type=int, default=10, help="fan-out: measured registry changes")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0", help="fan-out's shared Redis")
+    parser.add_argument("--no-fanout", action="store_true", help="skip part two")
+    parser.add_argument("--quick", action="store_true", help="1 round of 2 s rows, 1,000 streams, 5 changes")
+    parser.add_argument("--json-out", type=Path, help="also write the figures and every row to this file")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.duration, args.warmup, args.streams, args.changes = 1, 2.0, 0.5, 1000, 5
+    return args
+
+
+async def record(url: str) -> dict[str, object]:
+    """Our answers to initialize and to tools/call echo: what the bare app will send back."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    conn = RawConnection(host, int(port), "/mcp")
+    try:
+        init = await conn.send("POST", INITIALIZE, {})
+        assert init.session_id, init.body
+        await conn.send("POST", INITIALIZED, session_headers(init.session_id))
+        call = await conn.send("POST", CALL % 2, session_headers(init.session_id))
+        await conn.send("DELETE", None, session_headers(init.session_id))
+    finally:
+        await conn.close()
+    if init.status != 200 or call.status != 200 or b"hello" not in call.body:
+        raise RuntimeError(f"could not record our answers: {init.status} {call.status} {call.body[:200]!r}")
+
+    def kept(response: object) -> dict[str, object]:
+        headers = [
+            (k.decode("latin-1"), v.decode("latin-1"))
+            for k, v in response.headers.items()
+            if k not in DROPPED_HEADERS
+        ]  # type: ignore[attr-defined]
+        return {"status": response.status, "headers": headers, "body": response.body.decode()}  # type: ignore[attr-defined]
+
+    return {"initialize": kept(init), "call": kept(call)}
+
+
+def connector(url: str, token: str | None) -> Callable[[], Client]:
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    if token is None:
+        return lambda: RawConnection(host, int(port), "/mcp")
+    return lambda: Authorized(RawConnection(host, int(port), "/mcp"), token)
+
+
+def request_path(args: argparse.Namespace, workdir: Path) -> dict[str, Result]:
+    print("preparing the database (migrate, load_demo, seed_tools, an API key) ...", flush=True)
+    prepare_database(workdir, 100)
+    key = servers.manage(workdir, "mcp_keys", "create", "bench").strip().splitlines()[-1]
+    base = servers.our_env(workdir)
+    plain = {**base, "MCP_AUTH": "open", "MCP_AUDIT": "0", "MCP_METRICS": "0"}
+    configs = {
+        "open": plain,
+        "sse": {**plain, "MCP_ALWAYS_STREAM": "1"},
+        "keyed": {**base, "MCP_AUTH": "keys", "MCP_AUDIT": "1", "MCP_METRICS": "1"},
+    }
+    with contextlib.ExitStack() as stack:
+        running = {
+            name: stack.enter_context(LiveServer(env=env, migrate=False)) for name, env in configs.items()
+        }
+        recording = workdir / "bare.json"
+        recording.write_text(json.dumps(asyncio.run(record(running["open"].url))))
+        running["bare"] = stack.enter_context(
+            LiveServer(
+                env={"BENCH_BARE_RECORDING": str(recording)}, app="bench.bare_asgi:application", migrate=False
+            )
+        )
+        rounds: dict[str, list[Result]] = {row.label: [] for row in ROWS}
+        for n in range(args.rounds):
+            print(f"round {n + 1} of {args.rounds}", flush=True)
+            for row in ROWS:
+                server = running[row.server]
+                pid = server.process.pid if server.process else None
+                before = servers.cpu_seconds(pid)
+                result = asyncio.run(
+                    run_scenario(
+                        connector(server.url, key if row.token else None),
+                        row.scenario,
+                        args.concurrency,
+                        args.duration,
+                        args.warmup,
+                        100,
+                    )
+                )
+                result.server_cpu = servers.cpu_seconds(pid) - before
+                rounds[row.label].append(result)
+                error = f"  first error: {result.first_error}" if result.errors else ""
+                print(
+                    f"  {row.label:<10} {result.rate:8.0f} req/s  p50 {result.p50_ms:6.2f} ms  "
+                    f"p99 {result.p99_ms:6.2f} ms  "
+                    f"server cpu {result.server_us_per_request:5.0f} us/req{error}",
+                    flush=True,
+                )
+    return {label: sorted(found, key=lambda r: r.rate)[len(found) // 2] for label, found in rounds.items()}
+
+
+def fanout(args: argparse.Namespace) -> dict[str, object]:
+    """bench_fanout.py's JSON report (the last thing it prints)."""
+    argv = [
+        sys.executable,
+        str(HERE / "bench_fanout.py"),
+        "--streams",
+        str(args.streams),
+        "--changes",
+        str(args.changes),
+        "--redis",
+        args.redis,
+        "--memory-backend",
+    ]
+    print(f"fan-out: {' '.join(argv[1:])}", flush=True)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    sys.stdout.write(
+        "".join(
+            f"  {line}\n"
+            for line in done.stdout.splitlines()
+            if not line.startswith((" ", "{", "}"))
+            or line.startswith("  change")
+            or line.startswith("  warm-up")
+        )
+    )
+    start = done.stdout.rfind("\n{")
+    if done.returncode or start < 0:
+        raise RuntimeError(
+            f"bench_fanout.py failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
+    return dict(json.loads(done.stdout[start:]))
+
+
+def figures(
+    rows: dict[str, Result], fan: dict[str, object] | None
+) -> list[tuple[str, str, str, bool | None]]:
+    """(figure, value, target, met) in the issue's order."""
+
+    def ratio(a: float, b: float) -> float:
+        return a / b if b else float("nan")
+
+    out: list[tuple[str, str, str, bool | None]] = []
+    if fan is not None:
+        redis = fan.get("redis", {})
+        memory = fan.get("memory", {})
+        assert isinstance(redis, dict) and isinstance(memory, dict)
+        streams = redis.get("streams", 0) - redis.get("streams_failed", 0)
+        p99, first = redis.get("p99_ms"), redis.get("first_stream_p50_ms")
+        per_stream = [
+            v for v in (redis.get("kb_per_idle_stream"), memory.get("kb_per_idle_stream")) if v is not None
+        ]
+        missing = redis.get("streams_missing_a_change")
+        out += [
+            (
+                f"{streams:,} GET streams over 2 workers: commit -> last stream p99",
+                f"{p99} ms" + (f" ({missing} streams missed a change)" if missing else ""),
+                "< 500 ms",
+                bool(p99 is not None and p99 < 500 and not missing),
+            ),
+            (
+                "commit -> first stream (p50)",
+                f"{first} ms",
+                "< 20 ms",
+                bool(first is not None and first < 20),
+            ),
+            (
+                "worker memory per idle GET stream (Redis / memory stores)",
+                " / ".join(f"{v} KB" for v in per_stream),
+                "<= 20 KB",
+                bool(per_stream) and max(per_stream) <= 20,
+            ),
+        ]
+    bare, open_, sse, keyed, stateless = (rows[k] for k in ("bare", "open", "sse", "keyed", "stateless"))
+    cpu = ratio(open_.server_us_per_request, bare.server_us_per_request)
+    cpu_keyed = ratio(keyed.server_us_per_request, bare.server_us_per_request)
+    out += [
+        (
+            "server CPU per JSON tools/call / bare-ASGI CPU per answer",
+            f"{cpu:.2f}x ({open_.server_us_per_request:.0f} / {bare.server_us_per_request:.0f} us;"
+            f" keyed+audit+metrics {cpu_keyed:.2f}x)",
+            "<= 1.5x",
+            cpu <= 1.5,
+        ),
+        (
+            "tools/call SSE / JSON throughput",
+            f"{ratio(sse.rate, open_.rate):.2f}",
+            ">= 0.7",
+            ratio(sse.rate, open_.rate) >= 0.7,
+        ),
+        (
+            "tools/call with an API key, audit and metrics on / open",
+            f"{ratio(keyed.rate, open_.rate):.2f}",
+            ">= 0.85",
+            ratio(keyed.rate, open_.rate) >= 0.85,
+        ),
+        (
+            "stateless 2026-07-28 tools/call / legacy session tools/call",
+            f"{ratio(stateless.rate, open_.rate):.2f}",
+            ">= 1.0",
+            ratio(stateless.rate, open_.rate) >= 1.0,
+        ),
+    ]
+    return out
+
+
+def print_report(
+    args: argparse.Namespace, rows: dict[str, Result], table: list[tuple[str, str, str, bool | None]]
+) -> None:
+    print(
+        f"\nrequest path: uvicorn, 1 worker each, memory stores, c={args.concurrency}, "
+        f"{args.rounds} round(s) x {args.duration:g} s, median-rate round"
+    )
+    print(
+        f"| {'row':<10} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | {'server CPU us/req':>17} | errors |"
+    )
+    print(f"|{'-' * 12}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 19}|--------|")
+    for row in ROWS:
+        r = rows[row.label]
+        print(
+            f"| {row.label:<10} | {r.rate:8.0f} | {r.p50_ms:7.2f} | {r.p99_ms:7.2f} | "
+            f"{r.server_us_per_request:17.0f} | {r.errors:6d} |"
+        )
+    width = max(len(name) for name, *_ in table)
+    print(f"\n| {'figure':<{width}} | value | target | |")
+    print(f"|{'-' * (width + 2)}|---|---|---|")
+    for name, value, target, met in table:
+        print(f"| {name:<{width}} | {value} | {target} | {'MET' if met else 'MISSED'} |")
+
+
+def main() -> int:
+    args = parse_args()
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="mcpbench-all-") as tmp:
+        rows = request_path(args, Path(tmp))
+    fan = None if args.no_fanout else fanout(args)
+    table = figures(rows, fan)
+    print_report(args, rows, table)
+    print(f"\n(run_all: {time.monotonic() - began:.0f} s)")
+    if args.json_out:
+        args.json_out.write_text(
+            json.dumps(
+                {
+                    "figures": [{"figure": n, "value": v, "target": t, "met": m} for n, v, t, m in table],
+                    "rows": {
+                        label: {
+                            "req_s": r.rate,
+                            "p50_ms": r.p50_ms,
+                            "p99_ms": r.p99_ms,
+                            "server_cpu_us": r.server_us_per_request,
+                            "errors": r.errors,
+                        }
+                        for label, r in rows.items()
+                    },
+                    "fanout": fan,
+                },
+                indent=2,
+            )
+        )
+    return 1 if any(r.errors for r in rows.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
