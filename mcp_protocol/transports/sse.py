@@ -70,15 +70,17 @@ class SSEWriter:
                 return False
         return True
 
-    async def close(self, retry_ms: int | None = None) -> None:
-        """End the HTTP response (not necessarily the logical stream: the client may resume it)."""
+    async def close(self, retry_ms: int | None = None, tail: bytes = b"") -> None:
+        """End the HTTP response (not necessarily the logical stream: the client may resume it).
+        ``tail``: the last events, written in the same ASGI message (one write and one chunk
+        fewer than a ``write`` before the close)."""
         if self.closed:
             return
         async with self._lock:
             if self.closed:
                 return
             self.closed = True
-            body = retry(retry_ms) if retry_ms is not None else b""
+            body = tail + retry(retry_ms) if retry_ms is not None else tail
             try:
                 await self._send({"type": "http.response.body", "body": body, "more_body": False})
             except OSError:

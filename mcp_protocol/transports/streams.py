@@ -44,6 +44,7 @@ MARKER = "_mcpsite"
 PRIME: dict[str, Any] = {MARKER: "prime"}
 END: dict[str, Any] = {MARKER: "end"}
 CANCEL_WATCH_AFTER = 0.1  # s: a silent request still running then starts listening for cancels
+WATCH_AFTER = 0.1  # s: a POST stream still open then gets its StreamWatch task (watch.py)
 
 
 def opening_marker(request_ids: Sequence[RequestId]) -> dict[str, Any]:
@@ -97,6 +98,7 @@ class PostStream(Outbound):
             ended=self.ended,
             retry_ms=retry_ms,
             close_after=close_after if self.priming else None,
+            start_after=WATCH_AFTER,
         )
 
     @property
@@ -184,8 +186,10 @@ class PostStream(Outbound):
             # The responses and the end marker in one store step (Redis: one round trip).
             event_ids = await self.rt.events.append_many(
                 self.session.id, self.stream_id, [*responses, END])
-            for response, event_id in zip(responses, event_ids, strict=False):
-                await writer.write(sse.frame(dumps(response), event_id))
+            # The last events and the end of the response go out in one ASGI message.
+            await writer.close(tail=b"".join(
+                sse.frame(dumps(response), event_id)
+                for response, event_id in zip(responses, event_ids, strict=False)))
         finally:
             await self.close()
 
@@ -196,7 +200,10 @@ class PostStream(Outbound):
             watch, self.watch = self.watch, None
             await watch.stop()
         if self.writer is not None:
-            await self.writer.close()
+            # The session ended (DELETE) while the stream was open: a retry first, as the watch
+            # would have sent had it got there before the handler's end ([11] "Resumability").
+            ended = self.session_ended and self.priming
+            await self.writer.close(self.rt.config.retry_ms if ended else None)
         if self.ended is not None:
             ended, self.ended = self.ended, None
             self.rt.unregister_stream(self.session.id, ended)

@@ -28,6 +28,7 @@ class StreamWatch:
         close_after: float | None = None,
         on_tick: Callable[[], Awaitable[bool]] | None = None,
         on_disconnect: Callable[[], None] | None = None,
+        start_after: float = 0.0,
     ) -> None:
         self.writer, self.receive, self.keepalive, self.ended = writer, receive, keepalive, ended
         self.retry_ms, self.close_after, self.on_tick, self.on_disconnect = (
@@ -36,7 +37,29 @@ class StreamWatch:
             on_tick,
             on_disconnect,
         )
-        self.task: asyncio.Task[None] = asyncio.create_task(self._run())
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        if close_after is not None:
+            start_after = min(start_after, close_after)
+        if start_after > 0:
+            # A response that ends sooner (most POST streams) never pays for the watch's tasks: a
+            # client leaving meanwhile only fails a write, and a DELETE in that window is acted on
+            # once the watch starts.
+            self._timer = asyncio.get_running_loop().call_later(start_after, self._start)
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        self._timer = None
+        if self._task is None:
+            self._task = asyncio.create_task(self._run())
+
+    @property
+    def task(self) -> asyncio.Task[None]:
+        """The watch's task (started now if it was still waiting for ``start_after``)."""
+        self._start()
+        assert self._task is not None
+        return self._task
 
     async def _disconnected(self) -> None:
         while (await self.receive())["type"] != "http.disconnect":
@@ -72,6 +95,12 @@ class StreamWatch:
             ended.cancel()
 
     async def stop(self) -> None:
-        self.task.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await self.task
+            await task
