@@ -202,8 +202,8 @@ class PostStream(Outbound):
         if self.writer is not None:
             # The session ended (DELETE) while the stream was open: a retry first, as the watch
             # would have sent had it got there before the handler's end ([11] "Resumability").
-            ended = self.session_ended and self.priming
-            await self.writer.close(self.rt.config.retry_ms if ended else None)
+            by_session = self.session_ended and self.priming
+            await self.writer.close(self.rt.config.retry_ms if by_session else None)
         if self.ended is not None:
             ended, self.ended = self.ended, None
             self.rt.unregister_stream(self.session.id, ended)
