@@ -23,6 +23,8 @@ ids, no store) is ``modern.py``.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import secrets
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
@@ -53,8 +55,28 @@ def opening_marker(request_ids: Sequence[RequestId]) -> dict[str, Any]:
     return {MARKER: "open", "ids": list(request_ids)}
 
 
+class _StreamIds:
+    """Stream ids unique across workers and restarts: a random prefix per process (drawn again
+    in a forked child) and a counter, so a stream costs no ``urandom`` call. They need not be
+    secret: a log is only reachable through its session."""
+
+    def __init__(self) -> None:
+        self.reseed()
+
+    def reseed(self) -> None:
+        self.prefix = secrets.token_urlsafe(9)  # no "." (event ids are "<stream>.<seq>")
+        self.serial = itertools.count(1)
+
+    def new(self) -> str:
+        return f"{self.prefix}{next(self.serial):x}"
+
+
+_ids = _StreamIds()
+os.register_at_fork(after_in_child=_ids.reseed)
+
+
 def new_stream_id() -> str:
-    return secrets.token_urlsafe(9)  # no "." (event ids are "<stream>.<seq>")
+    return _ids.new()
 
 
 class PostStream(Outbound):
