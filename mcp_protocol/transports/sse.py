@@ -51,10 +51,21 @@ class SSEWriter:
         self._lock = asyncio.Lock()
         self.started = False
         self.closed = False
+        self._held = b""
 
     async def start(self, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
         self.started = True
         await self._send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]})
+
+    def hold(self, chunk: bytes) -> None:
+        """Keep ``chunk`` to go out in front of the next write, close or ``flush``: one socket
+        write instead of two when something follows soon (a POST stream's priming event and its
+        response); the stream's watch flushes it if nothing does (``watch.py``)."""
+        self._held += chunk
+
+    async def flush(self) -> None:
+        if self._held:
+            await self.write(b"")
 
     async def write(self, chunk: bytes) -> bool:
         """Write a chunk; False if the stream is closed (the client left or the server closed it)."""
@@ -63,6 +74,7 @@ class SSEWriter:
         async with self._lock:
             if self.closed:
                 return False
+            chunk, self._held = self._held + chunk, b""
             try:
                 await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
             except OSError:  # uvicorn's ClientDisconnected; the disconnect watcher also notices
@@ -80,7 +92,8 @@ class SSEWriter:
             if self.closed:
                 return
             self.closed = True
-            body = tail + retry(retry_ms) if retry_ms is not None else tail
+            body = self._held + tail + (retry(retry_ms) if retry_ms is not None else b"")
+            self._held = b""
             try:
                 await self._send({"type": "http.response.body", "body": body, "more_body": False})
             except OSError:

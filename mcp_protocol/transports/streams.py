@@ -107,7 +107,10 @@ class PostStream(Outbound):
         if self.priming:
             event_id = await self.rt.events.append(
                 self.session.id, self.stream_id, {**PRIME, "ids": self.request_ids})
-            await writer.write(sse.priming(event_id, cfg.retry_ms))
+            # [11] "immediately send" the priming event: with the first event or the response
+            # when one follows within WATCH_AFTER (one socket write for both), else the watch
+            # flushes it then.
+            writer.hold(sse.priming(event_id, cfg.retry_ms))
         else:
             await self.rt.events.append(self.session.id, self.stream_id, opening_marker(self.request_ids))
         self.ended = self.rt.register_stream(self.session.id)

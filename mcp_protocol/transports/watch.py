@@ -39,6 +39,9 @@ class StreamWatch:
         )
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        now = asyncio.get_running_loop().time()
+        # From now, however late the task starts (SEP-1699: close after close_after seconds).
+        self.deadline = None if close_after is None else now + close_after
         if close_after is not None:
             start_after = min(start_after, close_after)
         if start_after > 0:
@@ -69,8 +72,11 @@ class StreamWatch:
         loop = asyncio.get_running_loop()
         gone = asyncio.ensure_future(self._disconnected())
         ended = asyncio.ensure_future(self.ended.wait())
-        deadline = None if self.close_after is None else loop.time() + self.close_after
+        deadline = self.deadline
         try:
+            # Whatever the owner held back for its next write (a priming event) goes out now:
+            # nothing followed it soon enough.
+            await self.writer.flush()
             while not self.writer.closed:
                 timeout = self.keepalive
                 if deadline is not None:
