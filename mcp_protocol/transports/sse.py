@@ -60,8 +60,12 @@ class SSEWriter:
     def hold(self, chunk: bytes) -> None:
         """Keep ``chunk`` to go out in front of the next write, close or ``flush``: one socket
         write instead of two when something follows soon (a POST stream's priming event and its
-        response); the stream's watch flushes it if nothing does (``watch.py``)."""
+        response); its owner flushes it if nothing does (``streams.py``)."""
         self._held += chunk
+
+    @property
+    def holding(self) -> bool:
+        return bool(self._held)
 
     async def flush(self) -> None:
         if self._held:
