@@ -66,7 +66,7 @@ class InputRound:
         self._binding = binding
         self.consumed: dict[str, Any] = {}  # answers the handler used, in order: sealed for the retry
         self.questions: dict[str, dict[str, Any]] = {}
-        self.task: asyncio.Future[Any] | None = None  # the handler's run, set by the core
+        self.task: asyncio.Task[Any] | None = None  # the task the handler runs in, set by the core
         self.parked = False  # the run was stopped because it asked something
         self._counts: Counter[str] = Counter()
 
@@ -131,19 +131,10 @@ def start_round(
     return inputs
 
 
-async def settle(
-    task: asyncio.Future[dict[str, Any]], inputs: InputRound, sealer: RequestStateSealer
-) -> dict[str, Any]:
-    """The handler's result, or an input-required result once it was stopped on a question.
-    (No extra task or wait on the way: a run that asks nothing costs what any call costs.)"""
-    inputs.task = task
-    try:
-        return await task
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if not inputs.parked or (current is not None and current.cancelling()):
-            raise  # the client left or cancelled: not a question
-    # mrtr.mdx: every question, and the answers consumed so far sealed for the retry.
+def questions(inputs: InputRound, sealer: RequestStateSealer) -> dict[str, Any]:
+    """The input-required result of a run stopped on its questions (mrtr.mdx): every question,
+    and the answers consumed so far sealed for the retry. (The core stops the run by cancelling
+    it in the request's own task: a run that asks nothing costs what any call costs.)"""
     return {
         "resultType": "input_required",
         "inputRequests": inputs.questions,

@@ -204,6 +204,70 @@ def request(id: RequestId, method: str, params: dict[str, Any] | None) -> dict[s
     return message
 
 
+class EncodedResult(dict[str, Any]):
+    """A result object that carries its own JSON text (``dumps(dict(self))``), made once and reused
+    (``methods/listing.py``: a tools/list page per snapshot, grant and revision). ``dumps`` of a
+    response holding it splices the text in instead of encoding the result again. Any change to
+    the dict itself drops the text (2026-07-28 results get ``resultType``/``_meta`` added); its
+    values are shared and must not be changed."""
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, items: dict[str, Any], encoded: bytes | None = None) -> None:
+        super().__init__(items)
+        self.encoded: bytes | None = dumps(items) if encoded is None else encoded
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.encoded = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.encoded = None
+        super().__delitem__(key)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self.encoded = None
+        return super().setdefault(key, default)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            self.encoded = None
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[str, Any]:
+        self.encoded = None
+        return super().popitem()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.encoded = None
+        super().update(*args, **kwargs)
+
+    def clear(self) -> None:
+        self.encoded = None
+        super().clear()
+
+    def __ior__(self, other: Any) -> EncodedResult:  # type: ignore[override,misc]
+        self.encoded = None
+        super().__ior__(other)
+        return self
+
+
+def _spliced(obj: dict[str, Any]) -> bytes | None:
+    """A ``result_response`` around an intact ``EncodedResult``: the same bytes ``dumps`` would
+    write, without encoding the result again."""
+    result = obj.get("result")
+    if type(result) is not EncodedResult or result.encoded is None or len(obj) != 3:
+        return None
+    if obj.get("jsonrpc") != JSONRPC or "id" not in obj:
+        return None
+    try:
+        head = _encoder.encode(obj["id"]).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return b'{"jsonrpc":"2.0","id":' + head + b',"result":' + result.encoded + b"}"
+
+
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON (no NaN/Infinity: they are not JSON).
 
@@ -211,6 +275,10 @@ def dumps(obj: Any) -> bytes:
     from bytes decoded with ``surrogateescape``): then the text goes out ASCII-escaped rather than
     failing the response.
     """
+    if type(obj) is dict and "result" in obj:
+        spliced = _spliced(obj)
+        if spliced is not None:
+            return spliced
     try:
         return _encoder.encode(obj).encode("utf-8")
     except UnicodeEncodeError:

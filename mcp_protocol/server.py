@@ -31,7 +31,7 @@ from .errors import (
     ResourceNotFound,
     WorkerStopped,
 )
-from .inputs import InputRound, settle, start_round
+from .inputs import InputRound, questions, start_round
 from .jsonrpc import Notification, Request
 from .methods import completion, lifecycle, logs, prompts, resources, subscriptions, tools
 from .methods.base import Call, Handler, Interceptor
@@ -89,11 +89,26 @@ MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {
 
 @dataclass(slots=True)
 class _InFlight:
-    task: asyncio.Future[dict[str, Any]]
+    task: asyncio.Task[Any]  # the task the handler runs in (the transport's)
     ctx: Context
     cancellable: bool = True
+    base: int = 0  # the task's pending cancellations when the handler started
     cancelled_by_client: bool = False
     stopped: bool = False  # the worker is stopping and gave up on it (``stop_all``)
+    taken_back: bool = False
+
+
+def _take_back(task: asyncio.Task[Any], entry: _InFlight, mrtr: InputRound | None) -> bool:
+    """Withdraw the cancellations this module asked of ``task`` for ``entry`` (each asks at most
+    once: ``cancel``/``stop_all`` one between them, an MRTR question one); True when no other
+    cancellation is pending, i.e. the one being raised was ours."""
+    if entry.taken_back:
+        return False
+    entry.taken_back = True
+    ours = int(entry.cancelled_by_client or entry.stopped) + int(mrtr is not None and mrtr.parked)
+    for _ in range(ours):
+        task.uncancel()
+    return ours > 0 and task.cancelling() <= entry.base
 
 
 class Server:
@@ -284,25 +299,38 @@ class Server:
         )
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
         run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)
-        task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(run)
-        entry = _InFlight(task, ctx, cancellable)
+        # The handler runs in the caller's task, not a task of its own (one loop turn and a Task
+        # less per request: bench/README.md "The request hot path"). To stop it, ``cancel``,
+        # ``stop_all`` and an MRTR question cancel that task and this frame takes the
+        # cancellation back (``uncancel``, as ``asyncio.timeout`` does), so the caller carries on
+        # and answers. A cancellation from outside (the client left, the worker is torn down)
+        # is not ours and propagates.
+        task = asyncio.current_task()
+        assert task is not None, "Server requests run inside an asyncio task"
+        entry = _InFlight(task, ctx, cancellable, base=task.cancelling())
         # Tracked even when not cancellable, so the id counts as in use until answered.
         self._inflight[key] = entry
+        if mrtr is not None:
+            mrtr.task = task
         try:
-            result = await task if mrtr is None else await settle(task, mrtr, self.request_state)
+            result = await run
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is None or current.cancelling() == 0:
+            if _take_back(task, entry, mrtr):
                 if entry.stopped:
                     return jsonrpc.error_response(message.id, WorkerStopped())
                 if entry.cancelled_by_client:
                     return None
+                if mrtr is not None and mrtr.parked:
+                    return jsonrpc.result_response(message.id, questions(mrtr, self.request_state))
             raise
         except RequestCancelled:
+            _take_back(task, entry, mrtr)
             return None
         except MCPError as exc:
+            _take_back(task, entry, mrtr)
             return jsonrpc.error_response(message.id, self._wire_error(exc, version))
         except Exception:
+            _take_back(task, entry, mrtr)
             logger.exception("Internal error while serving %s", message.method)
             return jsonrpc.error_response(message.id, InternalError())
         finally:
@@ -311,6 +339,8 @@ class Server:
             ctx.finish()
             if self._inflight.get(key) is entry:
                 del self._inflight[key]
+        # A handler that swallowed a cancellation of ours still leaves the task as it found it.
+        _take_back(task, entry, mrtr)
         if entry.cancelled_by_client:
             return None  # cancelled after the handler finished but before we answered: no response
         return jsonrpc.result_response(message.id, result)
@@ -323,8 +353,11 @@ class Server:
     def cancel(self, session_id: str, request_id: jsonrpc.RequestId) -> bool:
         """Stop an in-flight request (notifications/cancelled); ``False`` if unknown or finished."""
         entry = self._inflight.get((session_id, request_id))
-        if entry is None or entry.task.done() or not entry.cancellable:
+        if entry is None or entry.task.done() or not entry.cancellable or entry.cancelled_by_client:
             return False
+        if entry.stopped:
+            entry.cancelled_by_client = True  # already being stopped: one cancellation is enough
+            return True
         entry.cancelled_by_client = True
         entry.ctx.cancel_event.set()
         entry.task.cancel()
@@ -337,8 +370,8 @@ class Server:
     def in_flight(self) -> int:
         return len(self._inflight)
 
-    def running(self) -> list[asyncio.Future[dict[str, Any]]]:
-        """The handler tasks of the requests in flight (a stopping worker waits for them)."""
+    def running(self) -> list[asyncio.Task[Any]]:
+        """The tasks of the requests in flight (a stopping worker waits for them)."""
         return [entry.task for entry in self._inflight.values() if not entry.task.done()]
 
     def stop_all(self) -> int:
@@ -346,7 +379,8 @@ class Server:
         now, answered with ``WorkerStopped`` (the client may retry it elsewhere)."""
         stopped = 0
         for entry in list(self._inflight.values()):
-            if not entry.task.done() and entry.cancellable and not entry.cancelled_by_client:
+            if not entry.task.done() and entry.cancellable and not entry.cancelled_by_client \
+                    and not entry.stopped:
                 entry.stopped = True
                 entry.ctx.cancel_event.set()
                 entry.task.cancel()

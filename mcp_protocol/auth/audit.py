@@ -21,7 +21,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 logger = logging.getLogger("mcp_protocol.audit")
@@ -52,11 +52,23 @@ class AuditEntry:
     duration_ms: float
 
 
+_secret_keys: dict[str, bool] = {}  # key → looks like a secret (keys repeat: a tool's argument names)
+
+
+def _is_secret(key: str) -> bool:
+    found = _secret_keys.get(key)
+    if found is None:
+        found = SECRET_KEY.search(key) is not None
+        if len(_secret_keys) < 10_000:
+            _secret_keys[key] = found
+    return found
+
+
 def redact(value: Any, depth: int = 0) -> Any:
     if depth > 20:
         return "[too deep]"
     if isinstance(value, dict):
-        return {k: REDACTED if isinstance(k, str) and SECRET_KEY.search(k) else redact(v, depth + 1)
+        return {k: REDACTED if isinstance(k, str) and _is_secret(k) else redact(v, depth + 1)
                 for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v, depth + 1) for v in value]
@@ -66,13 +78,17 @@ def redact(value: Any, depth: int = 0) -> Any:
 def capped(value: Any, max_bytes: int) -> Any:
     value = redact(value)
     text = json.dumps(value, ensure_ascii=False, default=str)
-    if len(text.encode()) <= max_bytes:
+    # A character is at most 4 bytes of UTF-8: short texts need no encoding to be measured.
+    if len(text) * 4 <= max_bytes or len(text.encode()) <= max_bytes:
         return value
     return {"_truncated": text.encode()[:max_bytes].decode(errors="ignore")}
 
 
 def _prepare(batch: list[AuditEntry], max_bytes: int) -> list[AuditEntry]:
-    return [replace(e, arguments=capped(e.arguments, max_bytes)) for e in batch]
+    # Built field by field: dataclasses.replace() costs several times a constructor call.
+    return [AuditEntry(e.time, e.principal, e.principal_id, e.session, e.revision, e.method, e.name,
+                       capped(e.arguments, max_bytes), e.outcome, e.error, e.duration_ms)
+            for e in batch]
 
 
 class AuditSink(ABC):

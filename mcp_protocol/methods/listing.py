@@ -3,6 +3,9 @@
 ``tools/list`` is the hottest method: its items are shaped once per (snapshot version, list,
 protocol revision) and reused; a new snapshot version drops the cache. Cached item dicts are
 shared between responses, so nothing downstream may mutate them (results are only serialized).
+Each page's JSON text is cached too (``jsonrpc.EncodedResult``): a repeated listing encodes only
+its response's ``id``. A scoped view's snapshot version names its grant, so a page's text is
+per snapshot and per grant.
 """
 
 from __future__ import annotations
@@ -10,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from ..jsonrpc import EncodedResult
 from .base import Call
 
 T = TypeVar("T")
 
 
 MAX_VIEWS = 64  # snapshot views cached at once: one per grant in use (auth/scopes.py)
-Entry = tuple[list[dict[str, Any]], list[str], dict[str, int]]
+MAX_PAGES = 64  # encoded pages kept per list (a long list paged through: a few each)
+Entry = tuple[list[dict[str, Any]], list[str], dict[str, int], dict[tuple[int, int, str | None], bytes]]
 
 
 class WireCache:
@@ -41,7 +46,7 @@ class WireCache:
         entry = self._lists.get((snapshot_version, kind, version))
         if entry is None:
             keys = [key(item) for item in items]
-            entry = ([to_wire(item, version) for item in items], keys, {k: i for i, k in enumerate(keys)})
+            entry = ([to_wire(item, version) for item in items], keys, {k: i for i, k in enumerate(keys)}, {})
             self._lists[(snapshot_version, kind, version)] = entry
         return entry
 
@@ -54,13 +59,19 @@ def list_page(
     key: Callable[[T], str],
     to_wire: Callable[[T, str], dict[str, Any]],
 ) -> dict[str, Any]:
-    wire, keys, positions = call.server.wire_cache.get(
+    wire, keys, positions, pages = call.server.wire_cache.get(
         call.snapshot.version, kind, call.version, items, key, to_wire
     )
     start, end, next_cursor = call.server.paginator.bounds(
         kind, keys, call.params.get("cursor"), lambda: positions
     )
-    result: dict[str, Any] = {result_key: wire[start:end]}
+    page: dict[str, Any] = {result_key: wire[start:end]}
     if next_cursor is not None:
-        result["nextCursor"] = next_cursor
+        page["nextCursor"] = next_cursor
+    encoded = pages.get((start, end, next_cursor))
+    result = EncodedResult(page, encoded)
+    if encoded is None and result.encoded is not None:
+        if len(pages) >= MAX_PAGES:
+            pages.clear()
+        pages[(start, end, next_cursor)] = result.encoded
     return result

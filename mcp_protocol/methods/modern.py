@@ -8,18 +8,20 @@ version this era does not serve → -32022 with ``data: {supported, requested}``
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .. import versions
 from ..context import level_rank
 from ..errors import UNSUPPORTED_PROTOCOL_VERSION, InvalidParams, UnsupportedVersion
-from ..session import Session, new_session_id
+from ..session import Session
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+_stateless_ids = itertools.count(1)
 
 
 def stateless_session(params: dict[str, Any] | None, principal: str | None) -> Session:
@@ -48,7 +50,9 @@ def stateless_session(params: dict[str, Any] | None, principal: str | None) -> S
             raise InvalidParams(f"_meta[{META_LOG_LEVEL!r}] must be a string")
         level_rank(level)
     return Session(
-        id=new_session_id(),
+        # Never sent nor stored: only names the request's in-flight scope in this process, so a
+        # counter serves (a random id cost a urandom call per request).
+        id=f"stateless-{next(_stateless_ids)}",
         protocol_version=requested,
         client_info=client_info or {},
         client_capabilities=capabilities,

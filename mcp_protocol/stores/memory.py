@@ -39,14 +39,19 @@ from .memory_sessions import MemorySessionStore
 __all__ = ["MemoryEventStore", "MemorySessionStore"]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Log:
-    """One stream's retained events: (seq, message JSON, monotonic append time)."""
+    """One stream's retained events: (seq, message JSON, monotonic append time).
+
+    Every POST stream leaves one for ``ttl``, so it holds as few objects the garbage collector
+    tracks as it can (no ``__dict__``; ``tags`` only once tagged): at a few thousand SSE requests a
+    second, full collections walking these logs cost more than serving them (bench/README.md
+    "The request hot path")."""
 
     entries: deque[tuple[int, str, float]]
     touched: float
     evicted: int = 0  # the newest seq evicted: a listener still before it would skip events
-    tags: dict[str, float] = field(default_factory=dict)  # broadcast tag -> monotonic append time
+    tags: dict[str, float] | None = None  # broadcast tag -> monotonic append time
 
 
 @dataclass(eq=False)
@@ -109,6 +114,8 @@ class MemoryEventStore(EventStore):
             log.entries.append((seq, payload, now))
             log.touched = now
             if tag is not None:
+                if log.tags is None:
+                    log.tags = {}
                 for old in [t for t, at in log.tags.items() if at + self.ttl <= now]:
                     del log.tags[old]
                 log.tags[tag] = now
@@ -130,7 +137,7 @@ class MemoryEventStore(EventStore):
             found = set()
             for sid in session_ids:
                 log = self._log((sid, stream_id), now)
-                at = log.tags.get(tag) if log is not None else None
+                at = log.tags.get(tag) if log is not None and log.tags is not None else None
                 if at is not None and at + within > now:
                     found.add(sid)
             return found

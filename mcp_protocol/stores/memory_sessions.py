@@ -20,17 +20,25 @@ import heapq
 import json
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from ..session import Session
 from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
 
 
-@dataclass
 class _Record:
-    data: dict[str, Any]
-    expires: float
+    """A stored session: its record and the same as JSON text, from which each ``load`` decodes
+    its own copy (one ``loads`` per request instead of a ``dumps`` and a ``loads``)."""
+
+    __slots__ = ("data", "expires", "text")
+
+    def __init__(self, data: dict[str, Any], expires: float) -> None:
+        self.expires = expires
+        self.set(data)
+
+    def set(self, data: dict[str, Any]) -> None:
+        self.text = json.dumps(data)
+        self.data: dict[str, Any] = json.loads(self.text)  # a copy nobody else holds
 
 
 class MemorySessionStore(SessionStore):
@@ -91,7 +99,7 @@ class MemorySessionStore(SessionStore):
             cap = self.max_sessions_per_principal
             if cap is not None and self._owned.get(session.principal, 0) >= cap:
                 raise SessionLimitReached("Too many live sessions for this principal", cap)
-            record = _Record(_copy(session.to_json()), now + self.ttl)
+            record = _Record(session.to_json(), now + self.ttl)
             self._sessions[session.id] = record
             self._owned[session.principal] = self._owned.get(session.principal, 0) + 1
             heapq.heappush(self._expiries, (record.expires, session.id))
@@ -104,7 +112,7 @@ class MemorySessionStore(SessionStore):
             if record is None:
                 return None
             record.expires = now + self.ttl  # sliding idle expiry
-            session = Session.from_json(_copy(record.data))
+            session = Session.from_json(json.loads(record.text))
         session.last_seen = time.time()
         return session
 
@@ -116,7 +124,7 @@ class MemorySessionStore(SessionStore):
             if record is None:
                 raise UpdateError(f"Session {session.id!r} no longer exists")
             if changes:
-                record.data = _copy(changes.apply(record.data))
+                record.set(changes.apply(record.data))
             record.expires = now + self.ttl
         session.stored()
 
@@ -142,7 +150,7 @@ class MemorySessionStore(SessionStore):
                              reverse=True)
             if after is not None:
                 records = [r for r in records if (r.data["created_at"], r.data["id"]) < after]
-            found = [(Session.from_json(_copy(r.data)), r.expires) for r in records[:limit]]
+            found = [(Session.from_json(json.loads(r.text)), r.expires) for r in records[:limit]]
         for session, expires in found:
             session.last_seen = wall - (now - (expires - self.ttl))  # the last load or save
         return [session for session, _ in found]
@@ -191,8 +199,3 @@ class MemorySessionStore(SessionStore):
             held = self._claims.get(session_id)
             if held is not None and held[0] == owner:
                 del self._claims[session_id]
-
-
-def _copy(data: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(json.dumps(data))
-    return result

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import secrets
 from collections.abc import AsyncIterator, Sequence
@@ -72,26 +73,36 @@ class RequestLease:
         self.leases, self.session_id, self.stream_id = leases, session_id, stream_id
         self.request_ids = list(request_ids)
         self.id = lease_id(session_id, stream_id)
-        self.owner = f"{leases.worker}.{secrets.token_hex(4)}"
+        self.owner = f"{leases.worker}.{next(leases.serial)}"  # unique: the worker's id is random
         self.released = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def take(self) -> None:
         await self.leases.sessions.claim_stream(self.id, self.owner, LEASE, take_over=True)
-        self._task = asyncio.create_task(self._renew())
+        # A timer, not a task, until the first renewal is due: most requests are answered long
+        # before, and then never pay for one.
+        self._timer = asyncio.get_running_loop().call_later(RENEW, self._start_renewing)
         self.leases.active.add(self)
+
+    def _start_renewing(self) -> None:
+        self._timer = None
+        self._task = asyncio.create_task(self._renew())
 
     async def _renew(self) -> None:
         while True:
-            await asyncio.sleep(RENEW)
             try:
                 await self.leases.sessions.refresh_claim(self.id, self.owner, LEASE)
             except Exception as exc:  # Redis away for a moment: the next renewal may still make it
                 logger.warning("could not renew the lease of %s: %s", self.id, exc)
+            await asyncio.sleep(RENEW)
 
     async def release(self) -> None:
         self.leases.active.discard(self)
         self.released.set()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._task is not None:
             self._task.cancel()
             self._task = None
@@ -105,6 +116,7 @@ class Leases:
     def __init__(self, sessions: SessionStore, events: EventStore) -> None:
         self.sessions, self.events = sessions, events
         self.worker = secrets.token_hex(6)
+        self.serial = itertools.count(1)
         self.active: set[RequestLease] = set()
 
     def lease(self, session_id: str, stream_id: str, request_ids: Sequence[RequestId]) -> RequestLease:

@@ -51,10 +51,25 @@ class SSEWriter:
         self._lock = asyncio.Lock()
         self.started = False
         self.closed = False
+        self._held = b""
 
     async def start(self, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
         self.started = True
         await self._send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]})
+
+    def hold(self, chunk: bytes) -> None:
+        """Keep ``chunk`` to go out in front of the next write, close or ``flush``: one socket
+        write instead of two when something follows soon (a POST stream's priming event and its
+        response); its owner flushes it if nothing does (``streams.py``)."""
+        self._held += chunk
+
+    @property
+    def holding(self) -> bool:
+        return bool(self._held)
+
+    async def flush(self) -> None:
+        if self._held:
+            await self.write(b"")
 
     async def write(self, chunk: bytes) -> bool:
         """Write a chunk; False if the stream is closed (the client left or the server closed it)."""
@@ -63,6 +78,7 @@ class SSEWriter:
         async with self._lock:
             if self.closed:
                 return False
+            chunk, self._held = self._held + chunk, b""
             try:
                 await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
             except OSError:  # uvicorn's ClientDisconnected; the disconnect watcher also notices
@@ -70,15 +86,18 @@ class SSEWriter:
                 return False
         return True
 
-    async def close(self, retry_ms: int | None = None) -> None:
-        """End the HTTP response (not necessarily the logical stream: the client may resume it)."""
+    async def close(self, retry_ms: int | None = None, tail: bytes = b"") -> None:
+        """End the HTTP response (not necessarily the logical stream: the client may resume it).
+        ``tail``: the last events, written in the same ASGI message (one write and one chunk
+        fewer than a ``write`` before the close)."""
         if self.closed:
             return
         async with self._lock:
             if self.closed:
                 return
             self.closed = True
-            body = retry(retry_ms) if retry_ms is not None else b""
+            body = self._held + tail + (retry(retry_ms) if retry_ms is not None else b"")
+            self._held = b""
             try:
                 await self._send({"type": "http.response.body", "body": body, "more_body": False})
             except OSError:

@@ -23,6 +23,8 @@ ids, no store) is ``modern.py``.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import secrets
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,6 +46,7 @@ MARKER = "_mcpsite"
 PRIME: dict[str, Any] = {MARKER: "prime"}
 END: dict[str, Any] = {MARKER: "end"}
 CANCEL_WATCH_AFTER = 0.1  # s: a silent request still running then starts listening for cancels
+WATCH_AFTER = 0.1  # s: an always-stream POST stream still open then gets its StreamWatch
 
 
 def opening_marker(request_ids: Sequence[RequestId]) -> dict[str, Any]:
@@ -52,8 +55,28 @@ def opening_marker(request_ids: Sequence[RequestId]) -> dict[str, Any]:
     return {MARKER: "open", "ids": list(request_ids)}
 
 
+class _StreamIds:
+    """Stream ids unique across workers and restarts: a random prefix per process (drawn again
+    in a forked child) and a counter, so a stream costs no ``urandom`` call. They need not be
+    secret: a log is only reachable through its session."""
+
+    def __init__(self) -> None:
+        self.reseed()
+
+    def reseed(self) -> None:
+        self.prefix = secrets.token_urlsafe(9)  # no "." (event ids are "<stream>.<seq>")
+        self.serial = itertools.count(1)
+
+    def new(self) -> str:
+        return f"{self.prefix}{next(self.serial):x}"
+
+
+_ids = _StreamIds()
+os.register_at_fork(after_in_child=_ids.reseed)
+
+
 def new_stream_id() -> str:
-    return secrets.token_urlsafe(9)  # no "." (event ids are "<stream>.<seq>")
+    return _ids.new()
 
 
 class PostStream(Outbound):
@@ -68,11 +91,17 @@ class PostStream(Outbound):
         self.writer: sse.SSEWriter | None = None
         self.stream_id = ""
         self.watch: StreamWatch | None = None
+        self._watch_timer: asyncio.TimerHandle | None = None
+        self._flush: asyncio.Future[None] | None = None
+        self._close_after: float | None = None
+        self._opened_at = 0.0
         self.ended: asyncio.Event | None = None
         # [L] basic/utilities/cancellation.mdx: the cancel may be POSTed to any worker.
         self.cancel_watch = CancelWatch(rt.pending, session.id)
 
-    async def open(self, close_after: float | None = None) -> None:
+    async def open(self, close_after: float | None = None, *, lazy: bool = False) -> None:
+        """Start the SSE response. ``lazy``: the handler has not run yet (always-stream); its
+        ``StreamWatch`` starts only if the stream is still open WATCH_AFTER seconds later."""
         cfg = self.rt.config
         self.stream_id = new_stream_id()
         self.writer = writer = sse.SSEWriter(self.send)
@@ -84,20 +113,46 @@ class PostStream(Outbound):
         if self.priming:
             event_id = await self.rt.events.append(
                 self.session.id, self.stream_id, {**PRIME, "ids": self.request_ids})
-            await writer.write(sse.priming(event_id, cfg.retry_ms))
+            # [11] "immediately send" the priming event: with the first event or the response
+            # when one follows within WATCH_AFTER (one socket write for both), else it is
+            # flushed when the watch starts.
+            writer.hold(sse.priming(event_id, cfg.retry_ms))
         else:
             await self.rt.events.append(self.session.id, self.stream_id, opening_marker(self.request_ids))
         self.ended = self.rt.register_stream(self.session.id)
-        retry_ms = cfg.retry_ms if self.priming else None
         # Only a client that got an id can resume, so only then may the server close early.
+        self._close_after = close_after if self.priming else None
+        self._opened_at = asyncio.get_running_loop().time()
+        delay = WATCH_AFTER if lazy else 0.0
+        if self._close_after is not None:
+            delay = min(delay, self._close_after)
+        if delay > 0:
+            # A stream answered sooner (the usual always-stream tools/call) never starts a watch:
+            # a client that left meanwhile only fails a write, a DELETE is seen by ``finish``.
+            self._watch_timer = asyncio.get_running_loop().call_later(delay, self._start_watch)
+        else:
+            self._start_watch()
+
+    def _start_watch(self) -> None:
+        self._watch_timer = None
+        writer = self.writer
+        if writer is None or writer.closed or self.ended is None or self.watch is not None:
+            return
+        cfg = self.rt.config
+        close_after = self._close_after
+        if close_after is not None:  # counted from the stream's opening
+            close_after = max(0.0, close_after - (asyncio.get_running_loop().time() - self._opened_at))
         self.watch = StreamWatch(
             writer,
             self.receive,
             keepalive=cfg.keepalive,
             ended=self.ended,
-            retry_ms=retry_ms,
-            close_after=close_after if self.priming else None,
+            retry_ms=cfg.retry_ms if self.priming else None,
+            close_after=close_after,
         )
+        if writer.holding:
+            # The priming event waited for a response that has not come: it goes out now.
+            self._flush = asyncio.ensure_future(writer.flush())
 
     @property
     def session_ended(self) -> bool:
@@ -145,7 +200,7 @@ class PostStream(Outbound):
     async def _run(self, work: Coroutine[Any, Any, dict[str, Any] | None]) -> dict[str, Any] | None:
         cfg = self.rt.config
         if cfg.always_stream:
-            await self.open(cfg.close_after)
+            await self.open(cfg.close_after, lazy=True)
         if cfg.close_after is None or not self.priming or self.writer is not None:
             return await work
         task = asyncio.ensure_future(work)
@@ -184,19 +239,30 @@ class PostStream(Outbound):
             # The responses and the end marker in one store step (Redis: one round trip).
             event_ids = await self.rt.events.append_many(
                 self.session.id, self.stream_id, [*responses, END])
-            for response, event_id in zip(responses, event_ids, strict=False):
-                await writer.write(sse.frame(dumps(response), event_id))
+            # The last events and the end of the response go out in one ASGI message.
+            await writer.close(tail=b"".join(
+                sse.frame(dumps(response), event_id)
+                for response, event_id in zip(responses, event_ids, strict=False)))
         finally:
             await self.close()
 
     async def close(self) -> None:
         """Release the stream (idempotent): stop the watcher, end the HTTP response if it is an
         open SSE one, forget the stream. Also the cleanup when the request failed midway."""
+        if self._watch_timer is not None:
+            self._watch_timer.cancel()
+            self._watch_timer = None
         if self.watch is not None:
             watch, self.watch = self.watch, None
             await watch.stop()
+        if self._flush is not None:
+            flush, self._flush = self._flush, None
+            await flush
         if self.writer is not None:
-            await self.writer.close()
+            # The session ended (DELETE) while the stream was open: a retry first, as the watch
+            # would have sent had it got there before the handler's end ([11] "Resumability").
+            by_session = self.session_ended and self.priming
+            await self.writer.close(self.rt.config.retry_ms if by_session else None)
         if self.ended is not None:
             ended, self.ended = self.ended, None
             self.rt.unregister_stream(self.session.id, ended)
