@@ -108,6 +108,13 @@ class SessionStore(ABC):
         without sliding their expiry. Backends may do it without building ``Session`` objects."""
         return [s.id for s in await self.list_sessions(limit=2**31) if s.initialized]
 
+    async def initialized_among(self, session_ids: list[str]) -> list[str]:
+        """Those of ``session_ids`` that are live and past ``notifications/initialized``, in the
+        order given, without sliding their expiry (the fan-out checks the sessions of a list it
+        took once, a slice at a time, so its first writes need not wait for every session)."""
+        ready = set(await self.initialized_session_ids())
+        return [sid for sid in session_ids if sid in ready]
+
     async def principal_session_ids(self, principal: str) -> list[str]:
         """Ids of the initialized live sessions of ``principal`` (a key's scope changed: its
         sessions get list_changed). Rare, so the generic listing is good enough."""
