@@ -52,6 +52,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--redis", default=REDIS_DEFAULT, help="shared Redis URL")
     parser.add_argument("--memory-backend", action="store_true",
                         help="also measure memory per idle stream on one worker with memory stores")
+    parser.add_argument("--json-out", type=Path, help="also write the JSON report to this file")
     parser.add_argument("--driver", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -168,6 +169,12 @@ class Counter:
             self.event(n).set()
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/<pid>/stat, fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kb(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -214,7 +221,10 @@ async def measure(ports: list[int], pids: list[int], total: int, changes: int,
     if driver_proc is not None:
         assert driver_proc.stdin is not None and driver_proc.stdout is not None
         cold: list[float] = []
+        cpu_before: dict[int, float] = {}
         for n in range(1, warmup + changes + 1):
+            if n == warmup + 1:
+                cpu_before = {pid: cpu_s(pid) for pid in pids}
             driver_proc.stdin.write("go\n")
             driver_proc.stdin.flush()
             line = await asyncio.wait_for(asyncio.to_thread(driver_proc.stdout.readline), DEADLINE)
@@ -236,7 +246,11 @@ async def measure(ports: list[int], pids: list[int], total: int, changes: int,
                 firsts.append(first)
             await asyncio.sleep(0.3)
         ordered = sorted(latencies) or [float("nan")]
+        # Server CPU per measured change (both workers, idle time between changes included: the
+        # streams' keep-alives and claim refreshes), steadier than wall-clock under shared load.
+        cpu = sum(cpu_s(pid) - cpu_before[pid] for pid in pids) if cpu_before and latencies else 0.0
         result.update({
+            "worker_cpu_ms_per_change": round(cpu * 1000 / max(1, len(latencies)), 1),
             "warmup_changes_ms": [round(c, 1) for c in cold],
             "changes": changes,
             "first_stream_p50_ms": round(statistics.median(firsts or [float("nan")]), 1),
@@ -310,6 +324,8 @@ def main() -> int:
             finally:
                 single.stop()
         print(json.dumps(reports, indent=2))
+        if args.json_out is not None:
+            args.json_out.write_text(json.dumps(reports, indent=2) + "\n")
     return 0
 
 

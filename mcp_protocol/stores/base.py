@@ -153,6 +153,9 @@ class SessionStore(ABC):
 class Event:
     id: str
     message: dict[str, Any]
+    # The message as the store holds it (compact JSON, UTF-8), when the store has it at hand:
+    # what a stream writes, so a message read by many streams is not serialized once each.
+    data: bytes | None = None
 
 
 STANDALONE_STREAM = "_GET"

@@ -53,6 +53,7 @@ from typing import Any
 
 import redis.exceptions
 
+from ..jsonrpc import dumps
 from .base import Claim, Event, EventStore, UnknownEvent, make_event_id, parse_event_id
 from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
@@ -99,6 +100,11 @@ def _entry_id(seq: int) -> str:
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
+
+
+def _event(stream_id: str, seq: int, payload: str) -> Event:
+    # Entries are compact JSON (jsonrpc.dumps): the stream writes them as they are.
+    return Event(make_event_id(stream_id, seq), json.loads(payload), payload.encode())
 
 
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
@@ -186,7 +192,7 @@ class RedisEventStore(EventStore):
     async def append_many(self, session_id: str, stream_id: str, messages: list[dict[str, Any]]) -> list[str]:
         if not messages:
             return []
-        block = self._append_block(session_id, stream_id, [bulk(json.dumps(m)) for m in messages])
+        block = self._append_block(session_id, stream_id, [bulk(dumps(m)) for m in messages])
         with unavailable_as_store_error():
             replies = await self._redis.fast().pipeline_packed(
                 block, self._block_replies(len(messages)), key=self._streams(session_id), retry=True)
@@ -198,7 +204,7 @@ class RedisEventStore(EventStore):
         """Pipelined: one write and one read per ``BROADCAST_BATCH`` sessions, not a round trip
         each."""
         fast = self._redis.fast()
-        payload = bulk(json.dumps(message))
+        payload = bulk(dumps(message))  # once for every session: one JSON, as streams send it
         marker = None if tag is None else bulk(tag)
         per = self._block_replies(1)
         written = 0
@@ -247,12 +253,12 @@ class RedisEventStore(EventStore):
         watch = tail.watch(key, seq_of(reply[1]))
         try:
             for i in range(2, len(reply), 2):
-                yield Event(make_event_id(stream_id, seq_of(reply[i])), json.loads(reply[i + 1]))
+                yield _event(stream_id, seq_of(reply[i]), reply[i + 1])
             while True:
                 with unavailable_as_store_error():
                     batch = await watch.take()
                 for seq, payload in batch:
-                    yield Event(make_event_id(stream_id, seq), json.loads(payload))
+                    yield _event(stream_id, seq, payload)
         finally:
             tail.unwatch(watch)
 

@@ -45,15 +45,18 @@ async def serve_log(
     the position a new stream was just given (not a client's Last-Event-ID): it is the priming
     event's id for clients that get one."""
     events: AsyncIterator[Event] = rt.events.listen(session.id, stream_id, after)
-    first: asyncio.Future[Event] = asyncio.ensure_future(anext(events))
-    # Only a client's Last-Event-ID can name an unknown event; give the store's first step the
-    # chance to say so before the 200 goes out (memory: at once; Redis: one round trip).
-    resume = after is not None and not fresh
-    done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT if resume else 0)
-    if done and first.exception() is not None:
-        with contextlib.suppress(Exception):
-            await events.aclose()  # type: ignore[attr-defined]
-        first.result()
+    first: asyncio.Future[Event] | None = None
+    if after is not None and not fresh:
+        # Only a client's Last-Event-ID can name an unknown event; give the store's first step
+        # the chance to say so before the 200 goes out (memory: at once; Redis: one round trip).
+        # A fresh stream starts at a position just made: its pump takes the first event itself
+        # (one task less per idle stream).
+        first = asyncio.ensure_future(anext(events))
+        done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT)
+        if done and first.exception() is not None:
+            with contextlib.suppress(Exception):
+                await events.aclose()  # type: ignore[attr-defined]
+            first.result()
     cfg = rt.config
     priming = sends_priming_event(session.protocol_version)
     retry_ms = cfg.retry_ms if priming else None
@@ -74,7 +77,8 @@ async def serve_log(
         await asyncio.wait((pump, watch.task), return_when=asyncio.FIRST_COMPLETED)
     finally:
         pump.cancel()
-        first.cancel()
+        if first is not None:
+            first.cancel()
         await watch.stop()
         with contextlib.suppress(BaseException):
             await pump
@@ -89,12 +93,16 @@ async def serve_log(
         await writer.close(None if complete else retry_ms)
 
 
-async def _pump(first: asyncio.Future[Event], events: AsyncIterator[Event], writer: sse.SSEWriter) -> None:
-    event = await first
+async def _pump(first: asyncio.Future[Event] | None, events: AsyncIterator[Event],
+                writer: sse.SSEWriter) -> None:
+    event = await first if first is not None else await anext(events)
     while True:
         marker = event.message.get(MARKER)
         if marker == "end":
             return
-        if marker is None and not await writer.write(sse.frame(dumps(event.message), event.id)):
+        # ``data``: the store's JSON of the message, shared by every stream it reaches (a
+        # fan-out's note is serialized once, not once per stream).
+        data = event.data if event.data is not None else dumps(event.message)
+        if marker is None and not await writer.write(sse.frame(data, event.id)):
             return
         event = await anext(events)

@@ -39,6 +39,7 @@ from .leases import Leases
 from .pending import PendingRequests
 from .security import OriginGuard
 from .standalone import StandaloneOutbound
+from .watch import EndSignal
 
 logger = logging.getLogger("mcp_protocol.runtime")
 
@@ -141,7 +142,7 @@ class Runtime:
 
     # -- live streams of each session on this worker --------------------------------------------
     def register_stream(self, session_id: str) -> asyncio.Event:
-        ended = asyncio.Event()
+        ended = EndSignal()  # an Event that calls its stream's watch back: no task waits on it
         self._live.setdefault(session_id, set()).add(ended)
         if self.config.metrics:
             metrics.stream_opened()
