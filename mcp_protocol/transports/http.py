@@ -356,6 +356,10 @@ class MCPEndpoint:
         check_get_accept(headers)
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)
+        # The stream may stay open for hours: it keeps its session's id and version only, not
+        # the whole record (~2 KB of parsed JSON per idle stream, tracemalloc).
+        session = Session(id=session.id, protocol_version=session.protocol_version,
+                          principal=session.principal, state=session.state)
         after = headers.last_event_id
         stream_id = parse_event_id(after)[0] if after else STANDALONE_STREAM
         if stream_id != STANDALONE_STREAM:

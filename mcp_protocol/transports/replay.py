@@ -73,8 +73,18 @@ async def serve_log(
         writer, receive, keepalive=cfg.keepalive, ended=ended, retry_ms=retry_ms, on_tick=on_tick
     )
     pump = asyncio.ensure_future(_pump(first, events, writer))
+    either: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def one_done(_: object) -> None:
+        if not either.done():
+            either.set_result(None)
+
     try:
-        await asyncio.wait((pump, watch.task), return_when=asyncio.FIRST_COMPLETED)
+        # What asyncio.wait(FIRST_COMPLETED) does, without its per-call set and closures, held
+        # by every idle stream.
+        pump.add_done_callback(one_done)
+        watch.task.add_done_callback(one_done)
+        await either
     finally:
         pump.cancel()
         if first is not None:

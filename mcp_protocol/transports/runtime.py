@@ -98,7 +98,7 @@ class Runtime:
                              feed=self.server.feed)
         self.leases = Leases(self.sessions, self.events)
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
-        self._live: dict[str, set[asyncio.Event]] = {}
+        self._live: dict[str, set[EndSignal]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
 
@@ -141,14 +141,14 @@ class Runtime:
         return StandaloneOutbound(self.events, self.pending, session)
 
     # -- live streams of each session on this worker --------------------------------------------
-    def register_stream(self, session_id: str) -> asyncio.Event:
-        ended = EndSignal()  # an Event that calls its stream's watch back: no task waits on it
+    def register_stream(self, session_id: str) -> EndSignal:
+        ended = EndSignal()  # calls its stream's watch back: no task waits on it
         self._live.setdefault(session_id, set()).add(ended)
         if self.config.metrics:
             metrics.stream_opened()
         return ended
 
-    def unregister_stream(self, session_id: str, ended: asyncio.Event) -> None:
+    def unregister_stream(self, session_id: str, ended: EndSignal) -> None:
         if self.config.metrics:
             metrics.stream_closed()
         group = self._live.get(session_id)

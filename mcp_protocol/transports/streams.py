@@ -34,7 +34,7 @@ from ..versions import sends_priming_event
 from . import sse
 from .pending import CancelWatch, ask
 from .responses import JSON_HEADERS, Receive, Send, send_bytes
-from .watch import StreamWatch
+from .watch import EndSignal, StreamWatch
 
 if TYPE_CHECKING:
     from .leases import RequestLease
@@ -68,7 +68,7 @@ class PostStream(Outbound):
         self.writer: sse.SSEWriter | None = None
         self.stream_id = ""
         self.watch: StreamWatch | None = None
-        self.ended: asyncio.Event | None = None
+        self.ended: EndSignal | None = None
         # [L] basic/utilities/cancellation.mdx: the cancel may be POSTed to any worker.
         self.cancel_watch = CancelWatch(rt.pending, session.id)
 

@@ -26,29 +26,53 @@ from .responses import Receive
 logger = logging.getLogger("mcp_protocol.transports")
 
 
-class EndSignal(asyncio.Event):
-    """An ``asyncio.Event`` that also calls back when set: a stream waits for its session's end
-    without a task of its own."""
+class EndSignal:
+    """The end of a stream's session: ``set()`` calls back every stream's watch (no task waits
+    on it) and wakes ``wait()``. Not an ``asyncio.Event``: that holds a deque (~370 bytes) per
+    idle stream."""
+
+    __slots__ = ("_callbacks", "_set")
 
     def __init__(self) -> None:
-        super().__init__()
-        self._callbacks: list[Callable[[], None]] = []
+        self._set = False
+        self._callbacks: list[Callable[[], None]] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
 
     def add_callback(self, callback: Callable[[], None]) -> None:
-        if self.is_set():
+        if self._set:
             callback()
-        else:
-            self._callbacks.append(callback)
+            return
+        if self._callbacks is None:
+            self._callbacks = []
+        self._callbacks.append(callback)
 
     def remove_callback(self, callback: Callable[[], None]) -> None:
-        with contextlib.suppress(ValueError):
-            self._callbacks.remove(callback)
+        if self._callbacks is not None:
+            with contextlib.suppress(ValueError):
+                self._callbacks.remove(callback)
 
     def set(self) -> None:
-        super().set()
-        callbacks, self._callbacks = self._callbacks, []
+        self._set = True
+        callbacks, self._callbacks = self._callbacks or [], None
         for callback in callbacks:
             callback()
+
+    async def wait(self) -> bool:
+        if not self._set:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+            def wake() -> None:
+                if not done.done():
+                    done.set_result(None)
+
+            self.add_callback(wake)
+            try:
+                await done
+            finally:
+                self.remove_callback(wake)
+        return True
 
 
 class Ticker:
@@ -107,7 +131,7 @@ class StreamWatch:
         receive: Receive,
         *,
         keepalive: float,
-        ended: asyncio.Event,
+        ended: EndSignal | asyncio.Event,
         retry_ms: int | None,
         close_after: float | None = None,
         on_tick: Callable[[], Awaitable[bool]] | None = None,
