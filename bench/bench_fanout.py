@@ -222,9 +222,11 @@ async def measure(ports: list[int], pids: list[int], total: int, changes: int,
         assert driver_proc.stdin is not None and driver_proc.stdout is not None
         cold: list[float] = []
         cpu_before: dict[int, float] = {}
+        client_before = 0.0
         for n in range(1, warmup + changes + 1):
             if n == warmup + 1:
                 cpu_before = {pid: cpu_s(pid) for pid in pids}
+                client_before = time.process_time()
             driver_proc.stdin.write("go\n")
             driver_proc.stdin.flush()
             line = await asyncio.wait_for(asyncio.to_thread(driver_proc.stdout.readline), DEADLINE)
@@ -251,6 +253,11 @@ async def measure(ports: list[int], pids: list[int], total: int, changes: int,
         cpu = sum(cpu_s(pid) - cpu_before[pid] for pid in pids) if cpu_before and latencies else 0.0
         result.update({
             "worker_cpu_ms_per_change": round(cpu * 1000 / max(1, len(latencies)), 1),
+            # This harness reads every stream itself: its own CPU shows how much of the figure
+            # is the client's.
+            "client_cpu_ms_per_change": round(
+                (time.process_time() - client_before) * 1000 / max(1, len(latencies)), 1)
+            if cpu_before else 0.0,
             "warmup_changes_ms": [round(c, 1) for c in cold],
             "changes": changes,
             "first_stream_p50_ms": round(statistics.median(firsts or [float("nan")]), 1),

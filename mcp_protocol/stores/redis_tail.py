@@ -113,7 +113,7 @@ class _Shard:
         self.tail = tail
         self.group = group
         self.node: FastRedis | None = None  # the server the reader is on (a Cluster master)
-        self.watches: dict[str, set[Watch]] = {}
+        self.watches: dict[str, list[Watch]] = {}  # a list: one watch a key, as a rule
         self.cursor: dict[str, int] = {}
         # The XREAD's arguments, encoded once: each key, and each key's start (kept with cursor).
         self.key_bulk: dict[str, bytes] = {}
@@ -132,8 +132,8 @@ class _Shard:
             self.start_bulk[key] = bulk(entry_of(seq))
 
     def add(self, watch: Watch) -> None:
-        group = self.watches.setdefault(watch.key, set())
-        group.add(watch)
+        group = self.watches.setdefault(watch.key, [])
+        group.append(watch)
         cursor = self.cursor.get(watch.key)
         if cursor is None or watch.last < cursor:
             if cursor is None:
@@ -145,7 +145,8 @@ class _Shard:
         group = self.watches.get(watch.key)
         if group is None:
             return
-        group.discard(watch)
+        with contextlib.suppress(ValueError):
+            group.remove(watch)
         if not group:
             del self.watches[watch.key]
             del self.cursor[watch.key]

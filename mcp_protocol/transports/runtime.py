@@ -98,7 +98,7 @@ class Runtime:
                              feed=self.server.feed)
         self.leases = Leases(self.sessions, self.events)
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
-        self._live: dict[str, set[EndSignal]] = {}
+        self._live: dict[str, list[EndSignal]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
 
@@ -143,7 +143,7 @@ class Runtime:
     # -- live streams of each session on this worker --------------------------------------------
     def register_stream(self, session_id: str) -> EndSignal:
         ended = EndSignal()  # calls its stream's watch back: no task waits on it
-        self._live.setdefault(session_id, set()).add(ended)
+        self._live.setdefault(session_id, []).append(ended)
         if self.config.metrics:
             metrics.stream_opened()
         return ended
@@ -153,7 +153,8 @@ class Runtime:
             metrics.stream_closed()
         group = self._live.get(session_id)
         if group is not None:
-            group.discard(ended)
+            with contextlib.suppress(ValueError):
+                group.remove(ended)
             if not group:
                 del self._live[session_id]
 

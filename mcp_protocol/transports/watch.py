@@ -125,6 +125,10 @@ class StreamWatch:
     """Runs beside an open SSE response: notices the client leaving, sends keep-alive comments,
     closes early when asked (SEP-1699 polling), and closes when the session ends."""
 
+    __slots__ = ("_closing", "_deadline", "_ended_waiter", "_ticking", "active", "close_after",
+                 "ended", "keepalive", "on_disconnect", "on_tick", "receive", "retry_ms", "task",
+                 "writer")
+
     def __init__(
         self,
         writer: sse.SSEWriter,
