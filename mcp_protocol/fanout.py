@@ -131,22 +131,37 @@ class Fanout:
     async def _apply(self, message: dict[str, Any], rebuild: asyncio.Future[None]) -> int:
         kind, uris = message.get("kind"), message.get("uris") or []
         key = change_key(message)
-        claim = await self._turn(key)
-        if claim is Claim.DONE:
-            return 0
-        if claim is not Claim.HELD:
-            # The owner says the change is written in parts before writing any: only then may
-            # the other workers help (a part they win is one nobody wrote any of).
-            await self.events.finish_once(f"{key}#split", DONE_TTL)
         # Not load(): loading would slide every idle session's expiry. Readiness is checked a
-        # slice at a time as the slices are written (fanout_parts.py).
-        listed = await self.sessions.session_ids() if kind in KINDS else []
-        job = Job(key, kind, uris if isinstance(uris, list) else [], listed,
-                  retaken=claim is Claim.RETAKEN)
-        written = await write_parts(self, job, rebuild)
-        if claim is not Claim.HELD:
-            await self.events.finish_once(key, DONE_TTL)
-        return written
+        # slice at a time as the slices are written (fanout_parts.py). Listed while the change
+        # is claimed: both are round trips on the way to the first write.
+        listing = asyncio.ensure_future(self.sessions.session_ids()) if kind in KINDS else None
+        split: asyncio.Future[None] | None = None
+        try:
+            claim = await self._turn(key)
+            if claim is Claim.DONE:
+                return 0
+            if claim is not Claim.HELD:
+                # The owner says the change is written in parts: only then may the other
+                # workers help (a part they win is one nobody wrote any of). Said while it
+                # starts on its own parts, not before.
+                split = asyncio.ensure_future(self.events.finish_once(f"{key}#split", DONE_TTL))
+            listed = await listing if listing is not None else []
+            job = Job(key, kind, uris if isinstance(uris, list) else [], listed,
+                      retaken=claim is Claim.RETAKEN)
+            written = await write_parts(self, job, rebuild)
+            if split is not None:
+                await split
+            if claim is not Claim.HELD:
+                await self.events.finish_once(key, DONE_TTL)
+            return written
+        finally:
+            # On an error midway: a change never marked split is taken over whole when its
+            # lease lapses (RETAKEN), so dropping the marker loses nothing.
+            for task in (listing, split):
+                if task is not None and not task.done():
+                    task.cancel()
+                elif task is not None and not task.cancelled():
+                    task.exception()  # retrieved: the error that matters is the one raised
 
     async def _turn(self, key: str) -> Claim:
         """WON or RETAKEN: this worker owns the change ``key``; HELD: another worker owns it and

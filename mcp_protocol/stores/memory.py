@@ -25,7 +25,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..jsonrpc import dumps
 from .base import (
     Claim,
     Event,
@@ -34,6 +33,7 @@ from .base import (
     UnknownEvent,
     make_event_id,
     parse_event_id,
+    wire_json,
 )
 from .memory_sessions import MemorySessionStore
 
@@ -95,7 +95,7 @@ class MemoryEventStore(EventStore):
         return log
 
     async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
-        return self._append(session_id, stream_id, dumps(message).decode(), None)
+        return self._append(session_id, stream_id, json.dumps(message), None)
 
     def _append(self, session_id: str, stream_id: str, payload: str, tag: str | None) -> str:
         key = (session_id, stream_id)
@@ -120,7 +120,7 @@ class MemoryEventStore(EventStore):
 
     async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any],
                         *, tag: str | None = None) -> int:
-        payload = dumps(message).decode()  # once for every session, as streams send it
+        payload = json.dumps(message)
         for session_id in session_ids:
             self._append(session_id, stream_id, payload, tag)
         return len(session_ids)
@@ -172,7 +172,7 @@ class MemoryEventStore(EventStore):
             while True:
                 for seq, payload in batch:
                     last = seq
-                    yield Event(make_event_id(stream_id, seq), json.loads(payload), payload.encode())
+                    yield Event(make_event_id(stream_id, seq), json.loads(payload), wire_json(payload))
                 batch = self._since(key, last, waiter)
                 if not batch:
                     await waiter.event.wait()

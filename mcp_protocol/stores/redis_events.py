@@ -53,8 +53,7 @@ from typing import Any
 
 import redis.exceptions
 
-from ..jsonrpc import dumps
-from .base import Claim, Event, EventStore, UnknownEvent, make_event_id, parse_event_id
+from .base import Claim, Event, EventStore, UnknownEvent, make_event_id, parse_event_id, wire_json
 from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
 from .resp import bulk, encode
@@ -103,8 +102,7 @@ def _ms(seconds: float) -> int:
 
 
 def _event(stream_id: str, seq: int, payload: str) -> Event:
-    # Entries are compact JSON (jsonrpc.dumps): the stream writes them as they are.
-    return Event(make_event_id(stream_id, seq), json.loads(payload), payload.encode())
+    return Event(make_event_id(stream_id, seq), json.loads(payload), wire_json(payload))
 
 
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
@@ -192,7 +190,7 @@ class RedisEventStore(EventStore):
     async def append_many(self, session_id: str, stream_id: str, messages: list[dict[str, Any]]) -> list[str]:
         if not messages:
             return []
-        block = self._append_block(session_id, stream_id, [bulk(dumps(m)) for m in messages])
+        block = self._append_block(session_id, stream_id, [bulk(json.dumps(m)) for m in messages])
         with unavailable_as_store_error():
             replies = await self._redis.fast().pipeline_packed(
                 block, self._block_replies(len(messages)), key=self._streams(session_id), retry=True)
@@ -204,7 +202,7 @@ class RedisEventStore(EventStore):
         """Pipelined: one write and one read per ``BROADCAST_BATCH`` sessions, not a round trip
         each."""
         fast = self._redis.fast()
-        payload = bulk(dumps(message))  # once for every session: one JSON, as streams send it
+        payload = bulk(json.dumps(message))
         marker = None if tag is None else bulk(tag)
         per = self._block_replies(1)
         written = 0
@@ -277,13 +275,23 @@ class RedisEventStore(EventStore):
         once, tried = self._once(key)
         fast = self._redis.fast()
         with unavailable_as_store_error():
-            # SET NX GET (Redis >= 7.0) takes the lease or returns the state it found.
-            found = await fast.execute("SET", once, "held", "NX", "GET", "PX", _ms(lease), key=once)
+            # One round trip: SET NX GET (Redis >= 7.0) takes the lease or returns the state it
+            # found, and the "tried" marker is set in the same write (a fan-out claims a change
+            # and its parts on the way to the first stream). Set even when the lease was not
+            # taken: then the job was won before (HELD: the marker exists) or finished (DONE:
+            # nobody wins it for DONE_TTL; a win after that is RETAKEN, checked for what was
+            # written, the safe answer).
+            found, tried_before = await fast.pipeline_packed(
+                encode(("SET", once, "held", "NX", "GET", "PX", _ms(lease)))
+                + encode(("SET", tried, "1", "NX", "GET", "PX", _ms(max(lease * 10, 3600.0)))),
+                2, key=once)
+            for reply in (found, tried_before):
+                if isinstance(reply, Exception):
+                    raise reply
             if found is not None:
                 return Claim.DONE if found == "done" else Claim.HELD
-            # Won: the first time, or after a winner's lease lapsed (it may have written a part).
-            first = await fast.execute("SET", tried, "1", "NX", "PX", _ms(max(lease * 10, 3600.0)), key=tried)
-        return Claim.WON if first is not None else Claim.RETAKEN
+        # Won: the first time, or after a winner's lease lapsed (it may have written a part).
+        return Claim.WON if tried_before is None else Claim.RETAKEN
 
     async def finish_once(self, key: str, ttl: float) -> None:
         once, tried = self._once(key)
