@@ -53,8 +53,17 @@ from typing import Any
 
 import redis.exceptions
 
-from .base import Claim, Event, EventStore, UnknownEvent, make_event_id, parse_event_id, wire_json
-from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from .base import (
+    Claim,
+    Event,
+    EventStore,
+    StoreUnavailable,
+    UnknownEvent,
+    make_event_id,
+    parse_event_id,
+    wire_json,
+)
+from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, unavailable_as_store_error
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
 from .resp import bulk, encode
 from .topology import RedisTopology, check_prefix
@@ -253,8 +262,14 @@ class RedisEventStore(EventStore):
             for i in range(2, len(reply), 2):
                 yield _event(stream_id, seq_of(reply[i]), reply[i + 1])
             while True:
-                with unavailable_as_store_error():
+                # Not unavailable_as_store_error(): a generator-based context manager and a
+                # current_task() per wake-up of every stream of a fan-out. take() awaits only
+                # the tail's future (no redis-py call that could swallow a cancel); a failed
+                # shard hands it its connection error.
+                try:
                     batch = await watch.take()
+                except UNAVAILABLE as exc:
+                    raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
                 for seq, payload in batch:
                     yield _event(stream_id, seq, payload)
         finally:
