@@ -72,32 +72,39 @@ async def serve_log(
     watch = StreamWatch(
         writer, receive, keepalive=cfg.keepalive, ended=ended, retry_ms=retry_ms, on_tick=on_tick
     )
-    pump = asyncio.ensure_future(_pump(first, events, writer))
-    either: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    # The pump runs in this (the request's) task, not one of its own: one task less per idle
+    # stream. The watch ends it by cancelling this task, told apart from the caller's cancel.
+    me = asyncio.current_task()
+    assert me is not None
+    state = {"pumping": True, "stopped": False}
 
-    def one_done(_: object) -> None:
-        if not either.done():
-            either.set_result(None)
+    def watch_done(_: object) -> None:
+        # The client left, the session ended, a check failed, the deadline came: stop pumping.
+        if state["pumping"]:
+            state["stopped"] = True
+            me.cancel()
 
+    watch.task.add_done_callback(watch_done)
+    complete = False
     try:
-        # What asyncio.wait(FIRST_COMPLETED) does, without its per-call set and closures, held
-        # by every idle stream.
-        pump.add_done_callback(one_done)
-        watch.task.add_done_callback(one_done)
-        await either
+        try:
+            await _pump(first, events, writer)
+            complete = True
+        except asyncio.CancelledError:
+            if not state["stopped"] or me.uncancel() > 0:
+                raise  # the caller's cancel, not (only) the watch's
+        except StreamLagging:
+            logger.info("ending a stream of session %s: its client fell behind", session.id)
+        except Exception:  # the store failed (Redis gone): the client resumes (retry, below)
+            logger.debug("a stream of session %s lost its store", session.id, exc_info=True)
     finally:
-        pump.cancel()
+        state["pumping"] = False
         if first is not None:
             first.cancel()
         await watch.stop()
-        with contextlib.suppress(BaseException):
-            await pump
         with contextlib.suppress(Exception):
             await events.aclose()  # type: ignore[attr-defined]
         rt.unregister_stream(session.id, ended)
-        complete = pump.done() and not pump.cancelled() and pump.exception() is None
-        if pump.done() and not pump.cancelled() and isinstance(pump.exception(), StreamLagging):
-            logger.info("ending a stream of session %s: its client fell behind", session.id)
         # Cut short (session ended, server closing, a reader too slow): tell the client to come
         # back and resume ([11] "Resumability"); a complete one (the end marker) just ends.
         await writer.close(None if complete else retry_ms)
