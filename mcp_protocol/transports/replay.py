@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..jsonrpc import dumps
-from ..session import Session
 from ..stores.base import Event, StreamLagging
 from ..versions import sends_priming_event
 from . import sse
@@ -26,12 +25,30 @@ from .watch import StreamWatch
 if TYPE_CHECKING:
     from .runtime import Runtime
 
+class StreamSession(Protocol):
+    """What a stream needs of its session (a ``Session`` is one): a GET stream may stay open for
+    hours, and keeps this much rather than the whole record."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def protocol_version(self) -> str | None: ...
+
+
+class SessionView(NamedTuple):
+    """The smallest ``StreamSession`` (56 bytes; a ``Session`` with its sets and dicts ~1 KB)."""
+
+    id: str
+    protocol_version: str | None
+
+
 FIRST_EVENT_WAIT = 0.2  # a bad Last-Event-ID fails in the store's first step (memory: at once; Redis: 1 RTT)
 
 
 async def serve_log(
     rt: Runtime,
-    session: Session,
+    session: StreamSession,
     send: Send,
     receive: Receive,
     stream_id: str,
