@@ -46,6 +46,8 @@ def retry(retry_ms: int) -> bytes:
 
 
 class SSEWriter:
+    __slots__ = ("_lock", "_send", "closed", "started")  # one per open stream, 10,000 a worker
+
     def __init__(self, send: Send) -> None:
         self._send = send
         self._lock = asyncio.Lock()
