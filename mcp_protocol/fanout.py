@@ -4,12 +4,13 @@ Every worker subscribes to the bus ``changes`` channel (message ``{"id", "kind",
 rebuilds its provider snapshot (in a thread, while it claims the change and lists its sessions)
 and writes nothing before that rebuild is done, so a client that re-lists after ``list_changed``
 on the writer's worker sees the change. The first worker to ``EventStore.claim_once
-("fanout:<id>")`` owns the change; every worker that got it then writes a share of it in parts
-(``fanout_parts.py``): the notifications go to the standalone-stream log (``STANDALONE_STREAM``)
-of each live session: ``notifications/<kind>/list_changed`` for every initialized session ([L]
-server/tools.mdx, resources.mdx, prompts.mdx "List Changed Notification"), and
-``notifications/resources/updated {uri}`` for every subscriber of a changed URI
-(server/resources.mdx "Subscriptions"). A GET stream is a ``listen()`` on that log, so it delivers
+("fanout:<id>")`` owns the change and marks it split (``<key>#split``); every worker that got it
+then writes a share of it in parts (``fanout_parts.py``; the others only once it is marked, so
+a part they win is one nobody wrote any of): the notifications go to the standalone-stream
+log (``STANDALONE_STREAM``) of each live session: ``notifications/<kind>/list_changed`` for every
+initialized session ([L] server/tools.mdx, resources.mdx, prompts.mdx "List Changed
+Notification"), and ``notifications/resources/updated {uri}`` for every subscriber of a changed
+URI (server/resources.mdx "Subscriptions"). A GET stream is a ``listen()`` on that log, so it delivers
 each notification exactly once, across reconnects (Last-Event-ID) and workers.
 
 Order: every worker takes the changes in bus order and moves to the next one only when every part
