@@ -93,12 +93,12 @@ async def serve_log(
     # stream. The watch ends it by cancelling this task, told apart from the caller's cancel.
     me = asyncio.current_task()
     assert me is not None
-    state = {"pumping": True, "stopped": False}
+    state = [True, False]  # pumping, stopped by the watch (a list: a dict is ~230 bytes)
 
     def watch_done(_: object) -> None:
         # The client left, the session ended, a check failed, the deadline came: stop pumping.
-        if state["pumping"]:
-            state["stopped"] = True
+        if state[0]:
+            state[1] = True
             me.cancel()
 
     watch.task.add_done_callback(watch_done)
@@ -108,14 +108,14 @@ async def serve_log(
             await _pump(first, events, writer)
             complete = True
         except asyncio.CancelledError:
-            if not state["stopped"] or me.uncancel() > 0:
+            if not state[1] or me.uncancel() > 0:
                 raise  # the caller's cancel, not (only) the watch's
         except StreamLagging:
             logger.info("ending a stream of session %s: its client fell behind", session.id)
         except Exception:  # the store failed (Redis gone): the client resumes (retry, below)
             logger.debug("a stream of session %s lost its store", session.id, exc_info=True)
     finally:
-        state["pumping"] = False
+        state[0] = False
         if first is not None:
             first.cancel()
         await watch.stop()
