@@ -52,6 +52,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--redis", default=REDIS_DEFAULT, help="shared Redis URL")
     parser.add_argument("--memory-backend", action="store_true",
                         help="also measure memory per idle stream on one worker with memory stores")
+    parser.add_argument("--json-out", type=Path, help="also write the JSON report to this file")
     parser.add_argument("--driver", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -110,45 +111,69 @@ async def new_session(port: int) -> str:
     return sid
 
 
-class Stream:
-    """One open standalone GET stream; records when each list_changed arrives."""
+NOTE = b"list_changed"
+
+
+class Stream(asyncio.Protocol):
+    """One open standalone GET stream; records when each list_changed arrives. A protocol, not
+    a StreamReader loop: with 10,000 streams this harness shares the machine's two cores with
+    the servers, and a coroutine step per chunk cost it ~200 ms of CPU per change."""
 
     def __init__(self, port: int, session: str, counter: Counter) -> None:
         self.port, self.session, self.counter = port, session, counter
         self.received: list[float] = []
         self.opened = asyncio.Event()
         self.failed: str | None = None
-        self.writer: asyncio.StreamWriter | None = None
+        self.transport: asyncio.Transport | None = None
+        self.head: bytes | None = b""  # the response head until its end is seen, then None
+        self.tail = b""  # the last len(NOTE) - 1 bytes: a note split over two reads is counted once
+        self.ended = asyncio.Event()
 
     async def run(self) -> None:
         try:
-            await self._run()
-        except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError) as exc:
+            loop = asyncio.get_running_loop()
+            await loop.create_connection(lambda: self, "127.0.0.1", self.port)
+            await self.ended.wait()
+        except OSError as exc:
             self.failed = str(exc)[:120]
         finally:
             self.opened.set()  # opened or failed: either way nothing more to wait for
 
-    async def _run(self) -> None:
-        reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        self.writer.write((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAccept: text/event-stream"
-                           f"\r\nMCP-Protocol-Version: {VERSION}\r\nMcp-Session-Id: {self.session}\r\n\r\n"
-                           ).encode())
-        head = await reader.readuntil(b"\r\n\r\n")
-        if b" 200 " not in head.split(b"\r\n", 1)[0]:
-            raise RuntimeError(f"GET failed: {head[:80]!r}")
-        while True:  # chunked: one chunk per SSE write
-            size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
-            if size == 0:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        transport.write((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAccept: text/event-stream"  # type: ignore[attr-defined]
+                         f"\r\nMCP-Protocol-Version: {VERSION}\r\nMcp-Session-Id: {self.session}\r\n\r\n"
+                         ).encode())
+
+    def data_received(self, data: bytes) -> None:
+        if self.head is not None:
+            self.head += data
+            end = self.head.find(b"\r\n\r\n")
+            if end < 0:
                 return
-            chunk = await reader.readexactly(size + 2)
-            self.opened.set()
-            if b"list_changed" in chunk:
-                self.received.append(time.time())
+            if b" 200 " not in self.head.split(b"\r\n", 1)[0]:
+                self.failed = f"GET failed: {self.head[:80]!r}"
+                self.ended.set()
+                return
+            data, self.head = self.head[end + 4:], None
+        if not data:
+            return
+        self.opened.set()  # the first body bytes (priming event or keep-alive)
+        buf = self.tail + data
+        hits = buf.count(NOTE)
+        self.tail = buf[-(len(NOTE) - 1):]
+        if hits:
+            now = time.time()
+            for _ in range(hits):
+                self.received.append(now)
                 self.counter.hit(len(self.received))
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended.set()
+
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
+        if self.transport is not None:
+            self.transport.close()
 
 
 class Counter:
@@ -166,6 +191,12 @@ class Counter:
         self.counts[n] = self.counts.get(n, 0) + 1
         if self.counts[n] == self.total:
             self.event(n).set()
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/<pid>/stat, fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kb(pid: int) -> int:
@@ -214,7 +245,12 @@ async def measure(ports: list[int], pids: list[int], total: int, changes: int,
     if driver_proc is not None:
         assert driver_proc.stdin is not None and driver_proc.stdout is not None
         cold: list[float] = []
+        cpu_before: dict[int, float] = {}
+        client_before = 0.0
         for n in range(1, warmup + changes + 1):
+            if n == warmup + 1:
+                cpu_before = {pid: cpu_s(pid) for pid in pids}
+                client_before = time.process_time()
             driver_proc.stdin.write("go\n")
             driver_proc.stdin.flush()
             line = await asyncio.wait_for(asyncio.to_thread(driver_proc.stdout.readline), DEADLINE)
@@ -236,7 +272,16 @@ async def measure(ports: list[int], pids: list[int], total: int, changes: int,
                 firsts.append(first)
             await asyncio.sleep(0.3)
         ordered = sorted(latencies) or [float("nan")]
+        # Server CPU per measured change (both workers, idle time between changes included: the
+        # streams' keep-alives and claim refreshes), steadier than wall-clock under shared load.
+        cpu = sum(cpu_s(pid) - cpu_before[pid] for pid in pids) if cpu_before and latencies else 0.0
         result.update({
+            "worker_cpu_ms_per_change": round(cpu * 1000 / max(1, len(latencies)), 1),
+            # This harness reads every stream itself: its own CPU shows how much of the figure
+            # is the client's.
+            "client_cpu_ms_per_change": round(
+                (time.process_time() - client_before) * 1000 / max(1, len(latencies)), 1)
+            if cpu_before else 0.0,
             "warmup_changes_ms": [round(c, 1) for c in cold],
             "changes": changes,
             "first_stream_p50_ms": round(statistics.median(firsts or [float("nan")]), 1),
@@ -310,6 +355,8 @@ def main() -> int:
             finally:
                 single.stop()
         print(json.dumps(reports, indent=2))
+        if args.json_out is not None:
+            args.json_out.write_text(json.dumps(reports, indent=2) + "\n")
     return 0
 
 

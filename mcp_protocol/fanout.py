@@ -1,22 +1,25 @@
 """From a committed registry change to the notifications every affected stream must get, once.
 
 Every worker subscribes to the bus ``changes`` channel (message ``{"id", "kind", "uris"}``). Each
-rebuilds its provider snapshot first, so a client that re-lists after ``list_changed`` sees the
-change wherever its next request lands. Then exactly one worker — the winner of
-``EventStore.claim_once("fanout:<id>")`` — appends the notifications to the standalone-stream log
-(``STANDALONE_STREAM``) of each live session: ``notifications/<kind>/list_changed`` for every
+rebuilds its provider snapshot (in a thread, while it claims the change and lists its sessions)
+and writes nothing before that rebuild is done, so a client that re-lists after ``list_changed``
+on the writer's worker sees the change. The first worker to ``EventStore.claim_once
+("fanout:<id>")`` owns the change and marks it split (``<key>#split``); every worker that got it
+then writes a share of it in parts (``fanout_parts.py``; the others only once it is marked, so
+a part they win is one nobody wrote any of): the notifications go to the standalone-stream
+log (``STANDALONE_STREAM``) of each live session: ``notifications/<kind>/list_changed`` for every
 initialized session ([L] server/tools.mdx, resources.mdx, prompts.mdx "List Changed
-Notification"), and ``notifications/resources/updated {uri}`` for every subscriber of a changed URI
-(server/resources.mdx "Subscriptions"). A GET stream is a ``listen()`` on that log, so it delivers
+Notification"), and ``notifications/resources/updated {uri}`` for every subscriber of a changed
+URI (server/resources.mdx "Subscriptions"). A GET stream is a ``listen()`` on that log, so it delivers
 each notification exactly once, across reconnects (Last-Event-ID) and workers.
 
-Order: every worker takes the changes in bus order and moves to the next one only when the current
-one is written (``Claim.DONE``), whoever wrote it; so change N+1 is never written before change N
-and every stream sees the notifications in commit order. A winner that dies mid-change lets its
-lease (``LEASE``) lapse and the next worker to ask takes the change over (``Claim.RETAKEN``):
-nothing is lost, and nothing is written twice either, because every notification's log entry is
-tagged with its change and the taker skips the sessions whose log already has it
-(``EventStore.tagged``).
+Order: every worker takes the changes in bus order and moves to the next one only when every part
+of the current one is written (``Claim.DONE``), whoever wrote it; so change N+1 is never written
+before change N and every stream sees the notifications in commit order. A writer that dies
+mid-part lets its lease (``LEASE``) lapse and the next worker to ask takes the part over
+(``Claim.RETAKEN``): nothing is lost, and nothing is written twice either, because every
+notification's log entry is tagged with its change and the taker skips the sessions whose log
+already has it (``EventStore.tagged``).
 
 Does not know about HTTP: it only writes logs. Does not import Django.
 """
@@ -33,17 +36,14 @@ from typing import Any
 
 from .bus.base import CHANGES, RESYNC, Bus, Subscription
 from .changefeed import EVERYTHING, ChangeFeed
-from .jsonrpc import notification
+from .fanout_parts import DONE_TTL, KINDS, POLL_MAX, POLL_MIN, Job, write_parts
 from .provider import Provider
-from .stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
+from .stores.base import Claim, EventStore, SessionStore
 
 logger = logging.getLogger("mcp_protocol.fanout")
 
-KINDS = ("tools", "resources", "prompts")
-LEASE = 5.0  # s: a change's writer holds it this long; a dead writer's change is taken over after
-DONE_TTL = 3600.0  # s: how long a written change stays known as written
-POLL_MAX = 0.05  # s: the longest pause between two asks while another worker writes a change
-RETAKE_WINDOW = 30.0  # s: how far back a taken-over change looks for what its writer wrote
+LEASE = 5.0  # s: a change's (and a part's) writer holds it this long; then it is taken over
+PROBE = 0.001  # s: the lease of a probe of the "split" marker (nobody works under it)
 
 
 def change_key(message: dict[str, Any]) -> str:
@@ -105,10 +105,22 @@ class Fanout:
                 logger.exception("could not fan out change %r", message)
 
     async def apply(self, message: dict[str, Any]) -> int:
-        """Handle one change; returns the number of notifications written (0 on other workers)."""
-        # The snapshot first (a database read in a thread), so a client re-listing after
-        # list_changed on this worker sees the change; the change is claimed after it, so the
-        # lease covers only the listing and the writes (milliseconds), never a slow database.
+        """Handle one change; returns the number of notifications this worker wrote."""
+        # The snapshot is rebuilt (a database read in a thread) while the change is claimed and
+        # its sessions listed, not before: the first write waits only for what is left of it.
+        # It is still awaited before this worker writes anything, so a client re-listing after
+        # list_changed on the writer's worker sees the change.
+        rebuild = asyncio.ensure_future(self._rebuild(message))
+        try:
+            return await self._apply(message, rebuild)
+        except asyncio.CancelledError:
+            rebuild.cancel()
+            raise
+        finally:
+            if not rebuild.cancelled():
+                await rebuild  # never raises (_rebuild logs): the snapshot is current on return
+
+    async def _rebuild(self, message: dict[str, Any]) -> None:
         try:
             await self.provider.refresh()
         except Exception:
@@ -116,47 +128,54 @@ class Fanout:
         if self.feed is not None:
             # Listen streams need no claim: every worker serves its own, each change once.
             self.feed.publish(message)
-        kind = message.get("kind")
+
+    async def _apply(self, message: dict[str, Any], rebuild: asyncio.Future[None]) -> int:
+        kind, uris = message.get("kind"), message.get("uris") or []
         key = change_key(message)
-        claim = await self._turn(key)
-        if claim is Claim.DONE:
-            return 0
-        # Not load(): loading would slide every idle session's expiry.
-        ready = await self.sessions.initialized_session_ids() if kind in KINDS else []
-        written = await self._write(key, kind, message.get("uris") or [], ready, claim is Claim.RETAKEN)
-        await self.events.finish_once(key, DONE_TTL)
-        return written
+        # Not load(): loading would slide every idle session's expiry. Readiness is checked a
+        # slice at a time as the slices are written (fanout_parts.py). Listed while the change
+        # is claimed: both are round trips on the way to the first write.
+        listing = asyncio.ensure_future(self.sessions.session_ids()) if kind in KINDS else None
+        split: asyncio.Future[None] | None = None
+        try:
+            claim = await self._turn(key)
+            if claim is Claim.DONE:
+                return 0
+            if claim is not Claim.HELD:
+                # The owner says the change is written in parts: only then may the other
+                # workers help (a part they win is one nobody wrote any of). Said while it
+                # starts on its own parts, not before.
+                split = asyncio.ensure_future(self.events.finish_once(f"{key}#split", DONE_TTL))
+            listed = await listing if listing is not None else []
+            job = Job(key, kind, uris if isinstance(uris, list) else [], listed,
+                      retaken=claim is Claim.RETAKEN)
+            written = await write_parts(self, job, rebuild)
+            if split is not None:
+                await split
+            if claim is not Claim.HELD:
+                await self.events.finish_once(key, DONE_TTL)
+            return written
+        finally:
+            # On an error midway: a change never marked split is taken over whole when its
+            # lease lapses (RETAKEN), so dropping the marker loses nothing.
+            for task in (listing, split):
+                if task is not None and not task.done():
+                    task.cancel()
+                elif task is not None and not task.cancelled():
+                    task.exception()  # retrieved: the error that matters is the one raised
 
     async def _turn(self, key: str) -> Claim:
-        """Wait until the change ``key`` is this worker's to write (WON, RETAKEN) or written (DONE)."""
-        pause = 0.002
+        """WON or RETAKEN: this worker owns the change ``key``; HELD: another worker owns it and
+        has split it in parts, which this one helps write; DONE: written."""
+        pause = POLL_MIN
         while True:
             claim = await self.events.claim_once(key, self.lease)
             if claim is not Claim.HELD:
                 return claim
-            # Another worker writes it now (a few ms for 1,000 sessions); the next change must
-            # wait for it, or the two could reach a stream in the wrong order.
+            # A probe with a lease that lapses at once: DONE only once the owner split it.
+            if await self.events.claim_once(f"{key}#split", PROBE) is Claim.DONE:
+                return Claim.HELD
+            # Its owner has not started the parts (or died first): the next change must wait,
+            # or the two could reach a stream in the wrong order.
             await asyncio.sleep(pause)
             pause = min(pause * 2, POLL_MAX)
-
-    async def _write(self, key: str, kind: Any, uris: Any, ready: list[str], retaken: bool) -> int:
-        written = 0
-        if kind in KINDS and self.provider.capabilities.list_changed:
-            note = notification(f"notifications/{kind}/list_changed", None)
-            written += await self._send(ready, note, f"{key}|list", retaken)
-        if self.provider.capabilities.resources_subscribe:
-            for uri in uris if isinstance(uris, list) else []:
-                if not isinstance(uri, str):
-                    continue
-                updated = notification("notifications/resources/updated", {"uri": uri})
-                subscribers = await self.sessions.subscribers(uri)
-                written += await self._send(subscribers, updated, f"{key}|{uri}", retaken)
-        return written
-
-    async def _send(self, session_ids: list[str], note: dict[str, Any], tag: str, retaken: bool) -> int:
-        if retaken:
-            # A writer died mid-change: skip the sessions it reached (their entries carry the tag).
-            reached = await self.events.tagged(session_ids, STANDALONE_STREAM, tag, RETAKE_WINDOW)
-            session_ids = [sid for sid in session_ids if sid not in reached]
-        # One broadcast (Redis: pipelined in batches), not a round trip per session.
-        return await self.events.broadcast(session_ids, STANDALONE_STREAM, note, tag=tag)

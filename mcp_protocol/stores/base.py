@@ -18,11 +18,14 @@ Exception tree::
 from __future__ import annotations
 
 import enum
+import functools
+import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..jsonrpc import dumps
 from ..session import Session
 
 
@@ -108,6 +111,13 @@ class SessionStore(ABC):
         without sliding their expiry. Backends may do it without building ``Session`` objects."""
         return [s.id for s in await self.list_sessions(limit=2**31) if s.initialized]
 
+    async def initialized_among(self, session_ids: list[str]) -> list[str]:
+        """Those of ``session_ids`` that are live and past ``notifications/initialized``, in the
+        order given, without sliding their expiry (the fan-out checks the sessions of a list it
+        took once, a slice at a time, so its first writes need not wait for every session)."""
+        ready = set(await self.initialized_session_ids())
+        return [sid for sid in session_ids if sid in ready]
+
     async def principal_session_ids(self, principal: str) -> list[str]:
         """Ids of the initialized live sessions of ``principal`` (a key's scope changed: its
         sessions get list_changed). Rare, so the generic listing is good enough."""
@@ -146,9 +156,27 @@ class SessionStore(ABC):
 class Event:
     id: str
     message: dict[str, Any]
+    # The message's wire form (``wire_json``), when the store has it at hand: what a stream
+    # writes, so a message read by many streams is not serialized once each.
+    data: bytes | None = None
 
 
 STANDALONE_STREAM = "_GET"
+SHARED_WIRE_MAX = 1024  # bytes: stored messages this small have their wire form cached
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_wire(payload: str) -> bytes:
+    return dumps(json.loads(payload))
+
+
+def wire_json(payload: str) -> bytes:
+    """The wire form (``jsonrpc.dumps``) of a message as a store keeps it (``json.dumps``): a
+    fan-out's note, stored alike in every session's log, is serialized again once per worker,
+    not once per stream that reads it. Large ones (a tool's result) are not kept."""
+    if len(payload) <= SHARED_WIRE_MAX:
+        return _cached_wire(payload)
+    return dumps(json.loads(payload))
 
 
 def make_event_id(stream_id: str, seq: int) -> str:

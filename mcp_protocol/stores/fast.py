@@ -134,6 +134,10 @@ class FastRedis:
         return await self._await(conn, conn.send(encode(args)),
                                  self.socket_timeout if timeout is None else timeout)
 
+    async def call_packed_on(self, conn: RespConnection, packed: bytes, *, timeout: float) -> Reply:
+        """One command already encoded (``resp.encode``) on ``conn``; its reply."""
+        return await self._await(conn, conn.send(packed), timeout)
+
     @staticmethod
     async def _await(conn: RespConnection, future: asyncio.Future[Reply], timeout: float) -> Reply:
         timer = asyncio.get_running_loop().call_later(timeout, _expire, conn, future, timeout)

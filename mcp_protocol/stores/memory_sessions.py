@@ -167,6 +167,14 @@ class MemorySessionStore(SessionStore):
     async def initialized_session_ids(self) -> list[str]:
         return [d["id"] for d in self._all() if d.get("state") == "ready"]
 
+    async def initialized_among(self, session_ids: list[str]) -> list[str]:
+        now = time.monotonic()
+        with self._lock:
+            self._sweep(now)
+            records = self._sessions
+            return [sid for sid in session_ids
+                    if (r := records.get(sid)) is not None and r.data.get("state") == "ready"]
+
     async def subscribers(self, uri: str) -> list[str]:
         return [d["id"] for d in self._all() if uri in d["subscriptions"]]
 

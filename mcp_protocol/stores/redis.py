@@ -275,6 +275,14 @@ class RedisSessionStore(SessionStore):
         return [sid for sid, raw in zip(ids, raws, strict=True)
                 if raw is not None and json.loads(raw).get("state") == "ready"]
 
+    async def initialized_among(self, session_ids: list[str]) -> list[str]:
+        if not session_ids:
+            return []
+        with unavailable_as_store_error():
+            raws = await self._get_many(session_ids)
+        return [sid for sid, raw in zip(session_ids, raws, strict=True)
+                if raw is not None and json.loads(raw).get("state") == "ready"]
+
     async def subscribers(self, uri: str) -> list[str]:
         client = await self._redis.ready_client()
         with unavailable_as_store_error():

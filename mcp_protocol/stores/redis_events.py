@@ -53,8 +53,17 @@ from typing import Any
 
 import redis.exceptions
 
-from .base import Claim, Event, EventStore, UnknownEvent, make_event_id, parse_event_id
-from .connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from .base import (
+    Claim,
+    Event,
+    EventStore,
+    StoreUnavailable,
+    UnknownEvent,
+    make_event_id,
+    parse_event_id,
+    wire_json,
+)
+from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, unavailable_as_store_error
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
 from .resp import bulk, encode
 from .topology import RedisTopology, check_prefix
@@ -99,6 +108,10 @@ def _entry_id(seq: int) -> str:
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
+
+
+def _event(stream_id: str, seq: int, payload: str) -> Event:
+    return Event(make_event_id(stream_id, seq), json.loads(payload), wire_json(payload))
 
 
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
@@ -247,12 +260,18 @@ class RedisEventStore(EventStore):
         watch = tail.watch(key, seq_of(reply[1]))
         try:
             for i in range(2, len(reply), 2):
-                yield Event(make_event_id(stream_id, seq_of(reply[i])), json.loads(reply[i + 1]))
+                yield _event(stream_id, seq_of(reply[i]), reply[i + 1])
             while True:
-                with unavailable_as_store_error():
+                # Not unavailable_as_store_error(): a generator-based context manager and a
+                # current_task() per wake-up of every stream of a fan-out. take() awaits only
+                # the tail's future (no redis-py call that could swallow a cancel); a failed
+                # shard hands it its connection error.
+                try:
                     batch = await watch.take()
+                except UNAVAILABLE as exc:
+                    raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
                 for seq, payload in batch:
-                    yield Event(make_event_id(stream_id, seq), json.loads(payload))
+                    yield _event(stream_id, seq, payload)
         finally:
             tail.unwatch(watch)
 
@@ -271,13 +290,23 @@ class RedisEventStore(EventStore):
         once, tried = self._once(key)
         fast = self._redis.fast()
         with unavailable_as_store_error():
-            # SET NX GET (Redis >= 7.0) takes the lease or returns the state it found.
-            found = await fast.execute("SET", once, "held", "NX", "GET", "PX", _ms(lease), key=once)
+            # One round trip: SET NX GET (Redis >= 7.0) takes the lease or returns the state it
+            # found, and the "tried" marker is set in the same write (a fan-out claims a change
+            # and its parts on the way to the first stream). Set even when the lease was not
+            # taken: then the job was won before (HELD: the marker exists) or finished (DONE:
+            # nobody wins it for DONE_TTL; a win after that is RETAKEN, checked for what was
+            # written, the safe answer).
+            found, tried_before = await fast.pipeline_packed(
+                encode(("SET", once, "held", "NX", "GET", "PX", _ms(lease)))
+                + encode(("SET", tried, "1", "NX", "GET", "PX", _ms(max(lease * 10, 3600.0)))),
+                2, key=once)
+            for reply in (found, tried_before):
+                if isinstance(reply, Exception):
+                    raise reply
             if found is not None:
                 return Claim.DONE if found == "done" else Claim.HELD
-            # Won: the first time, or after a winner's lease lapsed (it may have written a part).
-            first = await fast.execute("SET", tried, "1", "NX", "PX", _ms(max(lease * 10, 3600.0)), key=tried)
-        return Claim.WON if first is not None else Claim.RETAKEN
+        # Won: the first time, or after a winner's lease lapsed (it may have written a part).
+        return Claim.WON if tried_before is None else Claim.RETAKEN
 
     async def finish_once(self, key: str, ttl: float) -> None:
         once, tried = self._once(key)

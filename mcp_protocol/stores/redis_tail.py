@@ -25,20 +25,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Hashable
 from typing import Any
 
 from .base import StreamLagging
 from .connection import UNAVAILABLE, raise_pending_cancel
 from .fast import FastRedis, Pipelined
-from .resp import RespConnection
+from .resp import RespConnection, bulk
 
 logger = logging.getLogger("mcp_protocol.stores")
 
 SHARD_KEYS = 500
 READ_COUNT = 256
 UNBLOCK_RETRY = 0.002
+# s: after a read that brought entries, the next waits this long. A fan-out appends to thousands
+# of streams over ~100 ms; reading again at once returned a few entries per XREAD of 500 keys
+# (py-spy: a fifth of a worker's CPU went to building and parsing those XREADs).
+LINGER = 0.002
 SEQ_BASE = 1_000_000
 
 
@@ -56,14 +59,19 @@ class Watch:
     not keep up: past it the watch fails with ``StreamLagging`` (never a silent gap) and the
     client resumes from the last event it got, which Redis still holds."""
 
-    __slots__ = ("error", "inbox", "key", "last", "max_backlog", "ready")
+    # A list and a future made only while waiting: an asyncio.Event and a deque each cost an
+    # idle stream ~370 bytes (tracemalloc), 10,000 of them per worker.
+    __slots__ = ("error", "inbox", "key", "last", "loop", "max_backlog", "waiter")
 
     def __init__(self, key: str, last: int, max_backlog: int) -> None:
+        # Kept: asyncio.get_running_loop() makes a getpid() syscall each time (3.8% of a worker
+        # in a fan-out, py-spy --native).
+        self.loop = asyncio.get_running_loop()
         self.key = key
         self.last = last
         self.max_backlog = max_backlog
-        self.inbox: deque[tuple[int, str]] = deque()
-        self.ready = asyncio.Event()
+        self.inbox: list[tuple[int, str]] = []
+        self.waiter: asyncio.Future[None] | None = None
         self.error: BaseException | None = None
 
     def offer(self, read_from: int, entries: list[tuple[int, str]]) -> None:
@@ -78,21 +86,28 @@ class Watch:
                 self.inbox.append((seq, payload))
                 self.last = seq
         if self.inbox:
-            self.ready.set()
+            self._wake()
 
     def fail(self, error: BaseException) -> None:
         self.error = error
-        self.ready.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def take(self) -> list[tuple[int, str]]:
         """The entries received since the last call; waits for at least one."""
         while not self.inbox:
             if self.error is not None:
                 raise self.error
-            self.ready.clear()
-            await self.ready.wait()
-        batch = list(self.inbox)
-        self.inbox.clear()
+            self.waiter = self.loop.create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+        batch, self.inbox = self.inbox, []
         return batch
 
 
@@ -101,8 +116,11 @@ class _Shard:
         self.tail = tail
         self.group = group
         self.node: FastRedis | None = None  # the server the reader is on (a Cluster master)
-        self.watches: dict[str, set[Watch]] = {}
+        self.watches: dict[str, list[Watch]] = {}  # a list: one watch a key, as a rule
         self.cursor: dict[str, int] = {}
+        # The XREAD's arguments, encoded once: each key, and each key's start (kept with cursor).
+        self.key_bulk: dict[str, bytes] = {}
+        self.start_bulk: dict[str, bytes] = {}
         self.conn: RespConnection | None = None
         self.client_id: int | None = None
         self.gen = 0  # bumped whenever the reader must re-read with new keys or positions
@@ -111,26 +129,35 @@ class _Shard:
         self.task: asyncio.Task[None] = asyncio.get_running_loop().create_task(
             self._read(), name="mcp-redis-tail")
 
+    def _move(self, key: str, seq: int) -> None:
+        if self.cursor.get(key) != seq:
+            self.cursor[key] = seq
+            self.start_bulk[key] = bulk(entry_of(seq))
+
     def add(self, watch: Watch) -> None:
-        group = self.watches.setdefault(watch.key, set())
-        group.add(watch)
+        group = self.watches.setdefault(watch.key, [])
+        group.append(watch)
         cursor = self.cursor.get(watch.key)
         if cursor is None or watch.last < cursor:
-            self.cursor[watch.key] = watch.last
+            if cursor is None:
+                self.key_bulk[watch.key] = bulk(watch.key)
+            self._move(watch.key, watch.last)
             self._poke()
 
     def remove(self, watch: Watch) -> None:
         group = self.watches.get(watch.key)
         if group is None:
             return
-        group.discard(watch)
+        with contextlib.suppress(ValueError):
+            group.remove(watch)
         if not group:
             del self.watches[watch.key]
             del self.cursor[watch.key]
+            del self.key_bulk[watch.key], self.start_bulk[watch.key]
             if not self.watches:
                 self._poke()  # nothing left to read: let the reader end now, not after its block
         else:
-            self.cursor[watch.key] = min(w.last for w in group)
+            self._move(watch.key, min(w.last for w in group))
 
     def _poke(self) -> None:
         self.gen += 1
@@ -159,15 +186,17 @@ class _Shard:
             self.conn = await fast.open()
             self.client_id = int(await fast.call_on(self.conn, "CLIENT", "ID"))
             raise_pending_cancel()
+            head = (b"$5\r\nXREAD\r\n$5\r\nCOUNT\r\n" + bulk(READ_COUNT) + b"$5\r\nBLOCK\r\n"
+                    + bulk(block_ms) + b"$7\r\nSTREAMS\r\n")
+            timeout = block_ms / 1000 + fast.socket_timeout
             while self.watches:
                 self.seen_gen = self.gen
-                keys = list(self.cursor)
-                starts = [self.cursor[k] for k in keys]
-                reply: Any = await fast.call_on(
-                    self.conn, "XREAD", "COUNT", READ_COUNT, "BLOCK", block_ms, "STREAMS", *keys,
-                    *(entry_of(s) for s in starts), timeout=block_ms / 1000 + fast.socket_timeout)
+                read_from = dict(self.cursor)
+                packed = b"".join([b"*%d\r\n" % (6 + 2 * len(read_from)), head,
+                                   *[self.key_bulk[k] for k in read_from],
+                                   *[self.start_bulk[k] for k in read_from]])
+                reply: Any = await fast.call_packed_on(self.conn, packed, timeout=timeout)
                 raise_pending_cancel()
-                read_from = dict(zip(keys, starts, strict=True))
                 for key, raw in reply or ():
                     group = self.watches.get(key)
                     if not group or not raw:
@@ -175,7 +204,9 @@ class _Shard:
                     entries = [(seq_of(eid), fields[1]) for eid, fields in raw]
                     for watch in list(group):
                         watch.offer(read_from[key], entries)
-                    self.cursor[key] = min(w.last for w in group)
+                    self._move(key, min(w.last for w in group))
+                if reply:
+                    await asyncio.sleep(LINGER)  # let a fan-out's appends gather (see LINGER)
         except UNAVAILABLE as exc:
             self.tail.fast.forget_routes()  # on a Cluster the slot may have moved: ask again
             self._fail(exc)
@@ -196,6 +227,8 @@ class _Shard:
                 watch.fail(error)
         self.watches.clear()
         self.cursor.clear()
+        self.key_bulk.clear()
+        self.start_bulk.clear()
 
 
 class Tail:

@@ -19,6 +19,11 @@ from typing import Any, cast
 
 import redis.exceptions
 
+try:  # the C parser (a dependency); the Python one below stays for an install without it
+    import hiredis
+except ImportError:  # pragma: no cover
+    hiredis = None  # type: ignore[assignment]
+
 Reply = Any
 
 
@@ -91,6 +96,16 @@ def _parse(buf: bytearray, pos: int) -> tuple[Reply, int]:
     raise redis.exceptions.InvalidResponse(f"Unexpected RESP type {kind!r}")
 
 
+class _ReplyError(redis.exceptions.ResponseError):
+    """An error reply as hiredis builds it; top-level ones become ``_error``'s classes, nested
+    ones (inside an EXEC or a pipeline group) stay ``ResponseError``s as ``_parse`` makes them."""
+
+
+def _reader() -> Any:
+    return hiredis.Reader(encoding="utf-8", replyError=_ReplyError,
+                          protocolError=redis.exceptions.InvalidResponse)
+
+
 class _Slot:
     """The replies awaited for one send: one command, or a group resolved as one list."""
 
@@ -108,11 +123,15 @@ class RespConnection(asyncio.Protocol):
         self.buf = bytearray()
         self.closed = False
         self.out: list[bytes] = []
+        self.reader = _reader() if hiredis is not None else None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def data_received(self, data: bytes) -> None:
+        if self.reader is not None:
+            self._received(data)
+            return
         self.buf += data
         pos = 0
         try:
@@ -146,6 +165,42 @@ class RespConnection(asyncio.Protocol):
         del self.buf[:pos]
         if self.closed and not self.pending and self.transport is not None:
             self.transport.close()  # retired, and every reply it owed has arrived
+
+    def _received(self, data: bytes) -> None:
+        reader = self.reader
+        reader.feed(data)
+        try:
+            while self.pending:
+                reply = reader.gets()
+                if reply is False:
+                    return  # incomplete: the rest comes with the next read
+                if type(reply) is _ReplyError:
+                    reply = _error(str(reply))
+                    if type(reply) is redis.exceptions.ReadOnlyError:
+                        self.retire()  # a demoted master: what follows must go to the new one
+                self._resolve(reply)
+        except Exception as exc:  # a frame we cannot parse: nothing after it can be matched
+            self.abort(redis.exceptions.ConnectionError(f"Bad reply from Redis: {exc}"))
+            return
+        finally:
+            if self.closed and not self.pending and self.transport is not None:
+                self.transport.close()  # retired, and every reply it owed has arrived
+
+    def _resolve(self, reply: Reply) -> None:
+        slot = self.pending[0]
+        slot.replies.append(reply)
+        if len(slot.replies) < slot.count:
+            return
+        self.pending.popleft()
+        future = slot.future
+        if future.done():  # a cancelled caller: its replies are read and dropped
+            return
+        if slot.group:
+            future.set_result(slot.replies)  # error replies stay in the list as objects
+        elif isinstance(reply, redis.exceptions.RedisError):
+            future.set_exception(reply)
+        else:
+            future.set_result(reply)
 
     def retire(self) -> None:
         """Take no new command (``send`` raises ``ConnectionError``: the caller reconnects); close

@@ -50,7 +50,7 @@ from .headers import (
 )
 from .modern import ModernStream
 from .pending import CANCELLED
-from .replay import serve_log
+from .replay import SessionView, serve_log
 from .responses import (
     JSON_HEADERS,
     HTTPError,
@@ -356,15 +356,19 @@ class MCPEndpoint:
         check_get_accept(headers)
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)
+        # The stream may stay open for hours: it keeps its session's id and version only, not
+        # the whole record (~3 KB per idle stream with its parsed JSON, tracemalloc).
+        view = SessionView(session.id, session.protocol_version)
+        del session  # a coroutine's frame keeps its locals alive for as long as it runs
         after = headers.last_event_id
         stream_id = parse_event_id(after)[0] if after else STANDALONE_STREAM
         if stream_id != STANDALONE_STREAM:
             # [11] "Resumability": resume the POST stream that event belongs to, and only it.
             async def alive() -> bool:  # ended on another worker (DELETE, expiry): stop waiting
-                return await rt.sessions.load(session.id) is not None
+                return await rt.sessions.load(view.id) is not None
 
-            async with rt.leases.watch_orphan(session.id, stream_id):  # its worker may be dead
-                await serve_log(rt, session, send, receive, stream_id, after, on_tick=alive)
+            async with rt.leases.watch_orphan(view.id, stream_id):  # its worker may be dead
+                await serve_log(rt, view, send, receive, stream_id, after, on_tick=alive)
             return
         owner = rt.pending.new_id()
         ttl = max(rt.config.keepalive * 3, CLAIM_MIN_TTL)  # refreshed at every keep-alive
@@ -372,13 +376,13 @@ class MCPEndpoint:
         # lost: it takes the claim over, so a worker that died (or has not noticed the drop yet)
         # does not keep it out with 409s until the claim lapses; the old holder's next
         # heartbeat fails and ends its stream. A plain second GET still gets 409.
-        if not await rt.sessions.claim_stream(session.id, owner, ttl, take_over=after is not None):
+        if not await rt.sessions.claim_stream(view.id, owner, ttl, take_over=after is not None):
             raise HTTPError(409, "Conflict: only one standalone SSE stream is allowed per session")
 
         async def heartbeat() -> bool:
             # Keep the cluster-wide claim, and end the stream once the session is gone.
-            return await rt.sessions.refresh_claim(session.id, owner, ttl) and (
-                await rt.sessions.load(session.id) is not None
+            return await rt.sessions.refresh_claim(view.id, owner, ttl) and (
+                await rt.sessions.load(view.id) is not None
             )
 
         try:
@@ -387,11 +391,11 @@ class MCPEndpoint:
                 # A new stream starts now: what the log holds went to earlier streams (or to none)
                 # and must not be delivered twice ([L] transports.mdx: a message goes on one
                 # stream). Its start is a log position, so the priming event ([11]) can name it.
-                start = await rt.events.append(session.id, STANDALONE_STREAM, PRIME)
-            await serve_log(rt, session, send, receive, STANDALONE_STREAM, start, on_tick=heartbeat,
+                start = await rt.events.append(view.id, STANDALONE_STREAM, PRIME)
+            await serve_log(rt, view, send, receive, STANDALONE_STREAM, start, on_tick=heartbeat,
                             fresh=after is None)
         finally:
-            await rt.sessions.release_stream(session.id, owner)
+            await rt.sessions.release_stream(view.id, owner)
 
     # -- DELETE ---------------------------------------------------------------------------------
     async def delete(self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders) -> None:

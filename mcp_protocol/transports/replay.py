@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..jsonrpc import dumps
-from ..session import Session
 from ..stores.base import Event, StreamLagging
 from ..versions import sends_priming_event
 from . import sse
@@ -26,12 +25,30 @@ from .watch import StreamWatch
 if TYPE_CHECKING:
     from .runtime import Runtime
 
+class StreamSession(Protocol):
+    """What a stream needs of its session (a ``Session`` is one): a GET stream may stay open for
+    hours, and keeps this much rather than the whole record."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def protocol_version(self) -> str | None: ...
+
+
+class SessionView(NamedTuple):
+    """The smallest ``StreamSession`` (56 bytes; a ``Session`` with its sets and dicts ~1 KB)."""
+
+    id: str
+    protocol_version: str | None
+
+
 FIRST_EVENT_WAIT = 0.2  # a bad Last-Event-ID fails in the store's first step (memory: at once; Redis: 1 RTT)
 
 
 async def serve_log(
     rt: Runtime,
-    session: Session,
+    session: StreamSession,
     send: Send,
     receive: Receive,
     stream_id: str,
@@ -45,15 +62,18 @@ async def serve_log(
     the position a new stream was just given (not a client's Last-Event-ID): it is the priming
     event's id for clients that get one."""
     events: AsyncIterator[Event] = rt.events.listen(session.id, stream_id, after)
-    first: asyncio.Future[Event] = asyncio.ensure_future(anext(events))
-    # Only a client's Last-Event-ID can name an unknown event; give the store's first step the
-    # chance to say so before the 200 goes out (memory: at once; Redis: one round trip).
-    resume = after is not None and not fresh
-    done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT if resume else 0)
-    if done and first.exception() is not None:
-        with contextlib.suppress(Exception):
-            await events.aclose()  # type: ignore[attr-defined]
-        first.result()
+    first: asyncio.Future[Event] | None = None
+    if after is not None and not fresh:
+        # Only a client's Last-Event-ID can name an unknown event; give the store's first step
+        # the chance to say so before the 200 goes out (memory: at once; Redis: one round trip).
+        # A fresh stream starts at a position just made: its pump takes the first event itself
+        # (one task less per idle stream).
+        first = asyncio.ensure_future(anext(events))
+        done, _ = await asyncio.wait((first,), timeout=FIRST_EVENT_WAIT)
+        if done and first.exception() is not None:
+            with contextlib.suppress(Exception):
+                await events.aclose()  # type: ignore[attr-defined]
+            first.result()
     cfg = rt.config
     priming = sends_priming_event(session.protocol_version)
     retry_ms = cfg.retry_ms if priming else None
@@ -69,32 +89,54 @@ async def serve_log(
     watch = StreamWatch(
         writer, receive, keepalive=cfg.keepalive, ended=ended, retry_ms=retry_ms, on_tick=on_tick
     )
-    pump = asyncio.ensure_future(_pump(first, events, writer))
+    # The pump runs in this (the request's) task, not one of its own: one task less per idle
+    # stream. The watch ends it by cancelling this task, told apart from the caller's cancel.
+    me = asyncio.current_task()
+    assert me is not None
+    state = [True, False]  # pumping, stopped by the watch (a list: a dict is ~230 bytes)
+
+    def watch_done(_: object) -> None:
+        # The client left, the session ended, a check failed, the deadline came: stop pumping.
+        if state[0]:
+            state[1] = True
+            me.cancel()
+
+    watch.task.add_done_callback(watch_done)
+    complete = False
     try:
-        await asyncio.wait((pump, watch.task), return_when=asyncio.FIRST_COMPLETED)
+        try:
+            await _pump(first, events, writer)
+            complete = True
+        except asyncio.CancelledError:
+            if not state[1] or me.uncancel() > 0:
+                raise  # the caller's cancel, not (only) the watch's
+        except StreamLagging:
+            logger.info("ending a stream of session %s: its client fell behind", session.id)
+        except Exception:  # the store failed (Redis gone): the client resumes (retry, below)
+            logger.debug("a stream of session %s lost its store", session.id, exc_info=True)
     finally:
-        pump.cancel()
-        first.cancel()
+        state[0] = False
+        if first is not None:
+            first.cancel()
         await watch.stop()
-        with contextlib.suppress(BaseException):
-            await pump
         with contextlib.suppress(Exception):
             await events.aclose()  # type: ignore[attr-defined]
         rt.unregister_stream(session.id, ended)
-        complete = pump.done() and not pump.cancelled() and pump.exception() is None
-        if pump.done() and not pump.cancelled() and isinstance(pump.exception(), StreamLagging):
-            logger.info("ending a stream of session %s: its client fell behind", session.id)
         # Cut short (session ended, server closing, a reader too slow): tell the client to come
         # back and resume ([11] "Resumability"); a complete one (the end marker) just ends.
         await writer.close(None if complete else retry_ms)
 
 
-async def _pump(first: asyncio.Future[Event], events: AsyncIterator[Event], writer: sse.SSEWriter) -> None:
-    event = await first
+async def _pump(first: asyncio.Future[Event] | None, events: AsyncIterator[Event],
+                writer: sse.SSEWriter) -> None:
+    event = await first if first is not None else await anext(events)
     while True:
         marker = event.message.get(MARKER)
         if marker == "end":
             return
-        if marker is None and not await writer.write(sse.frame(dumps(event.message), event.id)):
+        # ``data``: the store's JSON of the message, shared by every stream it reaches (a
+        # fan-out's note is serialized once, not once per stream).
+        data = event.data if event.data is not None else dumps(event.message)
+        if marker is None and not await writer.write(sse.frame(data, event.id)):
             return
         event = await anext(events)

@@ -39,6 +39,7 @@ from .leases import Leases
 from .pending import PendingRequests
 from .security import OriginGuard
 from .standalone import StandaloneOutbound
+from .watch import EndSignal
 
 logger = logging.getLogger("mcp_protocol.runtime")
 
@@ -97,7 +98,7 @@ class Runtime:
                              feed=self.server.feed)
         self.leases = Leases(self.sessions, self.events)
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
-        self._live: dict[str, set[asyncio.Event]] = {}
+        self._live: dict[str, list[EndSignal]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
 
@@ -140,19 +141,20 @@ class Runtime:
         return StandaloneOutbound(self.events, self.pending, session)
 
     # -- live streams of each session on this worker --------------------------------------------
-    def register_stream(self, session_id: str) -> asyncio.Event:
-        ended = asyncio.Event()
-        self._live.setdefault(session_id, set()).add(ended)
+    def register_stream(self, session_id: str) -> EndSignal:
+        ended = EndSignal()  # calls its stream's watch back: no task waits on it
+        self._live.setdefault(session_id, []).append(ended)
         if self.config.metrics:
             metrics.stream_opened()
         return ended
 
-    def unregister_stream(self, session_id: str, ended: asyncio.Event) -> None:
+    def unregister_stream(self, session_id: str, ended: EndSignal) -> None:
         if self.config.metrics:
             metrics.stream_closed()
         group = self._live.get(session_id)
         if group is not None:
-            group.discard(ended)
+            with contextlib.suppress(ValueError):
+                group.remove(ended)
             if not group:
                 del self._live[session_id]
 

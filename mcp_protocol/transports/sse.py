@@ -14,6 +14,7 @@ the event store for a ``Last-Event-ID`` resume.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Sequence
 
 from .responses import Send
@@ -46,12 +47,41 @@ def retry(retry_ms: int) -> bytes:
 
 
 class SSEWriter:
+    # One per open stream (10,000 a worker): slots, and no asyncio.Lock (an object and a dict
+    # each) for writes that almost never overlap; a queue is made only when one does.
+    __slots__ = ("_busy", "_held", "_send", "_waiters", "closed", "started")
+
     def __init__(self, send: Send) -> None:
         self._send = send
-        self._lock = asyncio.Lock()
+        self._busy = False
+        self._waiters: deque[asyncio.Future[None]] | None = None
         self.started = False
         self.closed = False
         self._held = b""
+
+    async def _acquire(self) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        if self._waiters is None:
+            self._waiters = deque()
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(turn)
+        try:
+            await turn  # _release hands the writer over: _busy stays set
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._release()  # handed over as the cancel came: pass it on
+            raise
+
+    def _release(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            turn = waiters.popleft()
+            if not turn.done():  # a cancelled waiter's turn is skipped
+                turn.set_result(None)
+                return
+        self._busy = False
 
     async def start(self, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
         self.started = True
@@ -75,7 +105,8 @@ class SSEWriter:
         """Write a chunk; False if the stream is closed (the client left or the server closed it)."""
         if self.closed:
             return False
-        async with self._lock:
+        await self._acquire()
+        try:
             if self.closed:
                 return False
             chunk, self._held = self._held + chunk, b""
@@ -84,6 +115,8 @@ class SSEWriter:
             except OSError:  # uvicorn's ClientDisconnected; the disconnect watcher also notices
                 self.closed = True
                 return False
+        finally:
+            self._release()
         return True
 
     async def close(self, retry_ms: int | None = None, tail: bytes = b"") -> None:
@@ -92,7 +125,8 @@ class SSEWriter:
         fewer than a ``write`` before the close)."""
         if self.closed:
             return
-        async with self._lock:
+        await self._acquire()
+        try:
             if self.closed:
                 return
             self.closed = True
@@ -102,6 +136,8 @@ class SSEWriter:
                 await self._send({"type": "http.response.body", "body": body, "more_body": False})
             except OSError:
                 pass
+        finally:
+            self._release()
 
     def detach(self) -> None:
         """The client disconnected: stop writing without touching ``send`` again."""

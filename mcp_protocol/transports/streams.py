@@ -36,7 +36,7 @@ from ..versions import sends_priming_event
 from . import sse
 from .pending import CancelWatch, ask
 from .responses import JSON_HEADERS, Receive, Send, send_bytes
-from .watch import StreamWatch
+from .watch import EndSignal, StreamWatch
 
 if TYPE_CHECKING:
     from .leases import RequestLease
@@ -95,7 +95,7 @@ class PostStream(Outbound):
         self._flush: asyncio.Future[None] | None = None
         self._close_after: float | None = None
         self._opened_at = 0.0
-        self.ended: asyncio.Event | None = None
+        self.ended: EndSignal | None = None
         # [L] basic/utilities/cancellation.mdx: the cancel may be POSTed to any worker.
         self.cancel_watch = CancelWatch(rt.pending, session.id)
 
