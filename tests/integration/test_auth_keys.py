@@ -333,15 +333,21 @@ async def test_a_scoped_key_on_the_deprecated_sse_transport_sees_only_its_tools(
         first = await anext(events)
         assert first.event == "endpoint"
         post_url = str(httpx.URL(f"{pair.a.base_url}/sse").join(first.data))
+        # As a client does (lifecycle.mdx "Initialization"): initialized only after the
+        # initialize result arrived; POSTing both at once raced the initialize's own save.
+        answers = {}
         for message in (initialize_message(), notification("notifications/initialized"),
                         request(2, "tools/list")):
             posted = await client.post(post_url, headers={**POST_HEADERS, **bearer(token)}, json=message)
             assert posted.status_code == 202, posted.text
-        async with asyncio.timeout(WAIT):
-            async for event in events:
-                if event.data and event.message.get("id") == 2:
-                    assert [t["name"] for t in event.message["result"]["tools"]] == ["echo"]
-                    break
+            if "id" not in message:
+                continue
+            async with asyncio.timeout(WAIT):
+                async for event in events:
+                    if event.data and event.message.get("id") == message["id"]:
+                        answers[message["id"]] = event.message
+                        break
+        assert [t["name"] for t in answers[2]["result"]["tools"]] == ["echo"], answers[2]
         other = await client.post(post_url, headers={**POST_HEADERS, **bearer(pair.key("other-sse"))},
                                   json=request(3, "ping"))
         assert other.status_code == 404  # another key's session is unknown
