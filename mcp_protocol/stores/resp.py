@@ -143,20 +143,7 @@ class RespConnection(asyncio.Protocol):
                     reply, pos = _parse(buf, pos)
                 if type(reply) is redis.exceptions.ReadOnlyError:  # type: ignore[comparison-overlap]
                     self.retire()  # a demoted master: what follows must go to the new one
-                slot = self.pending[0]
-                slot.replies.append(reply)
-                if len(slot.replies) < slot.count:
-                    continue
-                self.pending.popleft()
-                future = slot.future
-                if future.done():  # a cancelled caller: its replies are read and dropped
-                    continue
-                if slot.group:
-                    future.set_result(slot.replies)  # error replies stay in the list as objects
-                elif isinstance(reply, redis.exceptions.RedisError):
-                    future.set_exception(reply)
-                else:
-                    future.set_result(reply)
+                self._resolve(reply)
         except _Incomplete:
             pass
         except Exception as exc:  # a frame we cannot parse: nothing after it can be matched
