@@ -1,7 +1,8 @@
 """A Redis Cluster slot migrated while traffic flows (issue 15, "the Redis client we wrote is tested
 like a library"): appends to the event logs and session loads of one hash slot keep going while
 the slot moves to another master key by key (``ASK`` for the keys already moved) and then
-changes owner (``MOVED`` for a client with the old map). Nothing lost, nothing written twice, every
+changes owner (``MOVED`` for a client with the old map, and MOVED back and forth while the
+owners disagree). Nothing lost, nothing written twice, every
 call bounded in time.
 """
 
@@ -55,8 +56,13 @@ def migrate(cluster: PrivateCluster, slot: int, source: int, target: int) -> int
         src.execute_command("MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
         moved += len(keys)
         time.sleep(0.05)  # traffic meanwhile meets some keys here and some there: ASK
-    for port in cluster.ports:
+    # The new owner is announced to the old one first and to itself last, with a pause between:
+    # the worst order an operator's tool can take (redis-cli takes the target first). Meanwhile
+    # the old owner answers MOVED to the target and the target, still importing, MOVED back.
+    order = [source, *(p for p in cluster.ports if p not in (source, target)), target]
+    for port in order:
         redis.Redis(port=port).execute_command("CLUSTER", "SETSLOT", slot, "NODE", node_id(target))
+        time.sleep(0.1)
     return moved
 
 

@@ -37,14 +37,33 @@ def slow(id: int, seconds: float) -> dict[str, object]:
     return request(id, "tools/call", {"name": "slow", "arguments": {"seconds": seconds}})
 
 
+def body_sent() -> tuple[asyncio.Event, dict[str, object]]:
+    """An event set once httpx has written the request body (httpcore's ``trace`` extension).
+    The stop must find both slow requests inside the worker: a request still on its way when
+    SIGTERM lands is one uvicorn never read, and its connection is just closed."""
+    sent = asyncio.Event()
+
+    async def trace(name: str, info: dict[str, object]) -> None:
+        if name == "http11.send_request_body.complete":
+            sent.set()
+
+    return sent, {"trace": trace}
+
+
 async def test_sigterm_lets_requests_finish_for_the_grace_period_then_answers_the_rest(fleet: Fleet) -> None:
     a = fleet.worker(MCP_SHUTDOWN_GRACE_SECONDS=str(GRACE))
     b = fleet.worker()
     async with httpx.AsyncClient(timeout=WAIT) as client:
         session_id = await open_session(client, a.url)
         headers = session_headers(session_id)
-        short = asyncio.ensure_future(client.post(a.url, headers=headers, json=slow(1, GRACE / 4)))
-        long = asyncio.ensure_future(client.post(a.url, headers=headers, json=slow(2, 60)))
+        (short_sent, short_trace), (long_sent, long_trace) = body_sent(), body_sent()
+        short = asyncio.ensure_future(client.post(a.url, headers=headers, json=slow(1, GRACE / 4),
+                                                  extensions=short_trace))
+        long = asyncio.ensure_future(client.post(a.url, headers=headers, json=slow(2, 60),
+                                                 extensions=long_trace))
+        # Both on the wire before the streamed call is: the worker reads them no later than the
+        # call whose sampling request tells the test it is time to stop the worker.
+        await asyncio.wait_for(asyncio.gather(short_sent.wait(), long_sent.wait()), WAIT)
         ask = request(3, "tools/call", {"name": "ask_llm", "arguments": {"prompt": "hi"}})
         async with client.stream("POST", a.url, headers=headers, json=ask) as stream:
             events = sse_events(stream)
