@@ -52,6 +52,9 @@ DEFAULTS: dict[str, Any] = {
     # "mcp_protocol.transports.django_auth.django_user" for a Django session or a DRF token.
     "PRINCIPAL_RESOLVER": "mcp_protocol.transports.http.open_mode",
     "METRICS": True,
+    # The cyclic GC of a worker holding many streams (transports/gc_tuning.py): frozen at
+    # startup, then these thresholds. None: the process's GC is left as it is.
+    "GC_THRESHOLD": (50_000, 20, 100),
 }
 
 BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")

@@ -11,7 +11,8 @@ Channels' router costs a path comparison and a scope copy per request, about 3 %
 CPU of a served tools/call and inside the bench's noise (bench/README.md, "Routing through
 Channels"), so there is no separate fast path.
 
-The ``lifespan`` scope (sent by uvicorn, not by daphne) closes the MCP runtime on shutdown.
+The ``lifespan`` scope (sent by uvicorn, not by daphne) starts the MCP runtime (and tunes the
+GC for long-lived streams: ``mcp_protocol/transports/gc_tuning.py``) and closes it on shutdown.
 
 Run: ``uvicorn mcpsite.asgi:application --host 127.0.0.1 --port 8000``
 (or ``daphne -b 127.0.0.1 -p 8000 mcpsite.asgi:application``, or ``manage.py runserver``).
@@ -19,7 +20,6 @@ Run: ``uvicorn mcpsite.asgi:application --host 127.0.0.1 --port 8000``
 
 from __future__ import annotations
 
-import gc
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
@@ -41,12 +41,3 @@ application = ProtocolTypeRouter(
     }
 )
 
-
-# A worker holds thousands of long-lived objects per open stream (10,000 GET streams: ~680,000
-# tracked objects); CPython's full collection walks them all (~300 ms each, ten of them in a
-# 10,000-stream fan-out bench, py-spy: 23% of a worker's CPU in gc_collect_main). What startup
-# built (Django, the apps) is frozen out of every collection, and young collections run every
-# 50,000 allocations instead of 700, so a fan-out's short-lived objects die before they are
-# promoted and full collections stay rare.
-gc.freeze()
-gc.set_threshold(50_000, 20, 100)

@@ -153,6 +153,8 @@ MCP = {
     "ALWAYS_STREAM": env_bool("MCP_ALWAYS_STREAM", False),
     # Prometheus metrics of /mcp (README "Operations"); off saves their small cost per request.
     "METRICS": env_bool("MCP_METRICS", True),
+    # The worker's GC, tuned at startup for long-lived streams (empty: left as it is).
+    "GC_THRESHOLD": tuple(int(n) for n in env_list("MCP_GC_THRESHOLD", ["50000", "20", "100"])) or None,
     "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
     # MRTR requestState key ring (issue 13): comma-separated, first signs, all open.
     "REQUEST_STATE_KEYS": env_list("MCP_REQUEST_STATE_KEYS", []),

@@ -24,7 +24,7 @@ import logging
 import sys
 from typing import Any
 
-from . import runtime
+from . import gc_tuning, runtime
 
 logger = logging.getLogger("mcp_protocol.runtime")
 
@@ -38,6 +38,7 @@ async def startup() -> None:
     try:
         await runtime.get_runtime()
         logger.info("MCP runtime started: subscribed to the bus")
+        gc_tuning.apply()  # after the start: the runtime's long-lived objects are frozen too
     except Exception as exc:
         logger.warning("MCP runtime could not start (%s); retrying in the background: not ready", exc)
         task = asyncio.get_running_loop().create_task(_retry())
@@ -56,6 +57,7 @@ async def _retry() -> None:
             pause = min(pause * 2, RETRY_MAX)
             continue
         logger.info("MCP runtime started after a retry: subscribed to the bus")
+        gc_tuning.apply()
         return
 
 
