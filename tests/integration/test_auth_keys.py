@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,6 @@ from typing import Any
 
 import httpx
 import pytest
-import redis
 
 from tests.support import LiveServer
 from tests.support.live_server import ROOT
@@ -39,10 +37,10 @@ from tests.support.mcp_http import (
     session_headers,
     sse_events,
 )
+from tests.support.shared_redis import REDIS_URL, drop_keys, new_prefix, require_redis
 
 pytestmark = pytest.mark.timeout(90)
-REDIS_URL = "redis://127.0.0.1:6379/0"
-PREFIX = f"mcptest-auth-{uuid.uuid4().hex[:8]}"
+PREFIX = new_prefix("mcptest-auth")
 WAIT = 10.0
 
 
@@ -68,10 +66,7 @@ class Pair:
 
 @pytest.fixture(scope="module")
 def pair() -> Iterator[Pair]:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_timeout=2).ping()
-    except redis.RedisError:
-        pytest.skip("no Redis at 127.0.0.1:6379")
+    require_redis()
     tmp = Path(tempfile.mkdtemp(prefix="mcpsite-auth-"))
     env = {"REDIS_URL": REDIS_URL, "MCP_KEY_PREFIX": PREFIX, "MCP_KEEPALIVE_SECONDS": "0.5",
            "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}", "MCP_AUTH": "keys",
@@ -83,10 +78,7 @@ def pair() -> Iterator[Pair]:
     finally:
         a.stop()
         b.stop()
-        client = redis.Redis.from_url(REDIS_URL)
-        keys = list(client.scan_iter(f"*{PREFIX}*", count=1000))
-        if keys:
-            client.delete(*keys)
+        drop_keys(PREFIX)
         for path in tmp.iterdir():
             path.unlink()
         tmp.rmdir()

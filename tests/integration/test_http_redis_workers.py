@@ -15,33 +15,22 @@ from typing import Any
 
 import httpx
 import pytest
-import redis
 
 from mcp_protocol.bus.redis import RedisBus
 from tests.support import MEMORY_PROVIDER, LiveServer
 from tests.support.mcp_http import SSEEvent, open_session, request, session_headers, sse_events
+from tests.support.shared_redis import REDIS_URL, new_prefix, redis_prefix
 
 pytestmark = pytest.mark.timeout(90)
-REDIS_URL = "redis://127.0.0.1:6379/0"
-PREFIX = f"mcptest-{uuid.uuid4().hex[:8]}"
+PREFIX = new_prefix()
 
 
 @pytest.fixture(scope="module")
 def live() -> Iterator[LiveServer]:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_timeout=2).ping()
-    except redis.RedisError:
-        pytest.skip("no Redis at 127.0.0.1:6379")
-    env = {"REDIS_URL": REDIS_URL, "MCP_KEY_PREFIX": PREFIX, "MCP_KEEPALIVE_SECONDS": "0.5"}
-    server = LiveServer(provider=MEMORY_PROVIDER, env=env, workers=2).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        client = redis.Redis.from_url(REDIS_URL)
-        keys = list(client.scan_iter(f"*{PREFIX}*", count=1000))
-        if keys:
-            client.delete(*keys)
+    with redis_prefix(PREFIX):
+        env = {"REDIS_URL": REDIS_URL, "MCP_KEY_PREFIX": PREFIX, "MCP_KEEPALIVE_SECONDS": "0.5"}
+        with LiveServer(provider=MEMORY_PROVIDER, env=env, workers=2) as server:
+            yield server
 
 
 def fresh_client() -> httpx.AsyncClient:

@@ -20,15 +20,15 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-import redis
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.support.shared_redis import REDIS_URL, require_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = (
     str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 )
-REDIS_URL = "redis://127.0.0.1:6379/0"
 DEADLINE = 90.0
 
 ADD_TOOL = (
@@ -42,10 +42,7 @@ ADD_TOOL = (
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_timeout=2).ping()
-    except redis.RedisError as exc:  # pragma: no cover - CI starts Redis (scripts/test.sh)
-        pytest.skip(f"needs Redis at {REDIS_URL}: {exc}")
+    require_redis()
     values = {
         "DATABASE_URL": f"sqlite:///{tmp_path / 'registry.db'}",
         "REDIS_URL": REDIS_URL,
