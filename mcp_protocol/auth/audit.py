@@ -50,6 +50,9 @@ class AuditEntry:
     outcome: str  # ok, tool_error, error, rate_limited
     error: str  # the JSON-RPC error code and message, or the tool error's text, short
     duration_ms: float
+    # ``arguments`` as JSON text, set with the redacted and capped value before a sink sees the
+    # entry: capping measured that text already, so a sink stores it instead of encoding again.
+    arguments_json: str | None = None
 
 
 _secret_keys: dict[str, bool] = {}  # key → looks like a secret (keys repeat: a tool's argument names)
@@ -76,19 +79,31 @@ def redact(value: Any, depth: int = 0) -> Any:
 
 
 def capped(value: Any, max_bytes: int) -> Any:
+    return _capped(value, max_bytes)[0]
+
+
+def _capped(value: Any, max_bytes: int) -> tuple[Any, str | None]:
+    """The redacted, capped value and its JSON text (``None`` for ``None``: stored as SQL NULL)."""
+    if value is None:
+        return None, None
     value = redact(value)
     text = json.dumps(value, ensure_ascii=False, default=str)
     # A character is at most 4 bytes of UTF-8: short texts need no encoding to be measured.
     if len(text) * 4 <= max_bytes or len(text.encode()) <= max_bytes:
-        return value
-    return {"_truncated": text.encode()[:max_bytes].decode(errors="ignore")}
+        return value, text
+    cut = {"_truncated": text.encode()[:max_bytes].decode(errors="ignore")}
+    return cut, json.dumps(cut, ensure_ascii=False)
 
 
 def _prepare(batch: list[AuditEntry], max_bytes: int) -> list[AuditEntry]:
     # Built field by field: dataclasses.replace() costs several times a constructor call.
-    return [AuditEntry(e.time, e.principal, e.principal_id, e.session, e.revision, e.method, e.name,
-                       capped(e.arguments, max_bytes), e.outcome, e.error, e.duration_ms)
-            for e in batch]
+    prepared = []
+    for e in batch:
+        arguments, text = _capped(e.arguments, max_bytes)
+        prepared.append(AuditEntry(e.time, e.principal, e.principal_id, e.session, e.revision,
+                                   e.method, e.name, arguments, e.outcome, e.error, e.duration_ms,
+                                   text))
+    return prepared
 
 
 class AuditSink(ABC):
