@@ -152,8 +152,13 @@ class AuditQueue:
             self._task = None
         await self.flush()
 
-    async def flush(self) -> None:
-        while self._queue:
+    async def flush(self, *, everything: bool = True) -> None:
+        """Write what waits; with ``everything=False`` only whole batches of ``BATCH``, the rest
+        waiting for the next tick. Each write is one transaction, whose commit costs the writer
+        thread about 1 ms of CPU whatever its size (SQLite's journal and fsync, measured per write
+        in the served bench): draining the queue as fast as it filled wrote ~80-row batches
+        back to back, ~12 µs of CPU per audited call in commits alone."""
+        while self._queue and (everything or len(self._queue) >= BATCH):
             batch = [self._queue.popleft() for _ in range(min(BATCH * 5, len(self._queue)))]
             # Redacted and capped in a thread: not by the call that recorded it, nor on the loop.
             batch = await asyncio.to_thread(_prepare, batch, self.max_bytes)
@@ -165,7 +170,12 @@ class AuditQueue:
 
     async def _run(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
+            try:
                 await asyncio.wait_for(self._wake.wait(), FLUSH_EVERY)
+                woken = True
+            except TimeoutError:
+                woken = False
             self._wake.clear()
-            await self.flush()
+            # Woken by a full batch: write whole batches. A tick: everything, so no entry waits
+            # much longer than FLUSH_EVERY.
+            await self.flush(everything=not woken)
