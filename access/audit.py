@@ -1,6 +1,6 @@
 """``DatabaseAuditSink``: the audit queue's ``AuditSink`` (``mcp_protocol/auth/audit.py``) on the
-``AuditRecord`` table: one ``bulk_create`` per batch, in a worker thread. ``prune`` deletes what is
-older than ``MCP_AUDIT_RETENTION_DAYS`` (the ``prune_audit`` command)."""
+``AuditRecord`` table: one transaction of multi-row ``INSERT``s per batch, in a worker thread.
+``prune`` deletes what is older than ``MCP_AUDIT_RETENTION_DAYS`` (the ``prune_audit`` command)."""
 
 from __future__ import annotations
 
@@ -56,15 +56,15 @@ def _write(entries: list[AuditEntry]) -> None:
 
 
 def _time_adapter() -> Callable[[float], object]:
-    """Epoch seconds → the ``time`` column's value. A backend without time zone support (SQLite)
-    gets what ``adapt_datetimefield_value`` makes of an aware datetime, the naive time in the
-    connection's zone as text, built directly: through Django it was 2.3 µs a row (make_naive,
-    is_aware), a fifth of the writer thread's Python time."""
-    if connection.features.supports_timezones:
-        adapt = connection.ops.adapt_datetimefield_value
-        return lambda t: adapt(datetime.fromtimestamp(t, UTC))
-    zone = connection.timezone
-    return lambda t: str(datetime.fromtimestamp(t, zone).replace(tzinfo=None))
+    """Epoch seconds → the ``time`` column's value. SQLite gets what its
+    ``adapt_datetimefield_value`` makes of an aware datetime, the naive time in the connection's
+    zone as text, built directly: through Django it was 2.3 µs a row (make_naive, is_aware), a
+    fifth of the writer thread's Python time. Other backends adapt as Django does."""
+    if connection.vendor == "sqlite":
+        zone = connection.timezone
+        return lambda t: str(datetime.fromtimestamp(t, zone).replace(tzinfo=None))
+    adapt = connection.ops.adapt_datetimefield_value
+    return lambda t: adapt(datetime.fromtimestamp(t, UTC))
 
 
 def _arguments_adapter() -> Callable[[AuditEntry], object]:
