@@ -1,10 +1,13 @@
 """``DatabaseAuditSink``: the audit queue's ``AuditSink`` (``mcp_protocol/auth/audit.py``) on the
-``AuditRecord`` table: one ``bulk_create`` per batch, in a worker thread. ``prune`` deletes what is
-older than ``MCP_AUDIT_RETENTION_DAYS`` (the ``prune_audit`` command)."""
+``AuditRecord`` table: one transaction of multi-row ``INSERT``s per batch, in a worker thread.
+``prune`` deletes what is older than ``MCP_AUDIT_RETENTION_DAYS`` (the ``prune_audit`` command)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
@@ -18,36 +21,72 @@ from .models import AuditRecord
 
 COLUMNS = ("time", "principal", "principal_id", "session", "revision", "method", "name", "arguments",
            "outcome", "error", "duration_ms")
+MAX_PARAMETERS = 32_000  # under PostgreSQL's 65,535 and SQLite's 32,766 (3.32+) bind parameters
 
 
 def _write(entries: list[AuditEntry]) -> None:
-    """One ``executemany`` in one transaction: the ORM's ``bulk_create`` costs about four times the
-    CPU per row (measured: 66 against 16 µs), and this runs in the process that serves the calls.
-    Values are adapted by the backend's own field preparation (JSON, datetimes), so it works on
-    SQLite and PostgreSQL alike."""
+    """Multi-row ``INSERT``s in one transaction, values built for the backend directly. The ORM's
+    ``bulk_create`` costs about four times the CPU per row (66 against 16 µs), and this runs in the
+    process that serves the calls, in a thread that takes the GIL from the event loop: per row,
+    10.4 → 5.9 µs of CPU (5,000 rows, SQLite) with no second JSON encoding, no Django datetime
+    adaptation, and one statement per ``bulk_batch_size`` rows (90 on SQLite: Django's limit of
+    999 parameters) instead of a step per row."""
     # The connection is kept between batches (a reconnect per flush costs more than the rows):
     # dropped only when it broke, the next batch then opens a new one.
     if connection.connection is not None and not connection.is_usable():
         connection.close()
     try:
         meta = AuditRecord._meta
-        arguments = meta.get_field("arguments")
-        table = connection.ops.quote_name(meta.db_table)
-        names = ", ".join(connection.ops.quote_name(meta.get_field(c).column) for c in COLUMNS)
-        sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
-        when = connection.ops.adapt_datetimefield_value
+        fields = [meta.get_field(c) for c in COLUMNS]
+        when, arguments = _time_adapter(), _arguments_adapter()
         rows = [
-            (when(datetime.fromtimestamp(e.time, UTC)), e.principal[:300], (e.principal_id or "")[:300],
-             e.session or "", e.revision, e.method, e.name[:500],
-             arguments.get_db_prep_save(e.arguments, connection), e.outcome, e.error,
+            (when(e.time), e.principal[:300], (e.principal_id or "")[:300], e.session or "",
+             e.revision, e.method, e.name[:500], arguments(e), e.outcome, e.error,
              round(e.duration_ms, 3))
             for e in entries
         ]
+        per = max(1, min(connection.ops.bulk_batch_size(fields, rows), MAX_PARAMETERS // len(COLUMNS)))
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(sql, rows)
+            for start in range(0, len(rows), per):
+                chunk = rows[start:start + per]
+                cursor.execute(_insert_sql(len(chunk)), [value for row in chunk for value in row])
     except Exception:
         connection.close()
         raise
+
+
+def _time_adapter() -> Callable[[float], object]:
+    """Epoch seconds → the ``time`` column's value. SQLite gets what its
+    ``adapt_datetimefield_value`` makes of an aware datetime, the naive time in the connection's
+    zone as text, built directly: through Django it was 2.3 µs a row (make_naive, is_aware), a
+    fifth of the writer thread's Python time. Other backends adapt as Django does."""
+    if connection.vendor == "sqlite":
+        zone = connection.timezone
+        return lambda t: str(datetime.fromtimestamp(t, zone).replace(tzinfo=None))
+    adapt = connection.ops.adapt_datetimefield_value
+    return lambda t: adapt(datetime.fromtimestamp(t, UTC))
+
+
+def _arguments_adapter() -> Callable[[AuditEntry], object]:
+    """The ``arguments`` column's value. SQLite stores JSON as text: the text the queue measured
+    when it capped the value (``AuditEntry.arguments_json``) goes in as is, instead of a second
+    ``json.dumps`` (3.1 µs a row); other backends adapt the value as the field does (PostgreSQL
+    binds a ``Jsonb``)."""
+    if connection.vendor == "sqlite":
+        return lambda e: e.arguments_json if e.arguments_json is not None or e.arguments is None \
+            else json.dumps(e.arguments)
+    field = AuditRecord._meta.get_field("arguments")
+    return lambda e: field.get_db_prep_save(e.arguments, connection)
+
+
+@functools.cache
+def _insert_sql(count: int) -> str:
+    """``INSERT ... VALUES (...), (...)`` for ``count`` rows, on the default connection's backend."""
+    meta = AuditRecord._meta
+    table = connection.ops.quote_name(meta.db_table)
+    names = ", ".join(connection.ops.quote_name(meta.get_field(c).column) for c in COLUMNS)
+    row = f"({', '.join(['%s'] * len(COLUMNS))})"
+    return f"INSERT INTO {table} ({names}) VALUES {', '.join([row] * count)}"
 
 
 class DatabaseAuditSink(AuditSink):

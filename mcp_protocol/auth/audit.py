@@ -37,7 +37,10 @@ SECRET_KEY = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's __init__ sets each field through object.__setattr__, 1.14 against
+# 0.2 µs an entry, paid on the serving thread for every audited call. Nothing changes an entry
+# once recorded (``_prepare`` builds new ones).
+@dataclass(slots=True)
 class AuditEntry:
     time: float  # epoch seconds, when the call started
     principal: str  # the principal's label (a key prefix, issuer + subject, "anonymous")
@@ -50,6 +53,9 @@ class AuditEntry:
     outcome: str  # ok, tool_error, error, rate_limited
     error: str  # the JSON-RPC error code and message, or the tool error's text, short
     duration_ms: float
+    # ``arguments`` as JSON text, set with the redacted and capped value before a sink sees the
+    # entry: capping measured that text already, so a sink stores it instead of encoding again.
+    arguments_json: str | None = None
 
 
 _secret_keys: dict[str, bool] = {}  # key → looks like a secret (keys repeat: a tool's argument names)
@@ -75,20 +81,37 @@ def redact(value: Any, depth: int = 0) -> Any:
     return value
 
 
+# One encoder: json.dumps with any option builds a JSONEncoder per call (1.55 against 0.92 µs for
+# a small argument object, per audited call in the writer thread).
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def capped(value: Any, max_bytes: int) -> Any:
+    return _capped(value, max_bytes)[0]
+
+
+def _capped(value: Any, max_bytes: int) -> tuple[Any, str | None]:
+    """The redacted, capped value and its JSON text (``None`` for ``None``: stored as SQL NULL)."""
+    if value is None:
+        return None, None
     value = redact(value)
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = _encode(value)
     # A character is at most 4 bytes of UTF-8: short texts need no encoding to be measured.
     if len(text) * 4 <= max_bytes or len(text.encode()) <= max_bytes:
-        return value
-    return {"_truncated": text.encode()[:max_bytes].decode(errors="ignore")}
+        return value, text
+    cut = {"_truncated": text.encode()[:max_bytes].decode(errors="ignore")}
+    return cut, _encode(cut)
 
 
 def _prepare(batch: list[AuditEntry], max_bytes: int) -> list[AuditEntry]:
     # Built field by field: dataclasses.replace() costs several times a constructor call.
-    return [AuditEntry(e.time, e.principal, e.principal_id, e.session, e.revision, e.method, e.name,
-                       capped(e.arguments, max_bytes), e.outcome, e.error, e.duration_ms)
-            for e in batch]
+    prepared = []
+    for e in batch:
+        arguments, text = _capped(e.arguments, max_bytes)
+        prepared.append(AuditEntry(e.time, e.principal, e.principal_id, e.session, e.revision,
+                                   e.method, e.name, arguments, e.outcome, e.error, e.duration_ms,
+                                   text))
+    return prepared
 
 
 class AuditSink(ABC):
@@ -134,9 +157,18 @@ class AuditQueue:
             self._task = None
         await self.flush()
 
-    async def flush(self) -> None:
-        while self._queue:
-            batch = [self._queue.popleft() for _ in range(min(BATCH * 5, len(self._queue)))]
+    async def flush(self, *, minimum: int = 1, limit: int | None = None) -> None:
+        """Write batches while at least ``minimum`` entries wait, ``limit`` entries at most in all
+        (``None``: until the queue is empty, as ``close`` does). Each write is one transaction,
+        whose commit costs the writer thread about 1 ms of CPU whatever its size (SQLite's
+        journal and fsync, measured per write in the served bench): draining the queue as fast as
+        it filled wrote ~80-row batches back to back, ~12 µs of CPU per audited call in commits
+        alone, as a loop "until empty" does under steady load."""
+        left = float("inf") if limit is None else limit
+        while self._queue and left > 0 and len(self._queue) >= minimum:
+            size = int(min(BATCH * 5, len(self._queue), left))
+            batch = [self._queue.popleft() for _ in range(size)]
+            left -= size
             # Redacted and capped in a thread: not by the call that recorded it, nor on the loop.
             batch = await asyncio.to_thread(_prepare, batch, self.max_bytes)
             try:
@@ -147,7 +179,15 @@ class AuditQueue:
 
     async def _run(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
+            try:
                 await asyncio.wait_for(self._wake.wait(), FLUSH_EVERY)
+                woken = True
+            except TimeoutError:
+                woken = False
             self._wake.clear()
-            await self.flush()
+            if woken:
+                await self.flush(minimum=BATCH)  # whole batches; the rest waits for the next
+            else:
+                # A tick: what waits now, so no entry waits much longer than FLUSH_EVERY; what
+                # arrives while it is written waits for the next wake or tick.
+                await self.flush(limit=len(self._queue))

@@ -102,6 +102,11 @@ class MemoryEventStore(EventStore):
     async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
         return self._append(session_id, stream_id, json.dumps(message), None)
 
+    async def append_many(self, session_id: str, stream_id: str, messages: list[dict[str, Any]]) -> list[str]:
+        # One call, not a coroutine per message: a POST stream ends with its responses and the end
+        # marker in one step (streams.py), on every always-stream request.
+        return [self._append(session_id, stream_id, json.dumps(m), None) for m in messages]
+
     def _append(self, session_id: str, stream_id: str, payload: str, tag: str | None) -> str:
         key = (session_id, stream_id)
         now = time.monotonic()
@@ -120,8 +125,10 @@ class MemoryEventStore(EventStore):
                 for old in [t for t, at in log.tags.items() if at + self.ttl <= now]:
                     del log.tags[old]
                 log.tags[tag] = now
-            waiters = list(self._waiters.get(key, ()))
-        for waiter in waiters:
+            waiters = self._waiters.get(key)
+            # A POST stream's log has no listener unless it is being resumed: no copy then.
+            woken = list(waiters) if waiters else ()
+        for waiter in woken:
             waiter.wake()
         return make_event_id(stream_id, seq)
 

@@ -191,14 +191,40 @@ def _param_matches(raw: str, value: Any) -> bool:
     return isinstance(value, str) and decoded == value
 
 
+# A tool's inputSchema → its (property, header) pairs marked ``x-mcp-header``, by the schema
+# object's id (the entry keeps the schema, so its id is not reused while cached). A snapshot's
+# schemas live as long as it does; most tools mirror nothing, and their calls then read no header.
+_mirrored_cache: dict[int, tuple[Mapping[str, Any], tuple[tuple[str, str], ...]]] = {}
+_MIRRORED_CACHE_LIMIT = 4096
+
+
+def _mirrored_properties(input_schema: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    if not input_schema:
+        return ()
+    cached = _mirrored_cache.get(id(input_schema))
+    if cached is not None and cached[0] is input_schema:
+        return cached[1]
+    properties = input_schema.get("properties")
+    pairs: tuple[tuple[str, str], ...] = ()
+    if isinstance(properties, dict):
+        pairs = tuple(
+            (prop, schema["x-mcp-header"]) for prop, schema in properties.items()
+            if isinstance(schema, dict) and isinstance(schema.get("x-mcp-header"), str)
+        )
+    if len(_mirrored_cache) >= _MIRRORED_CACHE_LIMIT:
+        _mirrored_cache.clear()  # snapshots replaced many times over: start again
+    _mirrored_cache[id(input_schema)] = (input_schema, pairs)
+    return pairs
+
+
 def check_param_headers(
     raw: Headers, message: Request | Notification, input_schema: Mapping[str, Any] | None
 ) -> None:
     """2026-07-28 "Custom Headers": every ``x-mcp-header: <Name>`` property of the called tool's
     ``inputSchema`` that has a (non-null) value in the body needs ``Mcp-Param-<Name>`` with that
     value; a missing, different or malformed one → 400 + -32020."""
-    properties = (input_schema or {}).get("properties")
-    if not isinstance(properties, dict):
+    pairs = _mirrored_properties(input_schema)
+    if not pairs:
         return
     arguments = (message.params or {}).get("arguments")
     arguments = arguments if isinstance(arguments, dict) else {}
@@ -207,10 +233,7 @@ def check_param_headers(
         for name, value in raw
         if name.startswith(b"mcp-param-")
     }
-    for prop, schema in properties.items():
-        header = schema.get("x-mcp-header") if isinstance(schema, dict) else None
-        if not isinstance(header, str):
-            continue
+    for prop, header in pairs:
         value = arguments.get(prop)
         got = mirrored.get(header.lower())
         if got is not None and not _FIELD_VALUE.fullmatch(got):

@@ -74,7 +74,6 @@ class RequestLease:
         self.request_ids = list(request_ids)
         self.id = lease_id(session_id, stream_id)
         self.owner = f"{leases.worker}.{next(leases.serial)}"  # unique: the worker's id is random
-        self.released = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -99,7 +98,6 @@ class RequestLease:
 
     async def release(self) -> None:
         self.leases.active.discard(self)
-        self.released.set()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

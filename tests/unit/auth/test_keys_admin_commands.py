@@ -61,6 +61,40 @@ def test_mcp_keys_creates_lists_and_revokes() -> None:
     assert key.status == "revoked"
 
 
+async def test_audit_rows_written_by_the_sink_read_back_as_recorded() -> None:
+    """The sink's multi-row INSERTs (more rows than one statement holds) and the values it builds
+    for the backend (time text, the capped JSON text, SQL NULL) read back through the ORM."""
+    from asgiref.sync import sync_to_async
+
+    from access.audit import DatabaseAuditSink
+    from mcp_protocol.auth.audit import AuditEntry, AuditQueue
+
+    when = 1_790_000_000.123456
+    queue = AuditQueue(DatabaseAuditSink(), max_bytes=64)
+    queue.record(AuditEntry(when, "key ab", "key:1", "s1", "2025-11-25", "tools/call", "echo",
+                            {"text": "héllo", "api_key": "k"}, "ok", "", 1.5))
+    queue.record(AuditEntry(when, "key ab", None, None, "2026-07-28", "resources/read", "demo://x",
+                            None, "ok", "", 0.25))
+    queue.record(AuditEntry(when, "key ab", "key:1", "s1", "2025-11-25", "tools/call", "echo",
+                            {"text": "x" * 500}, "tool_error", "boom", 2.0))
+    for n in range(200):
+        queue.record(AuditEntry(when + n, "p", "key:2", "s2", "v", "tools/call", "bulk", {"n": n},
+                                "ok", "", 0.1))
+    await queue.close()
+    rows = await sync_to_async(lambda: list(AuditRecord.objects.order_by("id")))()
+    assert len(rows) == 203
+    first, read, big = rows[:3]
+    assert abs(first.time.timestamp() - when) < 1e-5
+    assert first.arguments == {"text": "héllo", "api_key": "[redacted]"}
+    assert (first.principal_id, first.session, first.duration_ms) == ("key:1", "s1", 1.5)
+    assert read.arguments is None and read.principal_id == "" and read.session == ""
+    nulls = await sync_to_async(lambda: list(AuditRecord.objects.filter(arguments__isnull=True)))()
+    assert nulls == [read]  # SQL NULL, not JSON null
+    assert set(big.arguments) == {"_truncated"} and big.error == "boom"
+    assert [r.arguments["n"] for r in rows[3:]] == list(range(200))
+    assert abs(rows[-1].time.timestamp() - (when + 199)) < 1e-5
+
+
 def test_prune_audit_keeps_the_retention_window() -> None:
     now = timezone.now()
     for age in (1, 100):
