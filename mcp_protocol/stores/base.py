@@ -226,6 +226,13 @@ class EventStore(ABC):
         """Store several messages on one stream, in order (a backend may do it in one step)."""
         return [await self.append(session_id, stream_id, m) for m in messages]
 
+    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes]) -> list[str]:
+        """``append_many`` of messages already encoded (UTF-8 JSON, as ``jsonrpc.dumps`` writes
+        them): a stream that writes a response's wire form stores those bytes as they are, not a
+        second serialization of the message (issue 16: one serialization of each response).
+        The default decodes them for ``append_many``; backends store them as given."""
+        return await self.append_many(session_id, stream_id, [json.loads(p) for p in payloads])
+
     @abstractmethod
     async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any],
                         *, tag: str | None = None) -> int:

@@ -107,6 +107,9 @@ class MemoryEventStore(EventStore):
         # marker in one step (streams.py), on every always-stream request.
         return [self._append(session_id, stream_id, json.dumps(m), None) for m in messages]
 
+    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes]) -> list[str]:
+        return [self._append(session_id, stream_id, p.decode(), None) for p in payloads]
+
     def _append(self, session_id: str, stream_id: str, payload: str, tag: str | None) -> str:
         key = (session_id, stream_id)
         now = time.monotonic()

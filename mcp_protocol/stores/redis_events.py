@@ -197,13 +197,19 @@ class RedisEventStore(EventStore):
         return [str(e) for e in result[:count]]
 
     async def append_many(self, session_id: str, stream_id: str, messages: list[dict[str, Any]]) -> list[str]:
-        if not messages:
+        return await self._append_bulks(session_id, stream_id, [bulk(json.dumps(m)) for m in messages])
+
+    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes]) -> list[str]:
+        return await self._append_bulks(session_id, stream_id, [bulk(p) for p in payloads])
+
+    async def _append_bulks(self, session_id: str, stream_id: str, payloads: list[bytes]) -> list[str]:
+        if not payloads:
             return []
-        block = self._append_block(session_id, stream_id, [bulk(json.dumps(m)) for m in messages])
+        block = self._append_block(session_id, stream_id, payloads)
         with unavailable_as_store_error():
             replies = await self._redis.fast().pipeline_packed(
-                block, self._block_replies(len(messages)), key=self._streams(session_id), retry=True)
-            entries = self._entries(replies, len(messages))
+                block, self._block_replies(len(payloads)), key=self._streams(session_id), retry=True)
+            entries = self._entries(replies, len(payloads))
         return [make_event_id(stream_id, seq_of(e)) for e in entries]
 
     async def broadcast(self, session_ids: list[str], stream_id: str, message: dict[str, Any],

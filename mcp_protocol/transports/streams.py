@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 MARKER = "_mcpsite"
 PRIME: dict[str, Any] = {MARKER: "prime"}
 END: dict[str, Any] = {MARKER: "end"}
+END_WIRE = dumps(END)
 CANCEL_WATCH_AFTER = 0.1  # s: a silent request still running then starts listening for cancels
 WATCH_AFTER = 0.1  # s: an always-stream POST stream still open then gets its StreamWatch
 
@@ -169,8 +170,9 @@ class PostStream(Outbound):
         if self.writer is None:
             await self.open(self.rt.config.close_after)
         assert self.writer is not None
-        event_id = await self.rt.events.append(self.session.id, self.stream_id, message)
-        await self.writer.write(sse.frame(dumps(message), event_id))
+        wire = dumps(message)  # stored and sent as it is: one serialization
+        (event_id,) = await self.rt.events.append_encoded(self.session.id, self.stream_id, [wire])
+        await self.writer.write(sse.frame(wire, event_id))
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         await self.emit(notification(method, params))
@@ -236,13 +238,14 @@ class PostStream(Outbound):
         try:
             if self.session_ended:
                 return
-            # The responses and the end marker in one store step (Redis: one round trip).
-            event_ids = await self.rt.events.append_many(
-                self.session.id, self.stream_id, [*responses, END])
+            # The responses and the end marker in one store step (Redis: one round trip), each
+            # response serialized once: the log keeps the bytes the stream sends.
+            wires = [dumps(response) for response in responses]
+            event_ids = await self.rt.events.append_encoded(
+                self.session.id, self.stream_id, [*wires, END_WIRE])
             # The last events and the end of the response go out in one ASGI message.
             await writer.close(tail=b"".join(
-                sse.frame(dumps(response), event_id)
-                for response, event_id in zip(responses, event_ids, strict=False)))
+                sse.frame(wire, event_id) for wire, event_id in zip(wires, event_ids, strict=False)))
         finally:
             await self.close()
 

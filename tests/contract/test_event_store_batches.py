@@ -1,4 +1,5 @@
-"""Contract of the batch operations of ``EventStore`` (``append_many``, ``broadcast``) and of
+"""Contract of the batch operations of ``EventStore`` (``append_many``, ``append_encoded``,
+``broadcast``) and of
 ``SessionStore.initialized_session_ids``, and of listening at scale: many listeners of one process
 share the backend's readers (Redis: ``redis_tail.py`` shards of ``SHARD_KEYS`` streams), and each
 still sees every event of its stream once, in order, whenever it joined.
@@ -10,6 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
+from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import Event, EventStore, SessionStore, parse_event_id
 from mcp_protocol.stores.redis_tail import SHARD_KEYS
@@ -33,6 +35,22 @@ async def test_append_many_assigns_increasing_ids_in_order_and_listeners_see_the
     got = await within(pending)
     assert [(e.id, e.message) for e in got] == list(zip(ids, [{"n": 1}, {"n": 2}, {"n": 3}], strict=True))
     assert await writer.append_many("s1", "r1", []) == []
+
+
+async def test_append_encoded_stores_the_bytes_given_and_reads_back_the_same_messages(
+        make_event_store: Make) -> None:
+    """A stream stores the wire form it sends (streams.py): listeners, on any worker, get the
+    message and that wire form back, in order with what ``append_many`` wrote."""
+    writer, reader = make_event_store(), make_event_store()
+    messages = [{"jsonrpc": "2.0", "id": 7, "result": {"text": "héllo \u2028 ☃"}}, {"_mcp": "end"}]
+    first_id = (await writer.append_many("s1", "r1", [{"n": 0}]))[0]
+    ids = await writer.append_encoded("s1", "r1", [dumps(m) for m in messages])
+    assert [parse_event_id(i)[1] for i in ids] == sorted(parse_event_id(i)[1] for i in ids)
+    assert parse_event_id(ids[0])[1] > parse_event_id(first_id)[1]
+    got = await within(take(reader.listen("s1", "r1"), 3))
+    assert [(e.id, e.message) for e in got] == [(first_id, {"n": 0}), *zip(ids, messages, strict=True)]
+    assert all(e.data is None or e.data == dumps(e.message) for e in got)
+    assert await writer.append_encoded("s1", "r1", []) == []
 
 
 async def test_broadcast_appends_the_message_once_to_each_sessions_stream(make_event_store: Make) -> None:
