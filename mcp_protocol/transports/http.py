@@ -20,8 +20,6 @@ streams and resumes in ``replay.py``, and the one mapping from exceptions to wir
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Awaitable, Callable
 from time import perf_counter
 from typing import Any
 
@@ -32,11 +30,14 @@ from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
 from ..session import Session
-from ..stores.base import STANDALONE_STREAM, UpdateError, parse_event_id
+from ..stores.base import STANDALONE_STREAM, parse_event_id
 from ..versions import allows_batch, names_modern_era
 from . import logcontext, metrics
 from .body import ClientGone, read_body
 from .browser import send_page, wants_page
+
+# open_mode: MCP["PRINCIPAL_RESOLVER"]'s default names it here (mcp_protocol.transports.http.open_mode).
+from .callers import PrincipalResolver, deliver, open_mode, resolve_caller, save_if_changed
 from .headers import (
     RequestHeaders,
     check_content_type,
@@ -49,7 +50,6 @@ from .headers import (
     parse_headers,
 )
 from .modern import ModernStream
-from .pending import CANCELLED
 from .replay import SessionView, serve_log
 from .responses import (
     JSON_HEADERS,
@@ -67,16 +67,12 @@ from .responses import (
 from .runtime import Runtime, current, get_runtime
 from .streams import PRIME, PostStream
 
-# Who is calling, from the request's scope: a principal id, None (open mode), a ``Principal``
-# (an id with a grant: auth/principal.py), or an awaitable of one of these (a resolver that reads
-# a session or a token); raising HTTPError(401, ...) refuses the call.
-Resolved = Principal | str | None
-PrincipalResolver = Callable[[Scope], Resolved | Awaitable[Resolved]]
 SESSION_HEADER = b"mcp-session-id"
 REQUEST_ID = "mcpsite.request_id"  # scope key: the id of the request being served, once read
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
-_NULL = NullOutbound()
 CLAIM_MIN_TTL = 10.0
+_NULL = NullOutbound()
+__all__ = ["MCPEndpoint", "PrincipalResolver", "era_of", "open_mode"]
 
 
 def era_of(rt: Runtime, headers: RequestHeaders, message: Request | Notification | Response) -> str:
@@ -94,38 +90,6 @@ def era_of(rt: Runtime, headers: RequestHeaders, message: Request | Notification
     if isinstance(message, Request) and message.method == "initialize":
         return "legacy"
     return "modern" if names_modern_era(headers.protocol_version) else "legacy"
-
-
-def open_mode(scope: Scope) -> str | None:
-    """The auth seam: who is calling. Open mode (no authentication) → ``None`` for everyone."""
-    return None
-
-
-async def _save(rt: Runtime, session: Session) -> None:
-    if session.dirty:
-        try:
-            await rt.sessions.save(session)
-        except UpdateError:
-            pass  # deleted meanwhile (DELETE on another request): the answer still goes out
-
-
-async def _notify(rt: Runtime, session: Session, message: Notification) -> None:
-    if message.method == CANCELLED:
-        # [L] basic/utilities/cancellation.mdx: the request may be running on another worker.
-        await rt.pending.cancel(session.id, message.params)
-    else:
-        await rt.server.handle(message, session, _NULL)
-
-
-async def resolve_caller(resolve: PrincipalResolver, scope: Scope) -> Principal:
-    """What ``resolve`` answers for this request, as a ``Principal`` (the one place every
-    transport of this package turns a resolver's answer into the caller it binds)."""
-    found = resolve(scope)
-    if inspect.isawaitable(found):
-        found = await found
-    if isinstance(found, Principal):
-        return found
-    return caller.ANONYMOUS if found is None else Principal(found, label=found)
 
 
 class MCPEndpoint:
@@ -232,15 +196,15 @@ class MCPEndpoint:
             await rt.pending.deliver(session.id, message)
             await send_empty(send, 202)
         elif isinstance(message, Notification):
-            await _notify(rt, session, message)
-            await _save(rt, session)
+            await deliver(rt, session, message)
+            await save_if_changed(rt, session)
             await send_empty(send, 202)
         else:
             stream = PostStream(rt, session, send, receive, request_ids=[message.id])
             try:
                 response = await stream.run(rt.server.handle(message, session, stream))
                 scope[metrics.RESPONSE] = response
-                await _save(rt, session)
+                await save_if_changed(rt, session)
                 await stream.finish([response] if response is not None else [])
             finally:
                 await stream.close()
@@ -288,11 +252,11 @@ class MCPEndpoint:
             elif isinstance(item, Response):
                 await rt.pending.deliver(session.id, item)
             elif isinstance(item, Notification):
-                await _notify(rt, session, item)
+                await deliver(rt, session, item)
             else:
                 requests.append(item)
         if not requests and not responses:
-            await _save(rt, session)
+            await save_if_changed(rt, session)
             await send_empty(send, 202)
             return
         stream = PostStream(rt, session, send, receive, request_ids=[r.id for r in requests])
@@ -304,7 +268,7 @@ class MCPEndpoint:
 
         try:
             await stream.run(run_all())
-            await _save(rt, session)
+            await save_if_changed(rt, session)
             await stream.finish(responses, batch=True)
         finally:
             await stream.close()

@@ -30,8 +30,8 @@ from ..session import Session
 from ..stores.base import STANDALONE_STREAM
 from . import logcontext
 from .body import ClientGone, read_body
+from .callers import deliver, resolve_caller, save_if_changed
 from .headers import check_content_type, check_get_accept, parse_headers
-from .http import _notify, _save, resolve_caller
 from .pending import CancelWatch
 from .replay import serve_log
 from .responses import HTTPError, Receive, Scope, Send, TrackedSend, logger, send_empty, send_error
@@ -126,8 +126,8 @@ class LegacySSEEndpoint:
         if isinstance(parsed, Response):
             await rt.pending.deliver(session.id, parsed)
         elif isinstance(parsed, Notification):
-            await _notify(rt, session, parsed)
-            await _save(rt, session)
+            await deliver(rt, session, parsed)
+            await save_if_changed(rt, session)
         else:
             task = asyncio.create_task(_serve(rt, session, parsed))
             _TASKS.add(task)
@@ -141,7 +141,7 @@ async def _serve(rt: Runtime, session: Session, message: Request) -> None:
     watch.start()
     try:
         response = await rt.server.handle(message, session, rt.standalone(session))
-        await _save(rt, session)
+        await save_if_changed(rt, session)
         if response is not None:
             await rt.events.append(session.id, STANDALONE_STREAM, response)
     except Exception:
