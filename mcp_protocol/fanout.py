@@ -15,11 +15,11 @@ each notification exactly once, across reconnects (Last-Event-ID) and workers.
 
 Order: every worker takes the changes in bus order and moves to the next one only when every part
 of the current one is written (``Claim.DONE``), whoever wrote it; so change N+1 is never written
-before change N and every stream sees the notifications in commit order. A writer that dies
-mid-part lets its lease (``LEASE``) lapse and the next worker to ask takes the part over
-(``Claim.RETAKEN``): nothing is lost, and nothing is written twice either, because every
-notification's log entry is tagged with its change and the taker skips the sessions whose log
-already has it (``EventStore.tagged``).
+before change N and every stream sees the notifications in commit order. A writer holds its lease
+(``LEASE``) as long as it writes (renewed, ``fanout_lease.py``); one that dies mid-part lets it
+lapse and the next worker to ask takes the part over (``Claim.RETAKEN``): nothing is lost, and
+nothing is written twice either, because every notification's log entry is tagged with its change
+and the taker skips the sessions whose log already has it (``EventStore.tagged``).
 
 Does not know about HTTP: it only writes logs. Does not import Django.
 """
@@ -36,6 +36,7 @@ from typing import Any
 
 from .bus.base import CHANGES, RESYNC, Bus, Subscription
 from .changefeed import EVERYTHING, ChangeFeed
+from .fanout_lease import Leases
 from .fanout_parts import DONE_TTL, KINDS, POLL_MAX, POLL_MIN, Job, write_parts
 from .provider import Provider
 from .stores.base import Claim, EventStore, SessionStore
@@ -137,17 +138,20 @@ class Fanout:
         # is claimed: both are round trips on the way to the first write.
         listing = asyncio.ensure_future(self.sessions.session_ids()) if kind in KINDS else None
         split: asyncio.Future[None] | None = None
+        leases = Leases(self.events, self.lease)
         try:
             claim = await self._turn(key)
             if claim is Claim.DONE:
                 return 0
+            if claim is not Claim.HELD:
+                leases.hold(key)  # renewed while its parts are written, however long it takes
             if claim is not Claim.HELD:
                 # The owner says the change is written in parts: only then may the other
                 # workers help (a part they win is one nobody wrote any of). Said while it
                 # starts on its own parts, not before.
                 split = asyncio.ensure_future(self.events.finish_once(f"{key}#split", DONE_TTL))
             listed = await listing if listing is not None else []
-            job = Job(key, kind, uris if isinstance(uris, list) else [], listed,
+            job = Job(key, kind, uris if isinstance(uris, list) else [], listed, leases,
                       retaken=claim is Claim.RETAKEN)
             written = await write_parts(self, job, rebuild)
             if split is not None:
@@ -156,6 +160,7 @@ class Fanout:
                 await self.events.finish_once(key, DONE_TTL)
             return written
         finally:
+            await leases.close()
             # On an error midway: a change never marked split is taken over whole when its
             # lease lapses (RETAKEN), so dropping the marker loses nothing.
             for task in (listing, split):

@@ -260,5 +260,12 @@ class EventStore(ABC):
     async def finish_once(self, key: str, ttl: float) -> None:
         """Mark the job ``key`` done: ``claim_once`` answers ``DONE`` for ``ttl`` seconds."""
 
+    @abstractmethod
+    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
+        """Extend to ``lease`` seconds from now the leases on the jobs ``keys`` that this store
+        (this worker) won and holds: a winner slower than its lease keeps its job instead of
+        having it retaken midway (and partly written twice). Returns the keys renewed; a job
+        finished, lapsed or won by another worker since is left as it is (not among them)."""
+
     async def close(self) -> None:  # noqa: B027 (optional hook)
         """Release connections (called at shutdown)."""

@@ -209,6 +209,18 @@ class MemoryEventStore(EventStore):
             self._tried[key] = now
             return Claim.RETAKEN if retaken else Claim.WON
 
+    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
+        # One process, one store: whoever holds a lease here is this worker.
+        now = time.monotonic()
+        renewed = set()
+        with self._lock:
+            for key in keys:
+                held = self._once.get(key)
+                if held is not None and held[0] is Claim.HELD and held[1] > now:
+                    self._once[key] = (Claim.HELD, now + lease)
+                    renewed.add(key)
+        return renewed
+
     async def finish_once(self, key: str, ttl: float) -> None:
         with self._lock:
             self._once[key] = (Claim.DONE, time.monotonic() + ttl)

@@ -6,7 +6,8 @@ Owns ``RedisEventStore``. Keys (``P`` = prefix, ``b`` = the session's bucket)::
     {P:ev:b}:events:<sid>:<stream>   Redis Stream of {"m": message JSON[, "t": broadcast tag]};
                                      PX = ttl, slid by each append
     {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session)
-    {P:once:<key>}                   claim_once state: "held" (PX = the lease) or "done" (PX = ttl)
+    {P:once:<key>}                   claim_once state: "held:<owner>" (PX = the lease, slid by
+                                     renew_once) or "done" (PX = ttl)
     {P:once:<key>}:tried             set when the job is first won: a later win is RETAKEN
 
 Buckets, for Redis Cluster: ``b`` is CRC32 of the session id modulo ``buckets`` (default 16; every
@@ -45,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import secrets
 import time
 import weakref
 import zlib
@@ -115,6 +117,15 @@ def _event(stream_id: str, seq: int, payload: str) -> Event:
 
 
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
+
+# KEYS: a claim_once key. ARGV: this owner's "held:<owner>" value, lease ms. A script, not
+# PEXPIRE: only a lease this worker still holds is slid, never a "done" (a job marked done for an
+# hour must not lapse with a lease) nor another worker's lease taken after ours lapsed.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+RENEW_SHA = hashlib.sha1(_RENEW.encode()).hexdigest()
 BROADCAST_BATCH = 500
 _MULTI, _EXEC = encode(("MULTI",)), encode(("EXEC",))
 
@@ -138,6 +149,8 @@ class RedisEventStore(EventStore):
             sentinel_password=sentinel_password)
         self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
         self._tails: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Tail] = weakref.WeakKeyDictionary()
+        # What this worker's leases hold: renew_once slides its own leases only.
+        self._held = f"held:{secrets.token_hex(8)}"
 
     def _tag(self, session_id: str) -> str:
         return f"{{{self.prefix}:ev:{zlib.crc32(session_id.encode()) % self.buckets}}}"
@@ -297,7 +310,7 @@ class RedisEventStore(EventStore):
             # nobody wins it for DONE_TTL; a win after that is RETAKEN, checked for what was
             # written, the safe answer).
             found, tried_before = await fast.pipeline_packed(
-                encode(("SET", once, "held", "NX", "GET", "PX", _ms(lease)))
+                encode(("SET", once, self._held, "NX", "GET", "PX", _ms(lease)))
                 + encode(("SET", tried, "1", "NX", "GET", "PX", _ms(max(lease * 10, 3600.0)))),
                 2, key=once)
             for reply in (found, tried_before):
@@ -313,6 +326,26 @@ class RedisEventStore(EventStore):
         with unavailable_as_store_error():
             await self._redis.fast().pipeline_packed(
                 encode(("SET", once, "done", "PX", _ms(ttl))) + encode(("DEL", tried)), 2, key=once)
+
+    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
+        if not keys:
+            return set()
+        fast, ms = self._redis.fast(), _ms(lease)
+        with unavailable_as_store_error():
+            # One write for every key (each its own slot: on a Cluster, per master).
+            replies = await fast.pipeline_many(
+                [(once, encode(("EVALSHA", RENEW_SHA, 1, once, self._held, ms)), 1)
+                 for once in (self._once(key)[0] for key in keys)])
+            renewed = set()
+            for key, (reply,) in zip(keys, replies, strict=True):
+                if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted Redis
+                    reply = await fast.evalsha(RENEW_SHA, _RENEW, [self._once(key)[0]],
+                                               [self._held, ms])
+                if isinstance(reply, Exception):
+                    raise reply
+                if reply == 1:
+                    renewed.add(key)
+        return renewed
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
