@@ -1,17 +1,19 @@
 """From a committed registry change to the notifications every affected stream must get, once.
 
 Every worker subscribes to the bus ``changes`` channel (message ``{"id", "kind", "uris"}``). Each
-rebuilds its provider snapshot (in a thread, while it claims the change and lists its sessions)
-and writes nothing before that rebuild is done, so a client that re-lists after ``list_changed``
-on the writer's worker sees the change. The first worker to ``EventStore.claim_once
-("fanout:<id>")`` owns the change and marks it split (``<key>#split``); every worker that got it
-then writes a share of it in parts (``fanout_parts.py``; the others only once it is marked, so
-a part they win is one nobody wrote any of): the notifications go to the standalone-stream
-log (``STANDALONE_STREAM``) of each live session: ``notifications/<kind>/list_changed`` for every
-initialized session ([L] server/tools.mdx, resources.mdx, prompts.mdx "List Changed
-Notification"), and ``notifications/resources/updated {uri}`` for every subscriber of a changed
-URI (server/resources.mdx "Subscriptions"). A GET stream is a ``listen()`` on that log, so it delivers
-each notification exactly once, across reconnects (Last-Event-ID) and workers.
+rebuilds its provider snapshot (in a thread) while it claims the change and writes it: the first
+streams get their notification without waiting for the rebuild, and the requests this worker serves
+meanwhile wait for it instead (``Provider.mark_refreshing``), so a client that re-lists after
+``list_changed`` on the writer's worker still sees the change. The first worker to
+``EventStore.claim_once("fanout:<id>")`` owns the change and marks it split (``<key>#split``);
+every worker that got it then writes a share of it in parts (``fanout_parts.py``; the others only
+once it is marked, so a part they win is one nobody wrote any of): the notifications go to the
+standalone-stream log (``STANDALONE_STREAM``) of each live session:
+``notifications/<kind>/list_changed`` for every initialized session ([L] server/tools.mdx,
+resources.mdx, prompts.mdx "List Changed Notification"), and ``notifications/resources/updated
+{uri}`` for every subscriber of a changed URI (server/resources.mdx "Subscriptions"). A GET stream
+is a ``listen()`` on that log, so it delivers each notification exactly once, across reconnects
+(Last-Event-ID) and workers.
 
 Order: every worker takes the changes in bus order and moves to the next one only when every part
 of the current one is written (``Claim.DONE``), whoever wrote it; so change N+1 is never written
@@ -107,13 +109,14 @@ class Fanout:
 
     async def apply(self, message: dict[str, Any]) -> int:
         """Handle one change; returns the number of notifications this worker wrote."""
-        # The snapshot is rebuilt (a database read in a thread) while the change is claimed and
-        # its sessions listed, not before: the first write waits only for what is left of it.
-        # It is still awaited before this worker writes anything, so a client re-listing after
-        # list_changed on the writer's worker sees the change.
+        # The snapshot is rebuilt (a database read in a thread, 8-30 ms under load) while the
+        # change is written, not before: the first streams do not wait for it. A client that
+        # re-lists on this worker after list_changed waits for it instead (Server._run awaits
+        # the rebuild marked here), so it still sees the change.
         rebuild = asyncio.ensure_future(self._rebuild(message))
+        self.provider.mark_refreshing(rebuild)
         try:
-            return await self._apply(message, rebuild)
+            return await self._apply(message)
         except asyncio.CancelledError:
             rebuild.cancel()
             raise
@@ -130,7 +133,7 @@ class Fanout:
             # Listen streams need no claim: every worker serves its own, each change once.
             self.feed.publish(message)
 
-    async def _apply(self, message: dict[str, Any], rebuild: asyncio.Future[None]) -> int:
+    async def _apply(self, message: dict[str, Any]) -> int:
         kind, uris = message.get("kind"), message.get("uris") or []
         key = change_key(message)
         # Not load(): loading would slide every idle session's expiry. Readiness is checked a
@@ -153,7 +156,7 @@ class Fanout:
             listed = await listing if listing is not None else []
             job = Job(key, kind, uris if isinstance(uris, list) else [], listed, leases,
                       retaken=claim is Claim.RETAKEN)
-            written = await write_parts(self, job, rebuild)
+            written = await write_parts(self, job)
             if split is not None:
                 await split
             if claim is not Claim.HELD:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import random
 import zlib
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -69,13 +68,13 @@ class Job:
             self.parts[part_of(sid)].append(sid)
 
 
-async def write_parts(fanout: Fanout, job: Job, rebuild: Awaitable[None]) -> int:
+async def write_parts(fanout: Fanout, job: Job) -> int:
     """Claim and write parts until every part of the change is written; returns how many
-    notifications this worker wrote. ``rebuild`` is awaited before the first write."""
+    notifications this worker wrote."""
     # Each worker starts at its own part, so two workers seldom ask for the same one.
     start = random.randrange(PARTS)
     pending = [(start + i) % PARTS for i in range(PARTS)]
-    written, pause, rebuilt = 0, POLL_MIN, False
+    written, pause = 0, POLL_MIN
     while pending:
         progressed = False
         for part in list(pending):
@@ -86,9 +85,6 @@ async def write_parts(fanout: Fanout, job: Job, rebuild: Awaitable[None]) -> int
             progressed = True
             if claim is Claim.DONE:
                 continue
-            if not rebuilt:
-                await rebuild
-                rebuilt = True
             part_key = f"{job.key}#{part}"
             job.leases.hold(part_key)
             try:
