@@ -47,6 +47,7 @@ logger = logging.getLogger("mcp_protocol.fanout")
 
 LEASE = 5.0  # s: a change's (and a part's) writer holds it this long; then it is taken over
 PROBE = 0.001  # s: the lease of a probe of the "split" marker (nobody works under it)
+REBUILD_AFTER = 0.05  # s: the longest the snapshot rebuild waits for this worker's first write
 
 
 def change_key(message: dict[str, Any]) -> str:
@@ -113,10 +114,11 @@ class Fanout:
         # change is written, not before: the first streams do not wait for it. A client that
         # re-lists on this worker after list_changed waits for it instead (Server._run awaits
         # the rebuild marked here), so it still sees the change.
-        rebuild = asyncio.ensure_future(self._rebuild(message))
+        wrote = asyncio.Event()
+        rebuild = asyncio.ensure_future(self._rebuild(message, wrote))
         self.provider.mark_refreshing(rebuild)
         try:
-            return await self._apply(message)
+            return await self._apply(message, wrote)
         except asyncio.CancelledError:
             rebuild.cancel()
             raise
@@ -124,7 +126,14 @@ class Fanout:
             if not rebuild.cancelled():
                 await rebuild  # never raises (_rebuild logs): the snapshot is current on return
 
-    async def _rebuild(self, message: dict[str, Any]) -> None:
+    async def _rebuild(self, message: dict[str, Any], wrote: asyncio.Event) -> None:
+        # Started once this worker's first slice is written (or it has none to write soon): the
+        # rebuild's thread holds the GIL in 5 ms turns (sys.getswitchinterval), and each of the
+        # round trips before the first write waited for it (py-spy/timings: 10-15 ms of the
+        # first stream's 30). Requests wait for it all the same (mark_refreshing).
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(REBUILD_AFTER):
+                await wrote.wait()
         try:
             await self.provider.refresh()
         except Exception:
@@ -133,7 +142,7 @@ class Fanout:
             # Listen streams need no claim: every worker serves its own, each change once.
             self.feed.publish(message)
 
-    async def _apply(self, message: dict[str, Any]) -> int:
+    async def _apply(self, message: dict[str, Any], wrote: asyncio.Event) -> int:
         kind, uris = message.get("kind"), message.get("uris") or []
         key = change_key(message)
         # Not load(): loading would slide every idle session's expiry. Readiness is checked a
@@ -154,7 +163,7 @@ class Fanout:
                 # starts on its own parts, not before.
                 split = asyncio.ensure_future(self.events.finish_once(f"{key}#split", DONE_TTL))
             listed = await listing if listing is not None else []
-            job = Job(key, kind, uris if isinstance(uris, list) else [], listed, leases,
+            job = Job(key, kind, uris if isinstance(uris, list) else [], listed, leases, wrote,
                       retaken=claim is Claim.RETAKEN)
             written = await write_parts(self, job)
             if split is not None:
@@ -163,6 +172,7 @@ class Fanout:
                 await self.events.finish_once(key, DONE_TTL)
             return written
         finally:
+            wrote.set()  # nothing (more) to write first: the rebuild need not wait
             await leases.close()
             # On an error midway: a change never marked split is taken over whole when its
             # lease lapses (RETAKEN), so dropping the marker loses nothing.

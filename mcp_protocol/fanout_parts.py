@@ -57,6 +57,7 @@ class Job:
     uris: list[Any]
     listed: list[str]
     leases: Leases  # this worker's leases on the change and its parts, renewed while it writes
+    wrote: asyncio.Event  # set once this worker's first slice is written (the rebuild then starts)
     retaken: bool = False
     parts: list[list[str]] = field(default_factory=list)
     subscribers: dict[str, list[str]] = field(default_factory=dict)  # uri -> ids, read once
@@ -122,6 +123,7 @@ async def _write_part(fanout: Fanout, job: Job, part: int, retaken: bool) -> int
             pos += size
             ready = await fanout.sessions.initialized_among(chunk)
             written += await _send(fanout, job, part, ready, note, f"{job.key}|list", retaken)
+            job.wrote.set()
     if caps.resources_subscribe:
         for uri in job.uris:
             if not isinstance(uri, str):

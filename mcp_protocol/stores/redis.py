@@ -261,10 +261,18 @@ class RedisSessionStore(SessionStore):
             return int(await client.zcard(self._live if principal is None else self._owned(principal)))
 
     async def session_ids(self) -> list[str]:
-        client = await self._redis.ready_client()
+        # The fan-out's listing, on the way to a change's first stream: the stale check and the
+        # listing in one round trip on the pipelined connection (10,000 ids through redis-py's
+        # parser and a round trip more cost the first stream ~5-10 ms). Only if some index
+        # entry is stale is the index repaired and read again.
         with unavailable_as_store_error():
-            await self._refresh_index(client)
-            ids: list[Any] = await client.zrange(self._live, 0, -1)
+            stale, ids = await self._redis.fast().pipeline(
+                [("ZRANGEBYSCORE", self._live, "-inf", int(time.time() * 1000), "LIMIT", 0, 1),
+                 ("ZRANGE", self._live, 0, -1)])
+            _raise_first([stale, ids])
+            if stale:
+                await self._refresh_index(await self._redis.ready_client())
+                ids = await self._redis.fast().execute("ZRANGE", self._live, 0, -1, key=self._live)
         return [str(sid) for sid in ids]
 
     async def initialized_session_ids(self) -> list[str]:
