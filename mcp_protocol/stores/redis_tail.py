@@ -7,8 +7,13 @@ newest entry it has) and waits on an ``asyncio.Event``. Keys are grouped in shar
 ``SHARD_KEYS``; one task per shard, on a dedicated connection (a blocking command must not share
 the pipelined one), runs ``XREAD BLOCK`` over all of its keys at once and hands each watch the
 entries after its own position. A shard holds only keys one command may name together
-(``Pipelined.shard_of``): any keys on one server; on Redis Cluster the keys of one hash slot (the
-event store's bucket tag), read on that slot's master.
+(``Pipelined.shard_of``: any keys on one server; on Redis Cluster the keys of one hash slot, read
+on that slot's master) and of one hash tag (the event store's bucket), on one server too: a
+fan-out writes its sessions part by part, and a part is one or two buckets
+(``fanout_parts.part_of``), so a shard is woken while its buckets are written, not all along.
+Redis scans every key of an ``XREAD`` each time it is sent, blocked and woken (1.6 ms for 500
+keys): with shards of mixed buckets every shard re-read through the whole fan-out and the XREADs
+took more of Redis' CPU than the appends.
 
 No gap, no duplicate ([L] basic/transports.mdx "Resumability"): a shard reads each key from the
 *lowest* position of its watches, a watch takes a batch only if the batch was read from at or
@@ -40,9 +45,18 @@ READ_COUNT = 256
 UNBLOCK_RETRY = 0.002
 # s: after a read that brought entries, the next waits this long. A fan-out appends to thousands
 # of streams over ~100 ms; reading again at once returned a few entries per XREAD of 500 keys
-# (py-spy: a fifth of a worker's CPU went to building and parsing those XREADs).
-LINGER = 0.002
+# (py-spy: a fifth of a worker's CPU went to building and parsing those XREADs). 10 ms rather
+# than 2: each XREAD costs Redis ~4 us per key (INFO commandstats), and 10,000 streams took
+# 232 -> 142 XREADs and 250 -> 129 ms of Redis CPU per change (bench/README.md, Session 10).
+LINGER = 0.010
 SEQ_BASE = 1_000_000
+
+
+def hash_tag(key: str) -> str:
+    """The ``{...}`` part of a key (the event store's bucket), or the key itself."""
+    start = key.find("{")
+    end = key.find("}", start + 1)
+    return key[start + 1:end] if start >= 0 and end > start + 1 else key
 
 
 def seq_of(entry_id: str) -> int:
@@ -243,7 +257,7 @@ class Tail:
         watch = Watch(key, last, self.max_backlog)
         shard = self._home.get(key)
         if shard is None or shard.task.done():
-            group = self.fast.shard_of(key)
+            group = (self.fast.shard_of(key), hash_tag(key))
             shard = next((s for s in self._shards if s.group == group and len(s.watches) < SHARD_KEYS
                           and not s.task.done()), None)
             if shard is None:
