@@ -5,7 +5,8 @@ Owns ``RedisEventStore``. Keys (``P`` = prefix, ``b`` = the session's bucket)::
 
     {P:ev:b}:events:<sid>:<stream>   Redis Stream of {"m": message JSON[, "t": broadcast tag]};
                                      PX = ttl, slid by each append
-    {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session)
+    {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session); the
+                                     standalone stream (``_GET``) is named, not always indexed
     {P:once:<key>}                   claim_once state: "held:<owner>" (PX = the lease, slid by
                                      renew_once) or "done" (PX = ttl)
     {P:once:<key>}:tried             set when the job is first won: a later win is RETAKEN
@@ -37,7 +38,8 @@ The hot-path commands (append, replay, claim_once) go over the loop's pipelined 
 (``fast.py``; ``cluster.py`` on Redis Cluster). An append is one MULTI/EXEC block in one write
 (XADD per event, PEXPIRE, SADD; atomic, so never a stream left without its expiry; all its keys
 under the bucket's tag); ``append_many`` puts several events of a stream in one block (a POST
-stream's response and its end marker) and ``broadcast`` pipelines one block per session,
+stream's response and its end marker) and ``broadcast`` pipelines one block per session (to
+standalone streams: MULTI, XADD, PEXPIRE, EXEC; no index entry),
 ``BROADCAST_BATCH`` sessions per write (on a Cluster: per master, the masters written at once).
 """
 
@@ -56,6 +58,7 @@ from typing import Any
 import redis.exceptions
 
 from .base import (
+    STANDALONE_STREAM,
     Claim,
     Event,
     EventStore,
@@ -226,13 +229,30 @@ class RedisEventStore(EventStore):
         fast = self._redis.fast()
         payload = bulk(json.dumps(message))
         marker = None if tag is None else bulk(tag)
-        per = self._block_replies(1)
+        # A session's standalone stream needs no index entry (delete_session names it): its
+        # block is MULTI, XADD, PEXPIRE, EXEC, whose bytes but the key are built once, not per
+        # session (a fan-out appends to every session: 10,000 blocks per change; the SADD and
+        # the index's PEXPIRE were a fifth of Redis' CPU for the appends).
+        lean = stream_id == STANDALONE_STREAM
+        head = _MULTI + (b"*8\r\n$4\r\nXADD\r\n" if marker is None else b"*10\r\n$4\r\nXADD\r\n")
+        fields = (b"$6\r\nMAXLEN\r\n$1\r\n~\r\n" + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n"
+                  + payload + (b"" if marker is None else b"$1\r\nt\r\n" + marker)
+                  + b"*3\r\n$7\r\nPEXPIRE\r\n")
+        expiry = bulk(self._ttl_ms) + _EXEC
+        per = 4 if lean else self._block_replies(1)
         written = 0
         with unavailable_as_store_error():
             for start in range(0, len(session_ids), BROADCAST_BATCH):
                 batch = session_ids[start:start + BROADCAST_BATCH]
-                parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload], marker), per)
-                         for sid in batch]
+                if lean:
+                    parts = []
+                    for sid in batch:
+                        key = self._stream(sid, stream_id)
+                        packed = bulk(key)
+                        parts.append((key, b"".join((head, packed, fields, packed, expiry)), per))
+                else:
+                    parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload], marker), per)
+                             for sid in batch]
                 for replies in await fast.pipeline_many(parts):
                     self._entries(replies, 1)
                     written += 1
@@ -293,7 +313,8 @@ class RedisEventStore(EventStore):
         index = self._streams(session_id)
         with unavailable_as_store_error():
             keys: set[Any] = await client.smembers(index)
-            await client.delete(index, *keys)
+            # The standalone stream is not indexed when only broadcasts wrote it.
+            await client.delete(index, *keys, self._stream(session_id, STANDALONE_STREAM))
 
     def _once(self, key: str) -> tuple[str, str]:
         once = f"{{{self.prefix}:once:{key}}}"
