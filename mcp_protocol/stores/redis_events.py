@@ -294,17 +294,22 @@ class RedisEventStore(EventStore):
         try:
             for i in range(2, len(reply), 2):
                 yield _event(stream_id, seq_of(reply[i]), reply[i + 1])
+            # Not kept in this frame for the stream's life (10,000 idle streams a worker).
+            del reply, start
             while True:
                 # Not unavailable_as_store_error(): a generator-based context manager and a
-                # current_task() per wake-up of every stream of a fan-out. take() awaits only
+                # current_task() per wake-up of every stream of a fan-out. This awaits only
                 # the tail's future (no redis-py call that could swallow a cancel); a failed
                 # shard hands it its connection error.
                 try:
-                    batch = await watch.take()
+                    batch = watch.take()
                 except UNAVAILABLE as exc:
                     raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
-                for seq, payload in batch:
-                    yield _event(stream_id, seq, payload)
+                if isinstance(batch, list):
+                    for seq, payload in batch:
+                        yield _event(stream_id, seq, payload)
+                else:
+                    await batch
         finally:
             tail.unwatch(watch)
 

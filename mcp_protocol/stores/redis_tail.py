@@ -84,22 +84,25 @@ class Watch:
         self.key = key
         self.last = last
         self.max_backlog = max_backlog
-        self.inbox: list[tuple[int, str]] = []
+        self.inbox: list[tuple[int, str]] | None = None  # made by the first entry (an idle stream has none)
         self.waiter: asyncio.Future[None] | None = None
         self.error: BaseException | None = None
 
     def offer(self, read_from: int, entries: list[tuple[int, str]]) -> None:
         if read_from > self.last or self.error is not None:
             return  # read past this watch's position: the next read, from lower, brings its part
+        inbox = self.inbox
         for seq, payload in entries:
             if seq > self.last:
-                if len(self.inbox) >= self.max_backlog:
+                if inbox is None:
+                    inbox = self.inbox = []
+                elif len(inbox) >= self.max_backlog:
                     behind = f"A listener of {self.key} fell {self.max_backlog} events behind"
                     self.fail(StreamLagging(behind))
                     return
-                self.inbox.append((seq, payload))
+                inbox.append((seq, payload))
                 self.last = seq
-        if self.inbox:
+        if inbox:
             self._wake()
 
     def fail(self, error: BaseException) -> None:
@@ -107,22 +110,24 @@ class Watch:
         self._wake()
 
     def _wake(self) -> None:
-        waiter = self.waiter
+        waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def take(self) -> list[tuple[int, str]]:
-        """The entries received since the last call; waits for at least one."""
-        while not self.inbox:
-            if self.error is not None:
-                raise self.error
-            self.waiter = self.loop.create_future()
-            try:
-                await self.waiter
-            finally:
-                self.waiter = None
-        batch, self.inbox = self.inbox, []
-        return batch
+    def take(self) -> list[tuple[int, str]] | asyncio.Future[None]:
+        """The entries received since the last call, or (none yet) a future to await before
+        asking again: awaited by the caller itself, not in a coroutine of this class, whose frame
+        an idle stream would hold for its life (~220 bytes, tracemalloc)."""
+        batch = self.inbox
+        if batch:
+            self.inbox = None
+            return batch
+        if self.error is not None:
+            raise self.error
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            waiter = self.waiter = self.loop.create_future()
+        return waiter
 
 
 class _Shard:
@@ -130,7 +135,8 @@ class _Shard:
         self.tail = tail
         self.group = group
         self.node: FastRedis | None = None  # the server the reader is on (a Cluster master)
-        self.watches: dict[str, list[Watch]] = {}  # a list: one watch a key, as a rule
+        # A key's watch, or its watches: one as a rule, kept without a list (~80 bytes a stream).
+        self.watches: dict[str, Watch | list[Watch]] = {}
         self.cursor: dict[str, int] = {}
         # The XREAD's arguments, encoded once: each key, and each key's start (kept with cursor).
         self.key_bulk: dict[str, bytes] = {}
@@ -149,8 +155,13 @@ class _Shard:
             self.start_bulk[key] = bulk(entry_of(seq))
 
     def add(self, watch: Watch) -> None:
-        group = self.watches.setdefault(watch.key, [])
-        group.append(watch)
+        found = self.watches.get(watch.key)
+        if found is None:
+            self.watches[watch.key] = watch
+        elif isinstance(found, list):
+            found.append(watch)
+        else:
+            self.watches[watch.key] = [found, watch]
         cursor = self.cursor.get(watch.key)
         if cursor is None or watch.last < cursor:
             if cursor is None:
@@ -159,11 +170,19 @@ class _Shard:
             self._poke()
 
     def remove(self, watch: Watch) -> None:
-        group = self.watches.get(watch.key)
-        if group is None:
+        found = self.watches.get(watch.key)
+        if found is None:
             return
-        with contextlib.suppress(ValueError):
-            group.remove(watch)
+        if isinstance(found, list):
+            with contextlib.suppress(ValueError):
+                found.remove(watch)
+            group = found
+            if len(found) == 1:
+                self.watches[watch.key] = found[0]
+        elif found is watch:
+            group = []
+        else:
+            return  # not this shard's watch of the key
         if not group:
             del self.watches[watch.key]
             del self.cursor[watch.key]
@@ -212,11 +231,12 @@ class _Shard:
                 reply: Any = await fast.call_packed_on(self.conn, packed, timeout=timeout)
                 raise_pending_cancel()
                 for key, raw in reply or ():
-                    group = self.watches.get(key)
-                    if not group or not raw:
+                    found = self.watches.get(key)
+                    if found is None or not raw:
                         continue
+                    group = list(found) if isinstance(found, list) else (found,)
                     entries = [(seq_of(eid), fields[1]) for eid, fields in raw]
-                    for watch in list(group):
+                    for watch in group:
                         watch.offer(read_from[key], entries)
                     self._move(key, min(w.last for w in group))
                 if reply:
@@ -236,8 +256,8 @@ class _Shard:
                 self.conn.abort(ConnectionError("tail reader ended"))
 
     def _fail(self, error: BaseException) -> None:
-        for group in self.watches.values():
-            for watch in group:
+        for found in self.watches.values():
+            for watch in found if isinstance(found, list) else (found,):
                 watch.fail(error)
         self.watches.clear()
         self.cursor.clear()
