@@ -39,8 +39,9 @@ The hot-path commands (append, replay, claim_once) go over the loop's pipelined 
 (XADD per event, PEXPIRE, SADD; atomic, so never a stream left without its expiry; all its keys
 under the bucket's tag); ``append_many`` puts several events of a stream in one block (a POST
 stream's response and its end marker) and ``broadcast`` pipelines one block per session (to
-standalone streams: MULTI, XADD, PEXPIRE, EXEC; no index entry),
-``BROADCAST_BATCH`` sessions per write (on a Cluster: per master, the masters written at once).
+standalone streams: one MULTI/EXEC of XADD and PEXPIRE for up to ``SESSIONS_PER_BLOCK`` sessions of
+one bucket; no index entry), ``BROADCAST_BATCH`` sessions per write (on a Cluster: per master, the
+masters written at once).
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ return 0
 """
 RENEW_SHA = hashlib.sha1(_RENEW.encode()).hexdigest()
 BROADCAST_BATCH = 500
+SESSIONS_PER_BLOCK = 100  # standalone-stream appends of one bucket per MULTI/EXEC (broadcast)
 _MULTI, _EXEC = encode(("MULTI",)), encode(("EXEC",))
 
 
@@ -230,32 +232,40 @@ class RedisEventStore(EventStore):
         payload = bulk(json.dumps(message))
         marker = None if tag is None else bulk(tag)
         # A session's standalone stream needs no index entry (delete_session names it): its
-        # block is MULTI, XADD, PEXPIRE, EXEC, whose bytes but the key are built once, not per
-        # session (a fan-out appends to every session: 10,000 blocks per change; the SADD and
-        # the index's PEXPIRE were a fifth of Redis' CPU for the appends).
+        # append is XADD and PEXPIRE, and the appends of up to SESSIONS_PER_BLOCK sessions of
+        # one bucket (one slot) share a MULTI/EXEC, whose bytes but the keys are built once (a
+        # fan-out appends to every session: 10,000 per change; a block per session cost Redis
+        # a MULTI and an EXEC each, and the SADD and the index's PEXPIRE a fifth of its CPU).
         lean = stream_id == STANDALONE_STREAM
-        head = _MULTI + (b"*8\r\n$4\r\nXADD\r\n" if marker is None else b"*10\r\n$4\r\nXADD\r\n")
+        xadd = b"*8\r\n$4\r\nXADD\r\n" if marker is None else b"*10\r\n$4\r\nXADD\r\n"
         fields = (b"$6\r\nMAXLEN\r\n$1\r\n~\r\n" + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n"
                   + payload + (b"" if marker is None else b"$1\r\nt\r\n" + marker)
                   + b"*3\r\n$7\r\nPEXPIRE\r\n")
-        expiry = bulk(self._ttl_ms) + _EXEC
-        per = 4 if lean else self._block_replies(1)
+        expiry = bulk(self._ttl_ms)
+        per = self._block_replies(1)
         written = 0
         with unavailable_as_store_error():
             for start in range(0, len(session_ids), BROADCAST_BATCH):
                 batch = session_ids[start:start + BROADCAST_BATCH]
-                if lean:
-                    parts = []
-                    for sid in batch:
-                        key = self._stream(sid, stream_id)
-                        packed = bulk(key)
-                        parts.append((key, b"".join((head, packed, fields, packed, expiry)), per))
-                else:
+                if not lean:
                     parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload], marker), per)
                              for sid in batch]
+                    for replies in await fast.pipeline_many(parts):
+                        self._entries(replies, 1)
+                        written += 1
+                    continue
+                buckets: dict[str, list[bytes]] = {}
+                for sid in batch:
+                    bucket = self._tag(sid)
+                    packed = bulk(f"{bucket}:events:{sid}:{stream_id}")
+                    buckets.setdefault(bucket, []).append(b"".join((xadd, packed, fields, packed, expiry)))
+                parts = [(bucket, b"".join((_MULTI, *appends[at:at + SESSIONS_PER_BLOCK], _EXEC)),
+                          2 + 2 * len(appends[at:at + SESSIONS_PER_BLOCK]))
+                         for bucket, appends in buckets.items()
+                         for at in range(0, len(appends), SESSIONS_PER_BLOCK)]
                 for replies in await fast.pipeline_many(parts):
-                    self._entries(replies, 1)
-                    written += 1
+                    self._entries(replies, 0)  # raises the block's error, if any
+                    written += (len(replies) - 2) // 2
         return written
 
     async def tagged(self, session_ids: list[str], stream_id: str, tag: str, within: float) -> set[str]:
