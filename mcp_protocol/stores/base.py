@@ -179,6 +179,22 @@ def wire_json(payload: str) -> bytes:
     return dumps(json.loads(payload))
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_message(payload: str) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(payload)
+    return message
+
+
+def stored_message(payload: str) -> dict[str, Any]:
+    """The message of a stored payload (``json.loads``): a small one (a fan-out's note, alike in
+    every session's log) is parsed once per worker, not once per stream that reads it; each
+    reader gets its own top-level dict (nested values are shared: readers do not modify them)."""
+    if len(payload) <= SHARED_WIRE_MAX:
+        return dict(_cached_message(payload))
+    message: dict[str, Any] = json.loads(payload)
+    return message
+
+
 def make_event_id(stream_id: str, seq: int) -> str:
     """Event ids are ``<stream>.<seq>``: unique within the session and naming their stream
     ([11] transports.mdx "Resumability": IDs SHOULD encode the originating stream)."""

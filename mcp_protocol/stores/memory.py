@@ -33,6 +33,7 @@ from .base import (
     UnknownEvent,
     make_event_id,
     parse_event_id,
+    stored_message,
     wire_json,
 )
 from .memory_sessions import MemorySessionStore
@@ -179,7 +180,7 @@ class MemoryEventStore(EventStore):
             while True:
                 for seq, payload in batch:
                     last = seq
-                    yield Event(make_event_id(stream_id, seq), json.loads(payload), wire_json(payload))
+                    yield Event(make_event_id(stream_id, seq), stored_message(payload), wire_json(payload))
                 batch = self._since(key, last, waiter)
                 if not batch:
                     await waiter.event.wait()

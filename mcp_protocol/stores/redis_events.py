@@ -67,6 +67,7 @@ from .base import (
     UnknownEvent,
     make_event_id,
     parse_event_id,
+    stored_message,
     wire_json,
 )
 from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, unavailable_as_store_error
@@ -117,7 +118,7 @@ def _ms(seconds: float) -> int:
 
 
 def _event(stream_id: str, seq: int, payload: str) -> Event:
-    return Event(make_event_id(stream_id, seq), json.loads(payload), wire_json(payload))
+    return Event(make_event_id(stream_id, seq), stored_message(payload), wire_json(payload))
 
 
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
