@@ -85,6 +85,11 @@ class SessionStore(ABC):
     @abstractmethod
     async def load(self, session_id: str) -> Session | None: ...
 
+    async def touch(self, session_id: str) -> bool:
+        """Slide the session's idle expiry as ``load`` does, without reading the record; True
+        if it is live (an open stream's heartbeat: 10,000 streams, each every keep-alive)."""
+        return await self.load(session_id) is not None
+
     @abstractmethod
     async def save(self, session: Session) -> None: ...
 

@@ -130,6 +130,12 @@ class RedisSessionStore(SessionStore):
         session.last_seen = time.time()  # this load is the session's latest activity
         return session
 
+    async def touch(self, session_id: str) -> bool:
+        # PEXPIRE slides the expiry as load()'s GETEX does, without the record and its parse.
+        key = self._key(session_id)
+        with unavailable_as_store_error():
+            return bool(await self._redis.fast().execute("PEXPIRE", key, _ms(self.ttl), key=key))
+
     async def save(self, session: Session) -> None:
         changes = session.changes()
         client = await self._redis.ready_client()
