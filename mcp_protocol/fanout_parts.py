@@ -8,12 +8,13 @@ change by a hash of their id into ``PARTS`` parts, each claimed on its own
 from the bus write parts side by side (10,000 sessions: each worker lists, checks and appends
 about half instead of one worker all of them while the others wait).
 
-Exactly once, per part as per change: a part is written only by the winner of its claim; a
-writer that dies mid-part lets its lease lapse and the next asker retakes the part and skips the
-sessions whose log already holds the change's tagged entry (``EventStore.tagged``). A change
-whose owner claim was retaken is checked the same way in every part (its earlier owner may have
-written without parts). Order: a worker returns only once every part is written (``DONE``),
-whoever wrote it, so change N+1 is never written to a session before change N.
+Exactly once, per part as per change: a part is written only by the winner of its claim, whose
+lease is renewed while it writes (``fanout_lease.py``); a writer that dies mid-part lets it lapse
+and the next asker retakes the part and skips the sessions whose log already holds the change's
+tagged entry (``EventStore.tagged``). A change whose owner claim was retaken is checked the same
+way in every part (its earlier owner may have written without parts). Order: a worker returns only
+once every part is written (``DONE``), whoever wrote it, so change N+1 is never written to a
+session before change N.
 
 The first slice a worker writes is small (``FIRST_SLICE``): it reaches its streams after one
 short round of reads and appends, not after the whole part's.
@@ -24,10 +25,10 @@ from __future__ import annotations
 import asyncio
 import random
 import zlib
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .fanout_lease import LeaseLost, Leases
 from .jsonrpc import notification
 from .stores.base import STANDALONE_STREAM, Claim
 
@@ -55,6 +56,8 @@ class Job:
     kind: Any
     uris: list[Any]
     listed: list[str]
+    leases: Leases  # this worker's leases on the change and its parts, renewed while it writes
+    wrote: asyncio.Event  # set once this worker's first slice is written (the rebuild then starts)
     retaken: bool = False
     parts: list[list[str]] = field(default_factory=list)
     subscribers: dict[str, list[str]] = field(default_factory=dict)  # uri -> ids, read once
@@ -66,13 +69,13 @@ class Job:
             self.parts[part_of(sid)].append(sid)
 
 
-async def write_parts(fanout: Fanout, job: Job, rebuild: Awaitable[None]) -> int:
+async def write_parts(fanout: Fanout, job: Job) -> int:
     """Claim and write parts until every part of the change is written; returns how many
-    notifications this worker wrote. ``rebuild`` is awaited before the first write."""
+    notifications this worker wrote."""
     # Each worker starts at its own part, so two workers seldom ask for the same one.
     start = random.randrange(PARTS)
     pending = [(start + i) % PARTS for i in range(PARTS)]
-    written, pause, rebuilt = 0, POLL_MIN, False
+    written, pause = 0, POLL_MIN
     while pending:
         progressed = False
         for part in list(pending):
@@ -83,11 +86,18 @@ async def write_parts(fanout: Fanout, job: Job, rebuild: Awaitable[None]) -> int
             progressed = True
             if claim is Claim.DONE:
                 continue
-            if not rebuilt:
-                await rebuild
-                rebuilt = True
-            written += await _write_part(fanout, job, part, job.retaken or claim is Claim.RETAKEN)
-            await fanout.events.finish_once(f"{job.key}#{part}", DONE_TTL)
+            part_key = f"{job.key}#{part}"
+            job.leases.hold(part_key)
+            try:
+                written += await _write_part(fanout, job, part, job.retaken or claim is Claim.RETAKEN)
+            except LeaseLost:
+                # Stalled past its lease and retaken: the taker writes the rest (skipping what
+                # this worker wrote); waited for like a part another worker won.
+                pending.append(part)
+                continue
+            finally:
+                job.leases.release(part_key)
+            await fanout.events.finish_once(part_key, DONE_TTL)
         if pending and not progressed:
             # Only parts other workers write are left: the next change must wait for them, or
             # the two could reach a stream in the wrong order.
@@ -112,7 +122,8 @@ async def _write_part(fanout: Fanout, job: Job, part: int, retaken: bool) -> int
             chunk = session_ids[pos:pos + size]
             pos += size
             ready = await fanout.sessions.initialized_among(chunk)
-            written += await _send(fanout, ready, note, f"{job.key}|list", retaken)
+            written += await _send(fanout, job, part, ready, note, f"{job.key}|list", retaken)
+            job.wrote.set()
     if caps.resources_subscribe:
         for uri in job.uris:
             if not isinstance(uri, str):
@@ -122,14 +133,15 @@ async def _write_part(fanout: Fanout, job: Job, part: int, retaken: bool) -> int
             # server/resources.mdx "Subscriptions": to the subscribers of the changed URI.
             updated = notification("notifications/resources/updated", {"uri": uri})
             targets = [sid for sid in job.subscribers[uri] if part_of(sid) == part]
-            written += await _send(fanout, targets, updated, f"{job.key}|{uri}", retaken)
+            written += await _send(fanout, job, part, targets, updated, f"{job.key}|{uri}", retaken)
     return written
 
 
-async def _send(fanout: Fanout, session_ids: list[str], note: dict[str, Any], tag: str,
-                retaken: bool) -> int:
+async def _send(fanout: Fanout, job: Job, part: int, session_ids: list[str], note: dict[str, Any],
+                tag: str, retaken: bool) -> int:
     if not session_ids:
         return 0
+    job.leases.check(f"{job.key}#{part}")
     if retaken:
         # A writer died mid-part: skip the sessions it reached (their entries carry the tag).
         reached = await fanout.events.tagged(session_ids, STANDALONE_STREAM, tag, RETAKE_WINDOW)

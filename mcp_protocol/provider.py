@@ -22,6 +22,7 @@ Contract, for every implementation:
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,6 +49,24 @@ class ProviderCapabilities:
 
 class Provider(ABC):
     capabilities: ProviderCapabilities = ProviderCapabilities()
+    _refreshing: asyncio.Future[None] | None = None
+
+    @property
+    def refreshing(self) -> asyncio.Future[None] | None:
+        """The rebuild under way for a change this worker already received (``mark_refreshing``),
+        or None. Requests wait for it before they read the snapshot (``Server._run``)."""
+        return self._refreshing
+
+    def mark_refreshing(self, rebuild: asyncio.Future[None]) -> None:
+        """``rebuild`` (a ``refresh`` that never raises) runs for a change just received: the
+        fan-out writes ``list_changed`` without waiting for it, so a client that re-lists on this
+        worker right after the notification waits for the rebuild instead of seeing the old list."""
+        self._refreshing = rebuild
+        rebuild.add_done_callback(self._refreshed)
+
+    def _refreshed(self, rebuild: asyncio.Future[None]) -> None:
+        if self._refreshing is rebuild:
+            self._refreshing = None
 
     @abstractmethod
     def snapshot(self) -> Snapshot: ...
@@ -55,9 +74,10 @@ class Provider(ABC):
     async def refresh(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Rebuild the snapshot from the source of truth (may query a database, off the hot path).
 
-        Transports await it once before serving the first request and again whenever a change is
-        published on the bus, before telling clients the list changed, so a client that re-lists
-        after ``list_changed`` sees the change on this worker. Default: nothing to rebuild.
+        Transports await it once before serving the first request and run it again whenever a
+        change is published on the bus (``mark_refreshing``: requests wait for it), so a client
+        that re-lists after ``list_changed`` sees the change on this worker. Default: nothing to
+        rebuild.
         """
 
     @abstractmethod

@@ -297,6 +297,12 @@ class Server:
             client_request_timeout=self.client_request_timeout,
             inputs=mrtr,
         )
+        refreshing = self.provider.refreshing
+        if refreshing is not None and not refreshing.done():
+            # A change was received and its list_changed may already be on its way (fanout.py
+            # writes before the rebuild ends): the client re-listing must see the change.
+            # Shielded: a request that goes away does not cancel the worker's rebuild.
+            await asyncio.shield(refreshing)
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
         run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)
         # The handler runs in the caller's task, not a task of its own (one loop turn and a Task

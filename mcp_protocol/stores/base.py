@@ -85,6 +85,11 @@ class SessionStore(ABC):
     @abstractmethod
     async def load(self, session_id: str) -> Session | None: ...
 
+    async def touch(self, session_id: str) -> bool:
+        """Slide the session's idle expiry as ``load`` does, without reading the record; True
+        if it is live (an open stream's heartbeat: 10,000 streams, each every keep-alive)."""
+        return await self.load(session_id) is not None
+
     @abstractmethod
     async def save(self, session: Session) -> None: ...
 
@@ -179,6 +184,22 @@ def wire_json(payload: str) -> bytes:
     return dumps(json.loads(payload))
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_message(payload: str) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(payload)
+    return message
+
+
+def stored_message(payload: str) -> dict[str, Any]:
+    """The message of a stored payload (``json.loads``): a small one (a fan-out's note, alike in
+    every session's log) is parsed once per worker, not once per stream that reads it; each
+    reader gets its own top-level dict (nested values are shared: readers do not modify them)."""
+    if len(payload) <= SHARED_WIRE_MAX:
+        return dict(_cached_message(payload))
+    message: dict[str, Any] = json.loads(payload)
+    return message
+
+
 def make_event_id(stream_id: str, seq: int) -> str:
     """Event ids are ``<stream>.<seq>``: unique within the session and naming their stream
     ([11] transports.mdx "Resumability": IDs SHOULD encode the originating stream)."""
@@ -266,6 +287,13 @@ class EventStore(ABC):
     @abstractmethod
     async def finish_once(self, key: str, ttl: float) -> None:
         """Mark the job ``key`` done: ``claim_once`` answers ``DONE`` for ``ttl`` seconds."""
+
+    @abstractmethod
+    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
+        """Extend to ``lease`` seconds from now the leases on the jobs ``keys`` that this store
+        (this worker) won and holds: a winner slower than its lease keeps its job instead of
+        having it retaken midway (and partly written twice). Returns the keys renewed; a job
+        finished, lapsed or won by another worker since is left as it is (not among them)."""
 
     async def close(self) -> None:  # noqa: B027 (optional hook)
         """Release connections (called at shutdown)."""

@@ -33,6 +33,7 @@ from .base import (
     UnknownEvent,
     make_event_id,
     parse_event_id,
+    stored_message,
     wire_json,
 )
 from .memory_sessions import MemorySessionStore
@@ -189,7 +190,7 @@ class MemoryEventStore(EventStore):
             while True:
                 for seq, payload in batch:
                     last = seq
-                    yield Event(make_event_id(stream_id, seq), json.loads(payload), wire_json(payload))
+                    yield Event(make_event_id(stream_id, seq), stored_message(payload), wire_json(payload))
                 batch = self._since(key, last, waiter)
                 if not batch:
                     await waiter.event.wait()
@@ -218,6 +219,18 @@ class MemoryEventStore(EventStore):
             retaken = key in self._tried
             self._tried[key] = now
             return Claim.RETAKEN if retaken else Claim.WON
+
+    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
+        # One process, one store: whoever holds a lease here is this worker.
+        now = time.monotonic()
+        renewed = set()
+        with self._lock:
+            for key in keys:
+                held = self._once.get(key)
+                if held is not None and held[0] is Claim.HELD and held[1] > now:
+                    self._once[key] = (Claim.HELD, now + lease)
+                    renewed.add(key)
+        return renewed
 
     async def finish_once(self, key: str, ttl: float) -> None:
         with self._lock:

@@ -116,6 +116,15 @@ class MemorySessionStore(SessionStore):
         session.last_seen = time.time()
         return session
 
+    async def touch(self, session_id: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            record = self._live(session_id, now)
+            if record is None:
+                return False
+            record.expires = now + self.ttl  # sliding idle expiry, as load()
+        return True
+
     async def save(self, session: Session) -> None:
         changes = session.changes()
         now = time.monotonic()

@@ -39,6 +39,7 @@ redis-py (``topology.py``: a plain, Cluster or Sentinel-managed client).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -128,6 +129,12 @@ class RedisSessionStore(SessionStore):
         session = Session.from_json(json.loads(raw))
         session.last_seen = time.time()  # this load is the session's latest activity
         return session
+
+    async def touch(self, session_id: str) -> bool:
+        # PEXPIRE slides the expiry as load()'s GETEX does, without the record and its parse.
+        key = self._key(session_id)
+        with unavailable_as_store_error():
+            return bool(await self._redis.fast().execute("PEXPIRE", key, _ms(self.ttl), key=key))
 
     async def save(self, session: Session) -> None:
         changes = session.changes()
@@ -261,10 +268,18 @@ class RedisSessionStore(SessionStore):
             return int(await client.zcard(self._live if principal is None else self._owned(principal)))
 
     async def session_ids(self) -> list[str]:
-        client = await self._redis.ready_client()
+        # The fan-out's listing, on the way to a change's first stream: the stale check and the
+        # listing in one round trip on the pipelined connection (10,000 ids through redis-py's
+        # parser and a round trip more cost the first stream ~5-10 ms). Only if some index
+        # entry is stale is the index repaired and read again.
         with unavailable_as_store_error():
-            await self._refresh_index(client)
-            ids: list[Any] = await client.zrange(self._live, 0, -1)
+            stale, ids = await self._redis.fast().pipeline(
+                [("ZRANGEBYSCORE", self._live, "-inf", int(time.time() * 1000), "LIMIT", 0, 1),
+                 ("ZRANGE", self._live, 0, -1)])
+            _raise_first([stale, ids])
+            if stale:
+                await self._refresh_index(await self._redis.ready_client())
+                ids = await self._redis.fast().execute("ZRANGE", self._live, 0, -1, key=self._live)
         return [str(sid) for sid in ids]
 
     async def initialized_session_ids(self) -> list[str]:
@@ -272,16 +287,14 @@ class RedisSessionStore(SessionStore):
         with unavailable_as_store_error():
             ids = await self.session_ids()
             raws = await self._get_many(ids)
-        return [sid for sid, raw in zip(ids, raws, strict=True)
-                if raw is not None and json.loads(raw).get("state") == "ready"]
+        return [sid for sid, raw in zip(ids, raws, strict=True) if raw is not None and _ready(raw)]
 
     async def initialized_among(self, session_ids: list[str]) -> list[str]:
         if not session_ids:
             return []
         with unavailable_as_store_error():
             raws = await self._get_many(session_ids)
-        return [sid for sid, raw in zip(session_ids, raws, strict=True)
-                if raw is not None and json.loads(raw).get("state") == "ready"]
+        return [sid for sid, raw in zip(session_ids, raws, strict=True) if raw is not None and _ready(raw)]
 
     async def subscribers(self, uri: str) -> list[str]:
         client = await self._redis.ready_client()
@@ -326,6 +339,23 @@ class RedisSessionStore(SessionStore):
 
     async def close(self) -> None:
         await self._redis.close()
+
+
+# The end of a record as json.dumps(Session.to_json()) writes it: "state" is followed only by
+# two numbers, so a match at the last '"state": "' is the record's own state (a client's data,
+# earlier in the record, cannot end it this way).
+_STATE_TAIL = re.compile(r'"state": "([a-z]+)", "created_at": [^,"{}\[\]]+, "last_seen": [^,"{}\[\]]+\}')
+
+
+def _ready(raw: str) -> bool:
+    """Whether a stored session record is past initialization. Read from the record's tail
+    without parsing it (the fan-out checks every session of a change: 2.4 -> 0.5 us each);
+    parsed if the tail is not the expected one."""
+    at = raw.rfind('"state": "')
+    found = _STATE_TAIL.fullmatch(raw, at) if at >= 0 else None
+    if found is None:
+        return bool(json.loads(raw).get("state") == "ready")
+    return found.group(1) == "ready"
 
 
 def _raise_first(replies: list[Any]) -> None:

@@ -5,8 +5,10 @@ Owns ``RedisEventStore``. Keys (``P`` = prefix, ``b`` = the session's bucket)::
 
     {P:ev:b}:events:<sid>:<stream>   Redis Stream of {"m": message JSON[, "t": broadcast tag]};
                                      PX = ttl, slid by each append
-    {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session)
-    {P:once:<key>}                   claim_once state: "held" (PX = the lease) or "done" (PX = ttl)
+    {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session); the
+                                     standalone stream (``_GET``) is named, not always indexed
+    {P:once:<key>}                   claim_once state: "held:<owner>" (PX = the lease, slid by
+                                     renew_once) or "done" (PX = ttl)
     {P:once:<key>}:tried             set when the job is first won: a later win is RETAKEN
 
 Buckets, for Redis Cluster: ``b`` is CRC32 of the session id modulo ``buckets`` (default 16; every
@@ -36,8 +38,10 @@ The hot-path commands (append, replay, claim_once) go over the loop's pipelined 
 (``fast.py``; ``cluster.py`` on Redis Cluster). An append is one MULTI/EXEC block in one write
 (XADD per event, PEXPIRE, SADD; atomic, so never a stream left without its expiry; all its keys
 under the bucket's tag); ``append_many`` puts several events of a stream in one block (a POST
-stream's response and its end marker) and ``broadcast`` pipelines one block per session,
-``BROADCAST_BATCH`` sessions per write (on a Cluster: per master, the masters written at once).
+stream's response and its end marker) and ``broadcast`` pipelines one block per session (to
+standalone streams: one MULTI/EXEC of XADD and PEXPIRE for up to ``SESSIONS_PER_BLOCK`` sessions of
+one bucket; no index entry), ``BROADCAST_BATCH`` sessions per write (on a Cluster: per master, the
+masters written at once).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import secrets
 import time
 import weakref
 import zlib
@@ -54,6 +59,7 @@ from typing import Any
 import redis.exceptions
 
 from .base import (
+    STANDALONE_STREAM,
     Claim,
     Event,
     EventStore,
@@ -61,6 +67,7 @@ from .base import (
     UnknownEvent,
     make_event_id,
     parse_event_id,
+    stored_message,
     wire_json,
 )
 from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, unavailable_as_store_error
@@ -111,11 +118,21 @@ def _ms(seconds: float) -> int:
 
 
 def _event(stream_id: str, seq: int, payload: str) -> Event:
-    return Event(make_event_id(stream_id, seq), json.loads(payload), wire_json(payload))
+    return Event(make_event_id(stream_id, seq), stored_message(payload), wire_json(payload))
 
 
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
+
+# KEYS: a claim_once key. ARGV: this owner's "held:<owner>" value, lease ms. A script, not
+# PEXPIRE: only a lease this worker still holds is slid, never a "done" (a job marked done for an
+# hour must not lapse with a lease) nor another worker's lease taken after ours lapsed.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+RENEW_SHA = hashlib.sha1(_RENEW.encode()).hexdigest()
 BROADCAST_BATCH = 500
+SESSIONS_PER_BLOCK = 100  # standalone-stream appends of one bucket per MULTI/EXEC (broadcast)
 _MULTI, _EXEC = encode(("MULTI",)), encode(("EXEC",))
 
 
@@ -138,6 +155,8 @@ class RedisEventStore(EventStore):
             sentinel_password=sentinel_password)
         self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
         self._tails: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Tail] = weakref.WeakKeyDictionary()
+        # What this worker's leases hold: renew_once slides its own leases only.
+        self._held = f"held:{secrets.token_hex(8)}"
 
     def _tag(self, session_id: str) -> str:
         return f"{{{self.prefix}:ev:{zlib.crc32(session_id.encode()) % self.buckets}}}"
@@ -219,16 +238,41 @@ class RedisEventStore(EventStore):
         fast = self._redis.fast()
         payload = bulk(json.dumps(message))
         marker = None if tag is None else bulk(tag)
+        # A session's standalone stream needs no index entry (delete_session names it): its
+        # append is XADD and PEXPIRE, and the appends of up to SESSIONS_PER_BLOCK sessions of
+        # one bucket (one slot) share a MULTI/EXEC, whose bytes but the keys are built once (a
+        # fan-out appends to every session: 10,000 per change; a block per session cost Redis
+        # a MULTI and an EXEC each, and the SADD and the index's PEXPIRE a fifth of its CPU).
+        lean = stream_id == STANDALONE_STREAM
+        xadd = b"*8\r\n$4\r\nXADD\r\n" if marker is None else b"*10\r\n$4\r\nXADD\r\n"
+        fields = (b"$6\r\nMAXLEN\r\n$1\r\n~\r\n" + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n"
+                  + payload + (b"" if marker is None else b"$1\r\nt\r\n" + marker)
+                  + b"*3\r\n$7\r\nPEXPIRE\r\n")
+        expiry = bulk(self._ttl_ms)
         per = self._block_replies(1)
         written = 0
         with unavailable_as_store_error():
             for start in range(0, len(session_ids), BROADCAST_BATCH):
                 batch = session_ids[start:start + BROADCAST_BATCH]
-                parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload], marker), per)
-                         for sid in batch]
+                if not lean:
+                    parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload], marker), per)
+                             for sid in batch]
+                    for replies in await fast.pipeline_many(parts):
+                        self._entries(replies, 1)
+                        written += 1
+                    continue
+                buckets: dict[str, list[bytes]] = {}
+                for sid in batch:
+                    bucket = self._tag(sid)
+                    packed = bulk(f"{bucket}:events:{sid}:{stream_id}")
+                    buckets.setdefault(bucket, []).append(b"".join((xadd, packed, fields, packed, expiry)))
+                parts = [(bucket, b"".join((_MULTI, *appends[at:at + SESSIONS_PER_BLOCK], _EXEC)),
+                          2 + 2 * len(appends[at:at + SESSIONS_PER_BLOCK]))
+                         for bucket, appends in buckets.items()
+                         for at in range(0, len(appends), SESSIONS_PER_BLOCK)]
                 for replies in await fast.pipeline_many(parts):
-                    self._entries(replies, 1)
-                    written += 1
+                    self._entries(replies, 0)  # raises the block's error, if any
+                    written += (len(replies) - 2) // 2
         return written
 
     async def tagged(self, session_ids: list[str], stream_id: str, tag: str, within: float) -> set[str]:
@@ -267,17 +311,22 @@ class RedisEventStore(EventStore):
         try:
             for i in range(2, len(reply), 2):
                 yield _event(stream_id, seq_of(reply[i]), reply[i + 1])
+            # Not kept in this frame for the stream's life (10,000 idle streams a worker).
+            del reply, start
             while True:
                 # Not unavailable_as_store_error(): a generator-based context manager and a
-                # current_task() per wake-up of every stream of a fan-out. take() awaits only
+                # current_task() per wake-up of every stream of a fan-out. This awaits only
                 # the tail's future (no redis-py call that could swallow a cancel); a failed
                 # shard hands it its connection error.
                 try:
-                    batch = await watch.take()
+                    batch = watch.take()
                 except UNAVAILABLE as exc:
                     raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
-                for seq, payload in batch:
-                    yield _event(stream_id, seq, payload)
+                if isinstance(batch, list):
+                    for seq, payload in batch:
+                        yield _event(stream_id, seq, payload)
+                else:
+                    await batch
         finally:
             tail.unwatch(watch)
 
@@ -286,7 +335,8 @@ class RedisEventStore(EventStore):
         index = self._streams(session_id)
         with unavailable_as_store_error():
             keys: set[Any] = await client.smembers(index)
-            await client.delete(index, *keys)
+            # The standalone stream is not indexed when only broadcasts wrote it.
+            await client.delete(index, *keys, self._stream(session_id, STANDALONE_STREAM))
 
     def _once(self, key: str) -> tuple[str, str]:
         once = f"{{{self.prefix}:once:{key}}}"
@@ -303,7 +353,7 @@ class RedisEventStore(EventStore):
             # nobody wins it for DONE_TTL; a win after that is RETAKEN, checked for what was
             # written, the safe answer).
             found, tried_before = await fast.pipeline_packed(
-                encode(("SET", once, "held", "NX", "GET", "PX", _ms(lease)))
+                encode(("SET", once, self._held, "NX", "GET", "PX", _ms(lease)))
                 + encode(("SET", tried, "1", "NX", "GET", "PX", _ms(max(lease * 10, 3600.0)))),
                 2, key=once)
             for reply in (found, tried_before):
@@ -319,6 +369,26 @@ class RedisEventStore(EventStore):
         with unavailable_as_store_error():
             await self._redis.fast().pipeline_packed(
                 encode(("SET", once, "done", "PX", _ms(ttl))) + encode(("DEL", tried)), 2, key=once)
+
+    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
+        if not keys:
+            return set()
+        fast, ms = self._redis.fast(), _ms(lease)
+        with unavailable_as_store_error():
+            # One write for every key (each its own slot: on a Cluster, per master).
+            replies = await fast.pipeline_many(
+                [(once, encode(("EVALSHA", RENEW_SHA, 1, once, self._held, ms)), 1)
+                 for once in (self._once(key)[0] for key in keys)])
+            renewed = set()
+            for key, (reply,) in zip(keys, replies, strict=True):
+                if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted Redis
+                    reply = await fast.evalsha(RENEW_SHA, _RENEW, [self._once(key)[0]],
+                                               [self._held, ms])
+                if isinstance(reply, Exception):
+                    raise reply
+                if reply == 1:
+                    renewed.add(key)
+        return renewed
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()

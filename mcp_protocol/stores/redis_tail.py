@@ -7,8 +7,13 @@ newest entry it has) and waits on an ``asyncio.Event``. Keys are grouped in shar
 ``SHARD_KEYS``; one task per shard, on a dedicated connection (a blocking command must not share
 the pipelined one), runs ``XREAD BLOCK`` over all of its keys at once and hands each watch the
 entries after its own position. A shard holds only keys one command may name together
-(``Pipelined.shard_of``): any keys on one server; on Redis Cluster the keys of one hash slot (the
-event store's bucket tag), read on that slot's master.
+(``Pipelined.shard_of``: any keys on one server; on Redis Cluster the keys of one hash slot, read
+on that slot's master) and of one hash tag (the event store's bucket), on one server too: a
+fan-out writes its sessions part by part, and a part is one or two buckets
+(``fanout_parts.part_of``), so a shard is woken while its buckets are written, not all along.
+Redis scans every key of an ``XREAD`` each time it is sent, blocked and woken (1.6 ms for 500
+keys): with shards of mixed buckets every shard re-read through the whole fan-out and the XREADs
+took more of Redis' CPU than the appends.
 
 No gap, no duplicate ([L] basic/transports.mdx "Resumability"): a shard reads each key from the
 *lowest* position of its watches, a watch takes a batch only if the batch was read from at or
@@ -40,9 +45,18 @@ READ_COUNT = 256
 UNBLOCK_RETRY = 0.002
 # s: after a read that brought entries, the next waits this long. A fan-out appends to thousands
 # of streams over ~100 ms; reading again at once returned a few entries per XREAD of 500 keys
-# (py-spy: a fifth of a worker's CPU went to building and parsing those XREADs).
-LINGER = 0.002
+# (py-spy: a fifth of a worker's CPU went to building and parsing those XREADs). 10 ms rather
+# than 2: each XREAD costs Redis ~4 us per key (INFO commandstats), and 10,000 streams took
+# 232 -> 142 XREADs and 250 -> 129 ms of Redis CPU per change (bench/README.md, Session 10).
+LINGER = 0.010
 SEQ_BASE = 1_000_000
+
+
+def hash_tag(key: str) -> str:
+    """The ``{...}`` part of a key (the event store's bucket), or the key itself."""
+    start = key.find("{")
+    end = key.find("}", start + 1)
+    return key[start + 1:end] if start >= 0 and end > start + 1 else key
 
 
 def seq_of(entry_id: str) -> int:
@@ -70,22 +84,25 @@ class Watch:
         self.key = key
         self.last = last
         self.max_backlog = max_backlog
-        self.inbox: list[tuple[int, str]] = []
+        self.inbox: list[tuple[int, str]] | None = None  # made by the first entry (an idle stream has none)
         self.waiter: asyncio.Future[None] | None = None
         self.error: BaseException | None = None
 
     def offer(self, read_from: int, entries: list[tuple[int, str]]) -> None:
         if read_from > self.last or self.error is not None:
             return  # read past this watch's position: the next read, from lower, brings its part
+        inbox = self.inbox
         for seq, payload in entries:
             if seq > self.last:
-                if len(self.inbox) >= self.max_backlog:
+                if inbox is None:
+                    inbox = self.inbox = []
+                elif len(inbox) >= self.max_backlog:
                     behind = f"A listener of {self.key} fell {self.max_backlog} events behind"
                     self.fail(StreamLagging(behind))
                     return
-                self.inbox.append((seq, payload))
+                inbox.append((seq, payload))
                 self.last = seq
-        if self.inbox:
+        if inbox:
             self._wake()
 
     def fail(self, error: BaseException) -> None:
@@ -93,22 +110,24 @@ class Watch:
         self._wake()
 
     def _wake(self) -> None:
-        waiter = self.waiter
+        waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def take(self) -> list[tuple[int, str]]:
-        """The entries received since the last call; waits for at least one."""
-        while not self.inbox:
-            if self.error is not None:
-                raise self.error
-            self.waiter = self.loop.create_future()
-            try:
-                await self.waiter
-            finally:
-                self.waiter = None
-        batch, self.inbox = self.inbox, []
-        return batch
+    def take(self) -> list[tuple[int, str]] | asyncio.Future[None]:
+        """The entries received since the last call, or (none yet) a future to await before
+        asking again: awaited by the caller itself, not in a coroutine of this class, whose frame
+        an idle stream would hold for its life (~220 bytes, tracemalloc)."""
+        batch = self.inbox
+        if batch:
+            self.inbox = None
+            return batch
+        if self.error is not None:
+            raise self.error
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            waiter = self.waiter = self.loop.create_future()
+        return waiter
 
 
 class _Shard:
@@ -116,7 +135,8 @@ class _Shard:
         self.tail = tail
         self.group = group
         self.node: FastRedis | None = None  # the server the reader is on (a Cluster master)
-        self.watches: dict[str, list[Watch]] = {}  # a list: one watch a key, as a rule
+        # A key's watch, or its watches: one as a rule, kept without a list (~80 bytes a stream).
+        self.watches: dict[str, Watch | list[Watch]] = {}
         self.cursor: dict[str, int] = {}
         # The XREAD's arguments, encoded once: each key, and each key's start (kept with cursor).
         self.key_bulk: dict[str, bytes] = {}
@@ -135,8 +155,13 @@ class _Shard:
             self.start_bulk[key] = bulk(entry_of(seq))
 
     def add(self, watch: Watch) -> None:
-        group = self.watches.setdefault(watch.key, [])
-        group.append(watch)
+        found = self.watches.get(watch.key)
+        if found is None:
+            self.watches[watch.key] = watch
+        elif isinstance(found, list):
+            found.append(watch)
+        else:
+            self.watches[watch.key] = [found, watch]
         cursor = self.cursor.get(watch.key)
         if cursor is None or watch.last < cursor:
             if cursor is None:
@@ -145,11 +170,19 @@ class _Shard:
             self._poke()
 
     def remove(self, watch: Watch) -> None:
-        group = self.watches.get(watch.key)
-        if group is None:
+        found = self.watches.get(watch.key)
+        if found is None:
             return
-        with contextlib.suppress(ValueError):
-            group.remove(watch)
+        if isinstance(found, list):
+            with contextlib.suppress(ValueError):
+                found.remove(watch)
+            group = found
+            if len(found) == 1:
+                self.watches[watch.key] = found[0]
+        elif found is watch:
+            group = []
+        else:
+            return  # not this shard's watch of the key
         if not group:
             del self.watches[watch.key]
             del self.cursor[watch.key]
@@ -198,11 +231,12 @@ class _Shard:
                 reply: Any = await fast.call_packed_on(self.conn, packed, timeout=timeout)
                 raise_pending_cancel()
                 for key, raw in reply or ():
-                    group = self.watches.get(key)
-                    if not group or not raw:
+                    found = self.watches.get(key)
+                    if found is None or not raw:
                         continue
+                    group = list(found) if isinstance(found, list) else (found,)
                     entries = [(seq_of(eid), fields[1]) for eid, fields in raw]
-                    for watch in list(group):
+                    for watch in group:
                         watch.offer(read_from[key], entries)
                     self._move(key, min(w.last for w in group))
                 if reply:
@@ -222,8 +256,8 @@ class _Shard:
                 self.conn.abort(ConnectionError("tail reader ended"))
 
     def _fail(self, error: BaseException) -> None:
-        for group in self.watches.values():
-            for watch in group:
+        for found in self.watches.values():
+            for watch in found if isinstance(found, list) else (found,):
                 watch.fail(error)
         self.watches.clear()
         self.cursor.clear()
@@ -243,7 +277,7 @@ class Tail:
         watch = Watch(key, last, self.max_backlog)
         shard = self._home.get(key)
         if shard is None or shard.task.done():
-            group = self.fast.shard_of(key)
+            group = (self.fast.shard_of(key), hash_tag(key))
             shard = next((s for s in self._shards if s.group == group and len(s.watches) < SHARD_KEYS
                           and not s.task.done()), None)
             if shard is None:

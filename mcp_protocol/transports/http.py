@@ -345,9 +345,7 @@ class MCPEndpoint:
 
         async def heartbeat() -> bool:
             # Keep the cluster-wide claim, and end the stream once the session is gone.
-            return await rt.sessions.refresh_claim(view.id, owner, ttl) and (
-                await rt.sessions.load(view.id) is not None
-            )
+            return await rt.sessions.refresh_claim(view.id, owner, ttl) and await rt.sessions.touch(view.id)
 
         try:
             start = after

@@ -294,6 +294,46 @@ async def test_a_retaken_job_once_finished_answers_done(make_event_store: Make) 
     assert await store.claim_once("msg-1", 30) is Claim.DONE
 
 
+async def test_a_renewed_lease_outlives_its_first_lease(make_event_store: Make) -> None:
+    # A slow writer renews its lease: the job is not retaken while it works.
+    owner, other = make_event_store(), make_event_store()
+    assert await owner.claim_once("msg-1", 0.3) is Claim.WON
+    for _ in range(6):  # 1.2 s: four times the lease
+        await asyncio.sleep(0.2)
+        assert await owner.renew_once(["msg-1"], 0.3) == {"msg-1"}
+        assert await other.claim_once("msg-1", 0.3) is Claim.HELD
+    await owner.finish_once("msg-1", 30)
+    assert await other.claim_once("msg-1", 30) is Claim.DONE
+
+
+async def test_renewing_leaves_finished_lapsed_and_unknown_jobs_alone(make_event_store: Make) -> None:
+    store = make_event_store()
+    assert await store.claim_once("done", 30) is Claim.WON
+    await store.finish_once("done", 30)
+    assert await store.claim_once("lapsing", 0.1) is Claim.WON
+    await asyncio.sleep(0.3)
+    assert await store.renew_once(["done", "lapsing", "never"], 0.5) == set()
+    await asyncio.sleep(0.6)  # a "done" given the lease would have lapsed by now
+    assert await store.claim_once("done", 30) is Claim.DONE
+    assert await store.claim_once("lapsing", 30) is Claim.RETAKEN  # not revived by the renewal
+    assert await store.claim_once("never", 30) is Claim.WON  # nor created
+
+
+async def test_a_lease_retaken_by_another_worker_is_not_renewed_by_the_first(
+        make_event_store: Make, backend: str) -> None:
+    if backend == "memory":
+        pytest.skip("one process: every caller is the same worker")
+    first, second = make_event_store(), make_event_store()
+    assert await first.claim_once("msg-1", 0.1) is Claim.WON
+
+    async def retaken() -> bool:
+        return await second.claim_once("msg-1", 30) is Claim.RETAKEN
+
+    await eventually(retaken, seconds=3.0, step=0.05)
+    assert await first.renew_once(["msg-1"], 30) == set()  # it must stop: the part is not its own
+    assert await second.renew_once(["msg-1"], 30) == {"msg-1"}
+
+
 async def test_tagged_finds_the_sessions_a_tagged_broadcast_reached(make_event_store: Make) -> None:
     writer, reader = make_event_store(), make_event_store()
     await writer.broadcast(["s1", "s2"], "_GET", {"n": 1}, tag="change-1|list")

@@ -157,3 +157,20 @@ async def test_initialized_session_ids_lists_only_sessions_past_initialized(
     assert sorted(await store.initialized_session_ids()) == sorted([ready.id, fresh.id])
     await store.delete(ready.id)
     assert await store.initialized_session_ids() == [fresh.id]
+
+
+async def test_initialized_among_reads_the_session_state_not_a_client_s_lookalike(
+        make_session_store: Callable[..., SessionStore]) -> None:
+    # The Redis store reads the state from the record's tail without parsing it: a client whose
+    # own data says "state": "ready" is still not initialized.
+    store = make_session_store()
+    ready, fresh = Session.create(), Session.create()
+    ready.state = "ready"
+    fresh.client_info = {"name": "x", "state": "ready", "created_at": 1, "last_seen": 2}
+    fresh.client_capabilities = {"experimental": {"s": {"state": "ready"}}}
+    for session in (ready, fresh):
+        await store.create(session)
+    assert await store.initialized_among([fresh.id, ready.id]) == [ready.id]
+    fresh.state = "ready"
+    await store.save(fresh)
+    assert await store.initialized_among([fresh.id, ready.id]) == [fresh.id, ready.id]

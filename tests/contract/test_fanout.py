@@ -58,6 +58,9 @@ class Watched(EventStore):
     async def tagged(self, *args: Any) -> set[str]:
         return await self.inner.tagged(*args)
 
+    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
+        return await self.inner.renew_once(keys, lease)
+
 
 async def test_changes_reach_a_stream_in_bus_order_when_the_first_writer_is_slow(
         make_event_store: Callable[..., EventStore], make_session_store: Callable[..., SessionStore]) -> None:
@@ -119,3 +122,29 @@ async def nothing_more(listener: Any) -> bool:
     except TimeoutError:
         return True
     return False
+
+
+async def test_a_writer_slower_than_its_lease_keeps_its_part_and_nothing_is_written_twice(
+        make_event_store: Callable[..., EventStore], make_session_store: Callable[..., SessionStore]) -> None:
+    session = Session.create()
+    session.state = "ready"
+    await make_session_store().create(session)
+    change = {"id": "slow-writer", "kind": "tools", "uris": []}
+    slow_events = Watched(make_event_store())
+    slow_events.gate.clear()
+    lease = 0.3
+    slow = Fanout(MemoryProvider(), make_session_store(), slow_events, MemoryBus(), lease=lease)
+    other = Fanout(MemoryProvider(), make_session_store(), make_event_store(), MemoryBus(), lease=lease)
+    slow_run = asyncio.ensure_future(slow.apply(change))
+    await within(slow_events.writing.wait())  # the slow worker holds the session's part
+    other_run = asyncio.ensure_future(other.apply(change))
+    await asyncio.sleep(lease * 5)  # held five leases long: renewed, so never retaken
+    assert not other_run.done()  # still waiting for the slow worker's part
+    slow_events.gate.set()
+    assert await within(asyncio.gather(slow_run, other_run)) == [1, 0]
+    listener = make_event_store().listen(session.id, STANDALONE_STREAM)
+    try:
+        assert (await within(anext(listener))).message["method"] == "notifications/tools/list_changed"
+        assert await nothing_more(listener)
+    finally:
+        await listener.aclose()  # type: ignore[attr-defined]

@@ -143,6 +143,22 @@ async def test_load_slides_the_expiry(make_session_store: Make) -> None:
     assert session.id in await store.session_ids()
 
 
+async def test_touch_slides_the_expiry_and_tells_a_live_session(make_session_store: Make) -> None:
+    # An open GET stream's heartbeat: keeps its session alive, notices it is gone.
+    store = make_session_store(ttl=0.4)
+    session = Session.create()
+    await store.create(session)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 1.2  # three times the ttl, kept alive by touches every 0.1 s
+    while loop.time() < end:
+        assert await store.touch(session.id)
+        await asyncio.sleep(0.1)
+    assert (await store.load(session.id)) is not None
+    await store.delete(session.id)
+    assert not await store.touch(session.id)
+    assert not await store.touch("never-created")
+
+
 async def test_save_persists_changes_for_every_worker(make_session_store: Make) -> None:
     a, b = make_session_store(), make_session_store()
     session = Session.create()

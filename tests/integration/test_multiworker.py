@@ -267,6 +267,31 @@ async def test_a_tool_edited_in_the_admin_of_one_worker_reaches_the_stream_on_an
     assert (await tool(client, cluster.b, session_id, "echo"))["description"] == description
 
 
+async def test_a_client_re_listing_right_after_list_changed_sees_the_new_tool_everywhere(
+    cluster: Cluster, client: httpx.AsyncClient
+) -> None:
+    # The fan-out writes list_changed while each worker still rebuilds its snapshot (fanout.py:
+    # commit -> first stream does not wait for the database read); a worker's requests wait
+    # for its rebuild instead, so the re-list a client sends as soon as it is told sees the tool.
+    name = f"fresh_{uuid.uuid4().hex[:8]}"
+    session_id = await open_session(client, cluster.a.url)
+    async with client.stream("GET", cluster.a.url, headers=get_headers(session_id)) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)
+        await next_comment(events)
+        create = f"from registry.models import Tool; Tool.objects.create(name={name!r}, kind='template')"
+        creating = asyncio.ensure_future(asyncio.to_thread(cluster.manage, "shell", "-c", create))
+        changed = await next_data(events)
+        assert changed.message == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        listings = await asyncio.gather(*(
+            post(client, worker, session_id, request(10 + i, "tools/list"))
+            for i, worker in enumerate(cluster.workers)))
+        await creating
+    for listing in listings:
+        assert listing.status_code == 200, listing.text
+        assert name in [t["name"] for t in listing.json()["result"]["tools"]]
+
+
 async def test_a_sampling_request_raised_on_one_worker_is_answered_through_another(
     cluster: Cluster, client: httpx.AsyncClient
 ) -> None:

@@ -5,9 +5,12 @@ workers sharing one store and one bus."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.memory import MemoryBus
+from mcp_protocol.context import Context
+from mcp_protocol.definitions import Tool
 from mcp_protocol.fanout import Fanout, change_key
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.memory_provider import MemoryProvider
@@ -15,6 +18,7 @@ from mcp_protocol.session import Session
 from mcp_protocol.stores.base import STANDALONE_STREAM
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
 from mcp_protocol.transports.pending import PendingRequests
+from tests.unit.protocol.conftest import call, initialized, make_server
 
 
 class CountingProvider(MemoryProvider):
@@ -105,3 +109,48 @@ async def test_answer_on_the_same_worker_resolves_directly_and_errors_pass_throu
     assert "s1" in pending._listeners  # still one request in flight
     await pending.release("s1", first)
     await pending.close()
+
+
+class GatedProvider(MemoryProvider):
+    """A rebuild that takes as long as the test says: it adds a tool once ``gate`` opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate, self.rebuilding = asyncio.Event(), asyncio.Event()
+
+    async def refresh(self) -> None:
+        self.rebuilding.set()
+        await self.gate.wait()
+
+        async def fresh(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+            return {"content": []}
+
+        self.add_tool(Tool("fresh", {"type": "object"}), fresh)
+
+
+async def test_list_changed_goes_out_before_the_rebuild_and_a_re_list_waits_for_it() -> None:
+    # commit -> first stream does not wait for the snapshot rebuild; a client that re-lists on
+    # this worker as soon as it got list_changed still sees the change.
+    provider = GatedProvider()
+    server = make_server(provider)
+    session = await initialized(server)
+    sessions, events = MemorySessionStore(), MemoryEventStore()
+    await sessions.create(session)
+    fanout = Fanout(provider, sessions, events, MemoryBus())
+    applying = asyncio.ensure_future(fanout.apply({"id": "new-tool", "kind": "tools", "uris": []}))
+    await asyncio.wait_for(provider.rebuilding.wait(), 1)
+    listener = events.listen(session.id, STANDALONE_STREAM)
+    try:
+        got = await asyncio.wait_for(anext(listener), 1)  # written while the rebuild still runs
+    finally:
+        await listener.aclose()  # type: ignore[attr-defined]
+    assert got.message["method"] == "notifications/tools/list_changed"
+    assert not provider.gate.is_set()
+    listing = asyncio.ensure_future(call(server, session, "tools/list"))
+    await asyncio.sleep(0.05)
+    assert not listing.done()  # waits for the rebuild of the change it was told about
+    provider.gate.set()
+    tools = (await asyncio.wait_for(listing, 1))["result"]["tools"]
+    assert "fresh" in [t["name"] for t in tools]
+    assert await asyncio.wait_for(applying, 1) == 1
+    assert provider.refreshing is None  # done: later requests do not wait
