@@ -157,7 +157,6 @@ class Fanout:
                 return 0
             if claim is not Claim.HELD:
                 leases.hold(key)  # renewed while its parts are written, however long it takes
-            if claim is not Claim.HELD:
                 # The owner says the change is written in parts: only then may the other
                 # workers help (a part they win is one nobody wrote any of). Said while it
                 # starts on its own parts, not before.
