@@ -161,7 +161,7 @@ class SessionStore(ABC):
 class Event:
     id: str
     message: dict[str, Any]
-    # The message's wire form (``wire_json``), when the store has it at hand: what a stream
+    # The message's wire form (``stored_event``), when the store has it at hand: what a stream
     # writes, so a message read by many streams is not serialized once each.
     data: bytes | None = None
 
@@ -171,33 +171,22 @@ SHARED_WIRE_MAX = 1024  # bytes: stored messages this small have their wire form
 
 
 @functools.lru_cache(maxsize=256)
-def _cached_wire(payload: str) -> bytes:
-    return dumps(json.loads(payload))
-
-
-def wire_json(payload: str) -> bytes:
-    """The wire form (``jsonrpc.dumps``) of a message as a store keeps it (``json.dumps``): a
-    fan-out's note, stored alike in every session's log, is serialized again once per worker,
-    not once per stream that reads it. Large ones (a tool's result) are not kept."""
-    if len(payload) <= SHARED_WIRE_MAX:
-        return _cached_wire(payload)
-    return dumps(json.loads(payload))
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_message(payload: str) -> dict[str, Any]:
+def _decoded(payload: str) -> tuple[dict[str, Any], bytes]:
     message: dict[str, Any] = json.loads(payload)
-    return message
+    return message, dumps(message)
 
 
-def stored_message(payload: str) -> dict[str, Any]:
-    """The message of a stored payload (``json.loads``): a small one (a fan-out's note, alike in
-    every session's log) is parsed once per worker, not once per stream that reads it; each
-    reader gets its own top-level dict (nested values are shared: readers do not modify them)."""
+def stored_event(event_id: str, payload: str) -> Event:
+    """The ``Event`` of a payload as a store keeps it (JSON text): its message and its wire form
+    (``jsonrpc.dumps``), from one parse. A small one (a fan-out's note, alike in every session's
+    log) is parsed and serialized once per worker, not once per stream that reads it; each reader
+    gets its own top-level dict (nested values are shared: readers do not modify them). Large ones
+    (a tool's result) are not kept."""
     if len(payload) <= SHARED_WIRE_MAX:
-        return dict(_cached_message(payload))
-    message: dict[str, Any] = json.loads(payload)
-    return message
+        message, wire = _decoded(payload)
+        return Event(event_id, dict(message), wire)
+    message = json.loads(payload)
+    return Event(event_id, message, dumps(message))
 
 
 def make_event_id(stream_id: str, seq: int) -> str:

@@ -33,8 +33,7 @@ from .base import (
     UnknownEvent,
     make_event_id,
     parse_event_id,
-    stored_message,
-    wire_json,
+    stored_event,
 )
 from .memory_sessions import MemorySessionStore
 
@@ -190,7 +189,7 @@ class MemoryEventStore(EventStore):
             while True:
                 for seq, payload in batch:
                     last = seq
-                    yield Event(make_event_id(stream_id, seq), stored_message(payload), wire_json(payload))
+                    yield stored_event(make_event_id(stream_id, seq), payload)
                 batch = self._since(key, last, waiter)
                 if not batch:
                     await waiter.event.wait()

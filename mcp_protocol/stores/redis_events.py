@@ -67,8 +67,7 @@ from .base import (
     UnknownEvent,
     make_event_id,
     parse_event_id,
-    stored_message,
-    wire_json,
+    stored_event,
 )
 from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, unavailable_as_store_error
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
@@ -118,7 +117,7 @@ def _ms(seconds: float) -> int:
 
 
 def _event(stream_id: str, seq: int, payload: str) -> Event:
-    return Event(make_event_id(stream_id, seq), stored_message(payload), wire_json(payload))
+    return stored_event(make_event_id(stream_id, seq), payload)
 
 
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
