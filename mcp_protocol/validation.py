@@ -7,10 +7,8 @@ are never fetched ([26] MUST NOT auto-dereference network refs): left to its def
 explicit registry holding only the official meta-schemas; an unresolvable ``$ref`` makes the schema
 invalid (``InvalidSchema``), never a network request.
 
-Validators are cached per schema *object* (definitions are immutable, so a snapshot's schema
-objects live as long as the snapshot): the hot path never recompiles. The cache keeps a reference
-to each schema so an ``id`` is never reused while its entry exists, and is cleared when it grows
-past ``_MAX_CACHED`` (a refreshed snapshot brings new objects).
+Validators are cached per schema *object* (``by_schema.PerSchema``): the hot path never
+recompiles.
 
 Most tool schemas are flat objects of typed properties. For those, compiling also builds a plain
 predicate (``_quick``) over the keywords whose meaning needs no ``jsonschema`` machinery (``type``,
@@ -23,7 +21,6 @@ call thus costs a few dict lookups instead of ``iter_errors`` (about a fifth of 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,10 +30,9 @@ from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as META_SCHEMAS
 from referencing.exceptions import Unresolvable
 
-_MAX_CACHED = 4096
+from .by_schema import PerSchema
+
 Quick = Callable[[Any], bool]
-_cache: dict[int, tuple[Mapping[str, Any], Validator, Quick | None]] = {}
-_lock = threading.Lock()
 
 
 class InvalidSchema(Exception):
@@ -53,13 +49,10 @@ def _to_plain(value: Any) -> Any:
 
 def compile_schema(schema: Mapping[str, Any]) -> Validator:
     """The cached validator for ``schema`` (raises ``InvalidSchema``)."""
-    return _compiled(schema)[1]
+    return _compiled(schema)[0]
 
 
-def _compiled(schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], Validator, Quick | None]:
-    entry = _cache.get(id(schema))
-    if entry is not None and entry[0] is schema:
-        return entry
+def _compile(schema: Mapping[str, Any]) -> tuple[Validator, Quick | None]:
     plain = _to_plain(schema)
     cls = validators.validator_for(plain, default=Draft202012Validator)
     try:
@@ -69,17 +62,15 @@ def _compiled(schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], Validator, 
     validator: Validator = cls(plain, registry=META_SCHEMAS)
     # Only the default dialect: other drafts differ on details the predicate would have to know.
     quick = _quick(plain) if plain.get("$schema", DIALECT) == DIALECT else None
-    entry = (schema, validator, quick)
-    with _lock:
-        if len(_cache) >= _MAX_CACHED:
-            _cache.clear()
-        _cache[id(schema)] = entry
-    return entry
+    return validator, quick
+
+
+_compiled = PerSchema(_compile)
 
 
 def errors(schema: Mapping[str, Any], instance: Any, limit: int = 5) -> list[str]:
     """Human-readable validation failures (empty when ``instance`` conforms)."""
-    _, validator, quick = _compiled(schema)
+    validator, quick = _compiled(schema)
     if quick is not None and quick(instance):
         return []
     found: list[str] = []
@@ -95,7 +86,7 @@ def errors(schema: Mapping[str, Any], instance: Any, limit: int = 5) -> list[str
 
 
 def cache_size() -> int:
-    return len(_cache)
+    return len(_compiled)
 
 
 # -- the quick predicate ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ..by_schema import PerSchema
 from ..errors import HEADER_MISMATCH, INVALID_PARAMS
 from ..jsonrpc import Notification, Request
 from ..versions import SUPPORTED_NEWEST_FIRST, SUPPORTED_VERSIONS, V2025_03_26
@@ -191,30 +192,17 @@ def _param_matches(raw: str, value: Any) -> bool:
     return isinstance(value, str) and decoded == value
 
 
-# A tool's inputSchema → its (property, header) pairs marked ``x-mcp-header``, by the schema
-# object's id (the entry keeps the schema, so its id is not reused while cached). A snapshot's
-# schemas live as long as it does; most tools mirror nothing, and their calls then read no header.
-_mirrored_cache: dict[int, tuple[Mapping[str, Any], tuple[tuple[str, str], ...]]] = {}
-_MIRRORED_CACHE_LIMIT = 4096
-
-
-def _mirrored_properties(input_schema: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
-    if not input_schema:
-        return ()
-    cached = _mirrored_cache.get(id(input_schema))
-    if cached is not None and cached[0] is input_schema:
-        return cached[1]
+def _mirrored(input_schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A tool's (property, header) pairs marked ``x-mcp-header``: found once per schema object,
+    so the calls of a tool that mirrors nothing (most) read no header at all."""
     properties = input_schema.get("properties")
-    pairs: tuple[tuple[str, str], ...] = ()
-    if isinstance(properties, dict):
-        pairs = tuple(
-            (prop, schema["x-mcp-header"]) for prop, schema in properties.items()
-            if isinstance(schema, dict) and isinstance(schema.get("x-mcp-header"), str)
-        )
-    if len(_mirrored_cache) >= _MIRRORED_CACHE_LIMIT:
-        _mirrored_cache.clear()  # snapshots replaced many times over: start again
-    _mirrored_cache[id(input_schema)] = (input_schema, pairs)
-    return pairs
+    if not isinstance(properties, dict):
+        return ()
+    return tuple((prop, schema["x-mcp-header"]) for prop, schema in properties.items()
+                 if isinstance(schema, dict) and isinstance(schema.get("x-mcp-header"), str))
+
+
+_mirrored_properties = PerSchema(_mirrored)
 
 
 def check_param_headers(
@@ -223,7 +211,7 @@ def check_param_headers(
     """2026-07-28 "Custom Headers": every ``x-mcp-header: <Name>`` property of the called tool's
     ``inputSchema`` that has a (non-null) value in the body needs ``Mcp-Param-<Name>`` with that
     value; a missing, different or malformed one → 400 + -32020."""
-    pairs = _mirrored_properties(input_schema)
+    pairs = _mirrored_properties(input_schema) if input_schema else ()
     if not pairs:
         return
     arguments = (message.params or {}).get("arguments")
