@@ -133,6 +133,7 @@ RENEW_SHA = hashlib.sha1(_RENEW.encode()).hexdigest()
 BROADCAST_BATCH = 500
 SESSIONS_PER_BLOCK = 100  # standalone-stream appends of one bucket per MULTI/EXEC (broadcast)
 _MULTI, _EXEC = encode(("MULTI",)), encode(("EXEC",))
+_PEXPIRE = b"*3\r\n$7\r\nPEXPIRE\r\n"  # the command's head; the key and the ms follow
 
 
 class RedisEventStore(EventStore):
@@ -188,16 +189,21 @@ class RedisEventStore(EventStore):
         ``tag`` (a bulk string) adds a field ``t`` after ``m`` (readers take ``m``, the first)."""
         key, index = bulk(self._stream(session_id, stream_id)), bulk(self._streams(session_id))
         ttl = bulk(self._ttl_ms)
-        head = b"*8\r\n$4\r\nXADD\r\n" if tag is None else b"*10\r\n$4\r\nXADD\r\n"
-        tail = b"" if tag is None else b"$1\r\nt\r\n" + tag
         parts = [_MULTI]
         for payload in payloads:
-            parts.append(head + key + b"$6\r\nMAXLEN\r\n$1\r\n~\r\n"
-                         + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n" + payload + tail)
-        parts += [b"*3\r\n$7\r\nPEXPIRE\r\n" + key + ttl,
-                  b"*3\r\n$4\r\nSADD\r\n" + index + key,
-                  b"*3\r\n$7\r\nPEXPIRE\r\n" + index + ttl, _EXEC]
+            head, rest = self._xadd(payload, tag)
+            parts.append(head + key + rest)
+        parts += [_PEXPIRE + key + ttl, b"*3\r\n$4\r\nSADD\r\n" + index + key,
+                  _PEXPIRE + index + ttl, _EXEC]
         return b"".join(parts)
+
+    def _xadd(self, payload: bytes, tag: bytes | None) -> tuple[bytes, bytes]:
+        """``XADD <key> MAXLEN ~ <max_events> * m <payload> [t <tag>]`` in RESP, as the bytes
+        before and after the key (a broadcast builds them once for every session's key)."""
+        head = b"*8\r\n$4\r\nXADD\r\n" if tag is None else b"*10\r\n$4\r\nXADD\r\n"
+        rest = (b"$6\r\nMAXLEN\r\n$1\r\n~\r\n" + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n"
+                + payload + (b"" if tag is None else b"$1\r\nt\r\n" + tag))
+        return head, rest
 
     @staticmethod
     def _block_replies(count: int) -> int:
@@ -243,10 +249,8 @@ class RedisEventStore(EventStore):
         # fan-out appends to every session: 10,000 per change; a block per session cost Redis
         # a MULTI and an EXEC each, and the SADD and the index's PEXPIRE a fifth of its CPU).
         lean = stream_id == STANDALONE_STREAM
-        xadd = b"*8\r\n$4\r\nXADD\r\n" if marker is None else b"*10\r\n$4\r\nXADD\r\n"
-        fields = (b"$6\r\nMAXLEN\r\n$1\r\n~\r\n" + bulk(self.max_events) + b"$1\r\n*\r\n$1\r\nm\r\n"
-                  + payload + (b"" if marker is None else b"$1\r\nt\r\n" + marker)
-                  + b"*3\r\n$7\r\nPEXPIRE\r\n")
+        xadd, fields = self._xadd(payload, marker)
+        fields += _PEXPIRE
         expiry = bulk(self._ttl_ms)
         per = self._block_replies(1)
         written = 0
