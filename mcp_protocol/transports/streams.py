@@ -190,8 +190,10 @@ class PostStream(Outbound):
         assert self.writer is not None
         wire = dumps(message)  # stored and sent as it is: one serialization
         (event_id,) = await self.rt.events.append_encoded(self.session.id, self.stream_id, [wire])
-        # Shielded: a handler cancelled meanwhile leaves the take to close(), which awaits it.
-        await asyncio.shield(self._hold_lease())
+        leasing = self._hold_lease()
+        if not leasing.done():
+            # Shielded: a handler cancelled meanwhile leaves the take to close(), which awaits it.
+            await asyncio.shield(leasing)
         await self.writer.write(sse.frame(wire, event_id))
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
