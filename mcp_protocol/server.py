@@ -16,7 +16,6 @@ import functools
 import hashlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from . import jsonrpc, versions
@@ -31,9 +30,10 @@ from .errors import (
     ResourceNotFound,
     WorkerStopped,
 )
+from .inflight import InFlight, take_back
 from .inputs import InputRound, questions, start_round
 from .jsonrpc import Notification, Request
-from .methods import completion, lifecycle, logs, prompts, resources, subscriptions, tools
+from .method_table import LEGACY_METHODS, MODERN_METHODS, gate_open
 from .methods.base import Call, Handler, Interceptor
 from .methods.listing import WireCache
 from .methods.modern import (
@@ -43,72 +43,12 @@ from .methods.modern import (
 )
 from .outbound import Outbound
 from .pagination import Paginator
-from .provider import Provider, ProviderCapabilities
+from .provider import Provider
 from .request_state import RequestStateSealer
 from .session import Session
 from .shapes import check_params
 
 logger = logging.getLogger(__name__)
-
-Gate = tuple[str, ...]  # the ProviderCapabilities flags a method needs, all of them
-_OPEN: Gate = ()
-
-
-def _gate_open(caps: ProviderCapabilities, gate: Gate) -> bool:
-    return all(getattr(caps, flag) for flag in gate)
-
-
-_SHARED: dict[str, tuple[Handler, Gate]] = {
-    "tools/list": (tools.list_tools, ("tools",)),
-    "tools/call": (tools.call_tool, ("tools",)),
-    "resources/list": (resources.list_resources, ("resources",)),
-    "resources/read": (resources.read_resource, ("resources",)),
-    "resources/templates/list": (resources.list_resource_templates, ("resources",)),
-    "prompts/list": (prompts.list_prompts, ("prompts",)),
-    "prompts/get": (prompts.get_prompt, ("prompts",)),
-    "completion/complete": (completion.complete, ("completions",)),
-}
-# server/resources.mdx: `subscribe` is a feature *of* the resources capability, so a server
-# without resources has no subscriptions even if the provider left the sub-flag on.
-_SUBSCRIBE: Gate = ("resources", "resources_subscribe")
-LEGACY_METHODS: dict[str, tuple[Handler, Gate]] = {
-    **_SHARED,
-    "initialize": (lifecycle.initialize, _OPEN),
-    "ping": (lifecycle.ping, _OPEN),
-    "resources/subscribe": (resources.subscribe, _SUBSCRIBE),
-    "resources/unsubscribe": (resources.unsubscribe, _SUBSCRIBE),
-    "logging/setLevel": (logs.set_level, ("logging",)),
-}
-# 2026-07-28 changelog: no initialize, ping, logging/setLevel or resources/(un)subscribe.
-MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {
-    **_SHARED,
-    "server/discover": (lifecycle.discover, _OPEN),
-    "subscriptions/listen": (subscriptions.listen, _OPEN),
-}
-
-
-@dataclass(slots=True)
-class _InFlight:
-    task: asyncio.Task[Any]  # the task the handler runs in (the transport's)
-    ctx: Context
-    cancellable: bool = True
-    base: int = 0  # the task's pending cancellations when the handler started
-    cancelled_by_client: bool = False
-    stopped: bool = False  # the worker is stopping and gave up on it (``stop_all``)
-    taken_back: bool = False
-
-
-def _take_back(task: asyncio.Task[Any], entry: _InFlight, mrtr: InputRound | None) -> bool:
-    """Withdraw the cancellations this module asked of ``task`` for ``entry`` (each asks at most
-    once: ``cancel``/``stop_all`` one between them, an MRTR question one); True when no other
-    cancellation is pending, i.e. the one being raised was ours."""
-    if entry.taken_back:
-        return False
-    entry.taken_back = True
-    ours = int(entry.cancelled_by_client or entry.stopped) + int(mrtr is not None and mrtr.parked)
-    for _ in range(ours):
-        task.uncancel()
-    return ours > 0 and task.cancelling() <= entry.base
 
 
 class Server:
@@ -145,7 +85,7 @@ class Server:
         self.wire_cache = WireCache()
         # Committed changes, as this process learns them, for subscriptions/listen streams.
         self.feed = ChangeFeed()
-        self._inflight: dict[tuple[str, jsonrpc.RequestId], _InFlight] = {}
+        self.inflight = InFlight()
         # Runs each request instead of its handler when set: rate limits and audit (auth/guard.py).
         self.interceptor: Interceptor | None = None
 
@@ -182,7 +122,7 @@ class Server:
                 # [L] basic/lifecycle.mdx: initialize MUST be the first interaction.
                 raise InvalidRequest("Invalid Request: the session is not initialized")
             entry = LEGACY_METHODS.get(method)
-            if entry is None or not _gate_open(self.provider.capabilities, entry[1]):
+            if entry is None or not gate_open(self.provider.capabilities, entry[1]):
                 raise MethodNotFound(f"Method not found: {method}")
         except MCPError as exc:
             return jsonrpc.error_response(message.id, exc)
@@ -233,7 +173,7 @@ class Server:
         try:
             session = stateless_session(message.params, principal)
             entry = MODERN_METHODS.get(message.method)
-            if entry is None or not _gate_open(self.provider.capabilities, entry[1]):
+            if entry is None or not gate_open(self.provider.capabilities, entry[1]):
                 raise MethodNotFound(f"Method not found: {message.method}")
         except MCPError as exc:
             return jsonrpc.error_response(message.id, exc)
@@ -270,7 +210,7 @@ class Server:
         mrtr: InputRound | None = None,
     ) -> dict[str, Any] | None:
         key = (scope, message.id)
-        if key in self._inflight:
+        if key in self.inflight:
             # basic/index.mdx "Requests": an id MUST NOT be reused within a session ([26]: while
             # the sender awaits its response). Refuse the second; the first runs on untouched.
             return jsonrpc.error_response(
@@ -305,23 +245,17 @@ class Server:
             await asyncio.shield(refreshing)
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
         run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)
-        # The handler runs in the caller's task, not a task of its own (one loop turn and a Task
-        # less per request: bench/README.md "The request hot path"). To stop it, ``cancel``,
-        # ``stop_all`` and an MRTR question cancel that task and this frame takes the
-        # cancellation back (``uncancel``, as ``asyncio.timeout`` does), so the caller carries on
-        # and answers. A cancellation from outside (the client left, the worker is torn down)
-        # is not ours and propagates.
+        # The handler runs in this task; cancel/stop_all/an MRTR question cancel it and
+        # ``take_back`` withdraws what was ours (inflight.py).
         task = asyncio.current_task()
         assert task is not None, "Server requests run inside an asyncio task"
-        entry = _InFlight(task, ctx, cancellable, base=task.cancelling())
-        # Tracked even when not cancellable, so the id counts as in use until answered.
-        self._inflight[key] = entry
+        entry = self.inflight.enter(key, task, ctx, cancellable)
         if mrtr is not None:
             mrtr.task = task
         try:
             result = await run
         except asyncio.CancelledError:
-            if _take_back(task, entry, mrtr):
+            if take_back(task, entry, mrtr):
                 if entry.stopped:
                     return jsonrpc.error_response(message.id, WorkerStopped())
                 if entry.cancelled_by_client:
@@ -330,23 +264,22 @@ class Server:
                     return jsonrpc.result_response(message.id, questions(mrtr, self.request_state))
             raise
         except RequestCancelled:
-            _take_back(task, entry, mrtr)
+            take_back(task, entry, mrtr)
             return None
         except MCPError as exc:
-            _take_back(task, entry, mrtr)
+            take_back(task, entry, mrtr)
             return jsonrpc.error_response(message.id, self._wire_error(exc, version))
         except Exception:
-            _take_back(task, entry, mrtr)
+            take_back(task, entry, mrtr)
             logger.exception("Internal error while serving %s", message.method)
             return jsonrpc.error_response(message.id, InternalError())
         finally:
             # progress.mdx: notifications MUST stop after completion, even from a task the
             # handler leaked.
             ctx.finish()
-            if self._inflight.get(key) is entry:
-                del self._inflight[key]
+            self.inflight.leave(key, entry)
         # A handler that swallowed a cancellation of ours still leaves the task as it found it.
-        _take_back(task, entry, mrtr)
+        take_back(task, entry, mrtr)
         if entry.cancelled_by_client:
             return None  # cancelled after the handler finished but before we answered: no response
         return jsonrpc.result_response(message.id, result)
@@ -358,37 +291,20 @@ class Server:
 
     def cancel(self, session_id: str, request_id: jsonrpc.RequestId) -> bool:
         """Stop an in-flight request (notifications/cancelled); ``False`` if unknown or finished."""
-        entry = self._inflight.get((session_id, request_id))
-        if entry is None or entry.task.done() or not entry.cancellable or entry.cancelled_by_client:
-            return False
-        if entry.stopped:
-            entry.cancelled_by_client = True  # already being stopped: one cancellation is enough
-            return True
-        entry.cancelled_by_client = True
-        entry.ctx.cancel_event.set()
-        entry.task.cancel()
-        return True
+        return self.inflight.cancel((session_id, request_id))
 
     def cancel_session(self, session_id: str) -> int:
         """Stop every request of a session that ended (DELETE): nobody will read their answers."""
-        return sum(self.cancel(sid, rid) for sid, rid in list(self._inflight) if sid == session_id)
+        return self.inflight.cancel_scope(session_id)
 
     def in_flight(self) -> int:
-        return len(self._inflight)
+        return len(self.inflight)
 
     def running(self) -> list[asyncio.Task[Any]]:
         """The tasks of the requests in flight (a stopping worker waits for them)."""
-        return [entry.task for entry in self._inflight.values() if not entry.task.done()]
+        return self.inflight.running()
 
     def stop_all(self) -> int:
         """The worker is stopping and its grace period is over: every request still running ends
         now, answered with ``WorkerStopped`` (the client may retry it elsewhere)."""
-        stopped = 0
-        for entry in list(self._inflight.values()):
-            if not entry.task.done() and entry.cancellable and not entry.cancelled_by_client \
-                    and not entry.stopped:
-                entry.stopped = True
-                entry.ctx.cancel_event.set()
-                entry.task.cancel()
-                stopped += 1
-        return stopped
+        return self.inflight.stop_all()

@@ -41,8 +41,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from ..bus.base import RESYNC
+from ..method_table import LEGACY_METHODS, MODERN_METHODS
 from ..provider import Provider
-from ..server import LEGACY_METHODS, MODERN_METHODS
 from .tally import Tally
 
 Scope = MutableMapping[str, Any]

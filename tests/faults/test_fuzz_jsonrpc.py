@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_protocol.server import LEGACY_METHODS, MODERN_METHODS
+from mcp_protocol.method_table import LEGACY_METHODS, MODERN_METHODS
 from mcp_protocol.transports import runtime
 from mcp_protocol.transports.http import MCPEndpoint
 
