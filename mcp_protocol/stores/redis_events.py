@@ -7,9 +7,7 @@ Owns ``RedisEventStore``. Keys (``P`` = prefix, ``b`` = the session's bucket)::
                                      PX = ttl, slid by each append
     {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session); the
                                      standalone stream (``_GET``) is named, not always indexed
-    {P:once:<key>}                   claim_once state: "held:<owner>" (PX = the lease, slid by
-                                     renew_once) or "done" (PX = ttl)
-    {P:once:<key>}:tried             set when the job is first won: a later win is RETAKEN
+    {P:once:<key>}, {P:once:<key>}:tried   claim_once's lease and marker (``redis_once.py``)
 
 Buckets, for Redis Cluster: ``b`` is CRC32 of the session id modulo ``buckets`` (default 16; every
 worker must use the same number: a change moves every log, and a Last-Event-ID issued before it
@@ -49,7 +47,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import secrets
 import time
 import weakref
 import zlib
@@ -70,6 +67,7 @@ from .base import (
     stored_event,
 )
 from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, unavailable_as_store_error
+from .redis_once import OnceClaims
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
 from .resp import bulk, encode
 from .topology import RedisTopology, check_prefix
@@ -122,14 +120,6 @@ def _event(stream_id: str, seq: int, payload: str) -> Event:
 
 REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
 
-# KEYS: a claim_once key. ARGV: this owner's "held:<owner>" value, lease ms. A script, not
-# PEXPIRE: only a lease this worker still holds is slid, never a "done" (a job marked done for an
-# hour must not lapse with a lease) nor another worker's lease taken after ours lapsed.
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
-RENEW_SHA = hashlib.sha1(_RENEW.encode()).hexdigest()
 BROADCAST_BATCH = 500
 SESSIONS_PER_BLOCK = 100  # standalone-stream appends of one bucket per MULTI/EXEC (broadcast)
 _MULTI, _EXEC = encode(("MULTI",)), encode(("EXEC",))
@@ -155,8 +145,7 @@ class RedisEventStore(EventStore):
             sentinel_password=sentinel_password)
         self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
         self._tails: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Tail] = weakref.WeakKeyDictionary()
-        # What this worker's leases hold: renew_once slides its own leases only.
-        self._held = f"held:{secrets.token_hex(8)}"
+        self._once = OnceClaims(self._redis, self.prefix)
 
     def _tag(self, session_id: str) -> str:
         return f"{{{self.prefix}:ev:{zlib.crc32(session_id.encode()) % self.buckets}}}"
@@ -341,57 +330,14 @@ class RedisEventStore(EventStore):
             # The standalone stream is not indexed when only broadcasts wrote it.
             await client.delete(index, *keys, self._stream(session_id, STANDALONE_STREAM))
 
-    def _once(self, key: str) -> tuple[str, str]:
-        once = f"{{{self.prefix}:once:{key}}}"
-        return once, once + ":tried"  # one slot: the lease and the "was ever won" marker
-
     async def claim_once(self, key: str, lease: float) -> Claim:
-        once, tried = self._once(key)
-        fast = self._redis.fast()
-        with unavailable_as_store_error():
-            # One round trip: SET NX GET (Redis >= 7.0) takes the lease or returns the state it
-            # found, and the "tried" marker is set in the same write (a fan-out claims a change
-            # and its parts on the way to the first stream). Set even when the lease was not
-            # taken: then the job was won before (HELD: the marker exists) or finished (DONE:
-            # nobody wins it for DONE_TTL; a win after that is RETAKEN, checked for what was
-            # written, the safe answer).
-            found, tried_before = await fast.pipeline_packed(
-                encode(("SET", once, self._held, "NX", "GET", "PX", _ms(lease)))
-                + encode(("SET", tried, "1", "NX", "GET", "PX", _ms(max(lease * 10, 3600.0)))),
-                2, key=once)
-            for reply in (found, tried_before):
-                if isinstance(reply, Exception):
-                    raise reply
-            if found is not None:
-                return Claim.DONE if found == "done" else Claim.HELD
-        # Won: the first time, or after a winner's lease lapsed (it may have written a part).
-        return Claim.WON if tried_before is None else Claim.RETAKEN
+        return await self._once.claim(key, lease)
 
     async def finish_once(self, key: str, ttl: float) -> None:
-        once, tried = self._once(key)
-        with unavailable_as_store_error():
-            await self._redis.fast().pipeline_packed(
-                encode(("SET", once, "done", "PX", _ms(ttl))) + encode(("DEL", tried)), 2, key=once)
+        await self._once.finish(key, ttl)
 
     async def renew_once(self, keys: list[str], lease: float) -> set[str]:
-        if not keys:
-            return set()
-        fast, ms = self._redis.fast(), _ms(lease)
-        with unavailable_as_store_error():
-            # One write for every key (each its own slot: on a Cluster, per master).
-            replies = await fast.pipeline_many(
-                [(once, encode(("EVALSHA", RENEW_SHA, 1, once, self._held, ms)), 1)
-                 for once in (self._once(key)[0] for key in keys)])
-            renewed = set()
-            for key, (reply,) in zip(keys, replies, strict=True):
-                if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted Redis
-                    reply = await fast.evalsha(RENEW_SHA, _RENEW, [self._once(key)[0]],
-                                               [self._held, ms])
-                if isinstance(reply, Exception):
-                    raise reply
-                if reply == 1:
-                    renewed.add(key)
-        return renewed
+        return await self._once.renew(keys, lease)
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
