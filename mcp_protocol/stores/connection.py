@@ -54,6 +54,12 @@ UNAVAILABLE: tuple[type[BaseException], ...] = (
 )
 
 
+
+def px(seconds: float) -> int:
+    """A duration as the milliseconds of Redis ``PX``/``PEXPIRE`` (at least 1: 0 is an error)."""
+    return max(1, int(seconds * 1000))
+
+
 @contextlib.contextmanager
 def unavailable_as_store_error() -> Iterator[None]:
     """Wrap Redis calls: unreachable Redis → ``StoreUnavailable``; a swallowed cancel → re-raised."""

@@ -7,7 +7,7 @@ so settings can name ``mcp_protocol.stores.redis.<Class>``. Values are JSON, nev
 Keys (``P`` = the ``prefix`` option, default ``mcp``)::
 
     P:session:{sid}          session JSON, PX = ttl, slid by load (GETEX) and save (WATCH/MULTI merge)
-    P:claim:{sid}            owner of the session's standalone GET stream, PX = claim ttl
+    P:claim:{sid}            owner of the session's standalone GET stream (redis_stream_claims.py)
     {P}:live                 zset sid -> expected expiry (ms): the index of live sessions
     {P}:created              zset sid -> created_at: the admin's newest-first listing
     {P}:owned:<json>         zset sid -> expected expiry (ms) of one principal's sessions (its cap)
@@ -48,16 +48,13 @@ from redis.commands.core import AsyncScript
 
 from ..session import Session
 from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
-from .connection import DEFAULT_URL, AsyncClient, RedisConnector, unavailable_as_store_error
+from .connection import DEFAULT_URL, AsyncClient, RedisConnector, px, unavailable_as_store_error
 from .redis_events import RedisEventStore
-from .redis_session_scripts import CAPS, REFRESH, REFRESH_SHA, RELEASE, RELEASE_SHA
+from .redis_session_scripts import CAPS
+from .redis_stream_claims import StreamClaims, raise_first
 from .topology import RedisTopology, check_prefix
 
 __all__ = ["RedisEventStore", "RedisSessionStore"]
-
-def _ms(seconds: float) -> int:
-    return max(1, int(seconds * 1000))
-
 
 class RedisSessionStore(SessionStore):
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", ttl: float = 1800.0,
@@ -76,12 +73,10 @@ class RedisSessionStore(SessionStore):
         self._created = f"{{{prefix}}}:created"
         self._owner = f"{{{prefix}}}:owner"
         self._scripts: dict[str, AsyncScript] = {}
+        self._streams = StreamClaims(self._redis, self.prefix)
 
     def _key(self, session_id: str) -> str:
         return f"{self.prefix}:session:{{{session_id}}}"
-
-    def _claim(self, session_id: str) -> str:
-        return f"{self.prefix}:claim:{{{session_id}}}"
 
     def _owned(self, principal: str | None) -> str:
         return f"{{{self.prefix}}}:owned:{json.dumps(principal)}"
@@ -99,7 +94,7 @@ class RedisSessionStore(SessionStore):
         client = await self._redis.ready_client()
         key = self._key(session.id)
         with unavailable_as_store_error():
-            if not await client.set(key, json.dumps(session.to_json()), nx=True, px=_ms(self.ttl)):
+            if not await client.set(key, json.dumps(session.to_json()), nx=True, px=px(self.ttl)):
                 raise CreateError(f"Session {session.id!r} already exists")
             await self._refresh_index(client)
             cap = -1 if self.max_sessions is None else self.max_sessions
@@ -123,7 +118,7 @@ class RedisSessionStore(SessionStore):
         # The hot path: one GETEX on the loop's pipelined connection (resp.py), no write.
         key = self._key(session_id)
         with unavailable_as_store_error():
-            raw = await self._redis.fast().execute("GETEX", key, "PX", _ms(self.ttl), key=key)
+            raw = await self._redis.fast().execute("GETEX", key, "PX", px(self.ttl), key=key)
         if raw is None:
             return None
         session = Session.from_json(json.loads(raw))
@@ -134,7 +129,7 @@ class RedisSessionStore(SessionStore):
         # PEXPIRE slides the expiry as load()'s GETEX does, without the record and its parse.
         key = self._key(session_id)
         with unavailable_as_store_error():
-            return bool(await self._redis.fast().execute("PEXPIRE", key, _ms(self.ttl), key=key))
+            return bool(await self._redis.fast().execute("PEXPIRE", key, px(self.ttl), key=key))
 
     async def save(self, session: Session) -> None:
         changes = session.changes()
@@ -150,9 +145,9 @@ class RedisSessionStore(SessionStore):
             data = changes.apply(json.loads(raw)) if changes else None
             pipe.multi()
             if data is None:
-                pipe.pexpire(key, _ms(self.ttl))
+                pipe.pexpire(key, px(self.ttl))
             else:
-                pipe.set(key, json.dumps(data), px=_ms(self.ttl))
+                pipe.set(key, json.dumps(data), px=px(self.ttl))
 
         with unavailable_as_store_error():
             await self._redis.transaction(merge, key)
@@ -172,7 +167,7 @@ class RedisSessionStore(SessionStore):
         with unavailable_as_store_error():
             async with client.pipeline(transaction=True) as pipe:
                 pipe.getdel(self._key(session_id))
-                pipe.delete(self._claim(session_id))
+                pipe.delete(self._streams.key(session_id))
                 raw, _ = await pipe.execute()
             if raw is None:
                 return False
@@ -195,7 +190,7 @@ class RedisSessionStore(SessionStore):
         if not stale:
             return
         ttls = await self._redis.fast().pipeline([("PTTL", self._key(sid)) for sid in stale])
-        _raise_first(ttls)
+        raise_first(ttls)
         owned_keys: list[Any] = await client.hmget(self._owner, stale)
         now = int(time.time() * 1000)
         alive: dict[Any, dict[Any, int]] = {}
@@ -230,7 +225,7 @@ class RedisSessionStore(SessionStore):
                 start += len(ids)
                 replies = await self._redis.fast().pipeline(
                     [c for sid in ids for c in (("GET", self._key(sid)), ("PTTL", self._key(sid)))])
-                _raise_first(replies)
+                raise_first(replies)
                 now = time.time()
                 gone = []
                 for sid, raw, pttl in zip(ids, replies[::2], replies[1::2], strict=True):
@@ -258,7 +253,7 @@ class RedisSessionStore(SessionStore):
         # One GET per key in a pipeline rather than MGET: the keys live in different slots (on a
         # Cluster, each GET goes to its slot's master).
         replies = await self._redis.fast().pipeline([("GET", self._key(sid)) for sid in ids])
-        _raise_first(replies)
+        raise_first(replies)
         return replies
 
     async def count(self, principal: str | None = None) -> int:
@@ -276,7 +271,7 @@ class RedisSessionStore(SessionStore):
             stale, ids = await self._redis.fast().pipeline(
                 [("ZRANGEBYSCORE", self._live, "-inf", int(time.time() * 1000), "LIMIT", 0, 1),
                  ("ZRANGE", self._live, 0, -1)])
-            _raise_first([stale, ids])
+            raise_first([stale, ids])
             if stale:
                 await self._refresh_index(await self._redis.ready_client())
                 ids = await self._redis.fast().execute("ZRANGE", self._live, 0, -1, key=self._live)
@@ -310,32 +305,17 @@ class RedisSessionStore(SessionStore):
                 await client.srem(self._subs(uri), *stale)
         return [str(sid) for sid in live]
 
-    # Claims are taken and refreshed by every open GET stream (1,000 streams: 1,000 refreshes per
-    # keep-alive period): on the pipelined connection.
     async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
-        only_if_free = () if take_over else ("NX",)
-        key = self._claim(session_id)
-        with unavailable_as_store_error():
-            return bool(await self._redis.fast().execute(
-                "SET", key, owner, *only_if_free, "PX", _ms(ttl), key=key))
+        return await self._streams.claim(session_id, owner, ttl, take_over=take_over)
 
     async def open_streams(self, session_ids: list[str]) -> set[str]:
-        if not session_ids:
-            return set()
-        with unavailable_as_store_error():
-            # Pipelined EXISTS, each claim key in its own session's slot (no MULTI across slots).
-            replies = await self._redis.fast().pipeline([("EXISTS", self._claim(sid)) for sid in session_ids])
-        _raise_first(replies)
-        return {sid for sid, held in zip(session_ids, replies, strict=True) if held}
+        return await self._streams.held(session_ids)
 
     async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
-        with unavailable_as_store_error():
-            return bool(await self._redis.fast().evalsha(
-                REFRESH_SHA, REFRESH, [self._claim(session_id)], [owner, _ms(ttl)]))
+        return await self._streams.refresh(session_id, owner, ttl)
 
     async def release_stream(self, session_id: str, owner: str) -> None:
-        with unavailable_as_store_error():
-            await self._redis.fast().evalsha(RELEASE_SHA, RELEASE, [self._claim(session_id)], [owner])
+        await self._streams.release(session_id, owner)
 
     async def close(self) -> None:
         await self._redis.close()
@@ -358,11 +338,5 @@ def _ready(raw: str) -> bool:
     return found.group(1) == "ready"
 
 
-def _raise_first(replies: list[Any]) -> None:
-    for reply in replies:
-        if isinstance(reply, Exception):
-            raise reply
-
-
 def _expiry(ttl: float) -> int:
-    return int(time.time() * 1000) + _ms(ttl)
+    return int(time.time() * 1000) + px(ttl)

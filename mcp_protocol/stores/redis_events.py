@@ -66,7 +66,7 @@ from .base import (
     parse_event_id,
     stored_event,
 )
-from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, unavailable_as_store_error
+from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, px, unavailable_as_store_error
 from .redis_once import OnceClaims
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
 from .resp import bulk, encode
@@ -108,10 +108,6 @@ def _entry_id(seq: int) -> str:
     if ms >= 2**64:  # not an id Redis could have made (it would reject it as a stream id)
         raise UnknownEvent(f"Event sequence {seq} is out of range")
     return entry_of(seq)
-
-
-def _ms(seconds: float) -> int:
-    return max(1, int(seconds * 1000))
 
 
 def _event(stream_id: str, seq: int, payload: str) -> Event:
@@ -165,7 +161,7 @@ class RedisEventStore(EventStore):
 
     @property
     def _ttl_ms(self) -> int:
-        return max(1, int(self.ttl * 1000))
+        return px(self.ttl)
 
     async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
         return (await self.append_many(session_id, stream_id, [message]))[0]

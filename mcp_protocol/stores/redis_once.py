@@ -18,7 +18,7 @@ import secrets
 import redis.exceptions
 
 from .base import Claim
-from .connection import RedisConnector, unavailable_as_store_error
+from .connection import RedisConnector, px, unavailable_as_store_error
 from .resp import encode
 
 # KEYS: a claim_once key. ARGV: this owner's "held:<owner>" value, lease ms. A script, not
@@ -29,10 +29,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 RENEW_SHA = hashlib.sha1(_RENEW.encode()).hexdigest()
-
-
-def _ms(seconds: float) -> int:
-    return max(1, int(seconds * 1000))
 
 
 class OnceClaims:
@@ -57,8 +53,8 @@ class OnceClaims:
             # nobody wins it for DONE_TTL; a win after that is RETAKEN, checked for what was
             # written, the safe answer).
             found, tried_before = await fast.pipeline_packed(
-                encode(("SET", once, self._held, "NX", "GET", "PX", _ms(lease)))
-                + encode(("SET", tried, "1", "NX", "GET", "PX", _ms(max(lease * 10, 3600.0)))),
+                encode(("SET", once, self._held, "NX", "GET", "PX", px(lease)))
+                + encode(("SET", tried, "1", "NX", "GET", "PX", px(max(lease * 10, 3600.0)))),
                 2, key=once)
             for reply in (found, tried_before):
                 if isinstance(reply, Exception):
@@ -72,12 +68,12 @@ class OnceClaims:
         once, tried = self._keys(key)
         with unavailable_as_store_error():
             await self._redis.fast().pipeline_packed(
-                encode(("SET", once, "done", "PX", _ms(ttl))) + encode(("DEL", tried)), 2, key=once)
+                encode(("SET", once, "done", "PX", px(ttl))) + encode(("DEL", tried)), 2, key=once)
 
     async def renew(self, keys: list[str], lease: float) -> set[str]:
         if not keys:
             return set()
-        fast, ms = self._redis.fast(), _ms(lease)
+        fast, ms = self._redis.fast(), px(lease)
         with unavailable_as_store_error():
             # One write for every key (each its own slot: on a Cluster, per master).
             replies = await fast.pipeline_many(
