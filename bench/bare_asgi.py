@@ -19,6 +19,8 @@ import json
 import os
 from typing import Any
 
+from bench.minimal_asgi import lifespan, read_body
+
 Headers = list[tuple[bytes, bytes]]
 
 
@@ -38,19 +40,8 @@ EMPTY: Headers = []
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    body = b""
-    more = True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
+        return await lifespan(receive, send)
+    body = await read_body(receive)
     if scope["method"] == "DELETE":
         status, headers, payload = 204, EMPTY, b""
     elif b'"notifications/' in body:

@@ -31,6 +31,8 @@ import json
 import uuid
 from typing import Any
 
+from bench.minimal_asgi import lifespan, read_body
+
 VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 HOSTS = frozenset({b"127.0.0.1", b"localhost"})
 ORIGINS = frozenset({b"http://127.0.0.1", b"http://localhost"})
@@ -63,19 +65,8 @@ def _origin_allowed(value: bytes) -> bool:
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    body = b""
-    more = True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
+        return await lifespan(receive, send)
+    body = await read_body(receive)
     headers = dict(scope["headers"])
     origin = headers.get(b"origin")
     if not _host_allowed(headers.get(b"host", b"")) or (origin is not None and not _origin_allowed(origin)):
