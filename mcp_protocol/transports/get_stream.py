@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..stores.base import STANDALONE_STREAM, parse_event_id
 from .replay import SessionView, serve_log
 from .responses import HTTPError, Receive, Send
-from .streams import PRIME
+from .stream_log import PRIME
 
 if TYPE_CHECKING:
     from .runtime import Runtime

@@ -40,7 +40,7 @@ class ModernStream(Outbound):
         # A request still running after WATCH_AFTER s with nothing sent yet (JSON so far) is
         # watched for the client leaving too; a fast one never pays for a task.
         self._early: asyncio.Task[None] | None = None
-        self._timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._watch_early)
+        self._armed = rt.later.arm(WATCH_AFTER, self._watch_early)  # coarse: later.py
 
     def _watch_early(self) -> None:
         if self.writer is None and self._early is None:
@@ -52,7 +52,7 @@ class ModernStream(Outbound):
         self._client_left()
 
     async def _stop_early(self) -> None:
-        self._timer.cancel()
+        self.rt.later.disarm(self._armed, self._watch_early)
         early, self._early = self._early, None
         if early is not None and early is not asyncio.current_task():
             early.cancel()

@@ -15,6 +15,7 @@ from mcp_protocol.errors import ClientRequestError
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.session import Session
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
+from mcp_protocol.transports.later import Wheel
 from mcp_protocol.transports.leases import Leases
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.runtime import TransportConfig
@@ -34,6 +35,7 @@ class FakeRuntime:
         self.pending = PendingRequests(MemoryBus())
         self.leases = Leases(MemorySessionStore(), self.events)
         self.stopping = False
+        self.later = Wheel()
         self.live: list[asyncio.Event] = []
 
     def register_stream(self, session_id: str) -> asyncio.Event:
