@@ -259,7 +259,8 @@ class PostStream(Outbound):
             first, self._first = self._first, None
             wires = [dumps(response) for response in responses]
             event_ids = await self.rt.events.append_encoded(
-                self.session.id, self.stream_id, [first, *wires, END_WIRE] if first else [*wires, END_WIRE])
+                self.session.id, self.stream_id, [first, *wires, END_WIRE] if first else [*wires, END_WIRE],
+                final=True)
             head = b""
             if first is not None:
                 first_id, event_ids = event_ids[0], event_ids[1:]

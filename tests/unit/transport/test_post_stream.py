@@ -196,11 +196,11 @@ async def test_an_always_stream_call_logs_prime_response_and_end_in_order_whenev
 
         result = await stream.run(slow())
         await stream.finish([result] if result else [])
-        log = rt.events._logs[("s1", stream.stream_id)].entries
-        assert [json.loads(p) for _, p, _ in log] == [
-            {"_mcpsite": "prime", "ids": [7]}, result, {"_mcpsite": "end"}]
-        first_id = f"{stream.stream_id}.{log[0][0]}"
-        assert wire.body.startswith(b"id: " + first_id.encode() + b"\n"), wire.body
+        log = rt.events.listen("s1", stream.stream_id)
+        events = [await anext(log) for _ in range(3)]
+        await log.aclose()  # type: ignore[attr-defined]
+        assert [e.message for e in events] == [{"_mcpsite": "prime", "ids": [7]}, result, {"_mcpsite": "end"}]
+        assert wire.body.startswith(b"id: " + events[0].id.encode() + b"\n"), wire.body
 
 
 async def test_close_stream_of_an_always_stream_call_takes_the_lease_before_its_id_goes_out() -> None:
