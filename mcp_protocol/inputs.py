@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -68,7 +67,7 @@ class InputRound:
         self.questions: dict[str, dict[str, Any]] = {}
         self.task: asyncio.Task[Any] | None = None  # the task the handler runs in, set by the core
         self.parked = False  # the run was stopped because it asked something
-        self._counts: Counter[str] = Counter()
+        self._counts: dict[str, int] = {}  # a dict, not a Counter: one of these per modern call
 
     @functools.cached_property
     def binding(self) -> Binding:
@@ -77,8 +76,8 @@ class InputRound:
 
     def key_for(self, method: str) -> str:
         kind = KIND_OF.get(method, method)
-        self._counts[kind] += 1
-        return f"{kind}-{self._counts[kind]}"
+        count = self._counts[kind] = self._counts.get(kind, 0) + 1
+        return f"{kind}-{count}"
 
     async def ask(self, method: str, params: dict[str, Any] | None, key: str | None) -> dict[str, Any]:
         key = key if key is not None else self.key_for(method)

@@ -236,11 +236,16 @@ class EventStore(ABC):
         """Store several messages on one stream, in order (a backend may do it in one step)."""
         return [await self.append(session_id, stream_id, m) for m in messages]
 
-    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes]) -> list[str]:
+    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes], *,
+                             final: bool = False) -> list[str]:
         """``append_many`` of messages already encoded (UTF-8 JSON, as ``jsonrpc.dumps`` writes
         them): a stream that writes a response's wire form stores those bytes as they are, not a
         second serialization of the message (issue 16: one serialization of each response).
-        The default decodes them for ``append_many``; backends store them as given."""
+        The default decodes them for ``append_many``; backends store them as given.
+
+        ``final``: the stream is complete, nothing more is expected on it (a POST stream's last
+        step). A backend may then keep its log in a compact form; it still replays it for the
+        full ``ttl`` and still accepts an append after it."""
         return await self.append_many(session_id, stream_id, [json.loads(p) for p in payloads])
 
     @abstractmethod

@@ -55,6 +55,13 @@ class _Log:
     tags: dict[str, float] | None = None  # broadcast tag -> monotonic append time
 
 
+# A finished stream's log, kept apart from the live ones until it expires: one flat tuple
+# (touched, evicted, seq, payload, appended at, seq, payload, ...) of atomic values, which the
+# collector stops tracking at its first young collection. A finished log is read again only by a
+# resume of its last events, which thaws it back into a ``_Log``.
+_Finished = tuple[Any, ...]
+
+
 @dataclass(eq=False)
 class _Waiter:
     """A listener's wake-up flag, set from whichever thread appends."""
@@ -81,6 +88,8 @@ class MemoryEventStore(EventStore):
         super().__init__(max_events=max_events, ttl=ttl, **options)
         self._lock = threading.Lock()
         self._logs: dict[tuple[str, str], _Log] = {}
+        self._finished: dict[tuple[str, str], _Finished] = {}
+        self._finish_order: deque[tuple[float, tuple[str, str]]] = deque()  # for the expiry sweep
         self._waiters: dict[tuple[str, str], set[_Waiter]] = {}
         self._once: dict[str, tuple[Claim, float]] = {}
         self._tried: dict[str, float] = {}  # jobs won and not finished yet (a lapse means RETAKEN)
@@ -91,7 +100,11 @@ class MemoryEventStore(EventStore):
     def _log(self, key: tuple[str, str], now: float) -> _Log | None:
         log = self._logs.get(key)
         if log is None:
-            return None
+            finished = self._finished.pop(key, None)
+            if finished is None:
+                return None
+            entries = zip(finished[2::3], finished[3::3], finished[4::3], strict=True)
+            log = self._logs[key] = _Log(deque(entries, maxlen=self.max_events), *finished[:2])
         if log.touched + self.ttl <= now:
             del self._logs[key]
             return None
@@ -107,8 +120,60 @@ class MemoryEventStore(EventStore):
         # marker in one step (streams.py), on every always-stream request.
         return [self._append(session_id, stream_id, json.dumps(m), None) for m in messages]
 
-    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes]) -> list[str]:
-        return [self._append(session_id, stream_id, p.decode(), None) for p in payloads]
+    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes], *,
+                             final: bool = False) -> list[str]:
+        if final:
+            ids = self._append_finished((session_id, stream_id), payloads)
+            if ids is not None:
+                return ids
+        ids = [self._append(session_id, stream_id, p.decode(), None) for p in payloads]
+        if final:
+            self._finish((session_id, stream_id))
+        return ids
+
+    def _append_finished(self, key: tuple[str, str], payloads: list[bytes]) -> list[str] | None:
+        """A whole stream in one step (an always-stream call answered at once: its first entry,
+        response and end): stored straight as ``_Finished``, no ``_Log`` built. None if the
+        stream already has a log or a listener (``append_encoded`` then appends as usual)."""
+        now = time.monotonic()
+        with self._lock:
+            if len(payloads) > self.max_events or key in self._logs or key in self._finished \
+                    or key in self._waiters:
+                return None
+            flat: list[Any] = [now, 0]
+            ids = []
+            for payload in payloads:
+                seq = next(self._seq)
+                flat += (seq, payload.decode(), now)
+                ids.append(make_event_id(key[1], seq))
+            self._keep_finished(key, tuple(flat), now)
+        return ids
+
+    def _finish(self, key: tuple[str, str]) -> None:
+        """Keep a complete stream's log as ``_Finished`` for the rest of its ttl. Every
+        always-stream POST leaves one, thousands a second: as ``_Log`` objects the cyclic
+        collector walked each of them in every full collection (bench/README.md "Session 11")."""
+        now = time.monotonic()
+        with self._lock:
+            log = self._logs.get(key)
+            if log is not None and log.tags is None and key not in self._waiters:
+                del self._logs[key]
+                flat: list[Any] = [log.touched, log.evicted]
+                for entry in log.entries:
+                    flat.extend(entry)
+                self._keep_finished(key, tuple(flat), now)
+
+    def _keep_finished(self, key: tuple[str, str], finished: _Finished, now: float) -> None:
+        """Under the lock: keep ``finished``, and drop the finished logs whose ttl ran out (nothing
+        else would: a finished log is not read again unless resumed)."""
+        self._finished[key] = finished
+        order = self._finish_order
+        order.append((finished[0], key))
+        while order[0][0] + self.ttl <= now:
+            touched, old = order.popleft()
+            kept = self._finished.get(old)
+            if kept is not None and kept[0] == touched:  # not thawed and finished again since
+                del self._finished[old]
 
     def _append(self, session_id: str, stream_id: str, payload: str, tag: str | None) -> str:
         key = (session_id, stream_id)
@@ -205,6 +270,8 @@ class MemoryEventStore(EventStore):
         with self._lock:
             for key in [k for k in self._logs if k[0] == session_id]:
                 del self._logs[key]
+            for key in [k for k in self._finished if k[0] == session_id]:
+                del self._finished[key]
 
     async def claim_once(self, key: str, lease: float) -> Claim:
         now = time.monotonic()

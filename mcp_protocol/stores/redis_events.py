@@ -208,7 +208,8 @@ class RedisEventStore(EventStore):
     async def append_many(self, session_id: str, stream_id: str, messages: list[dict[str, Any]]) -> list[str]:
         return await self._append_bulks(session_id, stream_id, [bulk(json.dumps(m)) for m in messages])
 
-    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes]) -> list[str]:
+    async def append_encoded(self, session_id: str, stream_id: str, payloads: list[bytes], *,
+                             final: bool = False) -> list[str]:
         return await self._append_bulks(session_id, stream_id, [bulk(p) for p in payloads])
 
     async def _append_bulks(self, session_id: str, stream_id: str, payloads: list[bytes]) -> list[str]:

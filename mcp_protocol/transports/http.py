@@ -12,9 +12,9 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
 It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
 (``mcp_protocol/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
 JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
-``headers.py`` and ``security.py``, the body in ``body.py``, POST streams in ``streams.py``, GET
-streams and resumes in ``replay.py``, and the one mapping from exceptions to wire errors in
-``responses.py``.
+``headers.py`` and ``security.py``, the body in ``body.py``, legacy POST streams in ``streams.py``,
+2026-07-28 POSTs in ``modern.py``, GET streams and resumes in ``get_stream.py`` and ``replay.py``,
+and the one mapping from exceptions to wire errors in ``responses.py``.
 """
 
 from __future__ import annotations
@@ -25,12 +25,10 @@ from typing import Any
 
 from ..auth import principal as caller
 from ..auth.principal import Principal
-from ..auth.scopes import view
 from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
 from ..session import Session
-from ..stores.base import STANDALONE_STREAM, parse_event_id
 from ..versions import allows_batch, names_modern_era
 from . import logcontext, metrics
 from .body import ClientGone, read_body
@@ -38,19 +36,18 @@ from .browser import send_page, wants_page
 
 # open_mode: MCP["PRINCIPAL_RESOLVER"]'s default names it here (mcp_protocol.transports.http.open_mode).
 from .callers import PrincipalResolver, deliver, open_mode, resolve_caller, save_if_changed
+from .get_stream import serve_get
 from .headers import (
     RequestHeaders,
     check_content_type,
     check_get_accept,
-    check_modern_headers,
-    check_param_headers,
     check_post_accept,
     check_session_version,
     check_supported_version,
     parse_headers,
 )
-from .modern import ModernStream
-from .replay import SessionView, serve_log
+from .modern import serve_modern
+from .replay import SessionView
 from .responses import (
     JSON_HEADERS,
     HTTPError,
@@ -59,18 +56,16 @@ from .responses import (
     Send,
     TrackedSend,
     logger,
-    modern_status,
     send_bytes,
     send_empty,
     send_error,
 )
 from .runtime import Runtime, current, get_runtime
-from .streams import PRIME, PostStream
+from .streams import PostStream
 
 SESSION_HEADER = b"mcp-session-id"
 REQUEST_ID = "mcpsite.request_id"  # scope key: the id of the request being served, once read
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
-CLAIM_MIN_TTL = 10.0
 _NULL = NullOutbound()
 __all__ = ["MCPEndpoint", "PrincipalResolver", "era_of", "open_mode"]
 
@@ -184,7 +179,7 @@ class MCPEndpoint:
             if isinstance(message, Response):
                 # [26] streamable-http.mdx "Sending Messages": the client MUST NOT send responses.
                 raise HTTPError(400, "Invalid Request: 2026-07-28 clients send no JSON-RPC responses")
-            await self.modern(rt, scope, receive, send, headers, message)
+            await serve_modern(rt, scope, receive, send, headers, message)
             return
         scope[metrics.ERA] = "legacy"
         if isinstance(message, Request) and message.method == "initialize":
@@ -273,39 +268,6 @@ class MCPEndpoint:
         finally:
             await stream.close()
 
-    async def modern(
-        self,
-        rt: Runtime,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: RequestHeaders,
-        message: Request | Notification,
-    ) -> None:
-        """2026-07-28: stateless; the Mcp-Session-Id header is ignored and never echoed."""
-        try:
-            check_modern_headers(headers, message)
-            if message.method == "tools/call":
-                tool = view(rt.provider.snapshot()).tool(str((message.params or {}).get("name")))
-                if tool is not None:
-                    check_param_headers(scope["headers"], message, tool.input_schema)
-        except HTTPError as exc:
-            await send_error(send, exc, message.id if isinstance(message, Request) else None)
-            return
-        stream = ModernStream(rt, send, receive)
-        try:
-            response = await rt.server.handle_stateless(message, stream, caller.current().id)
-            scope[metrics.RESPONSE] = response
-            await stream.finish(response, modern_status(response))
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if stream.cancelled_by_client and task is not None:
-                task.uncancel()
-                return
-            raise
-        finally:
-            await stream.close()
-
     # -- GET ------------------------------------------------------------------------------------
     async def get(
         self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders
@@ -324,40 +286,7 @@ class MCPEndpoint:
         # the whole record (~3 KB per idle stream with its parsed JSON, tracemalloc).
         view = SessionView(session.id, session.protocol_version)
         del session  # a coroutine's frame keeps its locals alive for as long as it runs
-        after = headers.last_event_id
-        stream_id = parse_event_id(after)[0] if after else STANDALONE_STREAM
-        if stream_id != STANDALONE_STREAM:
-            # [11] "Resumability": resume the POST stream that event belongs to, and only it.
-            async def alive() -> bool:  # ended on another worker (DELETE, expiry): stop waiting
-                return await rt.sessions.load(view.id) is not None
-
-            async with rt.leases.watch_orphan(view.id, stream_id):  # its worker may be dead
-                await serve_log(rt, view, send, receive, stream_id, after, on_tick=alive)
-            return
-        owner = rt.pending.new_id()
-        ttl = max(rt.config.keepalive * 3, CLAIM_MIN_TTL)  # refreshed at every keep-alive
-        # A GET carrying the standalone stream's Last-Event-ID is the client resuming a stream it
-        # lost: it takes the claim over, so a worker that died (or has not noticed the drop yet)
-        # does not keep it out with 409s until the claim lapses; the old holder's next
-        # heartbeat fails and ends its stream. A plain second GET still gets 409.
-        if not await rt.sessions.claim_stream(view.id, owner, ttl, take_over=after is not None):
-            raise HTTPError(409, "Conflict: only one standalone SSE stream is allowed per session")
-
-        async def heartbeat() -> bool:
-            # Keep the cluster-wide claim, and end the stream once the session is gone.
-            return await rt.sessions.refresh_claim(view.id, owner, ttl) and await rt.sessions.touch(view.id)
-
-        try:
-            start = after
-            if start is None:
-                # A new stream starts now: what the log holds went to earlier streams (or to none)
-                # and must not be delivered twice ([L] transports.mdx: a message goes on one
-                # stream). Its start is a log position, so the priming event ([11]) can name it.
-                start = await rt.events.append(view.id, STANDALONE_STREAM, PRIME)
-            await serve_log(rt, view, send, receive, STANDALONE_STREAM, start, on_tick=heartbeat,
-                            fresh=after is None)
-        finally:
-            await rt.sessions.release_stream(view.id, owner)
+        await serve_get(rt, send, receive, view, headers.last_event_id)
 
     # -- DELETE ---------------------------------------------------------------------------------
     async def delete(self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders) -> None:

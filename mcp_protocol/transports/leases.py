@@ -36,7 +36,7 @@ from typing import Any
 from ..errors import WorkerStopped
 from ..jsonrpc import RequestId, error_response
 from ..stores.base import Claim, EventStore, SessionStore
-from .streams import END, MARKER
+from .stream_log import END, MARKER
 
 logger = logging.getLogger("mcp_protocol.leases")
 

@@ -36,7 +36,7 @@ from .pending import CancelWatch
 from .replay import serve_log
 from .responses import HTTPError, Receive, Scope, Send, TrackedSend, logger, send_empty, send_error
 from .runtime import Runtime, current, get_runtime
-from .streams import PRIME
+from .stream_log import PRIME
 
 _TASKS: set[asyncio.Task[None]] = set()  # requests running in the background (kept referenced)
 

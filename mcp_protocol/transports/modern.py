@@ -1,4 +1,5 @@
-"""The response to one 2026-07-28 POST: JSON, or SSE once the handler sends a notification.
+"""One 2026-07-28 POST served: its header checks, and its response, JSON or SSE once the handler
+sends a notification.
 
 [26] basic/transports/streamable-http.mdx: no event ids, no priming, no resumption; notifications
 relating to the request may precede the response; the server never sends requests on any stream
@@ -11,11 +12,14 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from ..auth import principal as caller
+from ..auth.scopes import view
 from ..errors import ClientRequestError
-from ..jsonrpc import dumps, notification
+from ..jsonrpc import Notification, Request, dumps, notification
 from ..outbound import Outbound
-from . import sse
-from .responses import Receive, Send, send_bytes, send_empty
+from . import metrics, sse
+from .headers import RequestHeaders, check_modern_headers, check_param_headers
+from .responses import HTTPError, Receive, Scope, Send, modern_status, send_bytes, send_empty, send_error
 from .watch import StreamWatch
 
 if TYPE_CHECKING:
@@ -36,7 +40,7 @@ class ModernStream(Outbound):
         # A request still running after WATCH_AFTER s with nothing sent yet (JSON so far) is
         # watched for the client leaving too; a fast one never pays for a task.
         self._early: asyncio.Task[None] | None = None
-        self._timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._watch_early)
+        self._armed = rt.later.arm(WATCH_AFTER, self._watch_early)  # coarse: later.py
 
     def _watch_early(self) -> None:
         if self.writer is None and self._early is None:
@@ -48,7 +52,7 @@ class ModernStream(Outbound):
         self._client_left()
 
     async def _stop_early(self) -> None:
-        self._timer.cancel()
+        self.rt.later.disarm(self._armed, self._watch_early)
         early, self._early = self._early, None
         if early is not None and early is not asyncio.current_task():
             early.cancel()
@@ -107,3 +111,36 @@ class ModernStream(Outbound):
                 await watch.stop()
         if self.writer is not None:
             await self.writer.close()
+
+
+async def serve_modern(
+    rt: Runtime,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: RequestHeaders,
+    message: Request | Notification,
+) -> None:
+    """2026-07-28: stateless; the Mcp-Session-Id header is ignored and never echoed."""
+    try:
+        check_modern_headers(headers, message)
+        if message.method == "tools/call":
+            tool = view(rt.provider.snapshot()).tool(str((message.params or {}).get("name")))
+            if tool is not None:
+                check_param_headers(scope["headers"], message, tool.input_schema)
+    except HTTPError as exc:
+        await send_error(send, exc, message.id if isinstance(message, Request) else None)
+        return
+    stream = ModernStream(rt, send, receive)
+    try:
+        response = await rt.server.handle_stateless(message, stream, caller.current().id)
+        scope[metrics.RESPONSE] = response
+        await stream.finish(response, modern_status(response))
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if stream.cancelled_by_client and task is not None:
+            task.uncancel()
+            return
+        raise
+    finally:
+        await stream.close()

@@ -4,7 +4,7 @@ stream with ``Last-Event-ID`` ([L] basic/transports.mdx "Listening for Messages 
 
 Events come from ``EventStore.listen``: the ones after the starting position, then live ones, on
 any worker, until the stream's ``end`` marker, a disconnect, or the session ending. Internal
-markers (``streams.MARKER``) are never sent.
+markers (``stream_log.MARKER``) are never sent.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..stores.base import Event, StreamLagging
 from ..versions import sends_priming_event
 from . import sse
 from .responses import Receive, Send, logger
-from .streams import MARKER
+from .stream_log import MARKER
 from .watch import StreamWatch
 
 if TYPE_CHECKING:

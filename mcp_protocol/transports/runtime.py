@@ -35,6 +35,7 @@ from ..server import Server
 from ..session import Session
 from ..stores.base import EventStore, SessionStore, StoreUnavailable
 from . import auth, metrics, stopping
+from .later import Wheel
 from .leases import Leases
 from .pending import PendingRequests
 from .security import OriginGuard
@@ -98,6 +99,7 @@ class Runtime:
                              feed=self.server.feed)
         self.leases = Leases(self.sessions, self.events)
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
+        self.later = Wheel()  # the request path's "still running in 0.1 s?" timers
         self._live: dict[str, list[EndSignal]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False

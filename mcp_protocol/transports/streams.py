@@ -1,15 +1,12 @@
-"""The response stream of one legacy POST, and the markers every stream's log shares.
+"""The response stream of one legacy POST.
 
 [L] basic/transports.mdx "Sending Messages to the Server", "Listening for Messages from the
 Server", "Resumability and Redelivery". Every event of a legacy stream is appended to the event
-store *before* it is written, under the id ``<stream>.<seq>`` (``stores.base.make_event_id``), so a
-client that lost the connection gets exactly the rest of that stream, and never another's, with a
-GET carrying ``Last-Event-ID`` — on any worker. Disconnection is not cancellation in the legacy
-era: the handler keeps running and its events keep going to the store.
-
-Two internal markers share the log with the JSON-RPC messages and are never sent: ``prime`` (the
-[11] priming event's id needs a log position) and ``end`` (the stream is complete: a resume that
-reaches it closes instead of waiting forever).
+store *before* it is written, under the id ``<stream>.<seq>``, so a client that lost the
+connection gets exactly the rest of that stream, and never another's, with a GET carrying
+``Last-Event-ID`` — on any worker. Disconnection is not cancellation in the legacy era: the
+handler keeps running and its events keep going to the store. The log's internal markers and
+the stream ids are ``stream_log.py``.
 
 A request that is worth cancelling — it streams something before its result, or is still running
 after ``CANCEL_WATCH_AFTER`` — holds its session's bus subscription (``pending.py``) until its
@@ -24,9 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-import os
-import secrets
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,50 +29,19 @@ from ..outbound import Outbound
 from ..session import Session
 from ..versions import sends_priming_event
 from . import sse
+from .later import Bucket
 from .pending import CancelWatch, ask
 from .responses import JSON_HEADERS, Receive, Send, send_bytes
+from .stream_log import END_WIRE, first_entry, new_stream_id
 from .watch import EndSignal, StreamWatch
 
 if TYPE_CHECKING:
     from .leases import RequestLease
     from .runtime import Runtime
 
-MARKER = "_mcpsite"
-PRIME: dict[str, Any] = {MARKER: "prime"}
-END: dict[str, Any] = {MARKER: "end"}
-END_WIRE = dumps(END)
+# Both on the runtime's coarse wheel (later.py): each fires 0.1-0.15 s after it was armed.
 CANCEL_WATCH_AFTER = 0.1  # s: a silent request still running then starts listening for cancels
 WATCH_AFTER = 0.1  # s: an always-stream POST stream still open then gets its StreamWatch
-
-
-def opening_marker(request_ids: Sequence[RequestId]) -> dict[str, Any]:
-    """The first entry of a request's stream log when there is no priming event: which ids the
-    stream answers (never sent; ``leases.py`` reads it)."""
-    return {MARKER: "open", "ids": list(request_ids)}
-
-
-class _StreamIds:
-    """Stream ids unique across workers and restarts: a random prefix per process (drawn again
-    in a forked child) and a counter, so a stream costs no ``urandom`` call. They need not be
-    secret: a log is only reachable through its session."""
-
-    def __init__(self) -> None:
-        self.reseed()
-
-    def reseed(self) -> None:
-        self.prefix = secrets.token_urlsafe(9)  # no "." (event ids are "<stream>.<seq>")
-        self.serial = itertools.count(1)
-
-    def new(self) -> str:
-        return f"{self.prefix}{next(self.serial):x}"
-
-
-_ids = _StreamIds()
-os.register_at_fork(after_in_child=_ids.reseed)
-
-
-def new_stream_id() -> str:
-    return _ids.new()
 
 
 class PostStream(Outbound):
@@ -94,7 +57,10 @@ class PostStream(Outbound):
         self.writer: sse.SSEWriter | None = None
         self.stream_id = ""
         self.watch: StreamWatch | None = None
-        self._watch_timer: asyncio.TimerHandle | None = None
+        self._watch_timer: asyncio.TimerHandle | None = None  # a close_after sooner than WATCH_AFTER
+        self._watch_armed: Bucket | None = None  # the usual WATCH_AFTER, on the coarse wheel
+        self._first: bytes | None = None  # the log's first entry while a lazy stream defers it
+        self._opening: asyncio.Future[None] | None = None  # its append, once started
         self._flush: asyncio.Future[None] | None = None
         self._close_after: float | None = None
         self._opened_at = 0.0
@@ -105,40 +71,37 @@ class PostStream(Outbound):
     async def open(self, close_after: float | None = None, *, lazy: bool = False) -> None:
         """Start the SSE response. ``lazy``: the handler has not run yet (always-stream); its
         ``StreamWatch`` starts only if the stream is still open WATCH_AFTER seconds later."""
-        cfg = self.rt.config
         self.stream_id = new_stream_id()
         self.writer = writer = sse.SSEWriter(self.send)
         await writer.start()
         # The log's first entry names the ids the stream answers, and the lease says who runs
         # them: if this worker dies, a resume elsewhere answers them with an error (leases.py).
-        # A lazy stream takes it only before its first event id goes out (_hold_lease).
+        # A lazy stream defers both until before its first event id goes out (_resumable): a
+        # client holds no id of it until then, so nothing can read the log or need the lease;
+        # answered within WATCH_AFTER, its first entry goes to the store in ``finish``'s one
+        # step with the response and the end marker.
+        self._first = first_entry(self.request_ids, priming=self.priming)
         if not lazy:
             await self._hold_lease()
-        if self.priming:
-            event_id = await self.rt.events.append(
-                self.session.id, self.stream_id, {**PRIME, "ids": self.request_ids})
-            # [11] "immediately send" the priming event: with the first event or the response
-            # when one follows within WATCH_AFTER (one socket write for both), else it is
-            # flushed when the watch starts.
-            writer.hold(sse.priming(event_id, cfg.retry_ms))
-        else:
-            await self.rt.events.append(self.session.id, self.stream_id, opening_marker(self.request_ids))
+            await self._append_first()
         self.ended = self.rt.register_stream(self.session.id)
         # Only a client that got an id can resume, so only then may the server close early.
         self._close_after = close_after if self.priming else None
-        self._opened_at = asyncio.get_running_loop().time()
         delay = WATCH_AFTER if lazy else 0.0
         if self._close_after is not None:
+            self._opened_at = asyncio.get_running_loop().time()
             delay = min(delay, self._close_after)
-        if delay > 0:
-            # A stream answered sooner (the usual always-stream tools/call) never starts a watch:
-            # a client that left meanwhile only fails a write, a DELETE is seen by ``finish``.
+        # A stream answered sooner (the usual always-stream tools/call) never starts a watch:
+        # a client that left meanwhile only fails a write, a DELETE is seen by ``finish``.
+        if delay == WATCH_AFTER:
+            self._watch_armed = self.rt.later.arm(delay, self._start_watch)
+        elif delay > 0:  # a close_after sooner than that: on time
             self._watch_timer = asyncio.get_running_loop().call_later(delay, self._start_watch)
         else:
             self._start_watch()
 
     def _start_watch(self) -> None:
-        self._watch_timer = None
+        self._watch_timer = self._watch_armed = None
         writer = self.writer
         if writer is None or writer.closed or self.ended is None or self.watch is not None:
             return
@@ -154,7 +117,7 @@ class PostStream(Outbound):
             retry_ms=cfg.retry_ms if self.priming else None,
             close_after=close_after,
         )
-        if writer.holding:
+        if writer.holding or (self.priming and self._first is not None):
             # The priming event waited for a response that has not come: it goes out now.
             self._flush = asyncio.ensure_future(self._lease_then_flush(writer))
 
@@ -169,8 +132,37 @@ class PostStream(Outbound):
             self._leasing = asyncio.ensure_future(self.lease.take())
         return self._leasing
 
+    async def _append_first(self) -> None:
+        """Append the log's first entry now (once); a priming stream then holds its event."""
+        first, self._first = self._first, None
+        if first is None:
+            return
+        (event_id,) = await self.rt.events.append_encoded(self.session.id, self.stream_id, [first])
+        if self.priming and self.writer is not None:
+            # [11] "immediately send" the priming event: with the first event or the response
+            # when one follows within WATCH_AFTER (one socket write for both), else it is
+            # flushed when the watch starts.
+            self.writer.hold(sse.priming(event_id, self.rt.config.retry_ms))
+
+    def _opened_log(self) -> asyncio.Future[None]:
+        """The deferred first entry's append, started once, shared by the handler's events and
+        the watch's flush (whichever comes first; the other waits for it)."""
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._append_first())
+        return self._opening
+
+    async def _resumable(self) -> None:
+        """Before a client can hold an event id of this stream: its log begins with the first
+        entry, and the lease is held."""
+        if self._first is not None or self._opening is not None:
+            await asyncio.shield(self._opened_log())
+        leasing = self._hold_lease()
+        if not leasing.done():
+            # Shielded: a handler cancelled meanwhile leaves the take to close(), which awaits it.
+            await asyncio.shield(leasing)
+
     async def _lease_then_flush(self, writer: sse.SSEWriter) -> None:
-        await self._hold_lease()
+        await self._resumable()
         await writer.flush()
 
     @property
@@ -189,11 +181,8 @@ class PostStream(Outbound):
             await self.open(self.rt.config.close_after)
         assert self.writer is not None
         wire = dumps(message)  # stored and sent as it is: one serialization
+        await self._resumable()
         (event_id,) = await self.rt.events.append_encoded(self.session.id, self.stream_id, [wire])
-        leasing = self._hold_lease()
-        if not leasing.done():
-            # Shielded: a handler cancelled meanwhile leaves the take to close(), which awaits it.
-            await asyncio.shield(leasing)
         await self.writer.write(sse.frame(wire, event_id))
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
@@ -210,16 +199,18 @@ class PostStream(Outbound):
         if self.writer is None:
             await self.open(close_after=0.0)
         elif self.writer and not self.writer.closed:
+            await self._resumable()  # the client resumes from the priming event's id
             await self.writer.close(self.rt.config.retry_ms)
 
     async def run(self, work: Coroutine[Any, Any, dict[str, Any] | None]) -> dict[str, Any] | None:
         """Await the handler; with CLOSE_STREAM_AFTER_SECONDS a slow one gets an SSE stream that
         is closed early so the client polls for the result."""
-        timer = asyncio.get_running_loop().call_later(CANCEL_WATCH_AFTER, self.cancel_watch.start)
+        later = self.rt.later
+        armed = later.arm(CANCEL_WATCH_AFTER, self.cancel_watch.start)
         try:
             return await self._run(work)
         finally:
-            timer.cancel()
+            later.disarm(armed, self.cancel_watch.start)
 
     async def _run(self, work: Coroutine[Any, Any, dict[str, Any] | None]) -> dict[str, Any] | None:
         cfg = self.rt.config
@@ -261,12 +252,22 @@ class PostStream(Outbound):
             if self.session_ended:
                 return
             # The responses and the end marker in one store step (Redis: one round trip), each
-            # response serialized once: the log keeps the bytes the stream sends.
+            # response serialized once: the log keeps the bytes the stream sends. A lazy stream
+            # answered before anything went out puts its deferred first entry in the same step.
+            if self._opening is not None:
+                await asyncio.shield(self._opening)
+            first, self._first = self._first, None
             wires = [dumps(response) for response in responses]
             event_ids = await self.rt.events.append_encoded(
-                self.session.id, self.stream_id, [*wires, END_WIRE])
-            # The last events and the end of the response go out in one ASGI message.
-            await writer.close(tail=b"".join(
+                self.session.id, self.stream_id, [first, *wires, END_WIRE] if first else [*wires, END_WIRE],
+                final=True)
+            head = b""
+            if first is not None:
+                first_id, event_ids = event_ids[0], event_ids[1:]
+                if self.priming:
+                    head = sse.priming(first_id, self.rt.config.retry_ms)
+            # The priming event, the last events and the end of the response: one ASGI message.
+            await writer.close(tail=head + b"".join(
                 sse.frame(wire, event_id) for wire, event_id in zip(wires, event_ids, strict=False)))
         finally:
             await self.close()
@@ -277,12 +278,19 @@ class PostStream(Outbound):
         if self._watch_timer is not None:
             self._watch_timer.cancel()
             self._watch_timer = None
+        if self._watch_armed is not None:
+            self.rt.later.disarm(self._watch_armed, self._start_watch)
+            self._watch_armed = None
         if self.watch is not None:
             watch, self.watch = self.watch, None
             await watch.stop()
         if self._flush is not None:
             flush, self._flush = self._flush, None
             await flush
+        if self._opening is not None:
+            opening, self._opening = self._opening, None
+            with contextlib.suppress(Exception):
+                await opening
         if self.writer is not None:
             # The session ended (DELETE) while the stream was open: a retry first, as the watch
             # would have sent had it got there before the handler's end ([11] "Resumability").

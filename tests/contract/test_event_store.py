@@ -361,3 +361,22 @@ async def test_cancelling_a_listener_ends_it_promptly_whenever_the_cancel_lands(
             await within(asyncio.shield(pending), 2.0)
         assert pending.done()
         await events.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_finished_stream_replays_its_last_events_and_takes_an_append_after(
+    make_event_store: Make,
+) -> None:
+    # A POST stream's last step is final (streams.PostStream.finish): a backend may compact the
+    # log, yet a resume from any of its ids gets the rest, on any worker, for the whole ttl.
+    a, b = make_event_store(), make_event_store()
+    first_id = await a.append("s1", "r1", {"_mcpsite": "prime"})
+    ids = await a.append_encoded("s1", "r1", [b'{"id":1,"result":{}}', b'{"_mcpsite":"end"}'], final=True)
+    for store in (a, b, a):  # twice on the writer: the first resume may have thawed the log
+        assert [e.id for e in await take(store.listen("s1", "r1", after=first_id), 2)] == ids
+        assert [e.message for e in await take(store.listen("s1", "r1", after=ids[0]), 1)] == [
+            {"_mcpsite": "end"}]
+    later = await a.append("s1", "r1", {"late": True})
+    assert [e.id for e in await take(b.listen("s1", "r1", after=ids[1]), 1)] == [later]
+    await a.delete_session("s1")
+    with pytest.raises(UnknownEvent):
+        await first(b.listen("s1", "r1", after=ids[0]))

@@ -15,6 +15,7 @@ from mcp_protocol.errors import ClientRequestError
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.session import Session
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
+from mcp_protocol.transports.later import Wheel
 from mcp_protocol.transports.leases import Leases
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.runtime import TransportConfig
@@ -34,6 +35,7 @@ class FakeRuntime:
         self.pending = PendingRequests(MemoryBus())
         self.leases = Leases(MemorySessionStore(), self.events)
         self.stopping = False
+        self.later = Wheel()
         self.live: list[asyncio.Event] = []
 
     def register_stream(self, session_id: str) -> asyncio.Event:
@@ -178,3 +180,42 @@ async def test_older_sessions_are_never_closed_early() -> None:
     result = await stream.run(slow())
     await stream.finish([result] if result else [])
     assert json.loads(wire.body) == result
+
+
+async def test_an_always_stream_call_logs_prime_response_and_end_in_order_whenever_answered() -> None:
+    # The first entry of a lazy stream is deferred (streams.py): answered at once it goes to the
+    # store with the response; answered after the watch started, before the priming event's
+    # flush. Either way the log is prime, response, end, and the priming event names its first id.
+    for delay in (0.0, 0.25):
+        rt, wire = FakeRuntime(always_stream=True), Wire()
+        stream = PostStream(rt, session(), wire.send, wire.receive, request_ids=[7])  # type: ignore[arg-type]
+
+        async def slow(delay: float = delay) -> dict[str, Any]:
+            await asyncio.sleep(delay)
+            return {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+        result = await stream.run(slow())
+        await stream.finish([result] if result else [])
+        log = rt.events.listen("s1", stream.stream_id)
+        events = [await anext(log) for _ in range(3)]
+        await log.aclose()  # type: ignore[attr-defined]
+        assert [e.message for e in events] == [{"_mcpsite": "prime", "ids": [7]}, result, {"_mcpsite": "end"}]
+        assert wire.body.startswith(b"id: " + events[0].id.encode() + b"\n"), wire.body
+
+
+async def test_close_stream_of_an_always_stream_call_takes_the_lease_before_its_id_goes_out() -> None:
+    # The client resumes elsewhere from the priming event's id: that worker must find the lease
+    # held, or it would answer the running request as orphaned (leases.py).
+    rt, wire = FakeRuntime(always_stream=True), Wire()
+    stream = PostStream(rt, session(), wire.send, wire.receive, request_ids=[3])  # type: ignore[arg-type]
+    held: list[bool] = []
+
+    async def polls() -> dict[str, Any]:
+        await stream.close_stream()
+        held.append(stream.lease is not None and stream._leasing is not None and stream._leasing.done())
+        return {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+    result = await stream.run(polls())
+    await stream.finish([result] if result else [])
+    assert held == [True]
+    assert b"id: " in wire.body and b"retry: 100" in wire.body
