@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "MODE": "open",
     "KEY_SOURCE": "access.keys.DatabaseKeySource",
     "AUDIT_SINK": None,  # dotted path of an AuditSink; None: no audit log
+    "AUDIT_SINK_OPTIONS": {},  # its keyword arguments
     "AUDIT_QUEUE_SIZE": 10000,
     "AUDIT_ARGUMENTS_MAX_BYTES": 4096,
     "RATE_LIMITER": {"BACKEND": "mcp_protocol.auth.limits.MemoryRateLimiter", "OPTIONS": {}},
@@ -107,7 +108,8 @@ class Access:
         limiter = import_string(limiter_spec["BACKEND"])(**limiter_spec.get("OPTIONS", {}))
         self.audit: AuditQueue | None = None
         if config["AUDIT_SINK"]:
-            self.audit = AuditQueue(import_string(config["AUDIT_SINK"])(),
+            sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
+            self.audit = AuditQueue(sink,
                                     size=int(config["AUDIT_QUEUE_SIZE"]),
                                     max_bytes=int(config["AUDIT_ARGUMENTS_MAX_BYTES"]))
         self.guard = Guard(
