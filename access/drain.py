@@ -102,6 +102,8 @@ class Drain:
         except Exception as exc:  # BUSYGROUP: another drain made it
             if "BUSYGROUP" not in str(exc):
                 raise
+        # Named up front (a read that finds nothing makes no consumer): XINFO CONSUMERS lists it.
+        self.redis.xgroup_createconsumer(self.keys.stream, GROUP, self.consumer)
 
     def heartbeat(self) -> None:
         self.redis.set(self.keys.alive, self.consumer, ex=DRAIN_ALIVE_SECONDS)
