@@ -57,6 +57,28 @@ end
 return redis.call('XTRIM', KEYS[1], 'MINID', minid)
 """
 
+# KEYS: stream. ARGV: group, this consumer, idle ms. Forgets the consumers (dead drains: each run
+# is host-pid) idle that long with nothing pending, in one script: one holding entries is kept,
+# and none can read between the look and the delete.
+FORGET = """
+local gone = 0
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local name, pending, idle = nil, 0, 0
+  for i = 1, #c, 2 do
+    if c[i] == 'name' then name = c[i + 1]
+    elseif c[i] == 'pending' then pending = tonumber(c[i + 1])
+    elseif c[i] == 'idle' then idle = tonumber(c[i + 1]) end
+  end
+  if name ~= ARGV[2] and pending == 0 and idle >= tonumber(ARGV[3]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
+    gone = gone + 1
+  end
+end
+return gone
+"""
+FORGET_AFTER = 24 * 3600.0  # a consumer this idle, with nothing pending, is a drain that ended
+FORGET_EVERY = 600.0
+
 
 def decode(fields: dict[str, str], vendor: str) -> tuple[str, AuditEntry]:
     """A stream entry → (spool id, entry). The arguments' JSON text is kept as is (SQLite stores
@@ -95,6 +117,8 @@ class Drain:
         self.totals = Totals()
         self._claim_from = "0-0"
         self._trim = self.redis.register_script(TRIM)  # EVALSHA, EVAL after a Redis restart
+        self._forget = self.redis.register_script(FORGET)
+        self._forgot_at = 0.0
 
     def ensure_group(self) -> None:
         try:
@@ -108,9 +132,16 @@ class Drain:
     def heartbeat(self) -> None:
         self.redis.set(self.keys.alive, self.consumer, ex=DRAIN_ALIVE_SECONDS)
 
+    def forget_ended_drains(self, idle: float = FORGET_AFTER) -> int:
+        """Drop the consumers of drains that ended (their names stay in the group otherwise)."""
+        self._forgot_at = time.monotonic()
+        return int(self._forget(keys=[self.keys.stream], args=[GROUP, self.consumer, int(idle * 1000)]))
+
     def step(self, *, block: bool = True) -> int:
         """One round: claim, read, write, acknowledge, trim. Returns the entries handled."""
         self.heartbeat()
+        if time.monotonic() - self._forgot_at >= FORGET_EVERY:
+            self.forget_ended_drains()
         handled = self._claim()
         if handled < self.batch:
             read = self.redis.xreadgroup(GROUP, self.consumer, {self.keys.stream: ">"}, count=self.batch,

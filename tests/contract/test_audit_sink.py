@@ -130,3 +130,23 @@ async def test_an_entry_delivered_twice_is_stored_once(prefix: str) -> None:
         assert client.xlen(second.keys.stream) == 0
     finally:
         client.close()
+
+
+async def test_a_drain_forgets_ended_drains_that_hold_nothing(prefix: str) -> None:
+    queue = AuditQueue(RedisSpoolSink(url=REDIS_URL, prefix=prefix))
+    queue.record(entry(0))
+    await queue.close()
+    holder = Drain(url=REDIS_URL, prefix=prefix, consumer="holder", after_commit=lambda n: 1 / 0)
+    holder.ensure_group()
+    with pytest.raises(ZeroDivisionError):
+        await sync_to_async(holder.step)(block=False)  # read one entry, never acknowledged
+    Drain(url=REDIS_URL, prefix=prefix, consumer="ended").ensure_group()
+    live = Drain(url=REDIS_URL, prefix=prefix, consumer="live")
+    live.ensure_group()
+    assert await sync_to_async(live.forget_ended_drains)(0) == 1
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        names = {c["name"] for c in client.xinfo_consumers(live.keys.stream, GROUP)}
+    finally:
+        client.close()
+    assert names == {"holder", "live"}  # "holder" still holds its entry
