@@ -1,6 +1,8 @@
 """``DatabaseAuditSink``: the audit queue's ``AuditSink`` (``mcp_protocol/auth/audit.py``) on the
 ``AuditRecord`` table: one transaction of multi-row ``INSERT``s per batch, in a worker thread.
-``prune`` deletes what is older than ``MCP_AUDIT_RETENTION_DAYS`` (the ``prune_audit`` command)."""
+``prune`` deletes what is older than ``MCP_AUDIT_RETENTION_DAYS`` (the ``prune_audit`` command).
+``_write`` with spool ids is also the drain's path (``drain.py``): rows whose spool id is already
+stored are skipped, so a redelivered entry lands once."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models.constants import OnConflict
 from django.utils import timezone
 
 from mcp_protocol.auth.audit import AuditEntry, AuditSink
@@ -21,10 +24,11 @@ from .models import AuditRecord
 
 COLUMNS = ("time", "principal", "principal_id", "session", "revision", "method", "name", "arguments",
            "outcome", "error", "duration_ms")
+SPOOLED = (*COLUMNS, "spool_id")
 MAX_PARAMETERS = 32_000  # under PostgreSQL's 65,535 and SQLite's 32,766 (3.32+) bind parameters
 
 
-def _write(entries: list[AuditEntry]) -> None:
+def _write(entries: list[AuditEntry], spool_ids: list[str] | None = None) -> None:
     """Multi-row ``INSERT``s in one transaction, values built for the backend directly. The ORM's
     ``bulk_create`` costs about four times the CPU per row (66 against 16 µs), and this runs in the
     process that serves the calls, in a thread that takes the GIL from the event loop: per row,
@@ -37,7 +41,8 @@ def _write(entries: list[AuditEntry]) -> None:
         connection.close()
     try:
         meta = AuditRecord._meta
-        fields = [meta.get_field(c) for c in COLUMNS]
+        columns = COLUMNS if spool_ids is None else SPOOLED
+        fields = [meta.get_field(c) for c in columns]
         when, arguments = _time_adapter(), _arguments_adapter()
         rows = [
             (when(e.time), e.principal[:300], (e.principal_id or "")[:300], e.session or "",
@@ -45,11 +50,14 @@ def _write(entries: list[AuditEntry]) -> None:
              round(e.duration_ms, 3))
             for e in entries
         ]
-        per = max(1, min(connection.ops.bulk_batch_size(fields, rows), MAX_PARAMETERS // len(COLUMNS)))
+        if spool_ids is not None:
+            rows = [(*row, spool_id) for row, spool_id in zip(rows, spool_ids, strict=True)]
+        per = max(1, min(connection.ops.bulk_batch_size(fields, rows), MAX_PARAMETERS // len(columns)))
         with transaction.atomic(), connection.cursor() as cursor:
             for start in range(0, len(rows), per):
                 chunk = rows[start:start + per]
-                cursor.execute(_insert_sql(len(chunk)), [value for row in chunk for value in row])
+                cursor.execute(_insert_sql(len(chunk), spool_ids is not None),
+                               [value for row in chunk for value in row])
     except Exception:
         connection.close()
         raise
@@ -80,13 +88,20 @@ def _arguments_adapter() -> Callable[[AuditEntry], object]:
 
 
 @functools.cache
-def _insert_sql(count: int) -> str:
-    """``INSERT ... VALUES (...), (...)`` for ``count`` rows, on the default connection's backend."""
+def _insert_sql(count: int, spooled: bool = False) -> str:
+    """``INSERT ... VALUES (...), (...)`` for ``count`` rows, on the default connection's backend;
+    ``spooled``: with the spool id, skipping rows whose id is stored (SQLite ``INSERT OR IGNORE``,
+    PostgreSQL ``ON CONFLICT DO NOTHING``, as Django's ``ignore_conflicts`` writes them)."""
     meta = AuditRecord._meta
+    columns = SPOOLED if spooled else COLUMNS
+    fields = [meta.get_field(c) for c in columns]
     table = connection.ops.quote_name(meta.db_table)
-    names = ", ".join(connection.ops.quote_name(meta.get_field(c).column) for c in COLUMNS)
-    row = f"({', '.join(['%s'] * len(COLUMNS))})"
-    return f"INSERT INTO {table} ({names}) VALUES {', '.join([row] * count)}"
+    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    row = f"({', '.join(['%s'] * len(columns))})"
+    on_conflict = OnConflict.IGNORE if spooled else None
+    insert = connection.ops.insert_statement(on_conflict=on_conflict)
+    suffix = connection.ops.on_conflict_suffix_sql(fields, on_conflict, [], []) if spooled else ""
+    return f"{insert} {table} ({names}) VALUES {', '.join([row] * count)} {suffix}".rstrip()
 
 
 class DatabaseAuditSink(AuditSink):

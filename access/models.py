@@ -111,10 +111,19 @@ class AuditRecord(models.Model):
     outcome = models.CharField(max_length=20, db_index=True)
     error = models.TextField(blank=True)
     duration_ms = models.FloatField()
+    # Set by the Redis spool's drain (access/drain.py): the entry's id in the spool, so an entry
+    # delivered twice (a drain killed between its commit and its ack) is stored once. Empty for
+    # rows the database sink wrote; the unique index covers only the spooled rows, so that sink
+    # pays for no fifth index.
+    spool_id = models.CharField(max_length=64, null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "audit record"
         ordering = ["-time"]
+        constraints = [
+            models.UniqueConstraint(fields=["spool_id"], condition=models.Q(spool_id__isnull=False),
+                                    name="access_audit_spool_id_unique"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.time:%Y-%m-%d %H:%M:%S} {self.principal} {self.method} {self.name} {self.outcome}"

@@ -181,6 +181,7 @@ class Fleet:
         }
         self.ports = [free_port() for _ in range(workers)]
         self.workers: list[subprocess.Popen[bytes]] = []
+        self.drain: subprocess.Popen[bytes] | None = None
         self.balancer = Balancer([f"127.0.0.1:{p}" for p in self.ports], port=port, prefix=self.prefix)
 
     def manage(self, *argv: str) -> None:
@@ -199,6 +200,17 @@ class Fleet:
         _wait_http(f"http://127.0.0.1:{port}/healthz", process, log, f"worker on {port}")
         return process
 
+    def start_drain(self) -> subprocess.Popen[bytes] | None:
+        """The audit spool's drain (``manage.py drain_audit``), unless the audit log is off or
+        written by the workers themselves (``MCP_AUDIT=0``, ``MCP_AUDIT_SINK=database``)."""
+        if self.env.get("MCP_AUDIT", "1") in ("0", "false", "no", "off") or \
+                self.env.get("MCP_AUDIT_SINK", "redis") != "redis":
+            return None
+        with (self.prefix / "drain.log").open("ab") as out:
+            return subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "drain_audit"], cwd=ROOT,
+                                    env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+
     def start(self, *, prepare: bool = True) -> Fleet:
         # A fresh directory: files of dead processes from an earlier run would be summed in.
         shutil.rmtree(self.metrics_dir, ignore_errors=True)
@@ -209,6 +221,7 @@ class Fleet:
                 if self.env.get("DJANGO_DEBUG", "1") in ("0", "false", "no", "off"):
                     self.manage("collectstatic", "--noinput", "--verbosity", "0")
             self.workers = [self.start_worker(p) for p in self.ports]
+            self.drain = self.start_drain()
             self.balancer.start()
         except BaseException:
             self.stop()
@@ -220,6 +233,8 @@ class Fleet:
         for process in self.workers:
             stop_group(process)
         self.workers = []
+        stop_group(self.drain)
+        self.drain = None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Files, logs:   {fleet.prefix}", flush=True)
     try:
         while not stopping:
-            if any(p.poll() is not None for p in [*fleet.workers, fleet.balancer.process] if p):
+            if any(p.poll() is not None for p in [*fleet.workers, fleet.drain, fleet.balancer.process] if p):
                 print("a fleet process exited; stopping (logs in the prefix above)", file=sys.stderr)
                 return 1
             time.sleep(0.5)

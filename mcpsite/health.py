@@ -75,4 +75,12 @@ async def metrics_view(request: HttpRequest) -> HttpResponse:
             sessions = await (await get_runtime()).sessions.count()
     except Exception:  # Redis down: the scrape still answers, without the session gauge
         metrics.store_unavailable()
-    return HttpResponse(metrics.exposition(sessions), content_type=CONTENT_TYPE_LATEST)
+    audit: dict[str, float] | None = None
+    try:
+        queue = (await get_runtime()).access.audit
+        if queue is not None:
+            async with asyncio.timeout(CHECK_TIMEOUT):
+                audit = await queue.sink.status()  # the Redis spool's backlog
+    except Exception:  # its Redis down: the scrape still answers, without those gauges
+        metrics.store_unavailable()
+    return HttpResponse(metrics.exposition(sessions, audit), content_type=CONTENT_TYPE_LATEST)

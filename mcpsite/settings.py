@@ -171,9 +171,25 @@ MCP = {
 }
 # Who may call what on /mcp (README "Authentication"): mcp_protocol/auth/access.py.
 MCP_AUDIT_RETENTION_DAYS = int(os.environ.get("MCP_AUDIT_RETENTION_DAYS", "90"))
+# Where the serving processes put audit entries (README "The audit log"): "database" (a thread of
+# each worker inserts them) or "redis" (appended to a Redis stream that `manage.py drain_audit`,
+# a process of its own, writes to the database). With the fleet's REDIS_URL the spool is the
+# default: the insert leaves the serving process (bench/README.md "Session 11").
+_AUDIT_SINKS = {"database": "access.audit.DatabaseAuditSink", "redis": "access.spool.RedisSpoolSink"}
+_AUDIT_SINK = os.environ.get("MCP_AUDIT_SINK") or ("redis" if REDIS_URL else "database")
+_AUDIT_REDIS_URL = os.environ.get("MCP_AUDIT_REDIS_URL") or REDIS_URL
+if _AUDIT_SINK not in _AUDIT_SINKS:
+    raise ImproperlyConfigured("MCP_AUDIT_SINK must be database or redis")
+if _AUDIT_SINK == "redis" and not _AUDIT_REDIS_URL:
+    raise ImproperlyConfigured("MCP_AUDIT_SINK=redis needs REDIS_URL or MCP_AUDIT_REDIS_URL")
+_AUDIT_SINK_OPTIONS: dict[str, object] = {} if _AUDIT_SINK == "database" else {
+    **_REDIS_OPTIONS, "url": _AUDIT_REDIS_URL,
+    "max_entries": int(os.environ.get("MCP_AUDIT_SPOOL_MAX_ENTRIES", "100000")),
+}
 MCP["ACCESS"] = {
     "MODE": os.environ.get("MCP_AUTH", "open"),
-    "AUDIT_SINK": "access.audit.DatabaseAuditSink" if env_bool("MCP_AUDIT", True) else None,
+    "AUDIT_SINK": _AUDIT_SINKS[_AUDIT_SINK] if env_bool("MCP_AUDIT", True) else None,
+    "AUDIT_SINK_OPTIONS": _AUDIT_SINK_OPTIONS,
     "RATE": os.environ.get("MCP_RATE_LIMIT") or None,
     "TOOL_RATE": os.environ.get("MCP_TOOL_RATE_LIMIT") or None,
     "TOOL_RATES": json.loads(os.environ.get("MCP_TOOL_RATE_LIMITS") or "{}"),

@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "MODE": "open",
     "KEY_SOURCE": "access.keys.DatabaseKeySource",
     "AUDIT_SINK": None,  # dotted path of an AuditSink; None: no audit log
+    "AUDIT_SINK_OPTIONS": {},  # its keyword arguments
     "AUDIT_QUEUE_SIZE": 10000,
     "AUDIT_ARGUMENTS_MAX_BYTES": 4096,
     "RATE_LIMITER": {"BACKEND": "mcp_protocol.auth.limits.MemoryRateLimiter", "OPTIONS": {}},
@@ -107,7 +108,8 @@ class Access:
         limiter = import_string(limiter_spec["BACKEND"])(**limiter_spec.get("OPTIONS", {}))
         self.audit: AuditQueue | None = None
         if config["AUDIT_SINK"]:
-            self.audit = AuditQueue(import_string(config["AUDIT_SINK"])(),
+            sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
+            self.audit = AuditQueue(sink,
                                     size=int(config["AUDIT_QUEUE_SIZE"]),
                                     max_bytes=int(config["AUDIT_ARGUMENTS_MAX_BYTES"]))
         self.guard = Guard(
@@ -149,16 +151,9 @@ class Access:
     async def authenticate(self, authorization: str | None) -> Principal:
         if self.mode == "open":
             return ANONYMOUS
-        scheme, _, token = (authorization or "").strip().partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            # RFC 6750 §3.1: a request without credentials gets no error code.
-            raise AuthError(401, "Unauthorized: a bearer token is required", self.challenge())
+        token = self._bearer(authorization)
         if self.keys is not None and (self.verifier is None or looks_like_key(token)):
-            principal = self.keys.resolve(token)
-            if principal is None:
-                raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token"))
-            return principal
+            return self._key(token)
         assert self.verifier is not None
         try:
             return await self.verifier.verify(token)
@@ -168,6 +163,27 @@ class Access:
         except InsufficientScope:
             raise AuthError(403, "Forbidden: insufficient scope",
                             self.challenge("insufficient_scope")) from None
+
+    def authenticate_key(self, authorization: str | None) -> Principal:
+        """``authenticate`` for ``MCP_AUTH=keys``, without a coroutine: a key needs no I/O (the
+        ring is in memory), and two coroutines per request were ~1 µs of the key check."""
+        assert self.keys is not None and self.verifier is None
+        return self._key(self._bearer(authorization))
+
+    def _bearer(self, authorization: str | None) -> str:
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            # RFC 6750 §3.1: a request without credentials gets no error code.
+            raise AuthError(401, "Unauthorized: a bearer token is required", self.challenge())
+        return token
+
+    def _key(self, token: str) -> Principal:
+        assert self.keys is not None
+        principal = self.keys.resolve(token)
+        if principal is None:
+            raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token"))
+        return principal
 
     # -- a key's grant changed ------------------------------------------------------------------
     async def scope_changed(self, change_id: str, principals: set[str]) -> None:

@@ -4,7 +4,9 @@
 a background task hands the queue to the ``AuditSink`` (the ``access`` app: one bulk insert) in
 batches every ``FLUSH_EVERY`` seconds or as soon as ``BATCH`` entries wait. When the queue is full
 the entry is dropped, counted and reported in the log (at most every ``REPORT_EVERY`` seconds):
-the call is never slowed down by a slow database.
+the call is never slowed down by a slow database. Drops are counted by reason (``queue_full``,
+``write_failed``, ``sink_full``: a bounded sink refused them) in ``dropped_by`` and passed to
+``on_drop`` (the runtime's metrics counter) when set.
 
 Arguments are stored redacted and capped: any value under a key that looks like a secret
 (``password``, ``token``, ``secret``, ``api_key``, ``authorization``, ...) at any depth becomes
@@ -21,6 +23,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,11 +118,25 @@ def _prepare(batch: list[AuditEntry], max_bytes: int) -> list[AuditEntry]:
 
 
 class AuditSink(ABC):
+    """Where prepared entries go. The queue calls ``encode`` in its worker thread (the CPU a sink
+    can spend off the event loop) and ``write`` with what it returned. ``write`` returns how many
+    entries the sink refused for lack of room (counted as dropped); an exception drops the batch."""
+
     def __init__(self, **options: Any) -> None:  # noqa: B027 (optional hook)
         pass
 
+    def encode(self, entries: list[AuditEntry]) -> Any:
+        return entries
+
     @abstractmethod
-    async def write(self, entries: list[AuditEntry]) -> None: ...
+    async def write(self, batch: Any) -> int | None: ...
+
+    async def status(self) -> dict[str, float]:
+        """Gauges for /metrics (name → value, ``mcp_audit_`` is prepended); none by default."""
+        return {}
+
+    async def close(self) -> None:  # noqa: B027 (optional hook)
+        pass
 
 
 class AuditQueue:
@@ -129,12 +146,19 @@ class AuditQueue:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
-        self._dropped_reported = 0
+        self.dropped_by: dict[str, int] = {}
+        self.on_drop: Callable[[str, int], None] | None = None
         self._reported_at = 0.0
+
+    def _drop(self, reason: str, count: int) -> None:
+        self.dropped += count
+        self.dropped_by[reason] = self.dropped_by.get(reason, 0) + count
+        if self.on_drop is not None:
+            self.on_drop(reason, count)
 
     def record(self, entry: AuditEntry) -> None:
         if len(self._queue) >= self.size:
-            self.dropped += 1
+            self._drop("queue_full", 1)
             now = time.monotonic()
             if now - self._reported_at >= REPORT_EVERY:
                 logger.warning("audit queue full (%d): %d entries dropped so far",
@@ -156,6 +180,8 @@ class AuditQueue:
                 await self._task
             self._task = None
         await self.flush()
+        with contextlib.suppress(Exception):
+            await self.sink.close()
 
     async def flush(self, *, minimum: int = 1, limit: int | None = None) -> None:
         """Write batches while at least ``minimum`` entries wait, ``limit`` entries at most in all
@@ -169,13 +195,20 @@ class AuditQueue:
             size = int(min(BATCH * 5, len(self._queue), left))
             batch = [self._queue.popleft() for _ in range(size)]
             left -= size
-            # Redacted and capped in a thread: not by the call that recorded it, nor on the loop.
-            batch = await asyncio.to_thread(_prepare, batch, self.max_bytes)
+            # Redacted, capped and encoded in a thread: not by the call that recorded it, nor on
+            # the loop.
+            encoded = await asyncio.to_thread(self._encode, batch)
             try:
-                await self.sink.write(batch)
+                refused = await self.sink.write(encoded)
             except Exception:
-                self.dropped += len(batch)
-                logger.exception("could not write %d audit entries (dropped)", len(batch))
+                self._drop("write_failed", size)
+                logger.exception("could not write %d audit entries (dropped)", size)
+            else:
+                if refused:
+                    self._drop("sink_full", refused)
+
+    def _encode(self, batch: list[AuditEntry]) -> Any:
+        return self.sink.encode(_prepare(batch, self.max_bytes))
 
     async def _run(self) -> None:
         while True:

@@ -9,6 +9,7 @@ turns its refusals into the HTTP answer, 401 (or 403 ``insufficient_scope``) wit
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 
 from ..auth.access import Access, AuthError
@@ -23,15 +24,29 @@ def _authorization(scope: Scope) -> str | None:
     return None
 
 
-def resolver(access: Access) -> Callable[[Scope], Awaitable[Principal]]:
+def resolver(access: Access) -> Callable[[Scope], Principal | Awaitable[Principal]]:
+    if access.mode == "keys":
+        # Keys only: answered synchronously (``resolve_caller`` takes either), no coroutine.
+        def resolve_key(scope: Scope) -> Principal:
+            try:
+                return access.authenticate_key(_authorization(scope))
+            except AuthError as exc:
+                raise _refusal(exc) from None
+
+        return resolve_key
+
     async def resolve(scope: Scope) -> Principal:
         try:
             return await access.authenticate(_authorization(scope))
         except AuthError as exc:
-            raise HTTPError(exc.status, exc.message,
-                            headers=[(b"www-authenticate", exc.challenge.encode("latin-1"))]) from None
+            raise _refusal(exc) from None
 
     return resolve
+
+
+def _refusal(exc: AuthError) -> HTTPError:
+    challenge = exc.challenge.encode("latin-1")
+    return HTTPError(exc.status, exc.message, headers=[(b"www-authenticate", challenge)])
 
 
 async def authenticate(scope: Scope) -> Principal:
@@ -39,4 +54,5 @@ async def authenticate(scope: Scope) -> Principal:
     from .runtime import current, get_runtime
 
     rt = current() or await get_runtime()
-    return await resolver(rt.access)(scope)
+    found = resolver(rt.access)(scope)
+    return await found if inspect.isawaitable(found) else found

@@ -26,6 +26,10 @@ Metric names and types:
     mcp_sessions_active                                            gauge (live sessions, store-wide)
     mcp_bus_delivery_lag_seconds                                   histogram (commit → this worker)
     mcp_redis_errors_total{where}                                  counter (store | bus)
+    mcp_audit_dropped_total{reason}                                counter (queue_full | write_failed
+                                                                   | sink_full)
+    mcp_audit_spool_entries, mcp_audit_spool_pending,              gauges (the Redis audit spool, read
+    mcp_audit_spool_drain_alive                                    at scrape time: store-wide)
 """
 
 from __future__ import annotations
@@ -84,6 +88,12 @@ BUS_LAG = Histogram(
     buckets=LAG_BUCKETS,
 )  # fmt: skip
 REDIS_ERRORS = Counter("mcp_redis_errors", "Redis unreachable or failing.", ["where"])
+AUDIT_DROPPED = Counter("mcp_audit_dropped", "Audit entries dropped, never stored.", ["reason"])
+AUDIT_GAUGES = {
+    "spool_entries": "Entries in the Redis audit spool (waiting, or being written by a drain).",
+    "spool_pending": "Spool entries a drain read and has not acknowledged yet.",
+    "spool_drain_alive": "1 if a drain_audit process was seen in the last 30 s.",
+}
 FLUSH_SECONDS = 1.0  # multiprocess: how late another worker's scrape may see this one's counts
 
 _tally = Tally(TOOL_BUCKETS)
@@ -176,19 +186,26 @@ def store_unavailable() -> None:
     REDIS_ERRORS.labels("store").inc()
 
 
+def audit_dropped(reason: str, count: int) -> None:
+    AUDIT_DROPPED.labels(reason).inc(count)
+
+
 class _Sessions(Collector):
-    def __init__(self, count: int | None) -> None:
-        self.count = count
+    def __init__(self, count: int | None, audit: dict[str, float] | None = None) -> None:
+        self.count, self.audit = count, audit or {}
 
     def collect(self) -> Iterable[Metric]:
         if self.count is not None:
             yield GaugeMetricFamily("mcp_sessions_active", "Live MCP sessions (store-wide).", self.count)
+        for name, value in self.audit.items():
+            yield GaugeMetricFamily(f"mcp_audit_{name}", AUDIT_GAUGES.get(name, name), value)
 
 
 
 
-def exposition(active_sessions: int | None) -> bytes:
-    """The text exposition: this process's metrics, or every process's with a multiprocess dir."""
+def exposition(active_sessions: int | None, audit: dict[str, float] | None = None) -> bytes:
+    """The text exposition: this process's metrics, or every process's with a multiprocess dir;
+    ``audit``: the audit sink's gauges (``AuditSink.status``), read at scrape time."""
     from prometheus_client import REGISTRY, multiprocess
 
     registry = CollectorRegistry()
@@ -198,7 +215,7 @@ def exposition(active_sessions: int | None) -> bytes:
     else:
         registry.register(_Default(REGISTRY))
         registry.register(_TallyCollector())
-    registry.register(_Sessions(active_sessions))
+    registry.register(_Sessions(active_sessions, audit))
     return generate_latest(registry)
 
 

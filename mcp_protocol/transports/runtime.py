@@ -84,6 +84,8 @@ class Runtime:
         self.server: Server = build_server(self.provider)
         self.access = Access.from_settings(self.bus, self.sessions, self.events)
         self.server.interceptor = self.access.guard  # rate limits and audit around each call
+        if self.config.metrics and self.access.audit is not None:
+            self.access.audit.on_drop = metrics.audit_dropped
         self.pending = PendingRequests(
             self.bus, on_cancel=self.server.cancel, on_session_end=self.session_ended)
         from django.conf import settings

@@ -3,7 +3,9 @@ database and Redis, with the demo registry. Issue 11 "Show": no credentials → 
 challenge; a scoped key sees and calls only its tools and gets exactly the unknown-tool error for
 the rest; a revoked key is refused on the other worker within a second; a session is a 404 for
 another key; a scope change is a ``list_changed`` for that key's sessions only; rate limits hold
-across both workers; audit rows appear for every call, with secrets redacted.
+across both workers; audit rows appear for every call, with secrets redacted: with ``REDIS_URL``
+the workers spool them to Redis and ``manage.py drain_audit`` (run here as cron would, ``--once``)
+writes them, read back through the ORM and the REST API.
 
 Keys are made and changed by management commands in their own processes (as an operator would),
 so everything the workers learn comes through the database and the bus. Skipped without Redis.
@@ -301,6 +303,7 @@ async def test_every_call_is_audited_with_secrets_redacted(pair: Pair, client: h
     deadline = time.monotonic() + WAIT
     while len(rows := pair.shell(code)) < 3:
         assert time.monotonic() < deadline, rows
+        assert "drained" in pair.manage("drain_audit", "--once")  # what the workers spooled so far
         await asyncio.sleep(0.2)
     by_name = {row[0]: row for row in rows}
     echo = by_name["echo"]
@@ -309,6 +312,17 @@ async def test_every_call_is_audited_with_secrets_redacted(pair: Pair, client: h
     assert by_name["fail"][1] == "tool_error"
     assert by_name["no_such"][1] == "error" and by_name["no_such"][5].startswith("-32602")
     assert "sk-live-123" not in pair.a.log_text() + pair.b.log_text()
+    # The REST API reads the drained rows as it reads the database sink's.
+    pair.manage("shell", "-c", "from django.contrib.auth import get_user_model as U; "
+                "U().objects.filter(username='auditor').exists() or "
+                "U().objects.create_superuser('auditor', 'a@example.com', 'x')")
+    api_token = pair.manage("create_management_token", "auditor", "--name", "audit test").splitlines()[-1]
+    listed = await client.get(f"{pair.a.base_url}/api/v1/audit/", params={"session": sid},
+                              headers={"authorization": f"Bearer {api_token}"})
+    assert listed.status_code == 200, listed.text
+    results = listed.json()["results"] if isinstance(listed.json(), dict) else listed.json()
+    assert sorted(r["name"] for r in results) == ["echo", "fail", "no_such"]
+    assert {r["name"]: r["arguments"] for r in results}["echo"] == echo[2]
 
 
 async def test_a_scoped_key_on_the_deprecated_sse_transport_sees_only_its_tools(

@@ -58,7 +58,8 @@ def test_docker_compose_config_accepts_it_and_requires_a_secret_key() -> None:
 
 def test_migrations_run_once_before_the_workers_and_the_balancer_waits_for_healthy_workers() -> None:
     services = compose()["services"]
-    assert set(services) == {"postgres", "redis", "migrate", "worker1", "worker2", "worker3", "lb"}
+    assert set(services) == {"postgres", "redis", "migrate", "worker1", "worker2", "worker3",
+                             "audit-drain", "lb"}
     assert services["migrate"]["depends_on"] == {
         "postgres": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}
     }  # fmt: skip
@@ -73,6 +74,10 @@ def test_migrations_run_once_before_the_workers_and_the_balancer_waits_for_healt
         assert env["REDIS_URL"].startswith("redis://redis:") and env["DATABASE_URL"].startswith("postgres://")
         assert env["SECRET_KEY"].startswith("${SECRET_KEY:?")  # no default secret
         assert env["DJANGO_DEBUG"] == "0"
+    drain = services["audit-drain"]  # the audit spool's writer, on the workers' settings
+    assert drain["command"] == ["python", "manage.py", "drain_audit"]
+    assert drain["environment"] == services["worker1"]["environment"]
+    assert drain["depends_on"] == {"migrate": {"condition": "service_completed_successfully"}}
     assert services["lb"]["depends_on"] == {f"worker{n}": {"condition": "service_healthy"} for n in (1, 2, 3)}
     assert services["lb"]["ports"] == ["127.0.0.1:8080:8080"]  # loopback unless the operator says so
 

@@ -1,0 +1,152 @@
+"""The ``AuditSink`` contract, on both sinks: what the audit queue hands a sink reads back from
+``AuditRecord`` as recorded (values, SQL NULLs, redaction, capping, batches larger than one
+statement). The Redis spool (``access/spool.py``) is read back after its drain (``access/drain.py``)
+ran once, on the real Redis under a prefix of the test's own; plus the spool's own promises: its
+cap drops and counts the newest entries, a redelivered entry is stored once, the backlog is
+reported and trimmed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+from asgiref.sync import sync_to_async
+
+from access.audit import DatabaseAuditSink
+from access.drain import GROUP, Drain
+from access.models import AuditRecord
+from access.spool import RedisSpoolSink
+from mcp_protocol.auth.audit import AuditEntry, AuditQueue, AuditSink
+from tests.support.shared_redis import REDIS_URL, redis_prefix
+
+pytestmark = pytest.mark.django_db(transaction=True)
+WHEN = 1_790_000_000.123456
+
+
+@pytest.fixture
+def prefix() -> Iterator[str]:
+    with redis_prefix() as name:
+        yield name
+
+
+@pytest.fixture(params=["database", "redis"])
+async def sink_and_land(request: pytest.FixtureRequest, prefix: str
+                        ) -> AsyncIterator[tuple[AuditSink, Callable[[], Any]]]:
+    """A sink and what makes its entries readable (nothing, or a drain run once)."""
+    if request.param == "database":
+        yield DatabaseAuditSink(), lambda: None
+        return
+    sink = RedisSpoolSink(url=REDIS_URL, prefix=prefix)
+    yield sink, lambda: Drain(url=REDIS_URL, prefix=prefix, block=0.1).run(once=True)
+
+
+def entry(n: int = 0, **fields: Any) -> AuditEntry:
+    values: dict[str, Any] = dict(time=WHEN + n, principal="p", principal_id="key:2", session="s2",
+                                  revision="v", method="tools/call", name="bulk", arguments={"n": n},
+                                  outcome="ok", error="", duration_ms=0.1)
+    return AuditEntry(**{**values, **fields})
+
+
+async def rows() -> list[AuditRecord]:
+    return await sync_to_async(lambda: list(AuditRecord.objects.order_by("time", "id")))()
+
+
+async def test_what_the_queue_hands_a_sink_reads_back_as_recorded(
+        sink_and_land: tuple[AuditSink, Callable[[], Any]]) -> None:
+    sink, land = sink_and_land
+    queue = AuditQueue(sink, max_bytes=64)
+    queue.record(entry(0, principal="key ab", principal_id="key:1", session="s1", revision="2025-11-25",
+                       name="echo", arguments={"text": "héllo", "api_key": "k"}, duration_ms=1.5))
+    queue.record(entry(1, principal_id=None, session=None, method="resources/read", name="demo://x",
+                       arguments=None, duration_ms=0.25))
+    queue.record(entry(2, arguments={"text": "x" * 500}, outcome="tool_error", error="boom"))
+    for n in range(3, 203):
+        queue.record(entry(n))
+    await queue.close()
+    await sync_to_async(land)()
+    found = await rows()
+    assert len(found) == 203 and queue.dropped == 0
+    first, read, big = found[:3]
+    assert abs(first.time.timestamp() - WHEN) < 1e-5
+    assert first.arguments == {"text": "héllo", "api_key": "[redacted]"}
+    assert (first.principal, first.principal_id, first.session, first.revision, first.duration_ms) == (
+        "key ab", "key:1", "s1", "2025-11-25", 1.5)
+    assert read.arguments is None and read.principal_id == "" and read.session == ""
+    nulls = await sync_to_async(lambda: list(AuditRecord.objects.filter(arguments__isnull=True)))()
+    assert nulls == [read]  # SQL NULL, not JSON null
+    assert set(big.arguments) == {"_truncated"} and (big.outcome, big.error) == ("tool_error", "boom")
+    assert [r.arguments["n"] for r in found[3:]] == list(range(3, 203))
+
+
+async def test_the_spool_drops_and_counts_the_newest_entries_beyond_its_cap(prefix: str) -> None:
+    sink = RedisSpoolSink(url=REDIS_URL, prefix=prefix, max_entries=5)
+    dropped: list[tuple[str, int]] = []
+    queue = AuditQueue(sink)
+    queue.on_drop = lambda reason, count: dropped.append((reason, count))
+    for n in range(8):
+        queue.record(entry(n))
+    await queue.close()
+    assert queue.dropped == 3 and queue.dropped_by == {"sink_full": 3} and dropped == [("sink_full", 3)]
+    status = await RedisSpoolSink(url=REDIS_URL, prefix=prefix).status()
+    assert status == {"spool_entries": 5.0, "spool_pending": 0.0, "spool_drain_alive": 0.0}
+    totals = await sync_to_async(Drain(url=REDIS_URL, prefix=prefix, block=0.1).run)(once=True)
+    assert totals.written == 5
+    assert [r.arguments["n"] for r in await rows()] == [0, 1, 2, 3, 4]  # the oldest kept
+    # Drained and trimmed: room again, and the drain was seen.
+    after = await sink.status()
+    assert after == {"spool_entries": 0.0, "spool_pending": 0.0, "spool_drain_alive": 1.0}
+    await sink.close()
+
+
+async def test_an_entry_delivered_twice_is_stored_once(prefix: str) -> None:
+    """A drain that committed and died before its ack: another takes the entries over (claim)
+    and writes them again; the spool ids skip them."""
+    sink = RedisSpoolSink(url=REDIS_URL, prefix=prefix)
+    queue = AuditQueue(sink)
+    for n in range(10):
+        queue.record(entry(n))
+    await queue.close()
+
+    class Died(Exception):
+        pass
+
+    def die(count: int) -> None:
+        raise Died
+
+    first = Drain(url=REDIS_URL, prefix=prefix, batch=4, consumer="first", after_commit=die)
+    first.ensure_group()
+    with pytest.raises(Died):
+        await sync_to_async(first.step)(block=False)
+    assert len(await rows()) == 4  # committed, never acknowledged
+    second = Drain(url=REDIS_URL, prefix=prefix, block=0.1, claim_after=0, consumer="second")
+    totals = await sync_to_async(second.run)(once=True)
+    assert totals.claimed == 4 and totals.written == 10  # 4 again (skipped) + the 6 unread
+    assert [r.arguments["n"] for r in await rows()] == list(range(10))
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        assert client.xpending(second.keys.stream, GROUP)["pending"] == 0
+        assert client.xlen(second.keys.stream) == 0
+    finally:
+        client.close()
+
+
+async def test_a_drain_forgets_ended_drains_that_hold_nothing(prefix: str) -> None:
+    queue = AuditQueue(RedisSpoolSink(url=REDIS_URL, prefix=prefix))
+    queue.record(entry(0))
+    await queue.close()
+    holder = Drain(url=REDIS_URL, prefix=prefix, consumer="holder", after_commit=lambda n: 1 / 0)
+    holder.ensure_group()
+    with pytest.raises(ZeroDivisionError):
+        await sync_to_async(holder.step)(block=False)  # read one entry, never acknowledged
+    Drain(url=REDIS_URL, prefix=prefix, consumer="ended").ensure_group()
+    live = Drain(url=REDIS_URL, prefix=prefix, consumer="live")
+    live.ensure_group()
+    assert await sync_to_async(live.forget_ended_drains)(0) == 1
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        names = {c["name"] for c in client.xinfo_consumers(live.keys.stream, GROUP)}
+    finally:
+        client.close()
+    assert names == {"holder", "live"}  # "holder" still holds its entry
