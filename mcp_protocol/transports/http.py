@@ -115,7 +115,11 @@ class MCPEndpoint:
                 if method == "POST":
                     await self.post(rt, scope, receive, tracked, headers)
                 elif method == "GET":
-                    await self.get(rt, scope, receive, tracked, headers)
+                    # Served from this frame, not from one more coroutine's: a GET stream may stay
+                    # open for hours, and each frame it keeps alive is ~300 B per idle stream.
+                    view = await self.get(rt, scope, tracked, headers)
+                    if view is not None:
+                        await serve_get(rt, tracked, receive, view, headers.last_event_id)
                 elif method == "DELETE":
                     await self.delete(rt, scope, tracked, headers)
                 else:
@@ -269,24 +273,21 @@ class MCPEndpoint:
             await stream.close()
 
     # -- GET ------------------------------------------------------------------------------------
-    async def get(
-        self, rt: Runtime, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders
-    ) -> None:
+    async def get(self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders) -> SessionView | None:
+        """Check a GET and find its session: what ``serve_get`` streams (``None``: answered here)."""
         if names_modern_era(headers.protocol_version):
             raise HTTPError(
                 405, "Method Not Allowed: 2026-07-28 has no GET stream", headers=[(b"allow", b"POST")]
             )
         if wants_page(headers):
             await send_page(send)  # a person with a browser, not a client (browser.py)
-            return
+            return None
         check_get_accept(headers)
         session = await self._session(rt, scope, headers)
         check_session_version(headers.protocol_version, session.protocol_version)
         # The stream may stay open for hours: it keeps its session's id and version only, not
         # the whole record (~3 KB per idle stream with its parsed JSON, tracemalloc).
-        view = SessionView(session.id, session.protocol_version)
-        del session  # a coroutine's frame keeps its locals alive for as long as it runs
-        await serve_get(rt, send, receive, view, headers.last_event_id)
+        return SessionView(session.id, session.protocol_version)
 
     # -- DELETE ---------------------------------------------------------------------------------
     async def delete(self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders) -> None:
