@@ -104,7 +104,7 @@ class Drain:
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", mode: str = "standalone",
                  sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
                  sentinel_password: str | None = None, batch: int = 1000, block: float = 2.0,
-                 claim_after: float = 60.0, consumer: str | None = None,
+                 claim_after: float = 60.0, linger: float = 0.25, consumer: str | None = None,
                  after_commit: Callable[[int], None] | None = None, **options: Any) -> None:
         self.keys = SpoolKeys(prefix)
         # A read blocks up to ``block`` s: the socket must outwait it.
@@ -112,6 +112,11 @@ class Drain:
                                      sentinel_password=sentinel_password,
                                      socket_timeout=block + 5.0).sync_client()
         self.batch, self.block, self.claim_after = int(batch), float(block), float(claim_after)
+        # After a short batch, wait this long for more before the next round: a round costs a
+        # commit (about 1 ms of CPU on SQLite) and five Redis commands whatever its size, so
+        # rounds of a few entries each, as a drain that loops at once reads under load, cost
+        # several times the CPU per row of full ones. Rows reach the table at most this much later.
+        self.linger = float(linger)
         self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}"
         self.after_commit = after_commit  # fault tests: between the commit and the ack
         self.totals = Totals()
@@ -208,4 +213,6 @@ class Drain:
                 continue
             if once and not handled and self._claim_from == "0-0":
                 break
+            if not once and 0 < handled < self.batch and self.linger > 0:
+                time.sleep(self.linger)
         return self.totals

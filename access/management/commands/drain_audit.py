@@ -24,6 +24,9 @@ class Command(BaseCommand):
         parser.add_argument("--claim-after", type=float, default=60.0,
                             help="seconds before entries another drain read and never acknowledged "
                                  "are taken over (it died)")
+        parser.add_argument("--linger", type=float, default=0.25,
+                            help="seconds to wait for more entries after a batch short of --batch "
+                                 "(fewer, fuller transactions; rows land at most this much later)")
         parser.add_argument("--consumer", help="this drain's consumer name (default host-pid)")
         # Fault tests only: stop between the commit and the acknowledgement, to be killed there.
         parser.add_argument("--hold-after-commit", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -41,7 +44,8 @@ class Command(BaseCommand):
             time.sleep(hold)
 
         drain = Drain(**access.get("AUDIT_SINK_OPTIONS", {}), batch=options["batch"],
-                      claim_after=options["claim_after"], consumer=options["consumer"],
+                      claim_after=options["claim_after"], linger=options["linger"],
+                      consumer=options["consumer"],
                       after_commit=held if hold else None)
         stopping = False
 
