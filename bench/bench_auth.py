@@ -89,7 +89,7 @@ def main() -> int:
         workdir = Path(tmp)
         print("preparing our database (migrate, load_demo, seed_tools, a key) ...", flush=True)
         prepare_database(workdir, args.tools)
-        key = servers.manage(workdir, "mcp_keys", "create", "bench").strip().splitlines()[-1]
+        key = servers.create_key(workdir)
         env = servers.our_env(workdir)
         oauth_port = servers.free_port()
         resource = f"http://127.0.0.1:{oauth_port}/mcp"

@@ -64,22 +64,7 @@ class GCClock:
 
 
 async def modern_request(app: Any, body: bytes) -> list[dict[str, Any]]:
-    scope = {
-        "type": "http", "method": "POST", "path": "/mcp", "root_path": "", "query_string": b"",
-        "headers": MODERN_HEADERS, "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 1),
-        "scheme": "http",
-    }  # fmt: skip
-    sent: list[dict[str, Any]] = []
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def receive() -> dict[str, Any]:
-        return pending.pop() if pending else {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, send)
-    return sent
+    return await request(app, body, base=MODERN_HEADERS)
 
 
 async def main(calls: int, rounds: int, show_gc: bool, only: str | None = None) -> None:

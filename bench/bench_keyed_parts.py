@@ -34,7 +34,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mcpbench-parts-") as tmp:
         workdir = Path(tmp)
         prepare_database(workdir, 100)
-        key = servers.manage(workdir, "mcp_keys", "create", "bench").strip().splitlines()[-1]
+        key = servers.create_key(workdir)
         base = {**servers.our_env(workdir), "MCP_AUTH": "keys", "MCP_AUDIT": "0", "MCP_METRICS": "0"}
         spool = {"MCP_AUDIT": "1", "MCP_AUDIT_SINK": "redis", "MCP_AUDIT_REDIS_URL": args.redis,
                  "MCP_KEY_PREFIX": SPOOL_PREFIX}

@@ -49,8 +49,11 @@ CALL = {
 }  # fmt: skip
 
 
-async def request(app: Any, body: bytes, session: bytes | None = None) -> list[dict[str, Any]]:
-    headers = HEADERS + ([(b"mcp-session-id", session)] if session else [])
+async def request(
+    app: Any, body: bytes, session: bytes | None = None, base: list[tuple[bytes, bytes]] = HEADERS
+) -> list[dict[str, Any]]:
+    """One POST to ``/mcp`` straight into the ASGI ``app``; the messages it sent."""
+    headers = base + ([(b"mcp-session-id", session)] if session else [])
     scope = {
         "type": "http", "method": "POST", "path": "/mcp", "root_path": "", "query_string": b"",
         "headers": headers, "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 1), "scheme": "http",

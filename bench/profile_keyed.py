@@ -37,7 +37,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mcpbench-keyed-") as tmp:
         workdir = Path(tmp)
         prepare_database(workdir, 100)
-        key = servers.manage(workdir, "mcp_keys", "create", "bench").strip().splitlines()[-1]
+        key = servers.create_key(workdir)
         env = {**servers.our_env(workdir), "MCP_AUTH": "keys", "MCP_AUDIT": "1", "MCP_METRICS": "1"}
         if args.audit_sink == "redis":
             env |= {"MCP_AUDIT_SINK": "redis", "MCP_AUDIT_REDIS_URL": args.redis,

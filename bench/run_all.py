@@ -145,7 +145,7 @@ def connector(url: str, token: str | None) -> Callable[[], Client]:
 def request_path(args: argparse.Namespace, workdir: Path) -> dict[str, list[Result]]:
     print("preparing the database (migrate, load_demo, seed_tools, an API key) ...", flush=True)
     prepare_database(workdir, 100)
-    key = servers.manage(workdir, "mcp_keys", "create", "bench").strip().splitlines()[-1]
+    key = servers.create_key(workdir)
     base = servers.our_env(workdir)
     plain = {**base, "MCP_AUTH": "open", "MCP_AUDIT": "0", "MCP_METRICS": "0"}
     keyed = {**base, "MCP_AUTH": "keys", "MCP_AUDIT": "1", "MCP_METRICS": "1"}

@@ -112,6 +112,11 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def create_key(workdir: Path, name: str = "bench") -> str:
+    """A new API key (``mcp_keys create``) in the bench database of ``workdir``: its token."""
+    return manage(workdir, "mcp_keys", "create", name).strip().splitlines()[-1]
+
+
 def our_env(workdir: Path, sse: bool = False, redis_url: str | None = None) -> dict[str, str]:
     env = {
         "DJANGO_SETTINGS_MODULE": "mcpsite.settings",
