@@ -57,7 +57,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--routing",
         action="store_true",
-        help="also run ours with the pre-Channels direct dispatch (bench/direct_asgi.py)",
+        help="also run ours with a hand-written direct dispatch (bench/direct_asgi.py)",
     )
     parser.add_argument("--no-peer", action="store_true", help="skip the SDK peer")
     parser.add_argument("--no-ours", action="store_true", help="only the SDK peer (to check the harness)")

@@ -1,6 +1,8 @@
 """What routing ``/mcp`` through Channels costs: tools/call in-process, through
-``mcpsite.asgi:application`` (``ProtocolTypeRouter`` → ``URLRouter`` → the endpoint) and through
-the direct dispatch it replaced (``bench/direct_asgi.py``), interleaved in one run.
+``mcpsite.asgi.router`` (``ProtocolTypeRouter`` → ``URLRouter`` → the endpoint, as a project that
+embeds mcpsite routes it, and as ``mcpsite.asgi:application`` does under a ``root_path``) and
+through a direct dispatch (``bench/direct_asgi.py``; ``mcpsite.asgi:application``'s
+``EndpointFirst`` does the same), interleaved in one run.
 
     .venv/bin/python bench/bench_routing.py [--calls 3000] [--rounds 15]
 
@@ -77,7 +79,7 @@ async def main(calls: int, rounds: int) -> None:
     django.setup()
     from direct_asgi import application as direct  # bench/ is sys.path[0] when run as a script
 
-    from mcpsite.asgi import application as routed
+    from mcpsite.asgi import router as routed
 
     started = await request(direct, json.dumps(INITIALIZE).encode())
     session = dict(started[0]["headers"])[b"mcp-session-id"]

@@ -1,6 +1,8 @@
-"""The dispatch ``mcpsite/asgi.py`` had before it routed through Channels, kept for one purpose:
-``bench.py --routing`` measures tools/call through Channels' ``ProtocolTypeRouter`` +
-``URLRouter`` (``mcpsite.asgi:application``) against this, in the same run. Not served anywhere.
+"""A hand-written direct dispatch of ``/mcp``, the baseline of two comparisons: ``bench_routing.py``
+(in-process) measures Channels' ``ProtocolTypeRouter`` + ``URLRouter`` (``mcpsite.asgi.router``)
+against it, and ``bench.py --routing`` (served) measures ``mcpsite.asgi:application`` against it;
+since ``application`` sends ``/mcp`` to the endpoint first (``EndpointFirst``), that second
+comparison checks that it costs what this function does. Not served anywhere.
 """
 
 from __future__ import annotations

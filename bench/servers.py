@@ -171,7 +171,7 @@ def ours(
     server: str, sse: bool, workdir: Path, redis_url: str | None = None, direct: bool = False
 ) -> tuple[str, LiveServer]:
     """Our server on the prepared database (no migrate/load of its own), not yet started.
-    ``direct``: the pre-Channels dispatch (``bench/direct_asgi.py``) instead of ``mcpsite.asgi``."""
+    ``direct``: the hand-written dispatch (``bench/direct_asgi.py``) instead of ``mcpsite.asgi``."""
     variant = ("-redis" if redis_url else "") + ("-direct" if direct else "")
     label = f"ours-{server}{variant}-{'sse' if sse else 'json'}"
     kwargs = {"app": DIRECT_APP} if direct else {}

@@ -77,6 +77,29 @@ def mcp_path(
     return URLPattern(ExactPath(stripped, name), endpoint, name=name)
 
 
+class EndpointFirst:
+    """``EndpointFirst(router, route)``: requests for the path of ``route`` (an ``mcp_path``) go
+    straight to its endpoint; everything else, and any request under a ``root_path``, goes to
+    ``inner``, which must route that endpoint too (so the system check finds it either way).
+
+    Why: Channels' ``URLRouter`` copies the scope for each request it routes, adding
+    ``path_remaining`` and ``url_route``, which the endpoint never reads. That costs ~3 µs per
+    tools/call (``bench/bench_routing.py``). A GET stream's frames hold the copy for the stream's
+    whole life, so it also costs ~1.2 KB per idle stream (``bench/tracemalloc_streams.py``)."""
+
+    def __init__(self, inner: Any, route: URLPattern) -> None:
+        self.inner = inner
+        self.endpoint = route.callback
+        name = str(route.pattern)
+        self.paths = frozenset({f"/{name}", f"/{name}/"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in self.paths and not scope.get("root_path"):
+            await self.endpoint(scope, receive, send)
+        else:
+            await self.inner(scope, receive, send)
+
+
 def legacy_sse_paths(prefix: str = "") -> list[URLPattern]:
     """The deprecated HTTP+SSE transport of 2024-11-05 for old clients (``transports/
     legacy_sse.py``): ``GET <prefix>sse`` and ``POST <prefix>messages?session_id=…``, siblings, as

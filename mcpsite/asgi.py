@@ -8,8 +8,11 @@ this project's MIDDLEWARE costs milliseconds per request for a trivial async vie
 and sync middleware run through thread hops), against about 1 µs for a bare ASGI callable; the
 endpoint needs nothing from that stack (its own auth seam, no templates, no ORM on the hot path).
 Channels' router costs a path comparison and a scope copy per request, about 3 % of the server-side
-CPU of a served tools/call and inside the bench's noise (bench/README.md, "Routing through
-Channels"), so there is no separate fast path.
+CPU of a served tools/call (bench/README.md, "Routing through Channels"), and its scope copy lives
+as long as a GET stream (~1.2 KB per idle stream): ``EndpointFirst`` sends ``/mcp`` and ``/mcp/``
+straight to the endpoint, and the router behind it still routes them too (under a ``root_path``,
+and for the system check that looks for the endpoint), exactly as a project that embeds mcpsite
+routes them.
 
 The ``lifespan`` scope (sent by uvicorn, not by daphne) starts the MCP runtime (and tunes the
 GC for long-lived streams: ``mcp_protocol/transports/gc_tuning.py``) and closes it on shutdown.
@@ -31,13 +34,15 @@ django_application = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
-from mcp_protocol.routing import legacy_sse_paths, lifespan, mcp_path  # noqa: E402
+from mcp_protocol.routing import EndpointFirst, legacy_sse_paths, lifespan, mcp_path  # noqa: E402
 
-application = ProtocolTypeRouter(
+mcp_route = mcp_path("mcp")
+router = ProtocolTypeRouter(
     {
         # /sse + /messages: the deprecated 2024-11-05 HTTP+SSE transport for old clients.
-        "http": URLRouter([mcp_path("mcp"), *legacy_sse_paths(), re_path(r"", django_application)]),
+        "http": URLRouter([mcp_route, *legacy_sse_paths(), re_path(r"", django_application)]),
         "lifespan": lifespan,
     }
 )
+application = EndpointFirst(router, mcp_route)
 
