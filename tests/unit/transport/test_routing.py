@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from channels.routing import ProtocolTypeRouter, URLRouter
 from django.test import override_settings
-from django.urls import re_path
+from django.urls import URLPattern, re_path
 
 from mcp_protocol.checks import check_mcp_routing
-from mcp_protocol.routing import find_endpoints, lifespan, mcp_path
+from mcp_protocol.routing import EndpointFirst, ExactPath, find_endpoints, lifespan, mcp_path
 from mcp_protocol.transports import runtime
 from mcp_protocol.transports.http import MCPEndpoint
 from tests.support.asgi_call import post
@@ -124,3 +124,29 @@ def test_the_check_names_an_endpoint_put_in_the_urlconf() -> None:
         messages = check_mcp_routing()
     assert [m.id for m in messages] == ["mcp.E011"]
     assert "ASGI routing" in (messages[0].hint or "")
+
+
+async def test_endpoint_first_skips_the_router_only_for_the_endpoints_own_path() -> None:
+    """``EndpointFirst``: ``/mcp`` and ``/mcp/`` reach the endpoint with the server's scope itself
+    (no ``url_route`` copy from Channels); any other path, a ``root_path`` mount and non-HTTP
+    scopes go through the router, which routes the same endpoint."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    async def endpoint(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(("endpoint", scope))
+
+    async def other(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(("other", scope))
+
+    route = URLPattern(ExactPath("mcp"), endpoint)
+    app = EndpointFirst(ProtocolTypeRouter({"http": URLRouter([route, re_path(r"", other)])}), route)
+
+    def scope(path: str, root_path: str = "") -> dict[str, Any]:
+        return {"type": "http", "path": path, "root_path": root_path, "method": "POST", "headers": []}
+
+    direct = scope("/mcp")
+    for sent in (direct, scope("/mcp/"), scope("/api/mcp"), scope("/app/mcp", "/app"), scope("/mcpx")):
+        await app(sent, None, None)
+    assert [name for name, _ in seen] == ["endpoint", "endpoint", "other", "endpoint", "other"]
+    assert seen[0][1] is direct  # the server's own scope: nothing copied
+    assert "url_route" in seen[3][1]  # under a root_path: routed by Channels, as before
