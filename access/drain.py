@@ -24,10 +24,10 @@ from typing import Any
 from django.db import connection
 
 from mcp_protocol.auth.audit import AuditEntry
-from mcp_protocol.stores.connection import DEFAULT_URL
+from mcp_protocol.stores.connection import DEFAULT_URL, RedisConnector
 
 from .audit import _write
-from .spool import DRAIN_ALIVE_SECONDS, GROUP, SpoolKeys, redis_connector
+from .spool import DRAIN_ALIVE_SECONDS, GROUP, SpoolKeys
 
 logger = logging.getLogger("access.drain")
 
@@ -108,9 +108,9 @@ class Drain:
                  after_commit: Callable[[int], None] | None = None, **options: Any) -> None:
         self.keys = SpoolKeys(prefix)
         # A read blocks up to ``block`` s: the socket must outwait it.
-        self.redis = redis_connector(url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-                                     sentinel_password=sentinel_password,
-                                     socket_timeout=block + 5.0).sync_client()
+        self.redis = RedisConnector.from_options(
+            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
+            sentinel_password=sentinel_password, socket_timeout=block + 5.0).sync_client()
         self.batch, self.block, self.claim_after = int(batch), float(block), float(claim_after)
         # After a short batch, wait this long for more before the next round: a round costs a
         # commit (about 1 ms of CPU on SQLite) and five Redis commands whatever its size, so

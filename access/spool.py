@@ -33,7 +33,7 @@ from typing import Any
 
 from mcp_protocol.auth.audit import AuditEntry, AuditSink
 from mcp_protocol.stores.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
-from mcp_protocol.stores.topology import RedisTopology, check_prefix
+from mcp_protocol.stores.topology import check_prefix
 
 logger = logging.getLogger("access.spool")
 
@@ -84,15 +84,6 @@ class SpoolKeys:
         self.alive = f"{tag}:audit:drain"
 
 
-def redis_connector(url: str = DEFAULT_URL, *, mode: str = "standalone",
-                    sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
-                    sentinel_password: str | None = None, socket_timeout: float = 5.0) -> RedisConnector:
-    topology = RedisTopology.from_options(url, mode=mode, sentinels=sentinels,
-                                          sentinel_master=sentinel_master,
-                                          sentinel_password=sentinel_password)
-    return RedisConnector(socket_timeout=socket_timeout, topology=topology)
-
-
 class RedisSpoolSink(AuditSink):
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", mode: str = "standalone",
                  sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
@@ -100,9 +91,9 @@ class RedisSpoolSink(AuditSink):
                  max_entries: int = DEFAULT_MAX_ENTRIES, **options: Any) -> None:
         self.keys = SpoolKeys(prefix)
         self.max_entries = int(max_entries)
-        self._redis = redis_connector(url, mode=mode, sentinels=sentinels,
-                                      sentinel_master=sentinel_master,
-                                      sentinel_password=sentinel_password, socket_timeout=socket_timeout)
+        self._redis = RedisConnector.from_options(
+            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
+            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
         # Spool ids: this instance's random tag and a counter (unique without a round trip).
         self._tag = secrets.token_hex(6)
         self._ids = itertools.count()

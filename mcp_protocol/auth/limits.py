@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..stores.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
-from ..stores.topology import RedisTopology
 from .principal import Rate
 
 Bucket = tuple[str, Rate]  # (name, rate); names are unique per principal
@@ -99,10 +98,9 @@ class RedisRateLimiter(RateLimiter):
                  sentinel_password: str | None = None, socket_timeout: float = 5.0,
                  **options: Any) -> None:
         self.prefix = prefix
-        topology = RedisTopology.from_options(url, mode=mode, sentinels=sentinels,
-                                              sentinel_master=sentinel_master,
-                                              sentinel_password=sentinel_password)
-        self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
+        self._redis = RedisConnector.from_options(
+            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
+            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
 
     async def take(self, principal: str, buckets: Sequence[Bucket]) -> float:
         if not buckets:

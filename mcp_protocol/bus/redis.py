@@ -43,7 +43,7 @@ from ..stores.connection import (
     raise_pending_cancel,
     unavailable_as_store_error,
 )
-from ..stores.topology import RedisTopology, check_prefix
+from ..stores.topology import check_prefix
 from .base import RESYNC, Bus, Subscription
 
 logger = logging.getLogger(__name__)
@@ -118,10 +118,9 @@ class RedisBus(Bus):
         self.prefix = check_prefix(prefix)
         self.max_queue = max_queue
         self.socket_timeout = socket_timeout
-        topology = RedisTopology.from_options(
+        self._redis = RedisConnector.from_options(
             url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password)
-        self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
+            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
         self._listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Listener] = (
             weakref.WeakKeyDictionary()
         )

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import redis
@@ -111,6 +111,17 @@ class RedisConnector:
             asyncio.AbstractEventLoop, dict[tuple[str, int], redis.asyncio.Redis]
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_options(cls, url: str = DEFAULT_URL, *, mode: str = "standalone",
+                     sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
+                     sentinel_password: str | None = None, socket_timeout: float = 5.0) -> RedisConnector:
+        """The connector for the Redis options every backend takes (a store's, the bus's, the
+        rate limiter's, the audit spool's): plain, Cluster or Sentinel-managed."""
+        topology = RedisTopology.from_options(url, mode=mode, sentinels=sentinels,
+                                              sentinel_master=sentinel_master,
+                                              sentinel_password=sentinel_password)
+        return cls(socket_timeout=socket_timeout, topology=topology)
 
     @property
     def cluster(self) -> bool:

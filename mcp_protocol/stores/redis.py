@@ -52,7 +52,7 @@ from .connection import DEFAULT_URL, AsyncClient, RedisConnector, px, unavailabl
 from .redis_events import RedisEventStore
 from .redis_session_scripts import CAPS
 from .redis_stream_claims import StreamClaims, raise_first
-from .topology import RedisTopology, check_prefix
+from .topology import check_prefix
 
 __all__ = ["RedisEventStore", "RedisSessionStore"]
 
@@ -65,10 +65,9 @@ class RedisSessionStore(SessionStore):
         super().__init__(ttl=ttl, max_sessions=max_sessions,
                          max_sessions_per_principal=max_sessions_per_principal, **options)
         self.prefix = check_prefix(prefix)
-        topology = RedisTopology.from_options(
+        self._redis = RedisConnector.from_options(
             url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password)
-        self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
+            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
         self._live = f"{{{prefix}}}:live"
         self._created = f"{{{prefix}}}:created"
         self._owner = f"{{{prefix}}}:owner"

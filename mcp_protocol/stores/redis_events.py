@@ -70,7 +70,7 @@ from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, px, unavailabl
 from .redis_once import OnceClaims
 from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
 from .resp import bulk, encode
-from .topology import RedisTopology, check_prefix
+from .topology import check_prefix
 
 # KEYS: stream. ARGV: after entry id or '', max_events, ttl ms.
 # Returns {-1} if ``after`` is outside the retained window, else {1, newest id, id, payload, ...}.
@@ -136,10 +136,9 @@ class RedisEventStore(EventStore):
         self.prefix = check_prefix(prefix)
         self.block_ms = block_ms
         self.buckets = buckets
-        topology = RedisTopology.from_options(
+        self._redis = RedisConnector.from_options(
             url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password)
-        self._redis = RedisConnector(socket_timeout=socket_timeout, topology=topology)
+            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
         self._tails: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Tail] = weakref.WeakKeyDictionary()
         self._once = OnceClaims(self._redis, self.prefix)
 
