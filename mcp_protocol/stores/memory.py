@@ -20,7 +20,6 @@ import itertools
 import json
 import threading
 import time
-from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,31 +34,10 @@ from .base import (
     parse_event_id,
     stored_event,
 )
+from .memory_logs import LogTable
 from .memory_sessions import MemorySessionStore
 
 __all__ = ["MemoryEventStore", "MemorySessionStore"]
-
-
-@dataclass(slots=True)
-class _Log:
-    """One stream's retained events: (seq, message JSON, monotonic append time).
-
-    Every POST stream leaves one for ``ttl``, so it holds as few objects the garbage collector
-    tracks as it can (no ``__dict__``; ``tags`` only once tagged): at a few thousand SSE requests a
-    second, full collections walking these logs cost more than serving them (bench/README.md
-    "The request hot path")."""
-
-    entries: deque[tuple[int, str, float]]
-    touched: float
-    evicted: int = 0  # the newest seq evicted: a listener still before it would skip events
-    tags: dict[str, float] | None = None  # broadcast tag -> monotonic append time
-
-
-# A finished stream's log, kept apart from the live ones until it expires: one flat tuple
-# (touched, evicted, seq, payload, appended at, seq, payload, ...) of atomic values, which the
-# collector stops tracking at its first young collection. A finished log is read again only by a
-# resume of its last events, which thaws it back into a ``_Log``.
-_Finished = tuple[Any, ...]
 
 
 @dataclass(eq=False)
@@ -87,30 +65,13 @@ class MemoryEventStore(EventStore):
     def __init__(self, *, max_events: int = 1000, ttl: float = 3600.0, **options: Any) -> None:
         super().__init__(max_events=max_events, ttl=ttl, **options)
         self._lock = threading.Lock()
-        self._logs: dict[tuple[str, str], _Log] = {}
-        self._finished: dict[tuple[str, str], _Finished] = {}
-        self._finish_order: deque[tuple[float, tuple[str, str]]] = deque()  # for the expiry sweep
+        self._table = LogTable(max_events=max_events, ttl=ttl)
         self._waiters: dict[tuple[str, str], set[_Waiter]] = {}
         self._once: dict[str, tuple[Claim, float]] = {}
         self._tried: dict[str, float] = {}  # jobs won and not finished yet (a lapse means RETAKEN)
         # One counter for the whole store: a stream's ids keep increasing even if its log expired
         # and was recreated, so an old Last-Event-ID can never name a newer event.
         self._seq = itertools.count(1)
-
-    def _log(self, key: tuple[str, str], now: float) -> _Log | None:
-        log = self._logs.get(key)
-        if log is None:
-            finished = self._finished.pop(key, None)
-            if finished is None:
-                return None
-            entries = zip(finished[2::3], finished[3::3], finished[4::3], strict=True)
-            log = self._logs[key] = _Log(deque(entries, maxlen=self.max_events), *finished[:2])
-        if log.touched + self.ttl <= now:
-            del self._logs[key]
-            return None
-        while log.entries and log.entries[0][2] + self.ttl <= now:
-            log.evicted = log.entries.popleft()[0]  # older than ttl: evicted
-        return log
 
     async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
         return self._append(session_id, stream_id, json.dumps(message), None)
@@ -133,12 +94,11 @@ class MemoryEventStore(EventStore):
 
     def _append_finished(self, key: tuple[str, str], payloads: list[bytes]) -> list[str] | None:
         """A whole stream in one step (an always-stream call answered at once: its first entry,
-        response and end): stored straight as ``_Finished``, no ``_Log`` built. None if the
+        response and end): stored straight as ``Finished``, no ``Log`` built. None if the
         stream already has a log or a listener (``append_encoded`` then appends as usual)."""
         now = time.monotonic()
         with self._lock:
-            if len(payloads) > self.max_events or key in self._logs or key in self._finished \
-                    or key in self._waiters:
+            if len(payloads) > self.max_events or key in self._table or key in self._waiters:
                 return None
             flat: list[Any] = [now, 0]
             ids = []
@@ -146,42 +106,24 @@ class MemoryEventStore(EventStore):
                 seq = next(self._seq)
                 flat += (seq, payload.decode(), now)
                 ids.append(make_event_id(key[1], seq))
-            self._keep_finished(key, tuple(flat), now)
+            self._table.keep_finished(key, tuple(flat), now)
         return ids
 
     def _finish(self, key: tuple[str, str]) -> None:
-        """Keep a complete stream's log as ``_Finished`` for the rest of its ttl. Every
-        always-stream POST leaves one, thousands a second: as ``_Log`` objects the cyclic
+        """Keep a complete stream's log as ``Finished`` for the rest of its ttl. Every
+        always-stream POST leaves one, thousands a second: as ``Log`` objects the cyclic
         collector walked each of them in every full collection (bench/README.md "Session 11")."""
-        now = time.monotonic()
         with self._lock:
-            log = self._logs.get(key)
-            if log is not None and log.tags is None and key not in self._waiters:
-                del self._logs[key]
-                flat: list[Any] = [log.touched, log.evicted]
-                for entry in log.entries:
-                    flat.extend(entry)
-                self._keep_finished(key, tuple(flat), now)
-
-    def _keep_finished(self, key: tuple[str, str], finished: _Finished, now: float) -> None:
-        """Under the lock: keep ``finished``, and drop the finished logs whose ttl ran out (nothing
-        else would: a finished log is not read again unless resumed)."""
-        self._finished[key] = finished
-        order = self._finish_order
-        order.append((finished[0], key))
-        while order[0][0] + self.ttl <= now:
-            touched, old = order.popleft()
-            kept = self._finished.get(old)
-            if kept is not None and kept[0] == touched:  # not thawed and finished again since
-                del self._finished[old]
+            if key not in self._waiters:
+                self._table.finish(key, time.monotonic())
 
     def _append(self, session_id: str, stream_id: str, payload: str, tag: str | None) -> str:
         key = (session_id, stream_id)
         now = time.monotonic()
         with self._lock:
-            log = self._log(key, now)
+            log = self._table.get(key, now)
             if log is None:
-                log = self._logs[key] = _Log(deque(maxlen=self.max_events), now)
+                log = self._table.create(key, now)
             seq = next(self._seq)
             if len(log.entries) == self.max_events:
                 log.evicted = log.entries[0][0]  # the append below pushes it out
@@ -212,7 +154,7 @@ class MemoryEventStore(EventStore):
         with self._lock:
             found = set()
             for sid in session_ids:
-                log = self._log((sid, stream_id), now)
+                log = self._table.get((sid, stream_id), now)
                 at = log.tags.get(tag) if log is not None and log.tags is not None else None
                 if at is not None and at + within > now:
                     found.add(sid)
@@ -225,7 +167,7 @@ class MemoryEventStore(EventStore):
         returns the position the listener starts from."""
         now = time.monotonic()
         with self._lock:
-            log = self._log(key, now)
+            log = self._table.get(key, now)
             entries = list(log.entries) if log is not None else []
             start = log.evicted if log is not None else 0
             if after is not None:
@@ -238,7 +180,7 @@ class MemoryEventStore(EventStore):
 
     def _since(self, key: tuple[str, str], last: int, waiter: _Waiter) -> list[tuple[int, str]]:
         with self._lock:
-            log = self._log(key, time.monotonic())
+            log = self._table.get(key, time.monotonic())
             if log is not None and log.evicted > last:
                 raise StreamLagging(f"A listener of {key[1]!r} fell behind the retained log")
             batch = [(s, p) for s, p, _ in log.entries if s > last] if log is not None else []
@@ -268,10 +210,7 @@ class MemoryEventStore(EventStore):
 
     async def delete_session(self, session_id: str) -> None:
         with self._lock:
-            for key in [k for k in self._logs if k[0] == session_id]:
-                del self._logs[key]
-            for key in [k for k in self._finished if k[0] == session_id]:
-                del self._finished[key]
+            self._table.drop_session(session_id)
 
     async def claim_once(self, key: str, lease: float) -> Claim:
         now = time.monotonic()
