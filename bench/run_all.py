@@ -337,8 +337,8 @@ def figures(
             value({label: found[n] for label, found in rounds.items()}) for n in range(count)
         )
 
-    def cpu(label: str) -> Callable[[dict[str, Result]], float]:
-        return lambda r: ratio(r[label].server_us_per_request, r["bare"].server_us_per_request)
+    def cpu(label: str, base: str = "bare") -> Callable[[dict[str, Result]], float]:
+        return lambda r: ratio(r[label].server_us_per_request, r[base].server_us_per_request)
 
     def rate(label: str) -> Callable[[dict[str, Result]], float]:
         return lambda r: ratio(r[label].rate, r["open"].rate)
@@ -370,6 +370,12 @@ def figures(
         (
             "  reference: the protocol floor (floor_asgi.py) / bare",
             f"{floor_cpu:.2f}x ({us['floor']:.0f} / {us['bare']:.0f} us)",
+            "",
+            None,
+        ),
+        (
+            "  reference: ours / the protocol floor",
+            f"{per_round(cpu('open', 'floor')):.2f}x",
             "",
             None,
         ),
