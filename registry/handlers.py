@@ -100,9 +100,27 @@ def unregister(family: str, name: str) -> None:
     _registries[family].pop(name, None)
 
 
+# Handler -> is a coroutine function. ``inspect.iscoroutinefunction`` unwraps partials and
+# methods on every call (~1.5 us per tools/call in the served profile, bench/README.md "Session
+# 12"); handlers are a fixed set of module functions, so the answer is kept (bounded all the same).
+_async: dict[Handler, bool] = {}
+
+
+def _is_async(func: Handler) -> bool:
+    try:
+        found = _async.get(func)
+    except TypeError:  # an unhashable callable: ask every time
+        return inspect.iscoroutinefunction(func)
+    if found is None:
+        found = inspect.iscoroutinefunction(func)
+        if len(_async) < 4096:
+            _async[func] = found
+    return found
+
+
 async def invoke(func: Handler, *args: Any) -> Any:
     """Call a handler, async or sync; a sync one runs in a worker thread so it may use the ORM."""
-    if inspect.iscoroutinefunction(func):
+    if _is_async(func):
         return await func(*args)
     result = await sync_to_async(func, thread_sensitive=False)(*args)
     if inspect.isawaitable(result):
