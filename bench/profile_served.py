@@ -1,0 +1,145 @@
+"""One ``run_all.py`` row served under load, looked at from outside with one tool: where its CPU
+per request goes in the serving process, not in a harness.
+
+    flock /tmp/bench.lock .venv/bin/python bench/profile_served.py --row open --out /tmp/open.prof
+    flock /tmp/bench.lock .venv/bin/python bench/profile_served.py --row bare --out /tmp/bare.prof
+    .venv/bin/python bench/profile_served.py --summary /tmp/open.prof --against /tmp/bare.prof
+    flock /tmp/bench.lock .venv/bin/python bench/profile_served.py --row sse --tool strace --out /tmp/s.txt
+
+Rows: ``bare``, ``floor``, ``open``, ``sse``, ``keyed`` (an API key, the audit spool with a
+drain, metrics), as in ``run_all.py``. Tools:
+
+- ``cprofile``: the row's app behind ``profiled_asgi.py``, profiled over requests 1,000-6,000 of
+  the load (uvicorn's code included); ``--summary`` prints Python calls and self time per request
+  (profiled time: cProfile slows calls down, compare rows with each other, not with /proc);
+- ``py-spy``: sampled stacks (``raw``, collapsed) over the load;
+- ``strace``: system calls per kind (``strace -c``) over the load.
+
+Prints the row's rate and server CPU per request (/proc). Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import servers
+from loadgen import run_scenario
+from run_all import SPOOL_PREFIX, Drain, connector, record
+
+from bench import prepare_database
+from tests.support.live_server import LiveServer
+
+OUR_APP = "mcpsite.asgi:application"
+WINDOW = 5000  # requests profiled by --tool cprofile (profiled_asgi.py's default window)
+
+
+def row_env(row: str, workdir: Path, redis: str) -> tuple[dict[str, str], str, bool]:
+    """The row's server environment, its app, and whether it needs an API key."""
+    plain = {**servers.our_env(workdir), "MCP_AUTH": "open", "MCP_AUDIT": "0", "MCP_METRICS": "0"}
+    if row == "open":
+        return plain, OUR_APP, False
+    if row == "sse":
+        return {**plain, "MCP_ALWAYS_STREAM": "1"}, OUR_APP, False
+    if row == "keyed":
+        return {**plain, "MCP_AUTH": "keys", "MCP_AUDIT": "1", "MCP_METRICS": "1", "MCP_AUDIT_SINK": "redis",
+                "MCP_AUDIT_REDIS_URL": redis, "MCP_KEY_PREFIX": SPOOL_PREFIX}, OUR_APP, True
+    if row == "floor":
+        return {}, "bench.floor_asgi:application", False
+    recording = workdir / "bare.json"
+    with LiveServer(env=plain, migrate=False) as ours:
+        recording.write_text(json.dumps(asyncio.run(record(ours.url))))
+    return {"BENCH_BARE_RECORDING": str(recording)}, "bench.bare_asgi:application", False
+
+
+def tool_argv(tool: str, pid: int, out: Path, seconds: float) -> list[str] | None:
+    if tool == "py-spy":
+        return [str(Path(sys.executable).parent / "py-spy"), "record", "-r", "500", "--pid", str(pid),
+                "-d", str(int(seconds)), "-f", "raw", "-o", str(out), "--nonblocking"]
+    if tool == "strace":
+        return ["timeout", "-s", "INT", str(seconds), "strace", "-c", "-f", "-p", str(pid), "-o", str(out)]
+    return None  # cprofile runs inside the server
+
+
+def profile(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="mcpbench-served-") as tmp:
+        workdir = Path(tmp)
+        prepare_database(workdir, 100)
+        env, app, keyed = row_env(args.row, workdir, args.redis)
+        token = servers.create_key(workdir) if keyed else None
+        if args.tool == "cprofile":
+            env = {**env, "PROFILE_APP": app, "PROFILE_OUT": str(args.out)}
+            app = "bench.profiled_asgi:application"
+        with contextlib.ExitStack() as stack:
+            server = stack.enter_context(LiveServer(env=env, app=app, migrate=False))
+            if keyed:
+                stack.enter_context(Drain(env, args.redis))
+            pid = server.process.pid if server.process else 0
+            connect = connector(server.url, token)
+            if args.tool != "cprofile":
+                asyncio.run(run_scenario(connect, "call", 16, 1.0, 0.5, 100))  # warm, unmeasured
+            argv = tool_argv(args.tool, pid, args.out, args.duration)
+            spy = subprocess.Popen(argv, stdout=subprocess.DEVNULL) if argv else None
+            time.sleep(0.5 if spy else 0)
+            before = servers.cpu_seconds(pid)
+            result = asyncio.run(run_scenario(connect, "call", 16, args.duration - 1.0, 0.0, 100))
+            cpu = servers.cpu_seconds(pid) - before
+            per = cpu / max(result.total_requests, 1) * 1e6
+            print(f"{args.row}: {result.rate:.0f} req/s, server CPU {per:.1f} us per request, "
+                  f"{result.errors} errors")
+            if spy is not None:
+                spy.wait(60)
+            elif result.total_requests < 6000:
+                print(f"only {result.total_requests} requests: raise --duration for a full cprofile window")
+    if args.tool == "cprofile" and args.out.exists():
+        summary(args.out, None, args.top)
+
+
+def summary(path: Path, against: Path | None, top: int) -> None:
+    """Calls and profiled self time per request, the functions of most self time first."""
+    def load(p: Path) -> dict[tuple[str, int, str], tuple[float, float]]:
+        stats = pstats.Stats(str(p)).stats  # type: ignore[attr-defined]
+        root = str(servers.ROOT) + "/"
+        return {(f.split("site-packages/")[-1].split(root)[-1], line, name):
+                (calls / WINDOW, own / WINDOW * 1e6)
+                for (f, line, name), (_, calls, own, _, _) in stats.items()}
+
+    for label, found in ((path.name, load(path)), *(((against.name, load(against)),) if against else ())):
+        calls = sum(c for c, _ in found.values())
+        own = sum(t for _, t in found.values())
+        print(f"\n{label}: {calls:.0f} Python calls, {own:.1f} us of profiled self time per request")
+        print("| calls/req | self us/req | function |\n| --- | --- | --- |")
+        for (file, line, name), (count, spent) in sorted(found.items(), key=lambda kv: -kv[1][1])[:top]:
+            print(f"| {count:.1f} | {spent:.2f} | {file}:{line} {name} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--row", choices=("bare", "floor", "open", "sse", "keyed"), default="open")
+    parser.add_argument("--tool", choices=("cprofile", "py-spy", "strace"), default="cprofile")
+    parser.add_argument("--out", type=Path, help="where the tool writes (stats, stacks, counts)")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds of load (and of the tool)")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0", help="the keyed row's spool")
+    parser.add_argument("--summary", type=Path, help="print a cprofile stats file's summary, run nothing")
+    parser.add_argument("--against", type=Path, help="with --summary: a second stats file after it")
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    if args.summary:
+        summary(args.summary, args.against, args.top)
+        return 0
+    if args.out is None:
+        parser.error("--out is required unless --summary")
+    profile(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
