@@ -7,6 +7,9 @@ Validation lives in ``validators.py`` and in each model's ``clean()``, so the ad
 ``full_clean()`` share it. Listing order is each model's ``Meta.ordering`` (unique keys), so it is
 deterministic. Saves and deletes are published by ``signals.py``; queryset bulk writes, which send
 no per-row signals, are published by ``ChangeQuerySet``.
+
+Here: what every definition shares (``Definition``) and tools; resources and resource templates
+are in ``resource_models.py``, prompts in ``prompt_models.py``, all importable from here.
 """
 
 from __future__ import annotations
@@ -20,15 +23,9 @@ from django.db import models
 from . import handlers
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
-from .content_blocks import validate_content_block
-from .templating import placeholders
-from .uri_templates import parse_template
 from .validators import (
-    ROLES,
     env_var_name,
     header_name,
-    validate_annotations,
-    validate_base64,
     validate_http_url,
     validate_icons,
     validate_input_schema,
@@ -36,11 +33,8 @@ from .validators import (
     validate_meta,
     validate_name,
     validate_object_schema,
-    validate_string_list,
     validate_tags,
     validate_tool_annotations,
-    validate_uri,
-    validate_uri_template,
 )
 
 
@@ -111,7 +105,7 @@ class Definition(Versioned):
             raise ValidationError(errors)
 
 
-def _check_handler(errors: dict[str, str], field: str, family: str, value: str, required: bool) -> None:
+def check_handler(errors: dict[str, str], field: str, family: str, value: str, required: bool) -> None:
     if not value:
         if required:
             errors[field] = (
@@ -189,7 +183,7 @@ class Tool(Definition):
     def clean(self) -> None:
         errors: dict[str, str] = {}
         if self.kind == self.Kind.HANDLER:
-            _check_handler(errors, "handler", "tool", self.handler, required=True)
+            check_handler(errors, "handler", "tool", self.handler, required=True)
         elif self.kind == self.Kind.HTTP:
             if not self.http_url:
                 errors["http_url"] = "An http tool needs a URL."
@@ -208,186 +202,8 @@ class Tool(Definition):
             raise ValidationError(errors)
 
 
-class Resource(Definition):
-    mcp_kind = "resources"
-    code_key = ("uri", "RESOURCES")
-
-    class Kind(models.TextChoices):
-        TEXT = "text", "Stored text"
-        BINARY = "binary", "Stored binary (base64)"
-        HANDLER = "handler", "Handler registered in code"
-
-    uri = models.CharField("URI", max_length=2048, unique=True, validators=[validate_uri])
-    name = models.CharField(max_length=128, validators=[validate_name])
-    mime_type = mime_type_field()
-    size = models.PositiveBigIntegerField(
-        null=True, blank=True, help_text="Bytes; computed for stored content if empty."
-    )
-    annotations = models.JSONField(null=True, blank=True, validators=[validate_annotations])
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEXT)
-    text = models.TextField(blank=True)
-    blob = models.TextField("binary content (base64)", blank=True, validators=[validate_base64])
-    handler = models.CharField(
-        max_length=128, blank=True, help_text="handler kind: a @resource_handler name."
-    )
-
-    class Meta:
-        ordering = ["uri"]
-
-    def __str__(self) -> str:
-        return self.uri
-
-    def clean(self) -> None:
-        errors: dict[str, str] = {}
-        if self.kind == self.Kind.BINARY and not self.blob:
-            errors["blob"] = "A binary resource needs base64 content."
-        if self.kind == self.Kind.HANDLER:
-            _check_handler(errors, "handler", "resource", self.handler, required=True)
-        if errors:
-            raise ValidationError(errors)
-
-
-class ResourceTemplate(Definition):
-    mcp_kind = "resources"
-    code_key = ("uri_template", "TEMPLATES")
-
-    class Kind(models.TextChoices):
-        TEXT = "text", "Text template"
-        HANDLER = "handler", "Handler registered in code"
-
-    uri_template = models.CharField(
-        "URI template",
-        max_length=2048,
-        unique=True,
-        validators=[validate_uri_template],
-        help_text="RFC 6570, e.g. file:///logs/{date}/{name}",
-    )
-    name = models.CharField(max_length=128, unique=True, validators=[validate_name])
-    mime_type = mime_type_field()
-    annotations = models.JSONField(null=True, blank=True, validators=[validate_annotations])
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEXT)
-    text_template = models.TextField(blank=True, help_text="text kind: {{ variable }} placeholders.")
-    handler = models.CharField(
-        max_length=128, blank=True, help_text="handler kind: a @resource_handler name."
-    )
-    completions = models.JSONField(
-        default=dict, blank=True, help_text='Completion values per variable, e.g. {"id": ["1", "2"]}.'
-    )
-    completion_handler = models.CharField(max_length=128, blank=True, help_text="A @completion_handler name.")
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.uri_template
-
-    def clean(self) -> None:
-        errors: dict[str, str] = {}
-        if self.kind == self.Kind.HANDLER:
-            _check_handler(errors, "handler", "resource", self.handler, required=True)
-        _check_handler(errors, "completion_handler", "completion", self.completion_handler, required=False)
-        if self.kind == self.Kind.TEXT and not self.text_template.strip():
-            errors["text_template"] = "A text template resource needs a text template."
-        try:
-            variables = set(parse_template(self.uri_template).variables)
-        except ValueError:
-            variables = None  # the field validator reports the syntax error
-        if not isinstance(self.completions, dict):
-            errors["completions"] = 'Completion values must be an object like {"variable": ["value", ...]}.'
-        elif variables is not None:
-            unknown = set(self.completions) - variables
-            if unknown:
-                errors["completions"] = f"Not variables of the template: {', '.join(sorted(unknown))}."
-            elif not all(
-                isinstance(v, list) and all(isinstance(s, str) for s in v) for v in self.completions.values()
-            ):
-                errors["completions"] = "Each variable's completion values must be a list of strings."
-            if self.kind == self.Kind.TEXT and self.text_template:
-                unknown_refs = placeholders(self.text_template) - variables
-                if unknown_refs:
-                    errors["text_template"] = (
-                        f"Refers to names that are not template variables: {', '.join(sorted(unknown_refs))}."
-                    )
-        if errors:
-            raise ValidationError(errors)
-
-
-class Prompt(Definition):
-    mcp_kind = "prompts"
-    code_key = ("name", "PROMPTS")
-
-    name = models.CharField(max_length=128, unique=True, validators=[validate_name])
-    handler = models.CharField(
-        max_length=128,
-        blank=True,
-        help_text="Optional @prompt_handler name; when set it produces the messages.",
-    )
-    completion_handler = models.CharField(
-        max_length=128, blank=True, help_text="Optional @completion_handler name for argument completion."
-    )
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-    def clean(self) -> None:
-        errors: dict[str, str] = {}
-        _check_handler(errors, "handler", "prompt", self.handler, required=False)
-        _check_handler(errors, "completion_handler", "completion", self.completion_handler, required=False)
-        if errors:
-            raise ValidationError(errors)
-
-
-class PromptArgument(models.Model):
-    mcp_kind = "prompts"
-
-    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="arguments")
-    position = models.PositiveIntegerField(default=0)
-    name = models.CharField(max_length=128, validators=[validate_name])
-    title = models.CharField(max_length=255, blank=True)
-    description = models.TextField(blank=True)
-    required = models.BooleanField(default=False)
-    completion_values = models.JSONField(
-        default=list,
-        blank=True,
-        validators=[validate_string_list],
-        help_text='Values offered by completion/complete, e.g. ["python", "rust"].',
-    )
-
-    objects = ChangeQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["position", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["prompt", "name"], name="registry_prompt_argument_unique_name")
-        ]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class PromptMessage(models.Model):
-    mcp_kind = "prompts"
-
-    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="messages")
-    position = models.PositiveIntegerField(default=0)
-    role = models.CharField(max_length=16, choices=[(r, r) for r in ROLES], default="user")
-    content = models.JSONField(
-        validators=[validate_content_block],
-        help_text="A content block; strings may use {{ argument }}, e.g. "
-        '{"type": "text", "text": "Review {{ code }}"}.',
-    )
-
-    objects = ChangeQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["position", "id"]
-
-    def __str__(self) -> str:
-        return f"{self.role} message {self.position}"
-
-
-
-from .tokens import LiveSession, ManagementToken  # noqa: E402, F401  (models of this app, in their module)
+# Models of this app kept in modules of their own; imported here so Django and ``registry.models``
+# users find them (each module imports ``Definition`` from above: these imports come last).
+from .prompt_models import Prompt, PromptArgument, PromptMessage  # noqa: E402, F401
+from .resource_models import Resource, ResourceTemplate  # noqa: E402, F401
+from .tokens import LiveSession, ManagementToken  # noqa: E402, F401
