@@ -45,7 +45,6 @@ masters written at once).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import time
 import weakref
@@ -64,57 +63,13 @@ from .base import (
     UnknownEvent,
     make_event_id,
     parse_event_id,
-    stored_event,
 )
 from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, px, unavailable_as_store_error
 from .redis_once import OnceClaims
-from .redis_tail import SEQ_BASE, Tail, entry_of, seq_of
+from .redis_replay import REPLAY, REPLAY_SHA, entry_id_of, event_of
+from .redis_tail import Tail, seq_of
 from .resp import bulk, encode
 from .topology import check_prefix
-
-# KEYS: stream. ARGV: after entry id or '', max_events, ttl ms.
-# Returns {-1} if ``after`` is outside the retained window, else {1, newest id, id, payload, ...}.
-_REPLAY = """
-local t = redis.call('TIME')
-local minms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[3])
-local max = tonumber(ARGV[2])
-local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-local newest = '0-0'
-if #top > 0 then newest = top[1][1] end
-local function ms(id) return tonumber(string.match(id, '^(%d+)')) end
-local out = {1, newest}
-if ARGV[1] == '' then
-  local entries = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', max)
-  for i = #entries, 1, -1 do
-    if ms(entries[i][1]) >= minms then
-      table.insert(out, entries[i][1]); table.insert(out, entries[i][2][2])
-    end
-  end
-  return out
-end
-local entries = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', max + 1)
-if #entries == 0 or entries[1][1] ~= ARGV[1] or #entries > max or ms(ARGV[1]) < minms then
-  return {-1}
-end
-for i = 2, #entries do
-  table.insert(out, entries[i][1]); table.insert(out, entries[i][2][2])
-end
-return out
-"""
-
-
-def _entry_id(seq: int) -> str:
-    ms = seq // SEQ_BASE
-    if ms >= 2**64:  # not an id Redis could have made (it would reject it as a stream id)
-        raise UnknownEvent(f"Event sequence {seq} is out of range")
-    return entry_of(seq)
-
-
-def _event(stream_id: str, seq: int, payload: str) -> Event:
-    return stored_event(make_event_id(stream_id, seq), payload)
-
-
-REPLAY_SHA = hashlib.sha1(_REPLAY.encode()).hexdigest()
 
 BROADCAST_BATCH = 500
 SESSIONS_PER_BLOCK = 100  # standalone-stream appends of one bucket per MULTI/EXEC (broadcast)
@@ -285,11 +240,11 @@ class RedisEventStore(EventStore):
             after_stream, seq = parse_event_id(after)
             if after_stream != stream_id:
                 raise UnknownEvent(f"Event {after!r} is not of stream {stream_id!r}")
-            start = _entry_id(seq)
+            start = entry_id_of(seq)
         key = self._stream(session_id, stream_id)
         with unavailable_as_store_error():
             reply: list[Any] = await self._redis.fast().evalsha(
-                REPLAY_SHA, _REPLAY, [key], [start, self.max_events, self._ttl_ms])
+                REPLAY_SHA, REPLAY, [key], [start, self.max_events, self._ttl_ms])
         if reply[0] == -1:
             raise UnknownEvent(f"Event {after!r} is not retained")
         # Registered before the replay is yielded: the tail reads from the replay's newest entry,
@@ -298,7 +253,7 @@ class RedisEventStore(EventStore):
         watch = tail.watch(key, seq_of(reply[1]))
         try:
             for i in range(2, len(reply), 2):
-                yield _event(stream_id, seq_of(reply[i]), reply[i + 1])
+                yield event_of(stream_id, seq_of(reply[i]), reply[i + 1])
             # Not kept in this frame for the stream's life (10,000 idle streams a worker).
             del reply, start
             while True:
@@ -312,7 +267,7 @@ class RedisEventStore(EventStore):
                     raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
                 if isinstance(batch, list):
                     for seq, payload in batch:
-                        yield _event(stream_id, seq, payload)
+                        yield event_of(stream_id, seq, payload)
                 else:
                     await batch
         finally:
