@@ -66,10 +66,21 @@ _text = json.encoder.encode_basestring  # C: str → its JSON literal; TypeError
 def _head(spool_id: str, e: AuditEntry) -> str:
     """``HEAD`` as JSON, each string through the C encoder's string literal: encoding the tuple
     with ``JSONEncoder.encode`` builds an encoder per call (3.6 µs an entry in the served profile,
-    the spool's largest cost in the serving process; this is ~1 µs)."""
-    return (f'["{spool_id}",{float(e.time)!r},{_text(e.principal)},{_maybe(e.principal_id)},'
-            f'{_maybe(e.session)},{_text(e.revision)},{_text(e.method)},{_text(e.name)},'
-            f'{_text(e.outcome)},{_text(e.error)},{float(e.duration_ms)!r}]')
+    the spool's largest cost in the serving process; this is ~1 µs). ``encode`` writes the same
+    text, with the part from ``principal`` to ``name`` cached."""
+    return (f'["{spool_id}",{float(e.time)!r},{_middle(e)},{_text(e.outcome)},{_text(e.error)},'
+            f'{float(e.duration_ms)!r}]')
+
+
+def _middle(e: AuditEntry) -> str:
+    """``HEAD``'s JSON from ``principal`` to ``name`` (what ``_head`` writes between ``time`` and
+    ``outcome``)."""
+    return (f"{_text(e.principal)},{_maybe(e.principal_id)},{_maybe(e.session)},{_text(e.revision)},"
+            f"{_text(e.method)},{_text(e.name)}")
+
+
+OK = '"ok",""'  # outcome and error of a call that succeeded
+MIDDLES = 4096  # cached middles at most (sessions and tools seen lately); cleared when full
 
 
 def _maybe(value: str | None) -> str:
@@ -98,19 +109,34 @@ class RedisSpoolSink(AuditSink):
         self._tag = secrets.token_hex(6)
         self._ids = itertools.count()
         self._warned_at = 0.0
+        # HEAD's JSON from principal to name, per those values (``encode``). Used by the queue's
+        # thread; a second one at once (a close during a flush) at worst misses.
+        self._middles: dict[tuple[Any, ...], str] = {}
 
     def encode(self, entries: list[AuditEntry]) -> list[str]:
         """The append script's ARGV after the cap: ``h``, ``a`` per entry. Runs in the queue's
         thread with the redaction, not on the event loop."""
         tag, ids, out = self._tag, self._ids, []
+        middles, append = self._middles, out.append
         for e in entries:
             spool_id = f"{tag}-{next(ids)}"
+            # HEAD's fields from ``principal`` to ``name`` repeat from call to call (a session's
+            # calls of one tool): their JSON is kept, not encoded again (1.4 → 0.9 µs an entry).
+            who = (e.principal, e.principal_id, e.session, e.revision, e.method, e.name)
             try:
-                out.append(_head(spool_id, e))
+                middle = middles.get(who)
+                if middle is None:
+                    middle = _middle(e)
+                    if len(middles) >= MIDDLES:
+                        middles.clear()
+                    middles[who] = middle
+                outcome = OK if e.outcome == "ok" and e.error == "" else \
+                    f"{_text(e.outcome)},{_text(e.error)}"
+                append(f'["{spool_id}",{float(e.time)!r},{middle},{outcome},{float(e.duration_ms)!r}]')
             except TypeError:  # a field of another type than the guard records: the general path
-                out.append(_encode((spool_id, e.time, e.principal, e.principal_id, e.session, e.revision,
-                                    e.method, e.name, e.outcome, e.error, e.duration_ms)))
-            out.append(e.arguments_json or "")
+                append(_encode((spool_id, e.time, e.principal, e.principal_id, e.session, e.revision,
+                                e.method, e.name, e.outcome, e.error, e.duration_ms)))
+            append(e.arguments_json or "")
         return out
 
     async def write(self, batch: Any) -> int:
