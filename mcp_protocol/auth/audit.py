@@ -123,6 +123,11 @@ def capped(value: Any, max_bytes: int) -> Any:
     return _capped(value, max_bytes)[0]
 
 
+def prepare_arguments(value: Any, max_bytes: int) -> str | None:
+    """``AuditEntry.arguments_json`` of ``value`` as ``_prepare`` sets it."""
+    return _capped(value, max_bytes)[1]
+
+
 def _capped(value: Any, max_bytes: int) -> tuple[Any, str | None]:
     """The redacted, capped value and its JSON text (``None`` for ``None``: stored as SQL NULL)."""
     if value is None:
@@ -158,15 +163,22 @@ def _prepare(batch: list[Row], max_bytes: int) -> list[AuditEntry]:
 
 
 class AuditSink(ABC):
-    """Where prepared entries go. The queue calls ``encode`` in its worker thread (the CPU a sink
-    can spend off the event loop) and ``write`` with what it returned. ``write`` returns how many
-    entries the sink refused for lack of room (counted as dropped); an exception drops the batch."""
+    """Where prepared entries go. The queue calls ``encode_rows`` (by default ``encode`` of the
+    prepared entries) in its worker thread (the CPU a sink can spend off the event loop) and
+    ``write`` with what it returned. ``write`` returns how many entries the sink refused for lack
+    of room (counted as dropped); an exception in either drops the batch (counted, logged)."""
 
     def __init__(self, **options: Any) -> None:  # noqa: B027 (optional hook)
         pass
 
     def encode(self, entries: list[AuditEntry]) -> Any:
         return entries
+
+    def encode_rows(self, rows: list[Row], max_bytes: int) -> Any:
+        """What the queue calls: ``encode`` of the rows as prepared entries (redacted, arguments
+        capped to ``max_bytes``). A sink that needs no ``AuditEntry`` may encode the rows
+        itself, with ``prepare_arguments`` for their arguments."""
+        return self.encode(_prepare(rows, max_bytes))
 
     @abstractmethod
     async def write(self, batch: Any) -> int | None: ...
@@ -242,8 +254,8 @@ class AuditQueue:
             left -= size
             # Redacted, capped and encoded in a thread: not by the call that recorded it, nor on
             # the loop.
-            encoded = await asyncio.to_thread(self._encode, batch)
             try:
+                encoded = await asyncio.to_thread(self._encode, batch)
                 refused = await self.sink.write(encoded)
             except Exception:
                 self._drop("write_failed", size)
@@ -253,7 +265,7 @@ class AuditQueue:
                     self._drop("sink_full", refused)
 
     def _encode(self, batch: list[Row]) -> Any:
-        return self.sink.encode(_prepare(batch, self.max_bytes))
+        return self.sink.encode_rows(batch, self.max_bytes)
 
     async def _run(self) -> None:
         while True:

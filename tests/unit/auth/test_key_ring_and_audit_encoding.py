@@ -123,5 +123,18 @@ async def test_the_spool_encodes_each_entry_as_head_does() -> None:
         odd = AuditEntry(5, "p", None, None, "v", "tools/call", 7, None, "ok", "", 1)  # type: ignore[arg-type]
         head = sink.encode([odd])[0]
         assert json.loads(head)[1:] == [5, "p", None, None, "v", "tools/call", 7, "ok", "", 1]
+        # The queue's path: the same fields from the rows, as RESP bulk strings.
+        packed = sink.encode_rows([row_of(e) for e in entries], 4096)
+        assert packed.entries == len(entries)
+        bulks, rest = [], packed.argv
+        while rest:
+            size, _, rest = rest[1:].partition(b"\r\n")
+            bulks.append(rest[:int(size)].decode())
+            assert rest[int(size):int(size) + 2] == b"\r\n"
+            rest = rest[int(size) + 2:]
+        heads, arguments = bulks[0::2], bulks[1::2]
+        for head, entry, args in zip(heads, entries, arguments, strict=True):
+            assert head == _head(json.loads(head)[0], entry)
+            assert args == (_capped(entry.arguments, 4096)[1] or "")
     finally:
         await sink.close()
