@@ -1,9 +1,10 @@
 """The audit log of tool calls, resource reads and prompt gets, written off the hot path.
 
-``AuditQueue.record`` appends an ``AuditEntry`` to a bounded in-process queue and returns at once;
-a background task hands the queue to the ``AuditSink`` (the ``access`` app: one bulk insert) in
-batches every ``FLUSH_EVERY`` seconds or as soon as ``BATCH`` entries wait. When the queue is full
-the entry is dropped, counted and reported in the log (at most every ``REPORT_EVERY`` seconds):
+``AuditQueue.record`` (an ``AuditEntry``) or ``add`` (the guard's: a plain ``Row``) appends to a
+bounded in-process queue and returns at once; a background task hands the queue to the
+``AuditSink`` (the ``access`` app: one bulk insert) in batches every ``FLUSH_EVERY`` seconds or as
+soon as ``BATCH`` entries wait. When the queue is full the entry is dropped, counted and reported
+in the log (at most every ``REPORT_EVERY`` seconds):
 the call is never slowed down by a slow database. Drops are counted by reason (``queue_full``,
 ``write_failed``, ``sink_full``: a bounded sink refused them) in ``dropped_by`` and passed to
 ``on_drop`` (the runtime's metrics counter) when set.

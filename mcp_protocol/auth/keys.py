@@ -6,8 +6,9 @@ keeps only SHA-256 of the whole token: a fast hash is right for a random secret 
 (nothing to brute-force), and a slow password hasher would cost milliseconds per request.
 
 ``KeyRing`` holds every usable key of the database in memory, by digest, so resolving a key is a
-hash and a dict lookup with no query. It is loaded from a ``KeySource`` (the ``access`` app reads
-the database, in a thread) at start, again whenever a key changes (a message on the bus channel
+hash and a dict lookup with no query (then one lookup by the token itself, until the next
+reload). It is loaded from a ``KeySource`` (the ``access`` app reads the database, in a thread) at
+start, again whenever a key changes (a message on the bus channel
 ``access``, published by the app after each commit: every worker reloads within milliseconds, so a
 revoked key stops working everywhere well within a second), after a bus outage (``RESYNC``), and
 whenever ``KeySource.version()`` (one tiny aggregate query, every ``POLL_EVERY`` seconds) says the
