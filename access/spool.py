@@ -29,10 +29,13 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from mcp_protocol.auth.audit import AuditEntry, AuditSink
+import redis
+
+from mcp_protocol.auth.audit import AuditEntry, AuditSink, Row, prepare_arguments
 from mcp_protocol.stores.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from mcp_protocol.stores.resp import bulk
 from mcp_protocol.stores.topology import check_prefix
 
 logger = logging.getLogger("access.spool")
@@ -66,10 +69,39 @@ _text = json.encoder.encode_basestring  # C: str → its JSON literal; TypeError
 def _head(spool_id: str, e: AuditEntry) -> str:
     """``HEAD`` as JSON, each string through the C encoder's string literal: encoding the tuple
     with ``JSONEncoder.encode`` builds an encoder per call (3.6 µs an entry in the served profile,
-    the spool's largest cost in the serving process; this is ~1 µs)."""
-    return (f'["{spool_id}",{float(e.time)!r},{_text(e.principal)},{_maybe(e.principal_id)},'
-            f'{_maybe(e.session)},{_text(e.revision)},{_text(e.method)},{_text(e.name)},'
+    the spool's largest cost in the serving process; this is ~1 µs). The sink writes the same
+    text, with the part from ``principal`` to ``name`` cached."""
+    return (f'["{spool_id}",{float(e.time)!r},'
+            f"{_middle(e.principal, e.principal_id, e.session, e.revision, e.method, e.name)},"
             f'{_text(e.outcome)},{_text(e.error)},{float(e.duration_ms)!r}]')
+
+
+def _middle(principal: str, principal_id: str | None, session: str | None, revision: str, method: str,
+            name: str) -> str:
+    """``HEAD``'s JSON from ``principal`` to ``name`` (between ``time`` and ``outcome``)."""
+    return (f"{_text(principal)},{_maybe(principal_id)},{_maybe(session)},{_text(revision)},"
+            f"{_text(method)},{_text(name)}")
+
+
+def _utf8(text: str) -> bytes:
+    """UTF-8 of a JSON text. A lone surrogate (JSON's "\\ud800" decodes to one) has no UTF-8: it is
+    written back as that same escape, so the text stays valid JSON of the same value and the
+    batch is not lost (RESP's encoding would raise for it, and drop all of it)."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
+
+
+class Packed(NamedTuple):
+    """``encode_rows``: the ARGV of the append script after the cap, in RESP, and its entries."""
+
+    argv: bytes
+    entries: int
+
+
+OK = '"ok",""'  # outcome and error of a call that succeeded
+MIDDLES = 4096  # cached middles at most (sessions and tools seen lately); cleared when full
 
 
 def _maybe(value: str | None) -> str:
@@ -98,25 +130,85 @@ class RedisSpoolSink(AuditSink):
         self._tag = secrets.token_hex(6)
         self._ids = itertools.count()
         self._warned_at = 0.0
+        # HEAD's JSON from principal to name, per those values (``encode``). Used by the queue's
+        # thread; a second one at once (a close during a flush) at worst misses.
+        self._middles: dict[tuple[Any, ...], str] = {}
 
     def encode(self, entries: list[AuditEntry]) -> list[str]:
-        """The append script's ARGV after the cap: ``h``, ``a`` per entry. Runs in the queue's
-        thread with the redaction, not on the event loop."""
-        tag, ids, out = self._tag, self._ids, []
+        """The append script's ARGV after the cap: ``h``, ``a`` per entry."""
+        out: list[str] = []
         for e in entries:
-            spool_id = f"{tag}-{next(ids)}"
-            try:
-                out.append(_head(spool_id, e))
-            except TypeError:  # a field of another type than the guard records: the general path
-                out.append(_encode((spool_id, e.time, e.principal, e.principal_id, e.session, e.revision,
-                                    e.method, e.name, e.outcome, e.error, e.duration_ms)))
-            out.append(e.arguments_json or "")
+            out += self._fields(e.time, e.principal, e.principal_id, e.session, e.revision, e.method,
+                                e.name, e.outcome, e.error, e.duration_ms, e.arguments_json)
         return out
 
+    def encode_rows(self, rows: list[Row], max_bytes: int) -> Packed:
+        """The queue's rows as the append script's ARGV after the cap, already in RESP (bulk
+        strings): built here, in the queue's thread with the redaction, not on the event loop,
+        and with no ``AuditEntry`` per row. ``write`` sends it as it is. ``_fields`` inlined (the
+        tests hold both to ``_head``): 2.7 → 2.2 µs a row."""
+        tag, ids, middles, parts = self._tag, self._ids, self._middles, []
+        append = parts.append
+        for row in rows:
+            principal, principal_id, session, revision, method, name = who = row[1:7]
+            text = prepare_arguments(row[7], max_bytes) or ""
+            outcome, error = row[8], row[9]
+            try:
+                middle = middles.get(who)
+                if middle is None:
+                    middle = _middle(principal, principal_id, session, revision, method, name)
+                    if len(middles) >= MIDDLES:
+                        middles.clear()
+                    middles[who] = middle
+                tail = OK if outcome == "ok" and error == "" else f"{_text(outcome)},{_text(error)}"
+                head = f'["{tag}-{next(ids)}",{float(row[0])!r},{middle},{tail},{float(row[10])!r}]'
+            except TypeError:  # a field of another type than the guard records: the general path
+                head = _encode((f"{tag}-{next(ids)}", *row[:7], outcome, error, row[10]))
+            try:
+                h, a = head.encode(), text.encode()
+            except UnicodeEncodeError:
+                h, a = _utf8(head), _utf8(text)
+            append(b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(h), h, len(a), a))
+        return Packed(b"".join(parts), len(rows))
+
+    def _fields(self, when: float, principal: str, principal_id: str | None, session: str | None,
+                revision: str, method: str, name: str, outcome: str, error: str, duration_ms: float,
+                arguments_json: str | None) -> tuple[str, str]:
+        """One entry's ``h`` (what ``_head`` writes) and ``a``. Called from the queue's thread."""
+        spool_id = f"{self._tag}-{next(self._ids)}"
+        # HEAD's fields from ``principal`` to ``name`` repeat from call to call (a session's calls
+        # of one tool): their JSON is kept, not encoded again.
+        who = (principal, principal_id, session, revision, method, name)
+        middles = self._middles
+        try:
+            middle = middles.get(who)
+            if middle is None:
+                middle = _middle(*who)
+                if len(middles) >= MIDDLES:
+                    middles.clear()
+                middles[who] = middle
+            tail = OK if outcome == "ok" and error == "" else f"{_text(outcome)},{_text(error)}"
+            head = f'["{spool_id}",{float(when)!r},{middle},{tail},{float(duration_ms)!r}]'
+        except TypeError:  # a field of another type than the guard records: the general path
+            head = _encode((spool_id, when, principal, principal_id, session, revision, method, name,
+                            outcome, error, duration_ms))
+        return head, arguments_json or ""
+
     async def write(self, batch: Any) -> int:
+        """Append ``batch`` (``encode_rows``'s ``Packed``, or ``encode``'s list): one round trip,
+        retried once on a fresh connection (spool ids make a repeated append land once)."""
+        stream, alive = self.keys.stream, self.keys.alive
         with unavailable_as_store_error():
-            reply = await self._redis.fast().evalsha(
-                APPEND_SHA, APPEND, [self.keys.stream, self.keys.alive], [self.max_entries, *batch])
+            if isinstance(batch, Packed):
+                fast = self._redis.fast()
+                (reply,) = await fast.pipeline_packed(self._command("EVALSHA", APPEND_SHA, batch), 1,
+                                                      key=stream, retry=True)
+                if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted Redis
+                    (reply,) = await fast.pipeline_packed(self._command("EVAL", APPEND, batch), 1,
+                                                          key=stream, retry=True)
+            else:
+                reply = await self._redis.fast().evalsha(APPEND_SHA, APPEND, [stream, alive],
+                                                         [self.max_entries, *batch])
         if isinstance(reply, Exception):
             raise reply
         dropped, length, alive = (int(v) for v in reply)
@@ -129,6 +221,12 @@ class RedisSpoolSink(AuditSink):
                 logger.warning("audit spool %s holds %d entries and no `manage.py drain_audit` has "
                                "been seen for %d s", self.keys.stream, length, DRAIN_ALIVE_SECONDS)
         return dropped
+
+    def _command(self, verb: str, script: str, batch: Packed) -> bytes:
+        """``verb script 2 stream alive cap`` and the packed ARGV, as one RESP command."""
+        head = (verb, script, 2, self.keys.stream, self.keys.alive, self.max_entries)
+        return b"*%d\r\n%b%b" % (len(head) + 2 * batch.entries, b"".join([bulk(a) for a in head]),
+                                 batch.argv)
 
     async def status(self) -> dict[str, float]:
         """Gauges for /metrics: the stream's length (waiting + being written), entries read by a

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import MCPError
 from ..methods.base import Call, Handler
-from .audit import AuditEntry, AuditQueue
+from .audit import AuditQueue
 from .limits import Bucket, InFlight, RateLimiter
 from .principal import Rate, current
 
@@ -126,16 +126,18 @@ class Guard:
 
     def _record(self, method: str, call: Call, outcome: str, error: str, started: float,
                 clock: float) -> None:
-        if self.audit is None or method not in AUDITED:
+        audit = self.audit
+        if audit is None or method not in AUDITED:
             return
         principal = current()
-        name = call.params.get(AUDITED[method])
-        self.audit.record(AuditEntry(
-            time=started, principal=principal.label, principal_id=principal.id,
-            session=None if call.session.stateless else call.session.id, revision=call.version,
-            method=method, name=name if isinstance(name, str) else "",
-            arguments=call.params.get("arguments") if method != "resources/read" else None,
-            outcome=outcome, error=error[:500], duration_ms=(time.perf_counter() - clock) * 1000))
+        params = call.params
+        name = params.get(AUDITED[method])
+        session = call.session
+        # A Row (audit.py), AuditEntry's fields in order: no dataclass per call on this thread.
+        audit.add((started, principal.label, principal.id, None if session.stateless else session.id,
+                   call.version, method, name if isinstance(name, str) else "",
+                   params.get("arguments") if method != "resources/read" else None,
+                   outcome, error[:500], (time.perf_counter() - clock) * 1000))
 
 
 def _text(result: Mapping[str, Any]) -> str:

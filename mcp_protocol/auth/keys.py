@@ -6,8 +6,9 @@ keeps only SHA-256 of the whole token: a fast hash is right for a random secret 
 (nothing to brute-force), and a slow password hasher would cost milliseconds per request.
 
 ``KeyRing`` holds every usable key of the database in memory, by digest, so resolving a key is a
-hash and a dict lookup with no query. It is loaded from a ``KeySource`` (the ``access`` app reads
-the database, in a thread) at start, again whenever a key changes (a message on the bus channel
+hash and a dict lookup with no query (then one lookup by the token itself, until the next
+reload). It is loaded from a ``KeySource`` (the ``access`` app reads the database, in a thread) at
+start, again whenever a key changes (a message on the bus channel
 ``access``, published by the app after each commit: every worker reloads within milliseconds, so a
 revoked key stops working everywhere well within a second), after a bus outage (``RESYNC``), and
 whenever ``KeySource.version()`` (one tiny aggregate query, every ``POLL_EVERY`` seconds) says the
@@ -39,6 +40,7 @@ TOKEN_PREFIX = "mcp_"
 PREFIX_LENGTH = 8
 POLL_EVERY = 1.0
 TOUCH_EVERY = 5.0
+MAX_TOKENS = 4096  # tokens remembered per reload (``KeyRing._tokens``); forgotten when full
 
 
 def new_token() -> tuple[str, str]:
@@ -94,6 +96,11 @@ class KeyRing:
         self.source, self.bus, self.clock = source, bus, clock
         self.on_change = on_change  # (change id, principal ids whose grant changed)
         self._keys: dict[str, tuple[KeyRecord, Principal]] = {}
+        # Token → its entry of ``_keys``, for the tokens seen since the last reload: a request of
+        # a known key costs a dict lookup instead of SHA-256 and its hex digest. Replaced with
+        # ``_keys`` (no await between), so a key a reload removed is never found here; expiry is
+        # still checked per request. Unknown tokens are not kept (no growth from bad tokens).
+        self._tokens: dict[str, tuple[KeyRecord, Principal]] = {}
         self._used: dict[int, float] = {}
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -103,9 +110,14 @@ class KeyRing:
     # -- the hot path -------------------------------------------------------------------------
     def resolve(self, token: str) -> Principal | None:
         """The key's principal, or ``None`` (unknown, revoked or expired: indistinguishable)."""
-        entry = self._keys.get(digest(token))
+        entry = self._tokens.get(token)
         if entry is None:
-            return None
+            entry = self._keys.get(digest(token))
+            if entry is None:
+                return None
+            if len(self._tokens) >= MAX_TOKENS:
+                self._tokens = {}
+            self._tokens[token] = entry
         record, principal = entry
         now = self.clock()
         if record.expires_at is not None and now >= record.expires_at:
@@ -142,7 +154,7 @@ class KeyRing:
             self._version = await self.source.version()  # before the load: a later change is seen
             records = await self.source.load()
             before = {str(p.id): p.grant for _, p in self._keys.values()}
-            self._keys = {r.digest: (r, r.principal()) for r in records}
+            self._keys, self._tokens = {r.digest: (r, r.principal()) for r in records}, {}
             after = {str(p.id): p.grant for _, p in self._keys.values()}
         return {pid for pid in before.keys() | after.keys() if before.get(pid) != after.get(pid)}
 

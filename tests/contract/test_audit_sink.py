@@ -7,6 +7,7 @@ reported and trimmed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -150,3 +151,35 @@ async def test_a_drain_forgets_ended_drains_that_hold_nothing(prefix: str) -> No
     finally:
         client.close()
     assert names == {"holder", "live"}  # "holder" still holds its entry
+
+
+async def test_the_spool_appends_with_eval_when_redis_lacks_the_script(
+        prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Redis restarted since the script was loaded answers NOSCRIPT: the batch goes again as EVAL
+    (here a digest Redis never saw stands for the lost script)."""
+    monkeypatch.setattr("access.spool.APPEND_SHA", "0" * 40)
+    queue = AuditQueue(RedisSpoolSink(url=REDIS_URL, prefix=prefix))
+    for n in range(3):
+        queue.record(entry(n))
+    await queue.close()
+    assert queue.dropped == 0
+    totals = await sync_to_async(Drain(url=REDIS_URL, prefix=prefix, block=0.1).run)(once=True)
+    assert totals.written == 3 and [r.arguments["n"] for r in await rows()] == [0, 1, 2]
+
+
+async def test_an_argument_with_a_lone_surrogate_loses_no_entry_of_its_batch(prefix: str) -> None:
+    """JSON's "\\ud800" decodes to a lone surrogate, which has no UTF-8: written back as that escape
+    (the same JSON value), not failing the batch it came in."""
+    sink = RedisSpoolSink(url=REDIS_URL, prefix=prefix)
+    queue = AuditQueue(sink)
+    queue.record(entry(0, arguments={"text": "\ud800 x"}))
+    queue.record(entry(1))
+    await queue.close()
+    assert queue.dropped == 0
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        stored = [fields for _, fields in client.xrange(sink.keys.stream)]
+    finally:
+        client.close()
+    assert [json.loads(f["a"]) for f in stored] == [{"text": "\ud800 x"}, {"n": 1}]
+    assert [json.loads(f["h"])[1] for f in stored] == [WHEN, WHEN + 1]
