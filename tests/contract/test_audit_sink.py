@@ -7,6 +7,7 @@ reported and trimmed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -17,7 +18,7 @@ from asgiref.sync import sync_to_async
 from access.audit import DatabaseAuditSink
 from access.drain import GROUP, Drain
 from access.models import AuditRecord
-from access.spool import RedisSpoolSink
+from access.spool import RedisSpoolSink, SpoolKeys
 from mcp_protocol.auth.audit import AuditEntry, AuditQueue, AuditSink
 from tests.support.shared_redis import REDIS_URL, redis_prefix
 
@@ -150,3 +151,55 @@ async def test_a_drain_forgets_ended_drains_that_hold_nothing(prefix: str) -> No
     finally:
         client.close()
     assert names == {"holder", "live"}  # "holder" still holds its entry
+
+
+GOOD_HEAD = ["x-1", WHEN, "p", "key:2", "s2", "v", "tools/call", "bulk", "ok", "", 0.1]
+NOT_OURS: dict[str, dict[str, str]] = {
+    "no h": {"other": "field"},
+    "h not JSON": {"h": "not json", "a": ""},
+    "a list SQLite cannot bind": {"h": json.dumps([*GOOD_HEAD[:2], ["a", "list"], *GOOD_HEAD[3:]]), "a": ""},
+    "an object": {"h": json.dumps([*GOOD_HEAD[:2], {"an": "object"}, *GOOD_HEAD[3:]]), "a": ""},
+    "a number for a text": {"h": json.dumps([*GOOD_HEAD[:2], 5, *GOOD_HEAD[3:]]), "a": ""},
+    "NaN": {"h": json.dumps([*GOOD_HEAD[:10], float("nan")]), "a": ""},
+    "a time no datetime holds": {"h": json.dumps([GOOD_HEAD[0], 1e300, *GOOD_HEAD[2:]]), "a": ""},
+    "too short": {"h": json.dumps(GOOD_HEAD[:5]), "a": ""},
+    "a string of eleven": {"h": json.dumps("eleven char"), "a": ""},
+    "two values": {"h": json.dumps(GOOD_HEAD) + "," + json.dumps(GOOD_HEAD), "a": ""},
+}
+
+
+@pytest.mark.parametrize("fields", NOT_OURS.values(), ids=NOT_OURS.keys())
+async def test_an_entry_that_is_not_ours_is_acknowledged_logged_and_loses_no_other(
+        prefix: str, fields: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    """Between good entries, in one batch: it is logged and acknowledged; the rest is stored."""
+    queue = AuditQueue(RedisSpoolSink(url=REDIS_URL, prefix=prefix))
+    for n in range(3):
+        queue.record(entry(n))
+    await queue.close()
+    stream = SpoolKeys(prefix).stream
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        client.xadd(stream, fields)  # type: ignore[arg-type]
+        client.xadd(stream, {"h": json.dumps(["x-2", WHEN + 5, *GOOD_HEAD[2:]]), "a": '{"n": 5}'})
+        totals = await sync_to_async(Drain(url=REDIS_URL, prefix=prefix, block=0.1).run)(once=True)
+        assert (totals.malformed, totals.written, totals.batches) == (1, 4, 1)
+        assert [r.arguments["n"] for r in await rows()] == [0, 1, 2, 5]
+        assert client.xpending(stream, GROUP)["pending"] == 0 and client.xlen(stream) == 0
+    finally:
+        client.close()
+    logged = [r.getMessage() for r in caplog.records if r.name == "access.drain"]
+    assert len(logged) == 1 and "is not an audit entry" in logged[0]
+
+
+def test_the_sqlite_time_text_is_what_django_stores() -> None:
+    from datetime import UTC, datetime, timedelta, timezone
+    from zoneinfo import ZoneInfo
+
+    from access.audit import sqlite_time
+
+    cases = [WHEN, 1_790_000_000.0, 1_790_000_000.9999996, 1_790_000_000.0000004, 0.5, 1e-7,
+             1_790_000_000.1234565, 1_711_846_800.25]  # the last: a DST change in Paris
+    for zone in (UTC, ZoneInfo("Europe/Paris"), timezone(timedelta(hours=-3, minutes=-30))):
+        text = sqlite_time(zone)
+        for t in cases:
+            assert text(t) == str(datetime.fromtimestamp(t, zone).replace(tzinfo=None)), (zone, t)
