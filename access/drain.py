@@ -12,6 +12,7 @@ drains may run (consumers of one group: each entry is read by one of them).
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import math
@@ -139,6 +140,11 @@ def entry_of(head: Any, text: str | None, vendor: str) -> tuple[str, AuditEntry]
 
 
 PHASES = ("read", "decode", "write", "ack")
+# Entries per read and transaction. A full batch is followed at once by another read, which finds
+# only what came during the write: at 5,000 calls/s, batches of 1,000 alternated with short ones
+# of a few dozen, each paying a commit and four round trips. 5,000 is more than a linger gathers
+# there: every round reads what waited (~1.5 MB of rows at most).
+BATCH = 5000
 
 
 @dataclass
@@ -162,7 +168,7 @@ class Totals:
 class Drain:
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", mode: str = "standalone",
                  sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
-                 sentinel_password: str | None = None, batch: int = 1000, block: float = 2.0,
+                 sentinel_password: str | None = None, batch: int = BATCH, block: float = 2.0,
                  claim_after: float = 60.0, linger: float = 0.25, consumer: str | None = None,
                  after_commit: Callable[[int], None] | None = None, **options: Any) -> None:
         self.keys = SpoolKeys(prefix)
@@ -210,7 +216,23 @@ class Drain:
         return int(self._forget(keys=[self.keys.stream], args=[GROUP, self.consumer, int(idle * 1000)]))
 
     def step(self, *, block: bool = True) -> int:
-        """One round: claim, read, write, acknowledge and trim. Returns the entries handled."""
+        """One round: claim, read, write, acknowledge and trim. Returns the entries handled.
+
+        Without the cyclic garbage collector: a batch makes a few containers per entry (the reply's
+        lists, the parsed heads, the rows), all alive until it ends and none in a cycle, so every
+        collection during it scanned them for nothing, and promoted them into the older
+        generations whose collections scan the whole heap: 2.5 us a row at batches of 5,000
+        (bench_drain.py, 13.1 -> 10.6). Refcounting frees them when the batch ends; a cycle made
+        meanwhile waits for the first collection after it."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._step(block)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _step(self, block: bool) -> int:
         if time.monotonic() - self._beat_at >= 1.0:  # it lives 30 s: once a second is plenty
             self.heartbeat()
         if time.monotonic() - self._forgot_at >= FORGET_EVERY:

@@ -1,7 +1,7 @@
 """Micro-benchmark of the audit spool's drain (``access/drain.py``): CPU per row (not a test).
 
     flock /tmp/bench.lock .venv/bin/python bench/bench_drain.py [--entries 50000] [--rounds 3]
-        [--batch 1000] [--database sqlite|postgres]
+        [--batch 5000] [--database sqlite|postgres]
 
 Each round fills the spool through the real ``RedisSpoolSink`` (what a keyed server appends for
 ``tools/call echo``), then times ``Drain.run(once=True)`` over it in this process: its CPU
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -97,6 +98,7 @@ def one_round(count: int, batch: int) -> dict[str, float]:
     try:
         asyncio.run(fill(prefix, count))
         drain = Drain(url=REDIS_URL, prefix=prefix, block=0.1, batch=batch)
+        gc.freeze()  # as manage.py drain_audit does before it runs
         started, wall = time.process_time(), time.perf_counter()
         totals = drain.run(once=True)
         cpu, wall = time.process_time() - started, time.perf_counter() - wall
@@ -120,7 +122,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=50_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=5000)
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     args = parser.parse_args()
     logging.getLogger("access.spool").setLevel(logging.ERROR)  # "no drain seen" while filling
