@@ -178,9 +178,11 @@ class Drain:
             sentinel_password=sentinel_password, socket_timeout=block + 5.0).sync_client()
         # This client is the drain's own (its connector's): the stream replies are taken as hiredis
         # parsed them, lists, without redis-py's callbacks that make a dict of each entry's fields
-        # (1.2 µs a row). A Cluster client parses on its nodes' clients: there they stay dicts.
-        for command in ("XREADGROUP", "XAUTOCLAIM"):
-            self.redis.response_callbacks.pop(command, None)
+        # (1.2 µs a row). A Cluster client has none of its own (its nodes' clients parse, and
+        # ``fields_of`` reads their dicts).
+        callbacks = getattr(self.redis, "response_callbacks", None)
+        for command in ("XREADGROUP", "XAUTOCLAIM") if callbacks is not None else ():
+            callbacks.pop(command, None)
         self.batch, self.block, self.claim_after = int(batch), float(block), float(claim_after)
         # After a short batch, wait this long for more before the next round: a round costs a
         # commit (about 1 ms of CPU on SQLite) and four Redis commands whatever its size, so

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,8 @@ from access.drain import GROUP, Drain
 from access.models import AuditRecord
 from access.spool import RedisSpoolSink, SpoolKeys
 from mcp_protocol.auth.audit import AuditEntry, AuditQueue, AuditSink
+from tests.support.private_redis import have_redis_server
+from tests.support.redis_topologies import PrivateCluster
 from tests.support.shared_redis import REDIS_URL, redis_prefix
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -203,3 +206,31 @@ def test_the_sqlite_time_text_is_what_django_stores() -> None:
         text = sqlite_time(zone)
         for t in cases:
             assert text(t) == str(datetime.fromtimestamp(t, zone).replace(tzinfo=None)), (zone, t)
+
+
+async def test_a_drain_on_a_redis_cluster_reads_the_parsed_replies(tmp_path: Path) -> None:
+    """A Cluster client keeps redis-py's reply callbacks (its nodes' clients parse): the drain
+    reads their dicts, claims included."""
+    if not have_redis_server():
+        pytest.skip("needs redis-server and redis-cli")
+    cluster = PrivateCluster(tmp_path).start()
+    try:
+        options = {"url": cluster.url, "mode": "cluster", "prefix": "drainc"}
+        queue = AuditQueue(RedisSpoolSink(**options))
+        for n in range(10):
+            queue.record(entry(n))
+        await queue.close()
+
+        def die(count: int) -> None:
+            raise RuntimeError("killed after its commit")
+
+        first = Drain(**options, batch=4, consumer="first", after_commit=die)
+        first.ensure_group()
+        with pytest.raises(RuntimeError):
+            await sync_to_async(first.step)(block=False)
+        second = Drain(**options, block=0.1, claim_after=0, consumer="second")
+        totals = await sync_to_async(second.run)(once=True)
+        assert (totals.claimed, totals.written, totals.malformed) == (4, 10, 0)
+        assert [r.arguments["n"] for r in await rows()] == list(range(10))
+    finally:
+        cluster.stop()
