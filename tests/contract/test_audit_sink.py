@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +19,10 @@ from asgiref.sync import sync_to_async
 from access.audit import DatabaseAuditSink
 from access.drain import GROUP, Drain
 from access.models import AuditRecord
-from access.spool import RedisSpoolSink
+from access.spool import RedisSpoolSink, SpoolKeys
 from mcp_protocol.auth.audit import AuditEntry, AuditQueue, AuditSink
+from tests.support.private_redis import have_redis_server
+from tests.support.redis_topologies import PrivateCluster
 from tests.support.shared_redis import REDIS_URL, redis_prefix
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -183,3 +186,83 @@ async def test_an_argument_with_a_lone_surrogate_loses_no_entry_of_its_batch(pre
         client.close()
     assert [json.loads(f["a"]) for f in stored] == [{"text": "\ud800 x"}, {"n": 1}]
     assert [json.loads(f["h"])[1] for f in stored] == [WHEN, WHEN + 1]
+
+
+GOOD_HEAD = ["x-1", WHEN, "p", "key:2", "s2", "v", "tools/call", "bulk", "ok", "", 0.1]
+NOT_OURS: dict[str, dict[str, str]] = {
+    "no h": {"other": "field"},
+    "h not JSON": {"h": "not json", "a": ""},
+    "a list SQLite cannot bind": {"h": json.dumps([*GOOD_HEAD[:2], ["a", "list"], *GOOD_HEAD[3:]]), "a": ""},
+    "an object": {"h": json.dumps([*GOOD_HEAD[:2], {"an": "object"}, *GOOD_HEAD[3:]]), "a": ""},
+    "a number for a text": {"h": json.dumps([*GOOD_HEAD[:2], 5, *GOOD_HEAD[3:]]), "a": ""},
+    "NaN": {"h": json.dumps([*GOOD_HEAD[:10], float("nan")]), "a": ""},
+    "a time no datetime holds": {"h": json.dumps([GOOD_HEAD[0], 1e300, *GOOD_HEAD[2:]]), "a": ""},
+    "too short": {"h": json.dumps(GOOD_HEAD[:5]), "a": ""},
+    "a string of eleven": {"h": json.dumps("eleven char"), "a": ""},
+    "two values": {"h": json.dumps(GOOD_HEAD) + "," + json.dumps(GOOD_HEAD), "a": ""},
+}
+
+
+@pytest.mark.parametrize("fields", NOT_OURS.values(), ids=NOT_OURS.keys())
+async def test_an_entry_that_is_not_ours_is_acknowledged_logged_and_loses_no_other(
+        prefix: str, fields: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    """Between good entries, in one batch: it is logged and acknowledged; the rest is stored."""
+    queue = AuditQueue(RedisSpoolSink(url=REDIS_URL, prefix=prefix))
+    for n in range(3):
+        queue.record(entry(n))
+    await queue.close()
+    stream = SpoolKeys(prefix).stream
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        client.xadd(stream, fields)  # type: ignore[arg-type]
+        client.xadd(stream, {"h": json.dumps(["x-2", WHEN + 5, *GOOD_HEAD[2:]]), "a": '{"n": 5}'})
+        totals = await sync_to_async(Drain(url=REDIS_URL, prefix=prefix, block=0.1).run)(once=True)
+        assert (totals.malformed, totals.written, totals.batches) == (1, 4, 1)
+        assert [r.arguments["n"] for r in await rows()] == [0, 1, 2, 5]
+        assert client.xpending(stream, GROUP)["pending"] == 0 and client.xlen(stream) == 0
+    finally:
+        client.close()
+    logged = [r.getMessage() for r in caplog.records if r.name == "access.drain"]
+    assert len(logged) == 1 and "is not an audit entry" in logged[0]
+
+
+def test_the_sqlite_time_text_is_what_django_stores() -> None:
+    from datetime import UTC, datetime, timedelta, timezone
+    from zoneinfo import ZoneInfo
+
+    from access.audit import sqlite_time
+
+    cases = [WHEN, 1_790_000_000.0, 1_790_000_000.9999996, 1_790_000_000.0000004, 0.5, 1e-7,
+             1_790_000_000.1234565, 1_711_846_800.25]  # the last: a DST change in Paris
+    for zone in (UTC, ZoneInfo("Europe/Paris"), timezone(timedelta(hours=-3, minutes=-30))):
+        text = sqlite_time(zone)
+        for t in cases:
+            assert text(t) == str(datetime.fromtimestamp(t, zone).replace(tzinfo=None)), (zone, t)
+
+
+async def test_a_drain_on_a_redis_cluster_reads_the_parsed_replies(tmp_path: Path) -> None:
+    """A Cluster client keeps redis-py's reply callbacks (its nodes' clients parse): the drain
+    reads their dicts, claims included."""
+    if not have_redis_server():
+        pytest.skip("needs redis-server and redis-cli")
+    cluster = PrivateCluster(tmp_path).start()
+    try:
+        options = {"url": cluster.url, "mode": "cluster", "prefix": "drainc"}
+        queue = AuditQueue(RedisSpoolSink(**options))
+        for n in range(10):
+            queue.record(entry(n))
+        await queue.close()
+
+        def die(count: int) -> None:
+            raise RuntimeError("killed after its commit")
+
+        first = Drain(**options, batch=4, consumer="first", after_commit=die)
+        first.ensure_group()
+        with pytest.raises(RuntimeError):
+            await sync_to_async(first.step)(block=False)
+        second = Drain(**options, block=0.1, claim_after=0, consumer="second")
+        totals = await sync_to_async(second.run)(once=True)
+        assert (totals.claimed, totals.written, totals.malformed) == (4, 10, 0)
+        assert [r.arguments["n"] for r in await rows()] == list(range(10))
+    finally:
+        cluster.stop()

@@ -25,6 +25,7 @@ from access.drain import GROUP
 from access.spool import RedisSpoolSink, SpoolKeys
 from mcp_protocol.auth.audit import AuditEntry, AuditQueue
 from tests.support.live_server import ROOT
+from tests.support.postgres import temporary_database
 from tests.support.shared_redis import REDIS_URL, redis_prefix
 
 pytestmark = pytest.mark.timeout(120)
@@ -126,3 +127,30 @@ def test_two_drains_side_by_side_store_each_entry_once(env: dict[str, str]) -> N
             outs.append(out)
     # Between them, each entry read once (a live drain's entries are not taken over).
     assert sum(int(out.split("drained ")[1].split()[0]) for out in outs) == 1000, outs
+
+
+def test_on_postgresql_a_drain_killed_between_commit_and_ack_loses_nothing_and_doubles_nothing(
+        env: dict[str, str]) -> None:
+    """The production database's path (the arguments bound as jsonb, ``ON CONFLICT DO NOTHING``)."""
+    psycopg = pytest.importorskip("psycopg")
+    with temporary_database("mcpsite_drain") as url:
+        env = {**env, "DATABASE_URL": url}
+        manage(env, "migrate", "--noinput", "--verbosity", "0")
+        spool(env, range(12))
+        victim = drain(env, "--batch", "5", "--hold-after-commit", "60")
+        try:
+            assert victim.stdout is not None
+            assert victim.stdout.readline().strip() == "committed 5"
+            os.kill(victim.pid, signal.SIGKILL)
+            victim.wait(10)
+        finally:
+            if victim.poll() is None:
+                victim.kill()
+        out = manage(env, "drain_audit", "--once", "--claim-after", "0")
+        assert "5 taken over" in out, out
+        with psycopg.connect(url) as db:
+            found = db.execute("SELECT arguments, principal_id, duration_ms FROM access_auditrecord"
+                               ).fetchall()
+        assert sorted(a["n"] for a, _, _ in found) == list(range(12))  # jsonb, each exactly once
+        assert {(p, d) for _, p, d in found} == {("key:1", 0.5)}
+        assert spool_state(env) == (0, 0)
