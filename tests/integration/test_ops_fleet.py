@@ -52,14 +52,19 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateRe
             server.stop()
 
 
-@pytest.fixture(scope="module")
-def fleet(redis_server: PrivateRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    try:
-        from mcpsite.fleet import nginx_binary
+def require_nginx() -> None:
+    """Skip without nginx (test.sh installs it as root; elsewhere it may be missing)."""
+    from mcpsite.fleet import nginx_binary
 
+    try:
         nginx_binary()
     except RuntimeError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def fleet(redis_server: PrivateRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    require_nginx()
     prefix = tmp_path_factory.mktemp("fleet")
     env = {
         "DATABASE_URL": f"sqlite:///{prefix / 'db.sqlite3'}",
@@ -208,6 +213,7 @@ def test_the_fleet_command_serves_through_nginx_and_stops_everything_on_sigterm(
     redis_server: PrivateRedis, tmp_path: Path
 ) -> None:
     # What scripts/fleet.sh runs after installing: python -m mcpsite.fleet, here with one worker.
+    require_nginx()
     prefix = tmp_path / "fleet"
     env = {
         **os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": redis_server.url,
