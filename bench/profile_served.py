@@ -13,7 +13,9 @@ drain, metrics), as in ``run_all.py``. Tools:
   the load (uvicorn's code included); ``--summary`` prints Python calls and self time per request
   (profiled time: cProfile slows calls down, compare rows with each other, not with /proc);
 - ``py-spy``: sampled stacks (``raw``, collapsed) over the load;
-- ``strace``: system calls per kind (``strace -c``) over the load.
+- ``strace``: system calls per kind (``strace -c``) over the load;
+- ``perf``: ``perf record -g`` (software clock: no hardware counters in a VM) over the load, for
+  what the kernel and the C extensions spend (``perf report -i OUT --no-children --sort sym``).
 
 Prints the row's rate and server CPU per request (/proc). Not a test.
 """
@@ -64,6 +66,9 @@ def tool_argv(tool: str, pid: int, out: Path, seconds: float) -> list[str] | Non
     if tool == "py-spy":
         return [str(Path(sys.executable).parent / "py-spy"), "record", "-r", "500", "--pid", str(pid),
                 "-d", str(int(seconds)), "-f", "raw", "-o", str(out), "--nonblocking"]
+    if tool == "perf":
+        return ["perf", "record", "-e", "cpu-clock", "-F", "999", "-g", "-p", str(pid), "-o", str(out), "--",
+                "sleep", str(seconds)]
     if tool == "strace":
         return ["timeout", "-s", "INT", str(seconds), "strace", "-c", "-f", "-p", str(pid), "-o", str(out)]
     return None  # cprofile runs inside the server
@@ -124,7 +129,7 @@ def summary(path: Path, against: Path | None, top: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--row", choices=("bare", "floor", "open", "sse", "keyed"), default="open")
-    parser.add_argument("--tool", choices=("cprofile", "py-spy", "strace"), default="cprofile")
+    parser.add_argument("--tool", choices=("cprofile", "py-spy", "strace", "perf"), default="cprofile")
     parser.add_argument("--out", type=Path, help="where the tool writes (stats, stacks, counts)")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds of load (and of the tool)")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0", help="the keyed row's spool")
