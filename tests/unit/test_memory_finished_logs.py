@@ -88,8 +88,7 @@ async def test_delete_session_drops_live_and_finished_logs_and_leaves_no_index()
     assert ("s1", "r1") not in store._table and ("s1", "_GET") not in store._table
     assert set(store._table._streams) == {"s2"}
     assert (await anext(store.listen("s2", "_GET"))).id == other
-    # The sweeps meet the dropped logs' queue entries later and skip them.
-    store._table._sweep_live(float("inf"))
+    store._table._sweep_live(float("inf"))  # every log is past its ttl by then
     assert not store._table.live and set(store._table._streams) == set()
 
 
@@ -99,7 +98,20 @@ async def test_the_index_forgets_a_stream_only_when_it_has_no_log_at_all() -> No
     listener = store.listen("s1", "r1", after=first)  # thaws it into a live log
     await anext(listener)
     await listener.aclose()  # type: ignore[attr-defined]
-    assert ("s1", "r1") in store._table.live and store._table._streams == {"s1": {"r1"}}
+    assert ("s1", "r1") in store._table.live and store._table._streams == {"s1": "r1"}
     await asyncio.sleep(0.25)
     await store.append("s2", "r1", {"n": 0})
-    assert store._table._streams == {"s2": {"r1"}}
+    assert store._table._streams == {"s2": "r1"}
+
+
+async def test_a_session_with_several_streams_is_indexed_by_a_set_until_they_expire() -> None:
+    store = MemoryEventStore(ttl=0.2)
+    await store.append("s1", "_GET", {"n": 0})
+    assert store._table._streams == {"s1": "_GET"}  # one stream: the id itself, no container
+    await store.append("s1", "r1", {"n": 0})
+    assert store._table._streams == {"s1": {"_GET", "r1"}}
+    await asyncio.sleep(0.25)
+    await store.append("s1", "r2", {"n": 0})  # sweeps both expired logs, indexes the new one
+    assert store._table._streams == {"s1": "r2"}  # the set emptied and went: one stream again
+    await store.delete_session("s1")
+    assert store._table._streams == {} and not store._table.live
