@@ -7,19 +7,14 @@ so operators see everything the endpoint serves.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import admin, messages
 from django.db import models
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.http import HttpRequest
 
 from . import tryit
-from .concurrency import VersionConflict
+from .admin_base import ArgumentsTryMixin, RegistryAdmin
 from .forms import (
     JSONEditorWidget,
     PromptForm,
@@ -27,156 +22,10 @@ from .forms import (
     ResourceForm,
     ResourceTemplateForm,
     ToolForm,
-    TryArgumentsForm,
     TryURIForm,
 )
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
-from .snapshot import prompt_definition, resource_definition, template_definition, tool_definition
 from .tokens import ManagementToken
-
-PREVIEW_VERSIONS = ("2025-11-25", "2026-07-28")
-JSON_WIDGETS = {models.JSONField: {"widget": JSONEditorWidget}}
-
-
-def _pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
-
-
-def wire_preview(obj: Any) -> dict[str, Any]:
-    """What ``tools/list`` (etc.) sends for this row, per protocol revision."""
-    from mcp_protocol import versions  # the core's serialiser: the preview is exactly the wire
-
-    if isinstance(obj, Tool):
-        return {v: versions.tool_to_wire(tool_definition(obj), v) for v in PREVIEW_VERSIONS}
-    if isinstance(obj, Resource):
-        return {v: versions.resource_to_wire(resource_definition(obj), v) for v in PREVIEW_VERSIONS}
-    if isinstance(obj, ResourceTemplate):
-        return {v: versions.template_to_wire(template_definition(obj), v) for v in PREVIEW_VERSIONS}
-    definition = prompt_definition(obj, list(obj.arguments.all()))
-    return {v: versions.prompt_to_wire(definition, v) for v in PREVIEW_VERSIONS}
-
-
-def code_definitions(model: Any) -> list[dict[str, str]]:
-    """The definitions of ``model``'s kind written in code: key, where, and the wire JSON."""
-    from mcp_protocol import versions
-
-    from .code import definitions as code
-
-    table = model.code_key[1]
-    to_wire = {
-        Tool: versions.tool_to_wire, Resource: versions.resource_to_wire,
-        ResourceTemplate: versions.template_to_wire, Prompt: versions.prompt_to_wire,
-    }[model]  # fmt: skip
-    return [
-        {"key": key, "origin": code.origin(entry.func),
-         "preview": _pretty({v: to_wire(entry.definition, v) for v in PREVIEW_VERSIONS})}
-        for key, entry in sorted(code.TABLES[table].items())
-    ]  # fmt: skip
-
-
-class RegistryAdmin(admin.ModelAdmin):
-    formfield_overrides = JSON_WIDGETS
-    readonly_fields = ("mcp_preview", "created_at", "updated_at")
-    list_filter: tuple[str, ...] = ("enabled",)
-    try_kind = ""
-
-    @admin.display(description="MCP JSON preview")
-    def mcp_preview(self, obj: Any) -> str:
-        if obj is None or obj.pk is None:
-            return "Save to see the JSON clients receive."
-        try:
-            preview = wire_preview(obj)
-        except Exception as exc:  # an invalid row must still open in the admin
-            return f"No preview: {exc}"
-        return format_html('<pre style="white-space: pre-wrap">{}</pre>', _pretty(preview))
-
-    def get_urls(self) -> list[URLPattern]:
-        info = self.opts.app_label, self.opts.model_name
-        extra = [
-            path(
-                "<path:object_id>/try/",
-                self.admin_site.admin_view(self.try_view),
-                name="{}_{}_try".format(*info),
-            )
-        ]
-        return extra + super().get_urls()
-
-    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
-        context = {"code_definitions": code_definitions(self.model), **(extra_context or {})}
-        return super().changelist_view(request, context)
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        info = self.opts.app_label, self.opts.model_name
-        context = {
-            "try_url": reverse("admin:{}_{}_try".format(*info), args=[object_id]),
-            **(extra_context or {}),
-        }
-        return super().change_view(request, object_id, form_url, context)
-
-    def changeform_view(
-        self,
-        request: HttpRequest,
-        object_id: str | None = None,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except VersionConflict as exc:
-            # Another save committed between this form's check and its own save (the form's
-            # clean() catches the usual case, with the differing fields).
-            self.message_user(
-                request, f"Not saved: someone else saved it at the same moment ({exc}). "
-                "Reload the page to edit the current version.", messages.ERROR)
-            return HttpResponseRedirect(request.get_full_path())
-
-    def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        obj = get_object_or_404(self.model, pk=object_id)
-        # Running a definition can have effects (an http tool POSTs): change permission, not view.
-        if not self.has_change_permission(request, obj):
-            from django.core.exceptions import PermissionDenied
-
-            raise PermissionDenied
-        form, outcome = self.run_try(request, obj)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "original": obj,
-            "form": form,
-            "title": f"Try {self.opts.verbose_name} {obj}",
-            "outcome": outcome,
-            "result_json": _pretty(outcome.result) if outcome and outcome.result is not None else None,
-            "notifications_json": _pretty(outcome.notifications)
-            if outcome and outcome.notifications
-            else None,
-            "media": self.media + form.media,
-        }
-        return TemplateResponse(request, "admin/registry/try_it.html", context)
-
-    def run_try(self, request: HttpRequest, obj: Any) -> tuple[Any, tryit.Outcome | None]:
-        raise NotImplementedError
-
-
-class ArgumentsTryMixin:
-    def run_try(self, request: HttpRequest, obj: Any) -> tuple[Any, tryit.Outcome | None]:
-        if request.method != "POST":
-            return TryArgumentsForm(initial={"arguments": self.example_arguments(obj)}), None
-        form = TryArgumentsForm(request.POST)
-        if not form.is_valid():
-            return form, None
-        return form, self.run(obj, form.cleaned_data["arguments"], request.user.get_username())
-
-    def example_arguments(self, obj: Any) -> dict[str, Any]:
-        return {}
-
-    def run(self, obj: Any, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
-        raise NotImplementedError
 
 
 @admin.register(Tool)
