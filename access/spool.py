@@ -83,6 +83,15 @@ def _middle(principal: str, principal_id: str | None, session: str | None, revis
             f"{_text(method)},{_text(name)}")
 
 
+def _pair(head: str, text: str) -> bytes:
+    """An entry's ``h`` and ``a`` as the two RESP bulk strings of the append command's ARGV."""
+    try:
+        h, a = head.encode(), text.encode()
+    except UnicodeEncodeError:
+        h, a = _utf8(head), _utf8(text)
+    return b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(h), h, len(a), a)
+
+
 def _utf8(text: str) -> bytes:
     """UTF-8 of a JSON text. A lone surrogate (JSON's "\\ud800" decodes to one) has no UTF-8: it is
     written back as that same escape, so the text stays valid JSON of the same value and the
@@ -151,12 +160,7 @@ class RedisSpoolSink(AuditSink):
         append, head_of = parts.append, self._head_of
         for row in rows:
             text = prepare_arguments(row[7], max_bytes) or ""
-            head = head_of(row[0], row[1:7], row[8], row[9], row[10])
-            try:
-                h, a = head.encode(), text.encode()
-            except UnicodeEncodeError:
-                h, a = _utf8(head), _utf8(text)
-            append(b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(h), h, len(a), a))
+            append(_pair(head_of(row[0], row[1:7], row[8], row[9], row[10]), text))
         return Packed(b"".join(parts), len(rows))
 
     def _head_of(self, when: float, who: tuple[Any, ...], outcome: str, error: str,
@@ -182,18 +186,16 @@ class RedisSpoolSink(AuditSink):
     async def write(self, batch: Any) -> int:
         """Append ``batch`` (``encode_rows``'s ``Packed``, or ``encode``'s list): one round trip,
         retried once on a fresh connection (spool ids make a repeated append land once)."""
-        stream, alive = self.keys.stream, self.keys.alive
+        stream = self.keys.stream
+        if not isinstance(batch, Packed):  # ``encode``'s h, a, h, a, ...: the same command
+            batch = Packed(b"".join(map(_pair, batch[0::2], batch[1::2])), len(batch) // 2)
         with unavailable_as_store_error():
-            if isinstance(batch, Packed):
-                fast = self._redis.fast()
-                (reply,) = await fast.pipeline_packed(self._command("EVALSHA", APPEND_SHA, batch), 1,
+            fast = self._redis.fast()
+            (reply,) = await fast.pipeline_packed(self._command("EVALSHA", APPEND_SHA, batch), 1,
+                                                  key=stream, retry=True)
+            if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted Redis
+                (reply,) = await fast.pipeline_packed(self._command("EVAL", APPEND, batch), 1,
                                                       key=stream, retry=True)
-                if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted Redis
-                    (reply,) = await fast.pipeline_packed(self._command("EVAL", APPEND, batch), 1,
-                                                          key=stream, retry=True)
-            else:
-                reply = await self._redis.fast().evalsha(APPEND_SHA, APPEND, [stream, alive],
-                                                         [self.max_entries, *batch])
         if isinstance(reply, Exception):
             raise reply
         dropped, length, alive = (int(v) for v in reply)

@@ -266,3 +266,17 @@ async def test_a_drain_on_a_redis_cluster_reads_the_parsed_replies(tmp_path: Pat
         assert [r.arguments["n"] for r in await rows()] == list(range(10))
     finally:
         cluster.stop()
+
+
+async def test_entries_encoded_one_by_one_land_as_the_queues_rows_do(prefix: str) -> None:
+    """``encode`` (prepared entries, h and a each) goes through ``write`` as the same command as
+    ``encode_rows``: the drain stores them alike, lone surrogates included."""
+    sink = RedisSpoolSink(url=REDIS_URL, prefix=prefix)
+    try:
+        prepared = [entry(0, arguments_json='{"n": 0}'), entry(1, arguments_json='{"text": "\\ud800"}')]
+        assert await sink.write(sink.encode(prepared)) == 0
+    finally:
+        await sink.close()
+    totals = await sync_to_async(Drain(url=REDIS_URL, prefix=prefix, block=0.1).run)(once=True)
+    assert totals.written == 2
+    assert [r.arguments for r in await rows()] == [{"n": 0}, {"text": "\ud800"}]
