@@ -14,10 +14,14 @@ drain, metrics), as in ``run_all.py``. Tools:
   (profiled time: cProfile slows calls down, compare rows with each other, not with /proc);
 - ``py-spy``: sampled stacks (``raw``, collapsed) over the load;
 - ``strace``: system calls per kind (``strace -c``) over the load;
+- ``none``: only the rate and the CPU per request (e.g. to compare ``--set`` variants);
 - ``perf``: ``perf record -g`` (software clock: no hardware counters in a VM) over the load, for
   what the kernel and the C extensions spend (``perf report -i OUT --no-children --sort sym``).
 
-Prints the row's rate and server CPU per request (/proc). Not a test.
+``--set NAME=VALUE`` (repeatable) changes a setting of the row's server (``--row keyed --set
+MCP_AUDIT=0``: the key without the audit log; ``MCP_AUDIT_SINK=database``: the in-process sink,
+no drain). Prints the row's rate and server CPU per request (/proc), and for a drained row the
+drain's CPU per row. Not a test.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ def row_env(row: str, workdir: Path, redis: str) -> tuple[dict[str, str], str, b
     return {"BENCH_BARE_RECORDING": str(recording)}, "bench.bare_asgi:application", False
 
 
-def tool_argv(tool: str, pid: int, out: Path, seconds: float) -> list[str] | None:
+def tool_argv(tool: str, pid: int, out: Path | None, seconds: float) -> list[str] | None:
     if tool == "py-spy":
         return [str(Path(sys.executable).parent / "py-spy"), "record", "-r", "500", "--pid", str(pid),
                 "-d", str(int(seconds)), "-f", "raw", "-o", str(out), "--nonblocking"]
@@ -71,7 +75,7 @@ def tool_argv(tool: str, pid: int, out: Path, seconds: float) -> list[str] | Non
                 "sleep", str(seconds)]
     if tool == "strace":
         return ["timeout", "-s", "INT", str(seconds), "strace", "-c", "-f", "-p", str(pid), "-o", str(out)]
-    return None  # cprofile runs inside the server
+    return None  # cprofile runs inside the server; none: no tool
 
 
 def profile(args: argparse.Namespace) -> None:
@@ -79,18 +83,22 @@ def profile(args: argparse.Namespace) -> None:
         workdir = Path(tmp)
         prepare_database(workdir, 100)
         env, app, keyed = row_env(args.row, workdir, args.redis)
+        env |= dict(item.split("=", 1) for item in args.set)
+        keyed = keyed and env.get("MCP_AUTH") != "open"
+        drained = env.get("MCP_AUDIT") == "1" and env.get("MCP_AUDIT_SINK") == "redis"
         token = servers.create_key(workdir) if keyed else None
         if args.tool == "cprofile":
             env = {**env, "PROFILE_APP": app, "PROFILE_OUT": str(args.out)}
             app = "bench.profiled_asgi:application"
         with contextlib.ExitStack() as stack:
             server = stack.enter_context(LiveServer(env=env, app=app, migrate=False))
-            if keyed:
-                stack.enter_context(Drain(env, args.redis))
+            drain = stack.enter_context(Drain(env, args.redis)) if drained else None
             pid = server.process.pid if server.process else 0
             connect = connector(server.url, token)
             if args.tool != "cprofile":
                 asyncio.run(run_scenario(connect, "call", 16, 1.0, 0.5, 100))  # warm, unmeasured
+            if drain is not None:
+                drain.begin()  # its own start-up is not per row
             argv = tool_argv(args.tool, pid, args.out, args.duration)
             spy = subprocess.Popen(argv, stdout=subprocess.DEVNULL) if argv else None
             time.sleep(0.5 if spy else 0)
@@ -102,9 +110,11 @@ def profile(args: argparse.Namespace) -> None:
                   f"{result.errors} errors")
             if spy is not None:
                 spy.wait(60)
-            elif result.total_requests < 6000:
+            if drain is not None:
+                print(f"drain: {drain.finish()}")
+            if args.tool == "cprofile" and result.total_requests < 6000:
                 print(f"only {result.total_requests} requests: raise --duration for a full cprofile window")
-    if args.tool == "cprofile" and args.out.exists():
+    if args.tool == "cprofile" and args.out is not None and args.out.exists():
         summary(args.out, None, args.top)
 
 
@@ -129,7 +139,10 @@ def summary(path: Path, against: Path | None, top: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--row", choices=("bare", "floor", "open", "sse", "keyed"), default="open")
-    parser.add_argument("--tool", choices=("cprofile", "py-spy", "strace", "perf"), default="cprofile")
+    parser.add_argument("--tool", default="cprofile",
+                        choices=("cprofile", "py-spy", "strace", "perf", "none"))
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="another setting for the row's server (repeatable)")
     parser.add_argument("--out", type=Path, help="where the tool writes (stats, stacks, counts)")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds of load (and of the tool)")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0", help="the keyed row's spool")
@@ -140,8 +153,8 @@ def main() -> int:
     if args.summary:
         summary(args.summary, args.against, args.top)
         return 0
-    if args.out is None:
-        parser.error("--out is required unless --summary")
+    if args.out is None and args.tool != "none":
+        parser.error("--out is required unless --summary or --tool none")
     profile(args)
     return 0
 
