@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -129,16 +130,10 @@ def _insert_sql(count: int, spooled: bool = False) -> str:
     """``INSERT ... VALUES (...), (...)`` for ``count`` rows, on the default connection's backend;
     ``spooled``: with the spool id, skipping rows whose id is stored (SQLite ``INSERT OR IGNORE``,
     PostgreSQL ``ON CONFLICT DO NOTHING``, as Django's ``ignore_conflicts`` writes them)."""
-    meta = AuditRecord._meta
-    columns = SPOOLED if spooled else COLUMNS
-    fields = [meta.get_field(c) for c in columns]
-    table = connection.ops.quote_name(meta.db_table)
-    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    row = f"({', '.join(['%s'] * len(columns))})"
-    on_conflict = OnConflict.IGNORE if spooled else None
-    insert = connection.ops.insert_statement(on_conflict=on_conflict)
-    suffix = connection.ops.on_conflict_suffix_sql(fields, on_conflict, [], []) if spooled else ""
-    return f"{insert} {table} ({names}) VALUES {', '.join([row] * count)} {suffix}".rstrip()
+    fields, into, suffix = _target(spooled)
+    row = f"({', '.join(['%s'] * len(fields))})"
+    insert = connection.ops.insert_statement(on_conflict=OnConflict.IGNORE if spooled else None)
+    return f"{insert} {into} VALUES {', '.join([row] * count)} {suffix}".rstrip()
 
 
 @functools.cache
@@ -147,14 +142,20 @@ def _unnest_sql(spooled: bool) -> str:
     the statement has 11 or 12 parameters whatever the rows. Django's psycopg cursor binds on the
     client: a multi-row ``VALUES`` of thousands of placeholders was split by psycopg's Python
     tokenizer on every batch (too long for its cache), 64 % of the drain's CPU on PostgreSQL."""
+    fields, into, suffix = _target(spooled)
+    arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in fields)
+    return f"INSERT INTO {into} SELECT * FROM unnest({arrays}) {suffix}".rstrip()
+
+
+def _target(spooled: bool) -> tuple[list[Any], str, str]:
+    """The columns written, ``table (column, ...)``, and the conflict clause that skips a spool
+    id already stored (empty unless ``spooled``), on the default connection's backend."""
     meta = AuditRecord._meta
     fields = [meta.get_field(c) for c in (SPOOLED if spooled else COLUMNS)]
     table = connection.ops.quote_name(meta.db_table)
     names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in fields)
-    on_conflict = OnConflict.IGNORE if spooled else None
-    suffix = connection.ops.on_conflict_suffix_sql(fields, on_conflict, [], []) if spooled else ""
-    return f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}) {suffix}".rstrip()
+    suffix = connection.ops.on_conflict_suffix_sql(fields, OnConflict.IGNORE, [], []) if spooled else ""
+    return fields, f"{table} ({names})", suffix
 
 
 class DatabaseAuditSink(AuditSink):
