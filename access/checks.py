@@ -12,8 +12,9 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
 
-from mcp_protocol.auth.access import MODES, access_settings
+from mcp_django.conf import DEFAULTS, access_settings, mcp_settings
 from mcp_protocol.auth.oauth import SAFE_ALGORITHMS
+from mcp_protocol.auth.policy import MODES
 from mcp_protocol.auth.principal import Grant, Rate
 
 LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]", ".localhost"}
@@ -25,10 +26,8 @@ def _loopback(host: str) -> bool:
 
 
 def _open_in_production(mode: str) -> list[CheckMessage]:
-    from mcp_protocol.conf import DEFAULTS, mcp_settings
-
     if mcp_settings.PRINCIPAL_RESOLVER != DEFAULTS["PRINCIPAL_RESOLVER"]:
-        # Another resolver decides who calls (django_auth.django_user): not open; MCP_AUTH must be
+        # Another resolver decides who calls (mcp_django.users.django_user): not open; MCP_AUTH must be
         # left at open then, or it would be ignored.
         if mode != "open":
             return [Error(f"MCP_AUTH={mode} and MCP['PRINCIPAL_RESOLVER'] both say who may call /mcp",

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 def publish(key_ids: list[int]) -> None:
     """Never raises: the change is committed, and a bus outage must not turn it into an error
     (workers also reload every minute and after a bus outage)."""
-    from mcp_protocol.conf import mcp_settings
+    from mcp_django.conf import mcp_settings
 
     message = {"id": uuid.uuid4().hex, "keys": key_ids}
     try:

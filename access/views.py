@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, JsonResponse
 
-from mcp_protocol.auth.access import access_settings
+from mcp_django.conf import access_settings
 
 
 def protected_resource_metadata(request: HttpRequest) -> JsonResponse:

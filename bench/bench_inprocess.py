@@ -71,11 +71,11 @@ async def main(calls: int, rounds: int, show_gc: bool, only: str | None = None) 
     import django
 
     django.setup()
+    from mcp_django.service import get_service
     from mcp_protocol.transports.http import MCPEndpoint
-    from mcp_protocol.transports.runtime import get_runtime
 
-    app = MCPEndpoint()
-    rt = await get_runtime()
+    app = MCPEndpoint(get_service())
+    rt = await get_service().runtime()
     json_config = rt.config
     sse_config = dataclasses.replace(json_config, always_stream=True)
     started = await request(app, json.dumps(INITIALIZE).encode())

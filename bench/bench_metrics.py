@@ -63,10 +63,10 @@ class Exchange:
 
 
 async def run(args: argparse.Namespace) -> None:
+    from mcp_django.service import get_service
     from mcp_protocol.transports.http import MCPEndpoint
-    from mcp_protocol.transports.runtime import get_runtime
 
-    endpoint = MCPEndpoint()
+    endpoint = MCPEndpoint(get_service())
     base = [(b"host", b"127.0.0.1:8000"), (b"accept", b"application/json, text/event-stream"),
             (b"content-type", b"application/json")]  # fmt: skip
     init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -84,7 +84,7 @@ async def run(args: argparse.Namespace) -> None:
     await endpoint(ready.scope(), ready.receive, ready.send)
     call = Exchange(b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
                     b'"params":{"name":"echo","arguments":{"message":"hello"}}}', base + session)  # fmt: skip
-    rt = await get_runtime()
+    rt = await get_service().runtime()
     configs = {"on": dataclasses.replace(rt.config, metrics=True),
                "off": dataclasses.replace(rt.config, metrics=False)}  # fmt: skip
     best = {"on": float("inf"), "off": float("inf")}

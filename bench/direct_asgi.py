@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_protocol.routing import lifespan
 from mcp_protocol.transports.http import MCPEndpoint
-from mcpsite.asgi import django_application
+from mcpsite.asgi import django_application, service
 
-mcp_application = MCPEndpoint()
+mcp_application = MCPEndpoint(service)
 MCP_PATHS = frozenset({"/mcp", "/mcp/"})
 
 
@@ -22,6 +21,6 @@ async def application(scope: Any, receive: Any, send: Any) -> None:
     if kind == "http" and scope["path"] in MCP_PATHS:
         await mcp_application(scope, receive, send)
     elif kind == "lifespan":
-        await lifespan(scope, receive, send)
+        await service.lifespan(scope, receive, send)
     else:
         await django_application(scope, receive, send)

@@ -14,8 +14,10 @@ straight to the endpoint, and the router behind it still routes them too (under 
 and for the system check that looks for the endpoint), exactly as a project that embeds mcpsite
 routes them.
 
-The ``lifespan`` scope (sent by uvicorn, not by daphne) starts the MCP runtime (and tunes the
-GC for long-lived streams: ``mcp_protocol/transports/gc_tuning.py``) and closes it on shutdown.
+The ``lifespan`` scope (sent by uvicorn, not by daphne) runs the MCP runtime from startup (which
+also tunes the GC for long-lived streams: ``mcp_protocol/transports/gc_tuning.py``) to shutdown.
+The routes and the lifespan are handed the process's MCP service (``mcp_django/service.py``), the
+same one ``urls.py`` hands to the operations views and the management API.
 
 Run: ``uvicorn mcpsite.asgi:application --host 127.0.0.1 --port 8000``
 (or ``daphne -b 127.0.0.1 -p 8000 mcpsite.asgi:application``, or ``manage.py runserver``).
@@ -34,14 +36,16 @@ django_application = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
-from mcp_protocol.routing import EndpointFirst, legacy_sse_paths, lifespan, mcp_path  # noqa: E402
+from mcp_django.routing import EndpointFirst, legacy_sse_paths, mcp_path  # noqa: E402
+from mcp_django.service import get_service  # noqa: E402
 
-mcp_route = mcp_path("mcp")
+service = get_service()
+mcp_route = mcp_path("mcp", service=service)
 router = ProtocolTypeRouter(
     {
         # /sse + /messages: the deprecated 2024-11-05 HTTP+SSE transport for old clients.
-        "http": URLRouter([mcp_route, *legacy_sse_paths(), re_path(r"", django_application)]),
-        "lifespan": lifespan,
+        "http": URLRouter([mcp_route, *legacy_sse_paths(service=service), re_path(r"", django_application)]),
+        "lifespan": service.lifespan,
     }
 )
 application = EndpointFirst(router, mcp_route)

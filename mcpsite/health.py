@@ -3,7 +3,8 @@ Redis and the MCP runtime with its bus subscription) and ``/metrics`` (Prometheu
 
 Django views, beside ``/mcp`` rather than in it: they are for the orchestrator and the scraper,
 not MCP clients, and none of them is on the hot path. They are async so the readiness probe and
-the scrape run on the server's event loop, where that loop's MCP runtime lives.
+the scrape run on the server's event loop, where that loop's MCP runtime lives; ``urls.py`` hands
+them the MCP service (``service``) that holds it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from mcp_protocol.transports import metrics, readiness
-from mcp_protocol.transports.runtime import get_runtime
+from mcp_protocol.transports import metrics
+from mcp_protocol.transports.host import RuntimeHost
 
 logger = logging.getLogger("mcpsite.health")
 CHECK_TIMEOUT = 3.0  # s: a probe must answer well within a load balancer's probe timeout
@@ -44,40 +45,40 @@ async def _check(name: str, checks: dict[str, str], probe: Awaitable[object]) ->
         checks[name] = f"unavailable: {type(exc).__name__}"
 
 
-async def _runtime_ready() -> None:
-    if not readiness.ready():
-        # Started at process startup (readiness.startup) and retried in the background when that
-        # failed; a server that sent no lifespan gets it started here, as a request would.
-        await get_runtime()
-        if not readiness.ready():
+async def _runtime_ready(service: RuntimeHost) -> None:
+    if not service.ready():
+        # Started at process startup (RuntimeHost.startup) and retried in the background when
+        # that failed; a server that sent no lifespan gets it started here, as a request would.
+        await service.runtime()
+        if not service.ready():
             raise RuntimeError("the MCP runtime is not subscribed to the bus")
-    rt = await get_runtime()
+    rt = await service.runtime()
     await rt.sessions.count()  # a round trip to the session store (Redis when REDIS_URL is set)
 
 
-async def readyz(request: HttpRequest) -> HttpResponse:
+async def readyz(request: HttpRequest, service: RuntimeHost) -> HttpResponse:
     """Readiness: 200 when the database, the session store / bus (Redis) and the MCP runtime all
     answer; 503 naming the failing part otherwise. Safe to poll: no writes."""
     checks: dict[str, str] = {}
     await _check("database", checks, sync_to_async(_database)())
-    await _check("mcp", checks, _runtime_ready())
+    await _check("mcp", checks, _runtime_ready(service))
     ready = all(v == "ok" for v in checks.values())
     if not ready:
         logger.warning("not ready: %s", checks)
     return JsonResponse({"ready": ready, "checks": checks}, status=200 if ready else 503)
 
 
-async def metrics_view(request: HttpRequest) -> HttpResponse:
+async def metrics_view(request: HttpRequest, service: RuntimeHost) -> HttpResponse:
     """Prometheus exposition (``mcp_protocol/transports/metrics.py`` lists the metrics)."""
     sessions: int | None = None
     try:
         async with asyncio.timeout(CHECK_TIMEOUT):
-            sessions = await (await get_runtime()).sessions.count()
+            sessions = await (await service.runtime()).sessions.count()
     except Exception:  # Redis down: the scrape still answers, without the session gauge
         metrics.store_unavailable()
     audit: dict[str, float] | None = None
     try:
-        queue = (await get_runtime()).access.audit
+        queue = (await service.runtime()).access.audit
         if queue is not None:
             async with asyncio.timeout(CHECK_TIMEOUT):
                 audit = await queue.sink.status()  # the Redis spool's backlog

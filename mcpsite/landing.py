@@ -1,6 +1,7 @@
 """The landing page at ``/``: where to point an MCP client (with ready-to-paste configurations),
 what the server holds now (tools, resources, prompts, live sessions, open streams), and links to
-the admin and the API docs. Async, so the live counts come from this loop's MCP runtime."""
+the admin and the API docs. Async, so the live counts come from this loop's MCP runtime, held by
+the MCP service ``urls.py`` hands it."""
 
 from __future__ import annotations
 
@@ -13,21 +14,20 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
-from mcp_protocol.auth.access import access_settings
-from mcp_protocol.conf import mcp_settings
+from mcp_django.conf import access_settings, mcp_settings
 from mcp_protocol.transports import metrics
-from mcp_protocol.transports.runtime import get_runtime
+from mcp_protocol.transports.host import RuntimeHost
 from mcpsite.clients import client_configs
 
 logger = logging.getLogger("mcpsite.landing")
 
 
-async def _served_counts() -> dict[str, Any]:
+async def _served_counts(service: RuntimeHost) -> dict[str, Any]:
     """What clients are served: the provider's snapshot, so definitions written in Python
     (registry.code) count beside the database's rows, and a row hidden by one does not."""
     try:
         async with asyncio.timeout(3):
-            snapshot = (await get_runtime()).provider.snapshot()
+            snapshot = (await service.runtime()).provider.snapshot()
     except Exception:  # the runtime cannot start (Redis down): the page still answers
         logger.warning("landing page: MCP runtime unavailable", exc_info=True)
         kinds = ("tools", "resources", "resource templates", "prompts")
@@ -40,10 +40,10 @@ async def _served_counts() -> dict[str, Any]:
     }
 
 
-async def _live_counts() -> dict[str, Any]:
+async def _live_counts(service: RuntimeHost) -> dict[str, Any]:
     try:
         async with asyncio.timeout(3):
-            sessions: Any = await (await get_runtime()).sessions.count()
+            sessions: Any = await (await service.runtime()).sessions.count()
     except Exception:  # Redis down: the page still answers
         logger.warning("landing page: session store unavailable", exc_info=True)
         sessions = "unavailable"
@@ -59,10 +59,10 @@ def _url(name: str) -> str | None:
         return None
 
 
-async def index(request: HttpRequest) -> HttpResponse:
+async def index(request: HttpRequest, service: RuntimeHost) -> HttpResponse:
     mcp_url = request.build_absolute_uri("/mcp")
     mode = str(access_settings()["MODE"])
-    counts = {**await _served_counts(), **await _live_counts()}
+    counts = {**await _served_counts(service), **await _live_counts(service)}
     context = {
         "mcp_url": mcp_url,
         "counts": counts,

@@ -46,12 +46,12 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    # DRF tokens: MCP['PRINCIPAL_RESOLVER'] = django_auth.django_user accepts them on /mcp.
+    # DRF tokens: MCP['PRINCIPAL_RESOLVER'] = mcp_django.users.django_user accepts them on /mcp.
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "mcp_protocol",
+    "mcp_django",
     "registry",
     "access",
 ]
@@ -169,7 +169,7 @@ MCP = {
         else None
     ),
 }
-# Who may call what on /mcp (README "Authentication"): mcp_protocol/auth/access.py.
+# Who may call what on /mcp (README "Authentication"): mcp_protocol/auth/policy.py.
 MCP_AUDIT_RETENTION_DAYS = int(os.environ.get("MCP_AUDIT_RETENTION_DAYS", "90"))
 # Where the serving processes put audit entries (README "The audit log"): "database" (a thread of
 # each worker inserts them) or "redis" (appended to a Redis stream that `manage.py drain_audit`,

@@ -1,21 +1,25 @@
 """Django's URLs: the landing page (``landing.py``), the admin, the REST management API
 (``/api/v1/``) and the operations endpoints (``health.py``). ``/mcp`` is not here: ``mcpsite/asgi.py``
-routes it to the MCP endpoint directly, beside Django."""
+routes it to the MCP endpoint directly, beside Django. The views that read the MCP runtime (the
+landing page's counts, the probes, the metrics) are handed the process's MCP service as an argument."""
 
 from django.contrib import admin
 from django.urls import include, path
 
 from access.views import protected_resource_metadata
+from mcp_django.service import get_service
 from mcpsite import health, landing
 
+mcp = {"service": get_service()}
+
 urlpatterns = [
-    path("", landing.index, name="index"),
+    path("", landing.index, mcp, name="index"),
     path("admin/", admin.site.urls),
     # RFC 9728 protected resource metadata for /mcp (MCP_AUTH with oauth).
     path(".well-known/oauth-protected-resource", protected_resource_metadata),
     path(".well-known/oauth-protected-resource/mcp", protected_resource_metadata),
     path("api/v1/", include("registry.api.urls")),
     path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
-    path("metrics", health.metrics_view, name="metrics"),
+    path("readyz", health.readyz, mcp, name="readyz"),
+    path("metrics", health.metrics_view, mcp, name="metrics"),
 ]

@@ -5,7 +5,7 @@ from django.db.models.signals import post_migrate
 class RegistryConfig(AppConfig):
     name = "registry"
     verbose_name = "MCP registry"
-    # What /mcp serves when the MCP setting names no provider (mcp_protocol.conf.default).
+    # What /mcp serves when the MCP setting names no provider (mcp_django.conf.default).
     mcp_provider = "registry.provider.RegistryProvider"
 
     def ready(self) -> None:

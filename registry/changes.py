@@ -97,8 +97,8 @@ def publish(kinds: dict[str, set[str]]) -> None:
     committed already, and a bus outage must not turn a successful save into an error page."""
     for provider in list(_providers):
         provider.mark_stale()
+    from mcp_django.conf import mcp_settings
     from mcp_protocol.bus.base import CHANGES
-    from mcp_protocol.conf import mcp_settings
 
     for kind in KINDS:
         if kind not in kinds:

@@ -10,12 +10,12 @@ from django.core.checks import CheckMessage, Error, Tags, register
 
 @register()
 def check_installed_together(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The registry serves through ``mcp_protocol``: without that app its system checks, its
-    ``mcp_stdio`` command and the endpoint's settings checks are missing."""
-    if apps.is_installed("mcp_protocol"):
+    """The registry serves through ``mcp_django`` (the MCP app): without it its system checks,
+    its ``mcp_stdio`` command and the endpoint's settings checks are missing."""
+    if apps.is_installed("mcp_django"):
         return []
-    return [Error("'registry' is in INSTALLED_APPS but 'mcp_protocol' is not",
-                  hint="Add 'mcp_protocol' to INSTALLED_APPS (before 'registry').", id="registry.E001")]
+    return [Error("'registry' is in INSTALLED_APPS but 'mcp_django' is not",
+                  hint="Add 'mcp_django' to INSTALLED_APPS (before 'registry').", id="registry.E001")]
 
 
 @register(Tags.database)

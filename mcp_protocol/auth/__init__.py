@@ -1,5 +1,6 @@
-"""Who may call what on ``/mcp`` (issue 11). Django-free; the ``access`` app supplies the database
-side (``KeySource``, ``AuditSink``) and ``transports/auth.py`` the HTTP side.
+"""Who may call what on ``/mcp`` (issue 11). Django-free; an app supplies the database side
+(``KeySource``, ``AuditSink``: this project's ``access`` app), the adapter (``mcp_django/conf.py``)
+builds the policy from settings, and ``transports/auth.py`` is the HTTP side.
 
 - ``principal.py``  ``Principal`` (who), ``Grant`` (what), ``Rate``; the request's current principal
 - ``scopes.py``     the snapshot a grant sees, cached per (snapshot, grant)
@@ -8,7 +9,7 @@ side (``KeySource``, ``AuditSink``) and ``transports/auth.py`` the HTTP side.
 - ``limits.py``     token buckets (memory, Redis) and the in-flight cap
 - ``audit.py``      the audit queue: bounded, batched, redacted
 - ``guard.py``      the core's interceptor: limits and audit around each call
-- ``access.py``     all of it built from ``MCP["ACCESS"]``; ``authenticate`` per ``MCP_AUTH``
+- ``policy.py``     ``AccessPolicy``: all of it together; ``authenticate`` per ``MCP_AUTH``
 
 Refusals::
 

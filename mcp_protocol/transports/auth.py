@@ -1,10 +1,11 @@
-"""Authentication on ``/mcp``: the ``Authorization`` header → the request's ``Principal``.
+"""Who is calling ``/mcp``: the auth seam (``PrincipalResolver``) and the resolver of ``MCP_AUTH``.
 
-With ``MCP_AUTH`` other than ``open`` (and ``MCP['PRINCIPAL_RESOLVER']`` left at its default) the
-runtime resolves principals with ``resolver(access)``: it asks ``Access`` (``auth/access.py``) and
-turns its refusals into the HTTP answer, 401 (or 403 ``insufficient_scope``) with the
-``WWW-Authenticate`` challenge and a JSON-RPC error body. The token itself is never logged.
-``authenticate`` is the same as a dotted path, for ``mcp_path(..., resolve_principal=...)``.
+A ``PrincipalResolver`` turns a request's scope into its caller. ``open_mode`` (the default) lets
+everyone in as anonymous; ``resolver(access)`` asks the ``AccessPolicy`` (``auth/policy.py``:
+API keys and/or OAuth) and turns its refusals into the HTTP answer, 401 (or 403
+``insufficient_scope``) with the ``WWW-Authenticate`` challenge and a JSON-RPC error body. The
+token itself is never logged. ``resolve_caller`` is the one place every transport turns a
+resolver's answer into the ``Principal`` it binds.
 """
 
 from __future__ import annotations
@@ -12,9 +13,35 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 
-from ..auth.access import Access, AuthError
+from ..auth import principal as caller
+from ..auth.policy import AccessPolicy, AuthError
 from ..auth.principal import Principal
 from .responses import HTTPError, Scope
+
+# Who is calling, from the request's scope: a principal id, None (open mode), a ``Principal``
+# (an id with a grant: auth/principal.py), or an awaitable of one of these (a resolver that reads
+# a session or a token); raising HTTPError(401, ...) refuses the call.
+Resolved = Principal | str | None
+PrincipalResolver = Callable[[Scope], Resolved | Awaitable[Resolved]]
+
+
+def open_mode(scope: Scope) -> str | None:
+    """The auth seam: who is calling. Open mode (no authentication) → ``None`` for everyone.
+    (``MCP["PRINCIPAL_RESOLVER"]`` names it as ``mcp_protocol.transports.http.open_mode``, which
+    re-exports it.)"""
+    return None
+
+
+async def resolve_caller(resolve: PrincipalResolver, scope: Scope) -> Principal:
+    """What ``resolve`` answers for this request, as a ``Principal``."""
+    found = resolve(scope)
+    # A resolver may answer at once (``resolver`` for keys) or with an awaitable; a Principal is
+    # returned as it is, without asking inspect.isawaitable (~0.3 µs a request).
+    if not isinstance(found, Principal) and inspect.isawaitable(found):
+        found = await found
+    if isinstance(found, Principal):
+        return found
+    return caller.ANONYMOUS if found is None else Principal(found, label=found)
 
 
 def _authorization(scope: Scope) -> str | None:
@@ -24,7 +51,10 @@ def _authorization(scope: Scope) -> str | None:
     return None
 
 
-def resolver(access: Access) -> Callable[[Scope], Principal | Awaitable[Principal]]:
+def resolver(access: AccessPolicy) -> PrincipalResolver:
+    """The resolver of ``access``'s mode: open mode's own when it is ``open``."""
+    if access.mode == "open":
+        return open_mode
     if access.mode == "keys":
         # Keys only: answered synchronously (``resolve_caller`` takes either), no coroutine.
         def resolve_key(scope: Scope) -> Principal:
@@ -47,12 +77,3 @@ def resolver(access: Access) -> Callable[[Scope], Principal | Awaitable[Principa
 def _refusal(exc: AuthError) -> HTTPError:
     challenge = exc.challenge.encode("latin-1")
     return HTTPError(exc.status, exc.message, headers=[(b"www-authenticate", challenge)])
-
-
-async def authenticate(scope: Scope) -> Principal:
-    """``MCP_AUTH`` as a resolver of its own (the running loop's runtime's ``Access``)."""
-    from .runtime import current, get_runtime
-
-    rt = current() or await get_runtime()
-    found = resolver(rt.access)(scope)
-    return await found if inspect.isawaitable(found) else found

@@ -10,7 +10,7 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
   expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
 
 It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
-(``mcp_protocol/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
+(``mcp_django/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
 JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
 ``headers.py`` and ``security.py``, the body in ``body.py``, legacy POST streams in ``streams.py``,
 2026-07-28 POSTs in ``modern.py``, GET streams and resumes in ``get_stream.py`` and ``replay.py``,
@@ -31,11 +31,11 @@ from ..outbound import NullOutbound
 from ..session import Session
 from ..versions import allows_batch, names_modern_era
 from . import logcontext, metrics
-from .body import ClientGone, read_body
-from .browser import send_page, wants_page
 
 # open_mode: MCP["PRINCIPAL_RESOLVER"]'s default names it here (mcp_protocol.transports.http.open_mode).
-from .callers import PrincipalResolver, deliver, open_mode, resolve_caller, save_if_changed
+from .auth import PrincipalResolver, open_mode, resolve_caller
+from .body import ClientGone, read_body
+from .browser import send_page, wants_page
 from .get_stream import serve_get
 from .headers import (
     RequestHeaders,
@@ -46,6 +46,7 @@ from .headers import (
     check_supported_version,
     parse_headers,
 )
+from .host import RuntimeHost
 from .modern import serve_modern
 from .replay import SessionView
 from .responses import (
@@ -60,7 +61,8 @@ from .responses import (
     send_empty,
     send_error,
 )
-from .runtime import Runtime, current, get_runtime
+from .runtime import Runtime
+from .session_messages import deliver, save_if_changed
 from .streams import PostStream
 
 SESSION_HEADER = b"mcp-session-id"
@@ -88,8 +90,12 @@ def era_of(rt: Runtime, headers: RequestHeaders, message: Request | Notification
 
 
 class MCPEndpoint:
-    def __init__(self, resolve_principal: PrincipalResolver | None = None) -> None:
-        # None: the resolver MCP['PRINCIPAL_RESOLVER'] names (open mode unless set), per runtime.
+    """Serves with the runtime ``host`` holds for the running loop (handed in: ``mcp_django``'s
+    ``mcp_path`` hands the process's ``MCPService``)."""
+
+    def __init__(self, host: RuntimeHost, resolve_principal: PrincipalResolver | None = None) -> None:
+        self.host = host
+        # None: the runtime's resolver (MCP['PRINCIPAL_RESOLVER'], or MCP_AUTH's; open mode unless set).
         self.resolve_principal = resolve_principal
 
     async def principal(self, rt: Runtime, scope: Scope) -> Principal:
@@ -101,7 +107,7 @@ class MCPEndpoint:
         started = perf_counter()
         logcontext.bind(scope)
         try:
-            rt = current() or await get_runtime()
+            rt = self.host.current() or await self.host.runtime()
             headers = parse_headers(scope["headers"])
             server = scope.get("server")
             rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)

@@ -29,13 +29,15 @@ from ..jsonrpc import Notification, Request, Response, error_id, parse_body
 from ..session import Session
 from ..stores.base import STANDALONE_STREAM
 from . import logcontext
+from .auth import resolve_caller
 from .body import ClientGone, read_body
-from .callers import deliver, resolve_caller, save_if_changed
 from .headers import check_content_type, check_get_accept, parse_headers
+from .host import RuntimeHost
 from .pending import CancelWatch
 from .replay import serve_log
 from .responses import HTTPError, Receive, Scope, Send, TrackedSend, logger, send_empty, send_error
-from .runtime import Runtime, current, get_runtime
+from .runtime import Runtime
+from .session_messages import deliver, save_if_changed
 from .stream_log import PRIME
 
 _TASKS: set[asyncio.Task[None]] = set()  # requests running in the background (kept referenced)
@@ -47,12 +49,16 @@ def _endpoint_event(session_id: str) -> bytes:
 
 
 class LegacySSEEndpoint:
-    """Both routes of the old transport: GET → the SSE stream, POST → a client message."""
+    """Both routes of the old transport: GET → the SSE stream, POST → a client message; served
+    with the runtime ``host`` holds for the running loop, as ``/mcp``."""
+
+    def __init__(self, host: RuntimeHost) -> None:
+        self.host = host
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)
         try:
-            rt = current() or await get_runtime()
+            rt = self.host.current() or await self.host.runtime()
             headers = parse_headers(scope["headers"])
             server = scope.get("server")
             rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)
@@ -97,8 +103,9 @@ class LegacySSEEndpoint:
             async def alive() -> bool:  # ends the stream once the session is gone (expiry)
                 return await rt.sessions.load(session.id) is not None
 
-            await serve_log(rt, session, first_send, receive, STANDALONE_STREAM, start, on_tick=alive,
-                            fresh=True)  # fmt: skip
+            await serve_log(
+                rt, session, first_send, receive, STANDALONE_STREAM, start, on_tick=alive, fresh=True
+            )
         finally:
             # The connection was the session: it ends with it, here and on every worker.
             await rt.sessions.delete(session.id)

@@ -74,19 +74,21 @@ LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 
 
 # Hot-path metrics: counted in a Tally (tally.py) and exported from it. The prometheus_client
 # objects below only carry them into the multiprocess files (registry=None: never exported twice).
-REQUESTS = Counter(
-    "mcp_requests", "Requests to /mcp.", REQUEST_LABELS, registry=None
-)
+REQUESTS = Counter("mcp_requests", "Requests to /mcp.", REQUEST_LABELS, registry=None)
 TOOL_CALLS = Counter("mcp_tool_calls", "tools/call requests answered.", TOOL_LABELS, registry=None)
 TOOL_DURATION = Histogram(
-    "mcp_tool_call_duration_seconds", "tools/call time on the server, request to response.",
-    ["tool"], buckets=TOOL_BUCKETS, registry=None,
-)  # fmt: skip
+    "mcp_tool_call_duration_seconds",
+    "tools/call time on the server, request to response.",
+    ["tool"],
+    buckets=TOOL_BUCKETS,
+    registry=None,
+)
 OPEN_STREAMS = Gauge("mcp_open_streams", "SSE responses open.", multiprocess_mode="livesum")
 BUS_LAG = Histogram(
-    "mcp_bus_delivery_lag_seconds", "From a registry change's publication to its arrival here.",
+    "mcp_bus_delivery_lag_seconds",
+    "From a registry change's publication to its arrival here.",
     buckets=LAG_BUCKETS,
-)  # fmt: skip
+)
 REDIS_ERRORS = Counter("mcp_redis_errors", "Redis unreachable or failing.", ["where"])
 AUDIT_DROPPED = Counter("mcp_audit_dropped", "Audit entries dropped, never stored.", ["reason"])
 AUDIT_GAUGES = {
@@ -155,9 +157,10 @@ class _TallyCollector(Collector):
         for call, made in _tally.tool_calls.items():
             calls.add_metric(call, made)
         durations = HistogramMetricFamily(
-            "mcp_tool_call_duration_seconds", "tools/call time on the server, request to response.",
+            "mcp_tool_call_duration_seconds",
+            "tools/call time on the server, request to response.",
             labels=["tool"],
-        )  # fmt: skip
+        )
         for tool in _tally.durations:
             durations.add_metric([tool], list(_tally.cumulative_buckets(tool)), _tally.duration_sum(tool))
         yield from (requests, calls, durations)

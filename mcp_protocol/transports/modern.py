@@ -40,7 +40,7 @@ class ModernStream(Outbound):
         # A request still running after WATCH_AFTER s with nothing sent yet (JSON so far) is
         # watched for the client leaving too; a fast one never pays for a task.
         self._early: asyncio.Task[None] | None = None
-        self._armed = rt.later.arm(WATCH_AFTER, self._watch_early)  # coarse: later.py
+        self._armed = rt.later.arm(WATCH_AFTER, self._watch_early)  # coarse: timer_wheel.py
 
     def _watch_early(self) -> None:
         if self.writer is None and self._early is None:

@@ -1,15 +1,13 @@
-"""The process-wide objects the HTTP endpoint serves with, built lazily per event loop.
+"""The objects the HTTP endpoint serves with on one event loop, built with their dependencies.
 
-Owns: the ``Server`` (from ``mcp_settings``), the settings-chosen stores, bus and provider, the
-session channels (server→client requests awaiting answers, cancels from other workers:
-``pending.py``), the registry of live SSE streams per session (so DELETE closes them on this
-worker at once), and the ``changes`` listener (``fanout.py``). Daphne sends no ASGI
-lifespan events, so nothing is opened at import: the first request builds the runtime for its
-loop, refreshes the provider once and starts the listener. ``shutdown()`` closes it all; it is
-called on ``lifespan.shutdown`` (uvicorn) and from a reactor shutdown trigger under daphne.
-
-This module reads Django settings through ``conf.mcp_settings`` (the only Django touchpoint); the
-objects it builds are Django-free.
+Owns: the ``Server``, the stores, bus and provider it is handed, the session channels
+(server→client requests awaiting answers, cancels from other workers: ``pending.py``), the registry
+of live SSE streams per session (so DELETE closes them on this worker at once), and the
+``changes`` listener (``fanout.py``). Nothing here reads settings: whoever builds a ``Runtime``
+(the Django adapter, ``mcp_django/service.py``; a test; a bench script) passes every dependency
+in. It is started and stopped by ``async with runtime:`` (or ``start()`` / ``close()``), the way
+the official Python SDK runs its ``StreamableHTTPSessionManager``; ``host.py`` does that for a
+server process (ASGI lifespan under uvicorn, the first request and reactor triggers under daphne).
 """
 
 from __future__ import annotations
@@ -17,29 +15,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
-import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from types import TracebackType
 
-from django.core.signals import setting_changed
-
-from ..auth.access import Access
+from ..auth.policy import AccessPolicy
 from ..bus.base import Bus
-from ..conf import DEFAULTS, build_server, mcp_settings
 from ..fanout import Fanout
 from ..provider import Provider
 from ..server import Server
 from ..session import Session
 from ..stores.base import EventStore, SessionStore, StoreUnavailable
-from . import auth, metrics, stopping
-from .later import Wheel
-from .leases import Leases
+from . import auth, metrics
+from .auth import PrincipalResolver
 from .pending import PendingRequests
+from .request_leases import RequestLeases
 from .security import OriginGuard
 from .standalone import StandaloneOutbound
+from .timer_wheel import TimerWheel
 from .watch import EndSignal
 
 logger = logging.getLogger("mcp_protocol.runtime")
@@ -54,57 +47,58 @@ class TransportConfig:
     max_body: int
     allowed_hosts: list[str]
     allowed_origins: list[str]
-    metrics: bool = False  # from_settings() reads MCP_METRICS; hand-built configs (tests) skip it
+    metrics: bool = False  # Prometheus counters per request (the adapter reads MCP_METRICS)
     shutdown_grace: float = 10.0  # s: in-flight requests may finish this long after SIGTERM
-
-    @classmethod
-    def from_settings(cls) -> TransportConfig:
-        close_after = mcp_settings.CLOSE_STREAM_AFTER_SECONDS
-        return cls(
-            always_stream=bool(mcp_settings.ALWAYS_STREAM),
-            keepalive=float(mcp_settings.KEEPALIVE_SECONDS),
-            retry_ms=int(mcp_settings.SSE_RETRY_MS),
-            close_after=None if close_after is None else float(close_after),
-            max_body=int(mcp_settings.MAX_BODY_BYTES),
-            allowed_hosts=list(mcp_settings.ALLOWED_HOSTS),
-            allowed_origins=list(mcp_settings.ALLOWED_ORIGINS),
-            metrics=bool(mcp_settings.METRICS),
-            shutdown_grace=float(mcp_settings.SHUTDOWN_GRACE_SECONDS),
-        )
 
 
 class Runtime:
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    """Built with its dependencies; ``async with runtime:`` starts it (provider snapshot, key ring,
+    audit queue, the ``changes`` subscription) and closes it. ``resolve_principal`` None: who calls
+    is what ``access`` says (``MCP_AUTH``; open mode lets everyone in as anonymous)."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        config: TransportConfig,
+        provider: Provider,
+        sessions: SessionStore,
+        events: EventStore,
+        bus: Bus,
+        server: Server,
+        access: AccessPolicy,
+        guard: OriginGuard,
+        resolve_principal: PrincipalResolver | None = None,
+    ) -> None:
         self.loop = loop
-        self.config = TransportConfig.from_settings()
-        self.provider: Provider = mcp_settings.backend("PROVIDER")
-        self.sessions: SessionStore = mcp_settings.backend("SESSION_STORE")
-        self.events: EventStore = mcp_settings.backend("EVENT_STORE")
-        self.bus: Bus = mcp_settings.backend("BUS")
-        self.server: Server = build_server(self.provider)
-        self.access = Access.from_settings(self.bus, self.sessions, self.events)
+        self.config = config
+        self.provider, self.sessions, self.events, self.bus = provider, sessions, events, bus
+        self.server = server
+        self.access = access
         self.server.interceptor = self.access.guard  # rate limits and audit around each call
         if self.config.metrics and self.access.audit is not None:
             self.access.audit.on_drop = metrics.audit_dropped
         self.pending = PendingRequests(
             self.bus, on_cancel=self.server.cancel, on_session_end=self.session_ended)
-        from django.conf import settings
-
-        self.guard = OriginGuard(
-            self.config.allowed_hosts, self.config.allowed_origins, list(settings.ALLOWED_HOSTS)
-        )
-        self.resolve_principal: Any = mcp_settings.principal_resolver()
-        if self.access.mode != "open" and mcp_settings.PRINCIPAL_RESOLVER == DEFAULTS["PRINCIPAL_RESOLVER"]:
-            self.resolve_principal = auth.resolver(self.access)  # MCP_AUTH: keys and/or OAuth
+        self.guard = guard
+        self.resolve_principal: PrincipalResolver = resolve_principal or auth.resolver(self.access)
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
-        self.leases = Leases(self.sessions, self.events)
+        self.leases = RequestLeases(self.sessions, self.events)
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
-        self.later = Wheel()  # the request path's "still running in 0.1 s?" timers
+        self.later = TimerWheel()  # the request path's "still running in 0.1 s?" timers
         self._live: dict[str, list[EndSignal]] = {}
         self._started: asyncio.Future[None] | None = None
         self.ready = False
+
+    async def __aenter__(self) -> Runtime:
+        await self.ensure_started()
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.close()
 
     # -- start / stop ---------------------------------------------------------------------------
     async def ensure_started(self) -> None:
@@ -200,99 +194,3 @@ async def end_session(sessions: SessionStore, events: EventStore, pending: Pendi
         logger.warning("could not tell other workers that a session ended")
     await events.delete_session(session_id)
     return existed
-
-
-async def terminate(session_id: str) -> bool:
-    """End a session from outside ``/mcp`` (the management API), exactly as its DELETE does. On a
-    loop that serves ``/mcp`` this is its runtime's ``end_session``; elsewhere (a management
-    command, a test client) nothing of the session runs in this loop, so the stores and the bus
-    are enough. True if the session was live."""
-    rt = current()
-    if rt is not None:
-        return await rt.end_session(session_id)
-    pending = PendingRequests(mcp_settings.backend("BUS"))
-    return await end_session(mcp_settings.backend("SESSION_STORE"), mcp_settings.backend("EVENT_STORE"),
-                             pending, session_id)
-
-
-_runtime: Runtime | None = None
-
-
-def _forget(*, setting: str, **kwargs: Any) -> None:
-    """``override_settings(MCP=...)`` in tests: the next request builds a runtime from the new
-    settings (``conf`` drops its backends on the same signal)."""
-    global _runtime
-    if setting == "MCP":
-        _runtime = None
-
-
-setting_changed.connect(_forget)
-
-
-def current() -> Runtime | None:
-    """The started runtime of the running loop, or None (the hot path: no coroutine, two checks)."""
-    rt = _runtime
-    if rt is not None and rt.ready and rt.loop is asyncio.get_running_loop():
-        return rt
-    return None
-
-
-async def get_runtime() -> Runtime:
-    """The runtime of the running loop, built and started on first use."""
-    global _runtime
-    loop = asyncio.get_running_loop()
-    rt = _runtime
-    if rt is None or rt.loop is not loop:
-        rt = _runtime = Runtime(loop)
-        _register_daphne_shutdown(rt)
-        _hook_uvicorn_exit()
-    if rt._started is None or not rt._started.done():
-        await rt.ensure_started()
-    return rt
-
-
-async def shutdown() -> None:
-    """Close the current loop's runtime (lifespan shutdown, daphne reactor shutdown)."""
-    global _runtime
-    rt, _runtime = _runtime, None
-    if rt is not None and rt.loop is asyncio.get_running_loop():
-        await rt.close()
-
-
-def _register_daphne_shutdown(rt: Runtime) -> None:
-    """Daphne runs on Twisted's asyncio reactor and sends no lifespan events: close the runtime
-    from a "before shutdown" trigger so background tasks and pools end cleanly."""
-    if "daphne.server" not in sys.modules:
-        return
-    try:
-        from twisted.internet import defer, reactor
-    except ImportError:  # pragma: no cover
-        return
-
-    def before_shutdown() -> Any:
-        return defer.Deferred.fromFuture(asyncio.ensure_future(shutdown(), loop=rt.loop))
-
-    twisted_reactor: Any = reactor
-    twisted_reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)
-
-
-def _hook_uvicorn_exit() -> None:
-    """uvicorn waits for open responses to finish before it sends ``lifespan.shutdown``, and an
-    SSE stream never finishes by itself: without this a SIGTERM would hang until killed. So chain
-    onto uvicorn's SIGINT/SIGTERM handlers: end this worker's streams, then let uvicorn proceed
-    (the approach of sse-starlette). Signal handlers can only be set from the main thread."""
-    if "uvicorn.server" not in sys.modules or threading.current_thread() is not threading.main_thread():
-        return
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        previous = signal.getsignal(signum)
-        if not callable(previous) or getattr(previous, "_mcpsite_hook", False):
-            continue
-
-        def handler(number: int, frame: Any, previous: Any = previous) -> None:
-            rt = _runtime
-            if rt is not None and not rt.loop.is_closed():
-                rt.loop.call_soon_threadsafe(stopping.begin, rt)
-            previous(number, frame)
-
-        handler._mcpsite_hook = True  # type: ignore[attr-defined]
-        signal.signal(signum, handler)

@@ -5,7 +5,7 @@ under ``<stream>.<seq>`` (``stores.base.make_event_id``). Internal markers share
 messages and are never sent: ``prime`` (the [11] priming event's id needs a log position; it
 also names the ids the stream answers), ``open`` (the same first entry for clients older than
 2025-11-25, which get no priming event) and ``end`` (the stream is complete: a resume that
-reaches it closes instead of waiting forever). ``leases.py`` reads the first entry's ids.
+reaches it closes instead of waiting forever). ``request_leases.py`` reads the first entry's ids.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ END_WIRE = dumps(END)
 
 def opening_marker(request_ids: Sequence[RequestId]) -> dict[str, Any]:
     """The first entry of a request's stream log when there is no priming event: which ids the
-    stream answers (never sent; ``leases.py`` reads it)."""
+    stream answers (never sent; ``request_leases.py`` reads it)."""
     return {MARKER: "open", "ids": list(request_ids)}
 
 

@@ -29,17 +29,17 @@ from ..outbound import Outbound
 from ..session import Session
 from ..versions import sends_priming_event
 from . import sse
-from .later import Bucket
 from .pending import CancelWatch, ask
 from .responses import JSON_HEADERS, Receive, Send, send_bytes
 from .stream_log import END_WIRE, first_entry, new_stream_id
+from .timer_wheel import Bucket
 from .watch import EndSignal, StreamWatch
 
 if TYPE_CHECKING:
-    from .leases import RequestLease
+    from .request_leases import RequestLease
     from .runtime import Runtime
 
-# Both on the runtime's coarse wheel (later.py): each fires 0.1-0.15 s after it was armed.
+# Both on the runtime's coarse wheel (timer_wheel.py): each fires 0.1-0.15 s after it was armed.
 CANCEL_WATCH_AFTER = 0.1  # s: a silent request still running then starts listening for cancels
 WATCH_AFTER = 0.1  # s: an always-stream POST stream still open then gets its StreamWatch
 
@@ -75,7 +75,7 @@ class PostStream(Outbound):
         self.writer = writer = sse.SSEWriter(self.send)
         await writer.start()
         # The log's first entry names the ids the stream answers, and the lease says who runs
-        # them: if this worker dies, a resume elsewhere answers them with an error (leases.py).
+        # them: if this worker dies, a resume elsewhere answers them with an error (request_leases.py).
         # A lazy stream defers both until before its first event id goes out (_resumable): a
         # client holds no id of it until then, so nothing can read the log or need the lease;
         # answered within WATCH_AFTER, its first entry goes to the store in ``finish``'s one
@@ -122,7 +122,7 @@ class PostStream(Outbound):
             self._flush = asyncio.ensure_future(self._lease_then_flush(writer))
 
     def _hold_lease(self) -> asyncio.Future[None]:
-        """Take the request's lease (leases.py), once. Taken before the client can hold an event
+        """Take the request's lease (request_leases.py), once. Taken before the client can hold an event
         id of this stream: only a client with an id can resume it on another worker, and only
         that resume needs the lease to tell a running owner from a dead one. So an always-stream
         call answered within WATCH_AFTER (priming, response and end in one write, the log

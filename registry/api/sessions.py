@@ -1,6 +1,6 @@
 """``/api/v1/sessions/``: live MCP sessions, read from the session store (memory, or Redis: every
-worker's), and ``DELETE`` to end one exactly as an MCP ``DELETE /mcp`` does
-(``mcp_protocol.transports.runtime.terminate``: the record goes, so every worker answers 404; its
+worker's), and ``DELETE`` to end one exactly as an MCP ``DELETE /mcp`` does (``terminate`` of the
+MCP service the URLconf hands the view: the record goes, so every worker answers 404; its
 running requests stop and its open streams close on every worker).
 
 A session id is a bearer credential of its MCP client, so the API never shows one whole: a row
@@ -23,10 +23,9 @@ from rest_framework import exceptions, permissions, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from mcp_protocol.conf import mcp_settings
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import StoreUnavailable
-from mcp_protocol.transports.runtime import terminate
+from mcp_protocol.stores.base import SessionStore, StoreUnavailable
+from mcp_protocol.transports.host import RuntimeHost
 
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 500
 _SALT = "registry.api.sessions.cursor"
@@ -76,10 +75,6 @@ class SessionSerializer(serializers.Serializer):
         }
 
 
-def _store() -> Any:
-    return mcp_settings.backend("SESSION_STORE")
-
-
 def _unavailable() -> exceptions.APIException:
     error = exceptions.APIException("The session store is unreachable; retry shortly.")
     error.status_code = 503
@@ -90,6 +85,16 @@ class SessionViewSet(viewsets.ViewSet):
     permission_classes = [permissions.IsAdminUser, SessionPermissions]
     lookup_field = "key"
     lookup_value_regex = "[0-9a-f]{32}"
+    service: RuntimeHost  # the MCP service: handed by the URLconf through ``serving``
+
+    @classmethod
+    def serving(cls, service: RuntimeHost) -> type[SessionViewSet]:
+        """This viewset, handed the MCP service whose sessions it lists and ends (a router passes
+        a view no arguments of its own, so the URLconf registers this subclass)."""
+        return type(cls.__name__, (cls,), {"service": service, "__module__": cls.__module__})
+
+    def _store(self) -> SessionStore:
+        return self.service.backends()[0]
 
     @extend_schema(
         summary="Live MCP sessions, newest first",
@@ -106,8 +111,8 @@ class SessionViewSet(viewsets.ViewSet):
         size = self._page_size(request)
         after = self._after(request.query_params.get("cursor"))
         try:
-            page = async_to_sync(_store().list_sessions)(limit=size, after=after)
-            streaming = async_to_sync(_store().open_streams)([s.id for s in page])
+            page = async_to_sync(self._store().list_sessions)(limit=size, after=after)
+            streaming = async_to_sync(self._store().open_streams)([s.id for s in page])
         except StoreUnavailable:
             raise _unavailable() from None
         next_url = None
@@ -123,7 +128,7 @@ class SessionViewSet(viewsets.ViewSet):
     def destroy(self, request: Request, key: str) -> Response:
         try:
             session_id = self._resolve(key)
-            if session_id is None or not async_to_sync(terminate)(session_id):
+            if session_id is None or not async_to_sync(self.service.terminate)(session_id):
                 raise exceptions.NotFound("No live session has this key.")
         except StoreUnavailable:
             raise _unavailable() from None
@@ -147,8 +152,7 @@ class SessionViewSet(viewsets.ViewSet):
             raise exceptions.ValidationError({"cursor": ["Invalid cursor."]}) from None
         return created_at, self._resolve(str(key)) or _AFTER_EVERY_ID
 
-    @staticmethod
-    def _resolve(key: str) -> str | None:
+    def _resolve(self, key: str) -> str | None:
         """The live session id with this key: the store's index of ids, hashed here (no GETs)."""
-        ids = async_to_sync(_store().session_ids)()
+        ids = async_to_sync(self._store().session_ids)()
         return next((sid for sid in ids if key_of(sid) == key), None)

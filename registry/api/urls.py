@@ -7,6 +7,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from mcp_django.service import get_service
+
 from . import schema, sessions, transfer, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
@@ -17,7 +19,7 @@ router.register("tools", views.ToolViewSet, basename="tool")
 router.register("resources", views.ResourceViewSet, basename="resource")
 router.register("resource-templates", views.ResourceTemplateViewSet, basename="resourcetemplate")
 router.register("prompts", views.PromptViewSet, basename="prompt")
-router.register("sessions", sessions.SessionViewSet, basename="session")
+router.register("sessions", sessions.SessionViewSet.serving(get_service()), basename="session")
 if apps.is_installed("access"):  # issue 11: API keys for /mcp and the audit log
     from access import api as access_api
 

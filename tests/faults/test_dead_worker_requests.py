@@ -16,7 +16,7 @@ import time
 import httpx
 import pytest
 
-from mcp_protocol.transports.leases import LEASE, POLL
+from mcp_protocol.transports.request_leases import LEASE, POLL
 from tests.support.mcp_http import (
     next_data,
     open_session,

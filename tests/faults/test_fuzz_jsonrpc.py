@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcp_django.service import get_service
 from mcp_protocol.method_table import LEGACY_METHODS, MODERN_METHODS
-from mcp_protocol.transports import runtime
 from mcp_protocol.transports.http import MCPEndpoint
 
 from .asgi_call import JSON_POST, MEMORY_MCP, Reply, call, open_session
@@ -126,7 +126,7 @@ class Harness:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.endpoint = MCPEndpoint()
+        self.endpoint = MCPEndpoint(get_service())
         self.fuzzed = self.run(open_session(self.endpoint))
         self.bystander = self.run(open_session(self.endpoint, "2025-06-18"))
         self.calls = 0
@@ -145,7 +145,7 @@ class Harness:
         return reply
 
     def close(self) -> None:
-        self.run(runtime.shutdown())
+        self.run(get_service().shutdown())
         self.loop.close()
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_protocol.transports import runtime
+from mcp_django.service import get_service
 from mcp_protocol.transports.http import MCPEndpoint
 
 from .asgi_call import MEMORY_MCP, call, open_session
@@ -27,8 +27,8 @@ MODERN_META = {
 @pytest.fixture
 async def endpoint(settings: Any) -> AsyncIterator[MCPEndpoint]:
     settings.MCP = MEMORY_MCP
-    yield MCPEndpoint()
-    await runtime.shutdown()
+    yield MCPEndpoint(get_service())
+    await get_service().shutdown()
 
 
 def request(method: str, params: Any = None, id: Any = 1) -> bytes:

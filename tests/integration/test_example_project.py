@@ -3,14 +3,14 @@
 The wheel of ``pip install`` carries the apps' templates, static files, fixtures, migrations and
 management commands, not only their modules.
 
-The project is copied out of the checkout and run with an interpreter that imports ``registry``
-and ``mcp_protocol`` from the wheel built here and installed into a fresh virtualenv (its other
-dependencies come from the test venv through a ``.pth`` line: the wheel is what is under test,
-and this keeps the module at seconds, not a full install). Then: its checks pass, ``migrate`` and
-``load_demo`` run from the installed apps, and under daphne the official SDK client lists and
-calls the project's two code tools and a database tool at ``/internal/mcp`` and hears an admin
-edit as ``list_changed``; its own websocket route still answers; ``runserver`` reloads when the
-project's tools change.
+The project is copied out of the checkout and run with an interpreter that imports ``registry``,
+``mcp_protocol`` and ``mcp_django`` from the wheel built here and installed into a fresh
+virtualenv (its other dependencies come from the test venv through a ``.pth`` line: the wheel is
+what is under test, and this keeps the module at seconds, not a full install). Then: its checks
+pass, ``migrate`` and ``load_demo`` run from the installed apps, and under daphne the official SDK
+client lists and calls the project's two code tools and a database tool at ``/internal/mcp`` and
+hears an admin edit as ``list_changed``; its own websocket route still answers; ``runserver``
+reloads when the project's tools change.
 """
 
 from __future__ import annotations
@@ -109,15 +109,21 @@ def test_the_wheel_carries_the_apps_non_python_files(installed: Installed) -> No
         for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts
     }  # fmt: skip
     assert expected and expected <= installed.wheel_names
-    assert {"mcp_protocol/py.typed", "registry/migrations/0001_initial.py", "mcp_protocol/routing.py",
-            "mcp_protocol/management/commands/mcp_stdio.py"} <= installed.wheel_names  # fmt: skip
+    assert {
+        "mcp_protocol/py.typed",
+        "mcp_django/py.typed",
+        "registry/migrations/0001_initial.py",
+        "mcp_django/routing.py",
+        "mcp_django/management/commands/mcp_stdio.py",
+    } <= installed.wheel_names
     development = ("tests/", "bench/", "examples/", "scripts/")
     assert not [n for n in installed.wheel_names if n.startswith(development) or n.endswith(".sqlite3")]
 
 
 def test_the_apps_come_from_the_installed_wheel_and_the_checks_pass(installed: Installed) -> None:
-    where = installed.run("-c", "import registry, mcp_protocol as p; print(registry.__file__, p.__file__)")
-    assert where.count(str(installed.site_packages)) == 2, where
+    where = installed.run("-c", "import registry, mcp_protocol as p, mcp_django as d; "
+                          "print(registry.__file__, p.__file__, d.__file__)")
+    assert where.count(str(installed.site_packages)) == 3, where
     checked = installed.run("manage.py", "check", env={"DJANGO_SETTINGS_MODULE": "shopdesk.settings"})
     assert "no issues" in checked
 

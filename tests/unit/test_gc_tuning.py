@@ -1,6 +1,6 @@
 """The worker's GC is tuned at startup (``transports/gc_tuning.py``), so a project that routes to
 ``mcp_path`` gets it without its own ``asgi.py`` doing anything, and ``GC_THRESHOLD = None``
-leaves it alone. Each case runs ``readiness.startup()`` in a fresh interpreter: the test process's
+leaves it alone. Each case runs the service's ``startup()`` in a fresh interpreter: the test process's
 own GC is not touched. Frozen objects are counted from the start of the script (Python 3.12
 already reports a few hundred at startup)."""
 
@@ -16,12 +16,13 @@ import pytest
 SCRIPT = """
 import asyncio, gc, json, django
 django.setup()
-from mcp_protocol.transports import readiness, runtime
+from mcp_django.service import get_service
 before, frozen_before = gc.get_threshold(), gc.get_freeze_count()
 async def main():
-    await readiness.startup()
-    started = readiness.ready()
-    await runtime.shutdown()
+    service = get_service()
+    await service.startup()
+    started = service.ready()
+    await service.shutdown()
     return started
 started = asyncio.run(main())
 print(json.dumps({"before": before, "after": gc.get_threshold(), "started": started,

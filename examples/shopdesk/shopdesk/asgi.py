@@ -14,7 +14,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 from orders.consumers import OrderFeedConsumer  # noqa: E402
 
-from mcp_protocol.routing import lifespan, mcp_path  # noqa: E402
+from mcp_django.routing import lifespan, mcp_path  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

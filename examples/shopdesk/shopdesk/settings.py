@@ -19,7 +19,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "mcp_protocol",  # MCP: the endpoint, its checks and mcp_stdio
+    "mcp_django",  # MCP: the endpoint, its checks and mcp_stdio
     "registry",  # MCP: definitions in the database and the admin, tools in code (registry.code)
     "orders",  # the project's own app, with its tools in orders/mcp_handlers.py
 ]

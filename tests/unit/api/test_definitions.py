@@ -13,8 +13,8 @@ from django.conf import settings
 from django.test import override_settings
 from rest_framework.test import APIClient
 
+from mcp_django.conf import mcp_settings
 from mcp_protocol.bus.base import CHANGES
-from mcp_protocol.conf import mcp_settings
 from registry.models import Prompt, PromptArgument, Resource, ResourceTemplate, Tool
 
 from .conftest import TEMPLATE_TOOL

@@ -16,8 +16,8 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 from rest_framework.test import APIClient
 
+from mcp_django.conf import mcp_settings
 from mcp_protocol.bus.base import CHANGES
-from mcp_protocol.conf import mcp_settings
 from registry.loading import load_document, read_fixture
 from registry.models import Prompt, Resource, Tool
 from registry.transfer import export_document

@@ -41,7 +41,7 @@ def test_bad_access_settings_are_named() -> None:
 
 @override_settings(DEBUG=False, ALLOWED_HOSTS=["mcp.example.com"])
 def test_another_principal_resolver_is_not_open_and_excludes_mcp_auth() -> None:
-    resolver = "mcp_protocol.transports.django_auth.django_user"
+    resolver = "mcp_django.users.django_user"
     mcp = {**settings.MCP, "PRINCIPAL_RESOLVER": resolver}
     with override_settings(MCP={**mcp, "ACCESS": {"MODE": "open"}}):
         assert [m.id for m in check_access()] == []

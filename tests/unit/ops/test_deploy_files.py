@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,10 @@ def test_the_image_is_non_root_collects_static_files_and_checks_health() -> None
         if line.startswith("COPY "):
             source = line.split()[1]
             assert (ROOT / source).exists(), f"COPY {source}: missing from the repository"
+    # Every package the wheel is built from (pyproject's packages.find) is in the image.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = [p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]]
+    assert [p for p in packages if f"\nCOPY {p} {p}\n" not in dockerfile] == []
 
 
 def test_the_healthcheck_script_sends_an_allowed_host(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.test import override_settings
 
-from mcp_protocol.checks import check_mcp_settings
-from mcp_protocol.conf import default, installed_providers, mcp_settings
+from mcp_django.checks import check_mcp_settings
+from mcp_django.conf import default, installed_providers, mcp_settings
 from registry.checks import check_installed_together
 
 REGISTRY = "registry.provider.RegistryProvider"
@@ -37,10 +37,10 @@ def test_two_apps_declaring_a_provider_need_the_setting_to_choose() -> None:
         assert check_mcp_settings() == []
 
 
-def test_the_registry_without_mcp_protocol_is_an_error_with_a_hint() -> None:
+def test_the_registry_without_mcp_django_is_an_error_with_a_hint() -> None:
     assert check_installed_together() == []
-    apps_without = [app for app in settings.INSTALLED_APPS if app != "mcp_protocol"]
+    apps_without = [app for app in settings.INSTALLED_APPS if app != "mcp_django"]
     with override_settings(INSTALLED_APPS=apps_without):
         messages = check_installed_together()
     assert [m.id for m in messages] == ["registry.E001"]
-    assert "mcp_protocol" in (messages[0].hint or "")
+    assert "mcp_django" in (messages[0].hint or "")

@@ -1,4 +1,4 @@
-"""The system checks of the ``MCP`` setting (mcp_protocol/checks.py): each mistake is named."""
+"""The system checks of the ``MCP`` setting (mcp_django/checks.py): each mistake is named."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from mcp_protocol.checks import check_mcp_settings
+from mcp_django.checks import check_mcp_settings
 
 
 def ids(mcp: dict[str, Any]) -> list[str]:

@@ -12,9 +12,9 @@ from django.conf import settings
 from django.db import transaction
 from django.test import override_settings
 
+from mcp_django.conf import mcp_settings
 from mcp_protocol.bus.base import CHANGES, Subscription
 from mcp_protocol.bus.memory import MemoryBus
-from mcp_protocol.conf import mcp_settings
 from registry.models import Prompt, Resource, Tool
 from registry.provider import RegistryProvider
 

@@ -1,4 +1,4 @@
-"""Django's own auth on /mcp (transports/django_auth.py): a logged-in session cookie or a DRF token
+"""Django's own auth on /mcp (mcp_django/users.py): a logged-in session cookie or a DRF token
 makes the caller ``django-user:<pk>``; nothing, a bad credential or a logged-out session is 401;
 the setting picks the resolver. In-process ASGI calls against the test database."""
 
@@ -14,9 +14,10 @@ from django.contrib.auth.models import User
 from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 
-from mcp_protocol.routing import mcp_path
-from mcp_protocol.transports import django_auth, runtime
-from mcp_protocol.transports.django_auth import django_user, user_of
+from mcp_django import users
+from mcp_django.routing import mcp_path
+from mcp_django.service import get_service
+from mcp_django.users import django_user, user_of
 from mcp_protocol.transports.http import MCPEndpoint
 from tests.support.asgi_call import post
 
@@ -26,13 +27,13 @@ MEMORY = {"BACKEND": "mcp_protocol.memory_provider.MemoryProvider", "OPTIONS": {
 
 @pytest.fixture
 async def endpoint() -> AsyncIterator[MCPEndpoint]:
-    django_auth.forget_credentials()
+    users.forget_credentials()
     with override_settings(MCP={"PROVIDER": MEMORY}):
         try:
-            yield MCPEndpoint(django_user)
+            yield MCPEndpoint(get_service(), django_user)
         finally:
-            await runtime.shutdown()
-            django_auth.forget_credentials()
+            await get_service().shutdown()
+            users.forget_credentials()
 
 
 def _login() -> tuple[User, str]:
@@ -47,7 +48,7 @@ async def test_a_logged_in_session_cookie_is_the_django_user(endpoint: MCPEndpoi
     cookie = f"other=1; {settings.SESSION_COOKIE_NAME}={session_key}"
     status, headers, _ = await post(endpoint, "/mcp", headers={"cookie": cookie})
     assert status == 200
-    rt = await runtime.get_runtime()
+    rt = await get_service().runtime()
     session = await rt.sessions.load(headers[b"mcp-session-id"].decode())
     assert session is not None and session.principal == f"django-user:{user.pk}"
     assert (await user_of(session.principal)).username == "ada"
@@ -58,7 +59,7 @@ async def test_a_drf_token_is_the_same_principal_as_the_users_session(endpoint: 
     token = await Token.objects.acreate(user=user)
     status, headers, _ = await post(endpoint, "/mcp", headers={"authorization": f"Token {token.key}"})
     assert status == 200
-    rt = await runtime.get_runtime()
+    rt = await get_service().runtime()
     session = await rt.sessions.load(headers[b"mcp-session-id"].decode())
     assert session is not None and session.principal == f"django-user:{user.pk}"
 
@@ -83,21 +84,21 @@ async def test_an_inactive_users_token_is_refused(endpoint: MCPEndpoint) -> None
 
 async def test_the_setting_chooses_the_resolver_of_a_default_route() -> None:
     app = mcp_path("mcp").callback
-    resolver = "mcp_protocol.transports.django_auth.django_user"
+    resolver = "mcp_django.users.django_user"
     with override_settings(MCP={"PROVIDER": MEMORY, "PRINCIPAL_RESOLVER": resolver}):
         try:
             assert (await post(app, "/mcp"))[0] == 401
         finally:
-            await runtime.shutdown()
+            await get_service().shutdown()
     with override_settings(MCP={"PROVIDER": MEMORY}):
         try:
             assert (await post(app, "/mcp"))[0] == 200  # open mode by default
         finally:
-            await runtime.shutdown()
+            await get_service().shutdown()
 
 
 def test_a_resolver_that_does_not_import_is_a_check_error() -> None:
-    from mcp_protocol.checks import check_mcp_settings
+    from mcp_django.checks import check_mcp_settings
 
     with override_settings(MCP={"PRINCIPAL_RESOLVER": "nowhere.resolver"}):
         assert [m.id for m in check_mcp_settings()] == ["mcp.E008"]

@@ -15,11 +15,11 @@ from mcp_protocol.errors import ClientRequestError
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.session import Session
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
-from mcp_protocol.transports.later import Wheel
-from mcp_protocol.transports.leases import Leases
 from mcp_protocol.transports.pending import PendingRequests
+from mcp_protocol.transports.request_leases import RequestLeases
 from mcp_protocol.transports.runtime import TransportConfig
 from mcp_protocol.transports.streams import PostStream
+from mcp_protocol.transports.timer_wheel import TimerWheel
 
 
 class FakeRuntime:
@@ -33,9 +33,9 @@ class FakeRuntime:
         self.config = TransportConfig(**{**defaults, **config})
         self.events = MemoryEventStore()
         self.pending = PendingRequests(MemoryBus())
-        self.leases = Leases(MemorySessionStore(), self.events)
+        self.leases = RequestLeases(MemorySessionStore(), self.events)
         self.stopping = False
-        self.later = Wheel()
+        self.later = TimerWheel()
         self.live: list[asyncio.Event] = []
 
     def register_stream(self, session_id: str) -> asyncio.Event:
@@ -205,7 +205,7 @@ async def test_an_always_stream_call_logs_prime_response_and_end_in_order_whenev
 
 async def test_close_stream_of_an_always_stream_call_takes_the_lease_before_its_id_goes_out() -> None:
     # The client resumes elsewhere from the priming event's id: that worker must find the lease
-    # held, or it would answer the running request as orphaned (leases.py).
+    # held, or it would answer the running request as orphaned (request_leases.py).
     rt, wire = FakeRuntime(always_stream=True), Wire()
     stream = PostStream(rt, session(), wire.send, wire.receive, request_ids=[3])  # type: ignore[arg-type]
     held: list[bool] = []

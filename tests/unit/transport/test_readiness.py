@@ -1,4 +1,4 @@
-"""``transports/readiness.py``: the runtime starts at ASGI lifespan startup, a failed start keeps
+"""``transports/host.py``: the runtime starts at ASGI lifespan startup, a failed start keeps
 retrying in the background (not ready meanwhile), and ``ready()`` says started and subscribed."""
 
 from __future__ import annotations
@@ -9,9 +9,18 @@ from typing import Any
 
 import pytest
 
+from mcp_django.conf import ACCESS_DEFAULTS
+from mcp_django.routing import lifespan
+from mcp_django.service import get_service
+from mcp_protocol.auth.limits import MemoryRateLimiter
+from mcp_protocol.auth.policy import AccessPolicy
+from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.memory_provider import MemoryProvider
-from mcp_protocol.routing import lifespan
-from mcp_protocol.transports import readiness, runtime
+from mcp_protocol.server import Server
+from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
+from mcp_protocol.transports.host import RuntimeHost
+from mcp_protocol.transports.runtime import Runtime, TransportConfig
+from mcp_protocol.transports.security import OriginGuard
 
 FAILURES = {"left": 0}
 
@@ -38,7 +47,7 @@ MEMORY = {
 async def memory_runtime(settings: Any) -> AsyncIterator[None]:
     settings.MCP = MEMORY
     yield
-    await runtime.shutdown()
+    await get_service().shutdown()
     FAILURES["left"] = 0
 
 
@@ -60,20 +69,48 @@ async def run_lifespan_startup() -> asyncio.Task[None]:
 async def test_lifespan_startup_starts_the_runtime_and_subscribes_before_any_request(
     memory_runtime: None,
 ) -> None:
-    assert not readiness.ready()
+    assert not get_service().ready()
     task = await run_lifespan_startup()
-    assert readiness.ready()
-    rt = runtime.current()
+    assert get_service().ready()
+    rt = get_service().current()
     assert rt is not None and rt.fanout.listening
     task.cancel()
 
 
 async def test_a_start_that_fails_is_not_ready_and_retries_by_itself(memory_runtime: None) -> None:
     FAILURES["left"] = 3
-    await readiness.startup()  # does not raise: the process keeps running, not ready
-    assert not readiness.ready()
+    await get_service().startup()  # does not raise: the process keeps running, not ready
+    assert not get_service().ready()
     deadline = asyncio.get_running_loop().time() + 10
-    while not readiness.ready():  # retries back off by time: nothing to wait on but the clock
+    while not get_service().ready():  # retries back off by time: nothing to wait on but the clock
         assert asyncio.get_running_loop().time() < deadline, "not ready 10 s after the failures ended"
         await asyncio.sleep(0.05)
     assert FAILURES["left"] == 0
+
+
+def hand_built_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
+    """A runtime with every dependency passed in, no settings read (as the SDK's session manager)."""
+    provider, sessions, events, bus = MemoryProvider(), MemorySessionStore(), MemoryEventStore(), MemoryBus()
+    access = AccessPolicy(ACCESS_DEFAULTS, bus, sessions, events, limiter=MemoryRateLimiter())
+    config = TransportConfig(always_stream=False, keepalive=15.0, retry_ms=1000, close_after=None,
+                             max_body=1 << 20, allowed_hosts=[], allowed_origins=[])
+    return Runtime(loop, config=config, provider=provider, sessions=sessions, events=events, bus=bus,
+                   server=Server(provider, name="t", version="1", cursor_secret=b"k" * 32),
+                   access=access, guard=OriginGuard([], [], ["127.0.0.1"]))
+
+
+async def test_a_runtime_built_with_its_dependencies_runs_inside_async_with() -> None:
+    async with hand_built_runtime(asyncio.get_running_loop()) as rt:
+        assert rt.ready and rt.fanout.listening
+        assert rt.resolve_principal({"headers": []}) is None  # open mode: everyone is anonymous
+    assert not rt.fanout.listening
+
+
+async def test_a_host_runs_its_loops_runtime_and_forgets_it_after() -> None:
+    host = RuntimeHost(hand_built_runtime, backends=lambda: (MemorySessionStore(), MemoryEventStore(),
+                                                              MemoryBus()))
+    assert host.current() is None
+    async with host.run():
+        assert host.ready() and host.current() is not None
+        assert await host.terminate("no-such-session") is False
+    assert host.current() is None and not host.ready()

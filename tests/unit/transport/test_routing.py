@@ -1,4 +1,4 @@
-"""Mounting the endpoint through Channels (mcp_protocol/routing.py): any prefix, behind any
+"""Mounting the endpoint through Channels (mcp_django/routing.py): any prefix, behind any
 ``root_path``, beside the project's other routes; the lifespan app; and the system check that
 says when ``ASGI_APPLICATION`` routes no endpoint. In-process ASGI calls are enough here: what is
 tested is which app a path reaches, not streaming (the live-server tests cover that)."""
@@ -14,9 +14,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter
 from django.test import override_settings
 from django.urls import URLPattern, re_path
 
-from mcp_protocol.checks import check_mcp_routing
-from mcp_protocol.routing import EndpointFirst, ExactPath, find_endpoints, lifespan, mcp_path
-from mcp_protocol.transports import runtime
+from mcp_django.checks import check_mcp_routing
+from mcp_django.routing import EndpointFirst, ExactPath, find_endpoints, lifespan, mcp_path
+from mcp_django.service import get_service
 from mcp_protocol.transports.http import MCPEndpoint
 from tests.support.asgi_call import post
 
@@ -45,7 +45,7 @@ async def memory_runtime() -> AsyncIterator[None]:
         try:
             yield
         finally:
-            await runtime.shutdown()
+            await get_service().shutdown()
 
 
 @pytest.mark.parametrize(("path", "root_path"), [
@@ -75,7 +75,7 @@ def test_a_route_needs_a_path_and_one_principal_resolver() -> None:
     with pytest.raises(ValueError, match="non-empty"):
         mcp_path("/")
     with pytest.raises(ValueError, match="not both"):
-        mcp_path("mcp", MCPEndpoint(), resolve_principal=lambda scope: "x")
+        mcp_path("mcp", MCPEndpoint(get_service()), resolve_principal=lambda scope: "x")
     resolver = mcp_path("mcp", resolve_principal=lambda scope: "alice").callback
     assert isinstance(resolver, MCPEndpoint) and resolver.resolve_principal({}) == "alice"
 

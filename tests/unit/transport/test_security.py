@@ -54,3 +54,22 @@ def test_non_loopback_server_falls_back_to_django_allowed_hosts() -> None:
 def test_wildcards_allow_everything() -> None:
     guard = OriginGuard(["*"], ["*"], [])
     assert status(guard, "anything.example", "http://elsewhere.example", "10.0.0.5") == 200
+
+
+HOSTS = ["example.com", "EXAMPLE.com:80", "example.com.", "a.b.example.com:8443", "[::1]:8000",
+         "[::ffff:127.0.0.1]", "127.0.0.1", "exa mple.com", "example.com:port", "[::1", "", "ex_ample.com"]
+PATTERNS = [[], ["*"], ["example.com"], [".example.com"], ["EXAMPLE.COM"], ["[::1]"], [""],
+            ["other.org", ".b.example.com"]]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_the_core_matches_hosts_exactly_as_django_does(host: str) -> None:
+    """The core's own host check (no Django in ``mcp_protocol``) gives Django's answers."""
+    from django.http import request as django_request
+
+    from mcp_protocol.transports import security
+
+    assert security.split_domain_port(host) == django_request.split_domain_port(host)
+    domain = security.split_domain_port(host)[0]
+    for patterns in PATTERNS:
+        assert security.validate_host(domain, patterns) == django_request.validate_host(domain, patterns)

@@ -3,8 +3,11 @@
 Shaped like DRF's ``api_settings``: attribute access reads the merged dict; backends
 (``SESSION_STORE``, ``EVENT_STORE``, ``BUS``, ``PROVIDER``) are ``{"BACKEND": dotted path,
 "OPTIONS": {...}}`` built once per process and dropped on ``setting_changed`` so tests can switch
-memory ↔ Redis. This is the only module of ``mcp_protocol`` that reads Django settings; the
-protocol core takes its inputs as arguments.
+memory ↔ Redis. ``DEFAULTS`` is the one place the defaults of the ``MCP`` setting are written
+(``ACCESS``'s included); the project's settings set a key only when its environment variable is
+there. The protocol core (``mcp_protocol``) reads no settings: this module and ``service.py`` build
+what it takes as arguments. Importing it imports nothing of the core (system checks and the apps'
+signal handlers read it in every ``manage.py`` command).
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 if TYPE_CHECKING:
-    from .provider import Provider
-    from .server import Server
+    from mcp_protocol.provider import Provider
+    from mcp_protocol.server import Server
 
 DEFAULTS: dict[str, Any] = {
     "PROVIDER": {"BACKEND": "mcp_protocol.memory_provider.MemoryProvider", "OPTIONS": {}},
@@ -43,18 +46,41 @@ DEFAULTS: dict[str, Any] = {
     "SHUTDOWN_GRACE_SECONDS": 10.0,
     "PAGE_SIZE": 100,
     "CURSOR_SECRET": None,
-    "ACCESS": {},  # who may call what: merged over mcp_protocol.auth.access.DEFAULTS
+    # Who may call what (README "Authentication"): the user's dict is merged over ACCESS_DEFAULTS.
+    "ACCESS": {},
     # requestState (MRTR) key ring: the first key signs, every key opens (rotation). Empty: one key
     # derived from SECRET_KEY. Every worker must hold the same ring.
     "REQUEST_STATE_KEYS": [],
     "REQUEST_STATE_TTL": 900.0,
     # Who is calling /mcp (transports/http.py PrincipalResolver): open mode unless set; e.g.
-    # "mcp_protocol.transports.django_auth.django_user" for a Django session or a DRF token.
+    # "mcp_django.users.django_user" for a Django session or a DRF token.
     "PRINCIPAL_RESOLVER": "mcp_protocol.transports.http.open_mode",
     "METRICS": True,
     # The cyclic GC of a worker holding many streams (transports/gc_tuning.py): frozen at
     # startup, then these thresholds. None: the process's GC is left as it is.
     "GC_THRESHOLD": (50_000, 20, 100),
+}
+
+ACCESS_DEFAULTS: dict[str, Any] = {
+    "MODE": "open",  # env MCP_AUTH: open, keys, oauth or keys,oauth
+    # Where API keys live (the access app: the database); built only in a mode with keys.
+    "KEY_SOURCE": "access.keys.DatabaseKeySource",
+    "AUDIT_SINK": None,  # dotted path of an AuditSink; None: no audit log
+    "AUDIT_SINK_OPTIONS": {},  # its keyword arguments
+    "AUDIT_QUEUE_SIZE": 10000,
+    "AUDIT_ARGUMENTS_MAX_BYTES": 4096,
+    "RATE_LIMITER": {"BACKEND": "mcp_protocol.auth.limits.MemoryRateLimiter", "OPTIONS": {}},
+    "RATE": None,  # "N/S" per principal
+    "TOOL_RATE": None,  # "N/S" per principal and tool
+    "TOOL_RATES": {},  # {"tool name": "N/S"}
+    "MAX_IN_FLIGHT": None,  # per principal, per worker
+    "RESOURCE_URL": "http://127.0.0.1:8000/mcp",  # canonical URL of /mcp (RFC 8707 audience)
+    "OAUTH_ISSUER": None,
+    "OAUTH_JWKS_URL": None,
+    "OAUTH_ALGORITHMS": ["RS256", "PS256", "ES256", "EdDSA"],
+    "OAUTH_SCOPES": {"mcp": {}},  # scope → grant ({} = everything)
+    "OAUTH_LEEWAY": 30.0,
+    "OAUTH_JWKS_MIN_REFRESH": 10.0,
 }
 
 BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")
@@ -144,7 +170,7 @@ def request_state_keys() -> list[bytes]:
 
 def build_server(provider: Provider) -> Server:
     """The protocol core configured from settings; every transport builds it here."""
-    from .server import Server
+    from mcp_protocol.server import Server
 
     return Server(
         provider,
@@ -158,3 +184,8 @@ def build_server(provider: Provider) -> Server:
         request_state_keys=request_state_keys(),
         request_state_ttl=float(mcp_settings.REQUEST_STATE_TTL),
     )
+
+
+def access_settings() -> dict[str, Any]:
+    """``MCP["ACCESS"]`` merged over ``ACCESS_DEFAULTS``."""
+    return {**ACCESS_DEFAULTS, **(mcp_settings.ACCESS or {})}

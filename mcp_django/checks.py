@@ -11,10 +11,11 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
-from .bus.base import Bus
+from mcp_protocol.bus.base import Bus
+from mcp_protocol.provider import Provider
+from mcp_protocol.stores.base import EventStore, SessionStore
+
 from .conf import BACKEND_KEYS, DEFAULTS, default, installed_providers
-from .provider import Provider
-from .stores.base import EventStore, SessionStore
 
 KINDS: dict[str, type] = {
     "PROVIDER": Provider, "SESSION_STORE": SessionStore, "EVENT_STORE": EventStore, "BUS": Bus,
@@ -72,7 +73,7 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
 ROUTE_HINT = (
     "Route it in the project's ASGI application: ProtocolTypeRouter({'http': URLRouter("
     "[mcp_path('mcp'), re_path(r'', get_asgi_application())]), 'lifespan': lifespan}) with "
-    "mcp_path and lifespan from mcp_protocol.routing (README: 'Add MCP to your Django project')."
+    "mcp_path and lifespan from mcp_django.routing (README: 'Add MCP to your Django project')."
 )
 
 
@@ -85,7 +86,7 @@ def check_mcp_routing(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
     if in_urlconf():
         return [Error("An MCP endpoint is in ROOT_URLCONF's urlpatterns, where Django's views go",
                       hint=f"It is an ASGI app, not a view: move it to the ASGI routing. {ROUTE_HINT}",
-                      id="mcp.E011")]  # fmt: skip
+                      id="mcp.E011")]
     dotted = getattr(settings, "ASGI_APPLICATION", None)
     if not dotted:
         return [Warning("ASGI_APPLICATION is not set, so nothing serves the MCP endpoint",

@@ -19,8 +19,8 @@ from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
+from mcp_django.conf import build_server, mcp_settings
 from mcp_protocol.bus.base import Bus
-from mcp_protocol.conf import build_server, mcp_settings
 from mcp_protocol.transports.stdio import serve
 
 

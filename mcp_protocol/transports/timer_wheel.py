@@ -24,7 +24,7 @@ STEP = 0.05  # s
 Bucket = dict[Callable[[], object], None]  # an ordered set of the callbacks due at one tick
 
 
-class Wheel:
+class TimerWheel:
     """The coarse timers of one event loop (``Runtime.later``), which it ticks on once armed."""
 
     __slots__ = ("_buckets", "_handle", "_loop", "_tick")

@@ -69,7 +69,8 @@ async def answer_for_the_dead(
 class RequestLease:
     """The owner's side: taken when the stream opens, renewed, released once answered."""
 
-    def __init__(self, leases: Leases, session_id: str, stream_id: str, request_ids: Sequence[RequestId]):
+    def __init__(self, leases: RequestLeases, session_id: str, stream_id: str,
+                 request_ids: Sequence[RequestId]) -> None:
         self.leases, self.session_id, self.stream_id = leases, session_id, stream_id
         self.request_ids = list(request_ids)
         self.id = lease_id(session_id, stream_id)
@@ -108,7 +109,7 @@ class RequestLease:
             await self.leases.sessions.release_stream(self.id, self.owner)
 
 
-class Leases:
+class RequestLeases:
     """This worker's leased requests (one per process and loop, owned by the runtime)."""
 
     def __init__(self, sessions: SessionStore, events: EventStore) -> None:

@@ -1,4 +1,4 @@
-"""The request path's coarse timers (transports/later.py): never early, at most a step late,
+"""The request path's coarse timers (transports/timer_wheel.py): never early, at most a step late,
 disarmed for good, one failing callback reported without stopping the others, and no loop timer
 left once nothing is armed."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mcp_protocol.transports.later import STEP, Wheel
+from mcp_protocol.transports.timer_wheel import STEP, TimerWheel
 
 
 async def test_a_callback_runs_once_between_delay_and_delay_plus_two_steps() -> None:
-    wheel, loop = Wheel(), asyncio.get_running_loop()
+    wheel, loop = TimerWheel(), asyncio.get_running_loop()
     fired: list[float] = []
     armed_at = loop.time()
     wheel.arm(0.1, lambda: fired.append(loop.time()))
@@ -21,7 +21,7 @@ async def test_a_callback_runs_once_between_delay_and_delay_plus_two_steps() -> 
 
 
 async def test_a_disarmed_callback_never_runs_and_the_wheel_stops_turning() -> None:
-    wheel = Wheel()
+    wheel = TimerWheel()
     fired: list[str] = []
 
     class Stream:
@@ -37,7 +37,7 @@ async def test_a_disarmed_callback_never_runs_and_the_wheel_stops_turning() -> N
 
 
 async def test_a_failing_callback_is_reported_and_the_others_run() -> None:
-    wheel, loop = Wheel(), asyncio.get_running_loop()
+    wheel, loop = TimerWheel(), asyncio.get_running_loop()
     reported: list[dict[str, Any]] = []
     loop.set_exception_handler(lambda _loop, context: reported.append(context))
     fired: list[str] = []
@@ -56,7 +56,7 @@ async def test_a_failing_callback_is_reported_and_the_others_run() -> None:
 
 
 async def test_callbacks_armed_while_it_turns_still_fire() -> None:
-    wheel = Wheel()
+    wheel = TimerWheel()
     fired: list[str] = []
     wheel.arm(0.05, lambda: wheel.arm(0.05, lambda: fired.append("second")))
     await asyncio.sleep(0.1 + 5 * STEP)

@@ -2,18 +2,20 @@
 
     from channels.routing import ProtocolTypeRouter, URLRouter
     from django.urls import re_path
-    from mcp_protocol.routing import lifespan, mcp_path
+    from mcp_django.routing import lifespan, mcp_path
 
     application = ProtocolTypeRouter({
         "http": URLRouter([mcp_path("internal/mcp"), re_path(r"", django_asgi_app)]),
         "websocket": ...,          # the project's own consumers, unchanged
-        "lifespan": lifespan,      # uvicorn: closes the MCP runtime on shutdown
+        "lifespan": lifespan,      # uvicorn: runs the MCP runtime from startup to shutdown
     })
 
 Owns the route (a Django ``re_path`` that Channels' ``URLRouter`` matches) and the ``lifespan``
-application; the endpoint itself (``transports/http.py``) never looks at ``scope["path"]``, so it
-answers wherever it is mounted, behind any ``root_path``. ``find_endpoints`` walks a routing tree
-for the system check that says when the endpoint is routed nowhere (``checks.py``).
+application; the endpoint itself (``mcp_protocol/transports/http.py``) never looks at
+``scope["path"]``, so it answers wherever it is mounted, behind any ``root_path``. Each route is
+handed the service it serves with (``service.py``: the process's by default). ``find_endpoints``
+walks a routing tree for the system check that says when the endpoint is routed nowhere
+(``checks.py``).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from typing import Any
 from django.core.checks import CheckMessage
 from django.urls import URLPattern
 
-from .transports import readiness, runtime
-from .transports.http import MCPEndpoint, PrincipalResolver
-from .transports.legacy_sse import LegacySSEEndpoint
-from .transports.responses import Receive, Scope, Send
+from mcp_protocol.transports.host import RuntimeHost
+from mcp_protocol.transports.http import MCPEndpoint, PrincipalResolver
+from mcp_protocol.transports.legacy_sse import LegacySSEEndpoint
+from mcp_protocol.transports.responses import Receive, Scope, Send
+
+from .service import get_service
 
 DEFAULT_ROUTE = "mcp"
 
@@ -62,18 +66,21 @@ def mcp_path(
     *,
     resolve_principal: PrincipalResolver | None = None,
     name: str = "mcp",
+    service: RuntimeHost | None = None,
 ) -> URLPattern:
     """A route for ``URLRouter``: the endpoint at ``/<route>`` and ``/<route>/`` (clients are
     configured with either), nothing below it. ``route`` is a plain path (``"internal/mcp"``),
-    not a pattern; it is relative to the router it goes into, like any Django route."""
+    not a pattern; it is relative to the router it goes into, like any Django route. ``service``:
+    the runtime host it serves with (the process's, ``get_service()``, unless given)."""
     stripped = route.strip("/")
     if not stripped:
         raise ValueError("mcp_path needs a non-empty route, such as 'mcp'")
     if endpoint is None:
         # No resolver given: the endpoint asks MCP['PRINCIPAL_RESOLVER'] (open mode by default).
-        endpoint = MCPEndpoint(resolve_principal)
-    elif resolve_principal is not None:
-        raise ValueError("pass resolve_principal to the MCPEndpoint, or no endpoint: not both")
+        endpoint = MCPEndpoint(service or get_service(), resolve_principal)
+    elif resolve_principal is not None or service is not None:
+        raise ValueError("pass resolve_principal and service to the MCPEndpoint, or no endpoint: not both")
+    endpoint.host.start_under_daphne()  # daphne sends no lifespan: start when its reactor runs
     return URLPattern(ExactPath(stripped, name), endpoint, name=name)
 
 
@@ -100,11 +107,12 @@ class EndpointFirst:
             await self.inner(scope, receive, send)
 
 
-def legacy_sse_paths(prefix: str = "") -> list[URLPattern]:
+def legacy_sse_paths(prefix: str = "", service: RuntimeHost | None = None) -> list[URLPattern]:
     """The deprecated HTTP+SSE transport of 2024-11-05 for old clients (``transports/
     legacy_sse.py``): ``GET <prefix>sse`` and ``POST <prefix>messages?session_id=…``, siblings, as
     the ``endpoint`` event names the POST URL relative to the SSE one."""
-    endpoint = LegacySSEEndpoint()
+    endpoint = LegacySSEEndpoint(service or get_service())
+    endpoint.host.start_under_daphne()
     base = prefix.strip("/") + "/" if prefix.strip("/") else ""
     return [
         URLPattern(ExactPath(f"{base}sse", "mcp-legacy-sse"), endpoint, name="mcp-legacy-sse"),
@@ -112,22 +120,12 @@ def legacy_sse_paths(prefix: str = "") -> list[URLPattern]:
     ]
 
 
-readiness.start_under_daphne()  # daphne sends no lifespan: start when its reactor runs
-
-
 async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
-    """The ASGI ``lifespan`` protocol (uvicorn sends it; daphne does not: the runtime starts and
-    closes from reactor triggers there). Startup builds the runtime and subscribes to the bus, so
-    the worker fans out changes before its first request (``transports/readiness.py``)."""
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await readiness.startup()
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await runtime.shutdown()
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+    """The ASGI ``lifespan`` protocol for the process's service (uvicorn sends it; daphne does
+    not: the runtime starts and closes from reactor triggers there). The runtime runs from startup
+    to shutdown (``RuntimeHost.run``), so the worker fans out changes before its first request.
+    A project that hands its endpoint another service routes that service's ``lifespan``."""
+    await get_service().lifespan(scope, receive, send)
 
 
 def in_urlconf() -> bool:

@@ -2,7 +2,7 @@
 
 For in-house tools that act as the Django user. Turned on by a setting (or per route)::
 
-    MCP = {"PRINCIPAL_RESOLVER": "mcp_protocol.transports.django_auth.django_user"}
+    MCP = {"PRINCIPAL_RESOLVER": "mcp_django.users.django_user"}
     # or: mcp_path("mcp", resolve_principal=django_user)
 
 ``django_user`` accepts the site's session cookie (``SESSION_COOKIE_NAME``; the session is
@@ -10,7 +10,7 @@ verified like ``django.contrib.auth.get_user`` does, so a password change logs i
 ``Authorization: Token <key>`` (DRF's ``rest_framework.authtoken``, when installed). The principal
 is ``django-user:<pk>``: the same user by cookie or token owns the same sessions. Anything else is
 401 with ``WWW-Authenticate: Token``. A cookie-authenticated request from another site is refused
-before this runs by the Origin allow-list (``security.py``: 403).
+before this runs by the Origin allow-list (``mcp_protocol/transports/security.py``: 403).
 
 Looking the user up reads the database, so a verified credential is remembered for
 ``CACHE_SECONDS`` (keyed by its SHA-256, never the credential itself): the hot path stays off the
@@ -31,7 +31,7 @@ from django.conf import settings
 from django.contrib.auth import aget_user, get_user_model
 from django.http.cookie import parse_cookie
 
-from .responses import HTTPError, Scope
+from mcp_protocol.transports.responses import HTTPError, Scope
 
 PREFIX = "django-user:"
 CACHE_SECONDS = 10.0
@@ -82,7 +82,7 @@ async def django_user(scope: Scope) -> str:
     found = _credential(scope)
     if found is None:
         raise HTTPError(401, "Unauthorized: log in to the site or send 'Authorization: Token <key>'",
-                        headers=CHALLENGE)  # fmt: skip
+                        headers=CHALLENGE)
     kind, key = found
     digest = hashlib.sha256(f"{kind}:{key}".encode()).digest()
     now = time.monotonic()

@@ -1,5 +1,6 @@
-"""``Access``: everything that decides who may call what on ``/mcp``, built once per runtime from
-the ``MCP["ACCESS"]`` setting (merged over ``DEFAULTS``).
+"""``AccessPolicy``: everything that decides who may call what on ``/mcp``, built once per runtime
+from a config mapping (``MCP["ACCESS"]`` merged over the adapter's defaults: ``mcp_django/conf.py``)
+and the objects it names, built by the caller: the key source, the rate limiter, the audit sink.
 
 Modes (``MODE``, env ``MCP_AUTH``): ``open`` (no credentials; everyone is ``ANONYMOUS``),
 ``keys`` (API keys, ``keys.py``), ``oauth`` (JWT access tokens, ``oauth.py``) or ``keys,oauth``
@@ -14,7 +15,6 @@ When a key's grant changes, the sessions of that key (on every worker, once: ``c
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -23,48 +23,17 @@ from urllib.parse import urlsplit
 from ..bus.base import Bus
 from ..jsonrpc import notification
 from ..stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
-from .audit import AuditQueue
+from .audit import AuditQueue, AuditSink
 from .guard import Guard
-from .keys import KeyRing, looks_like_key
+from .keys import KeyRing, KeySource, looks_like_key
+from .limits import RateLimiter
 from .oauth import JWKS, InsufficientScope, InvalidToken, TokenVerifier
 from .principal import ANONYMOUS, Grant, Principal, Rate
 
 logger = logging.getLogger("mcp_protocol.auth")
 
 MODES = ("open", "keys", "oauth", "keys,oauth")
-DEFAULTS: dict[str, Any] = {
-    "MODE": "open",
-    "KEY_SOURCE": "access.keys.DatabaseKeySource",
-    "AUDIT_SINK": None,  # dotted path of an AuditSink; None: no audit log
-    "AUDIT_SINK_OPTIONS": {},  # its keyword arguments
-    "AUDIT_QUEUE_SIZE": 10000,
-    "AUDIT_ARGUMENTS_MAX_BYTES": 4096,
-    "RATE_LIMITER": {"BACKEND": "mcp_protocol.auth.limits.MemoryRateLimiter", "OPTIONS": {}},
-    "RATE": None,  # "N/S" per principal
-    "TOOL_RATE": None,  # "N/S" per principal and tool
-    "TOOL_RATES": {},  # {"tool name": "N/S"}
-    "MAX_IN_FLIGHT": None,  # per principal, per worker
-    "RESOURCE_URL": "http://127.0.0.1:8000/mcp",  # canonical URL of /mcp (RFC 8707 audience)
-    "OAUTH_ISSUER": None,
-    "OAUTH_JWKS_URL": None,
-    "OAUTH_ALGORITHMS": ["RS256", "PS256", "ES256", "EdDSA"],
-    "OAUTH_SCOPES": {"mcp": {}},  # scope → grant ({} = everything)
-    "OAUTH_LEEWAY": 30.0,
-    "OAUTH_JWKS_MIN_REFRESH": 10.0,
-}
 KINDS = ("tools", "resources", "prompts")
-
-
-def import_string(path: str) -> Any:
-    module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
-def access_settings() -> dict[str, Any]:
-    from ..conf import mcp_settings
-
-    user = mcp_settings.ACCESS or {}
-    return {**DEFAULTS, **user}
 
 
 def metadata_url(resource_url: str) -> str:
@@ -80,9 +49,13 @@ class AuthError(Exception):
         self.status, self.message, self.challenge = status, message, challenge
 
 
-class Access:
-    def __init__(self, config: Mapping[str, Any], bus: Bus, sessions: SessionStore,
-                 events: EventStore) -> None:
+class AccessPolicy:
+    """``config`` holds ``MODE``, the rates, the audit queue's bounds, ``RESOURCE_URL`` and the
+    ``OAUTH_*`` values; ``key_source`` is required in a mode with keys."""
+
+    def __init__(self, config: Mapping[str, Any], bus: Bus, sessions: SessionStore, events: EventStore,
+                 *, limiter: RateLimiter, key_source: KeySource | None = None,
+                 audit_sink: AuditSink | None = None) -> None:
         mode = str(config["MODE"]).replace(" ", "")
         if mode not in MODES:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
@@ -93,7 +66,9 @@ class Access:
         self.resource_url = str(config["RESOURCE_URL"])
         self.scopes_supported = sorted(config["OAUTH_SCOPES"])
         if "keys" in mode:
-            self.keys = KeyRing(import_string(config["KEY_SOURCE"])(), bus, on_change=self.scope_changed)
+            if key_source is None:
+                raise ValueError(f"MCP_AUTH={mode} needs a key source")
+            self.keys = KeyRing(key_source, bus, on_change=self.scope_changed)
         if "oauth" in mode:
             issuer = config["OAUTH_ISSUER"]
             if not issuer:
@@ -104,12 +79,9 @@ class Access:
             self.verifier = TokenVerifier(issuer=issuer, audience=self.resource_url, jwks=jwks,
                                           algorithms=config["OAUTH_ALGORITHMS"], scopes=scopes,
                                           leeway=float(config["OAUTH_LEEWAY"]))
-        limiter_spec = config["RATE_LIMITER"]
-        limiter = import_string(limiter_spec["BACKEND"])(**limiter_spec.get("OPTIONS", {}))
         self.audit: AuditQueue | None = None
-        if config["AUDIT_SINK"]:
-            sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
-            self.audit = AuditQueue(sink,
+        if audit_sink is not None:
+            self.audit = AuditQueue(audit_sink,
                                     size=int(config["AUDIT_QUEUE_SIZE"]),
                                     max_bytes=int(config["AUDIT_ARGUMENTS_MAX_BYTES"]))
         self.guard = Guard(
@@ -117,10 +89,6 @@ class Access:
             tool_rates={name: r for name, spec in (config["TOOL_RATES"] or {}).items()
                         if (r := Rate.parse(spec)) is not None},
             max_in_flight=config["MAX_IN_FLIGHT"], audit=self.audit)
-
-    @classmethod
-    def from_settings(cls, bus: Bus, sessions: SessionStore, events: EventStore) -> Access:
-        return cls(access_settings(), bus, sessions, events)
 
     async def start(self) -> None:
         if self.keys is not None:

@@ -1,0 +1,109 @@
+"""The process's MCP service: a ``RuntimeHost`` whose runtimes are built from the ``MCP`` setting.
+
+``get_service()`` is built once per process, like ``django.contrib.admin.site``; the project hands
+it to what serves with it: the endpoint (``routing.mcp_path``, and ``lifespan``), the operations
+views and the management API (their URLconfs pass it as a view argument). Nothing else reaches
+a runtime. On ``setting_changed`` for ``MCP`` (``override_settings(MCP=...)`` in tests) the
+service forgets its runtime, and the next request builds one from the new settings (``conf``
+drops its backends on the same signal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.utils.module_loading import import_string
+
+from mcp_protocol.auth.policy import MODES, AccessPolicy
+from mcp_protocol.bus.base import Bus
+from mcp_protocol.stores.base import EventStore, SessionStore
+from mcp_protocol.transports import gc_tuning
+from mcp_protocol.transports.host import Backends, RuntimeHost
+from mcp_protocol.transports.runtime import Runtime, TransportConfig
+from mcp_protocol.transports.security import OriginGuard
+
+from .conf import DEFAULTS, access_settings, build_server, mcp_settings
+
+
+def build_access(bus: Bus, sessions: SessionStore, events: EventStore) -> AccessPolicy:
+    """The ``AccessPolicy`` of ``MCP["ACCESS"]``, with the objects its dotted paths name."""
+    config = access_settings()
+    mode = str(config["MODE"]).replace(" ", "")
+    if mode not in MODES:  # before anything is built
+        raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
+    key_source = import_string(config["KEY_SOURCE"])() if "keys" in mode else None
+    limiter_spec = config["RATE_LIMITER"]
+    limiter = import_string(limiter_spec["BACKEND"])(**limiter_spec.get("OPTIONS", {}))
+    sink = None
+    if config["AUDIT_SINK"]:
+        sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
+    return AccessPolicy(config, bus, sessions, events, limiter=limiter, key_source=key_source,
+                        audit_sink=sink)
+
+
+def transport_config() -> TransportConfig:
+    close_after = mcp_settings.CLOSE_STREAM_AFTER_SECONDS
+    return TransportConfig(
+        always_stream=bool(mcp_settings.ALWAYS_STREAM),
+        keepalive=float(mcp_settings.KEEPALIVE_SECONDS),
+        retry_ms=int(mcp_settings.SSE_RETRY_MS),
+        close_after=None if close_after is None else float(close_after),
+        max_body=int(mcp_settings.MAX_BODY_BYTES),
+        allowed_hosts=list(mcp_settings.ALLOWED_HOSTS),
+        allowed_origins=list(mcp_settings.ALLOWED_ORIGINS),
+        metrics=bool(mcp_settings.METRICS),
+        shutdown_grace=float(mcp_settings.SHUTDOWN_GRACE_SECONDS),
+    )
+
+
+def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
+    """A ``Runtime`` for ``loop``, every dependency read from the ``MCP`` setting."""
+    config = transport_config()
+    provider = mcp_settings.backend("PROVIDER")
+    sessions = mcp_settings.backend("SESSION_STORE")
+    events = mcp_settings.backend("EVENT_STORE")
+    bus = mcp_settings.backend("BUS")
+    server = build_server(provider)
+    access = build_access(bus, sessions, events)
+    guard = OriginGuard(config.allowed_hosts, config.allowed_origins, list(settings.ALLOWED_HOSTS))
+    # Left at its default (open mode), the resolver is MCP_AUTH's (the runtime's, from access).
+    resolver = None
+    if mcp_settings.PRINCIPAL_RESOLVER != DEFAULTS["PRINCIPAL_RESOLVER"]:
+        resolver = mcp_settings.principal_resolver()
+    return Runtime(loop, config=config, provider=provider, sessions=sessions, events=events, bus=bus,
+                   server=server, access=access, guard=guard, resolve_principal=resolver)
+
+
+def backends() -> Backends:
+    return (mcp_settings.backend("SESSION_STORE"), mcp_settings.backend("EVENT_STORE"),
+            mcp_settings.backend("BUS"))
+
+
+def tune_gc() -> None:
+    gc_tuning.apply(mcp_settings.GC_THRESHOLD)
+
+
+def build_service() -> RuntimeHost:
+    return RuntimeHost(build_runtime, backends, on_started=tune_gc)
+
+
+_service: RuntimeHost | None = None
+
+
+def get_service() -> RuntimeHost:
+    """This process's service (built on first use)."""
+    global _service
+    if _service is None:
+        _service = build_service()
+    return _service
+
+
+def _forget(*, setting: str, **kwargs: Any) -> None:
+    if setting == "MCP" and _service is not None:
+        _service.forget()
+
+
+setting_changed.connect(_forget)
