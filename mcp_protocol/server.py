@@ -35,12 +35,12 @@ from .inputs import InputRound, questions, start_round
 from .jsonrpc import Notification, Request
 from .method_table import LEGACY_METHODS, MODERN_METHODS, gate_open
 from .methods.base import Call, Handler, Interceptor
-from .methods.listing import WireCache
 from .methods.modern import (
     META_PROTOCOL_VERSION,
     decorate_result,
     stateless_session,
 )
+from .methods.wire_cache import WireCache
 from .outbound import Outbound
 from .pagination import Paginator
 from .provider import Provider

@@ -30,6 +30,8 @@ if ! redis_up; then
 fi
 .venv/bin/ruff check .
 .venv/bin/mypy
+# The layers and the core's independence from Django ([tool.importlinter] in pyproject.toml).
+.venv/bin/lint-imports
 # Django 6.0 on Python 3.12: the apps' unit tests and the example project's check/migrate.
 bash scripts/test-django6.sh
 # Two workers on this 2-core machine; integration modules each share one server process.

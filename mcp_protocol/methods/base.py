@@ -9,22 +9,39 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..auth.scopes import view
+from ..changefeed import ChangeFeed
 from ..context import Context
 from ..definitions import Snapshot
 from ..errors import InvalidParams
+from ..pagination import Paginator
+from ..provider import Provider
 from ..session import Session
 from ..versions import is_modern
+from .wire_cache import WireCache
 
-if TYPE_CHECKING:
-    from ..server import Server
+
+class ServerView(Protocol):
+    """What a handler uses of the ``Server`` (``server.py``), which imports the handlers: a narrow
+    view, so the handlers import nothing of it."""
+
+    provider: Provider
+    paginator: Paginator
+    wire_cache: WireCache
+    feed: ChangeFeed
+    name: str
+    version: str
+    title: str | None
+    instructions: str | None
+
+    def capabilities(self, version: str) -> dict[str, Any]: ...
 
 
 @dataclass(slots=True)
 class Call:
-    server: Server
+    server: ServerView
     session: Session
     ctx: Context
     params: dict[str, Any]
