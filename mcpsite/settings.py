@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
@@ -18,18 +20,36 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+def as_bool(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def as_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
 def env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    return default if value is None else as_bool(value)
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
-    if value is None:
-        return default
-    return [item.strip() for item in value.split(",") if item.strip()]
+    return default if value is None else as_list(value)
+
+
+_UNSET = object()  # an empty variable that means "the default", as an absent one does
+
+
+def env_settings(spec: dict[str, tuple[str, Callable[[str], Any]]]) -> dict[str, Any]:
+    """``{key: parse(value)}`` for each ``key: (variable, parse)`` whose variable is set: the MCP
+    setting's defaults live in ``mcp_django/conf.py`` (``DEFAULTS``), not restated here."""
+    found = {key: parse(os.environ[name]) for key, (name, parse) in spec.items() if name in os.environ}
+    return {key: value for key, value in found.items() if value is not _UNSET}
+
+
+def or_unset(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    return lambda value: parse(value) if value.strip() else _UNSET
 
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
@@ -137,38 +157,30 @@ _REDIS_OPTIONS = {
     "sentinel_password": os.environ.get("MCP_REDIS_SENTINEL_PASSWORD") or None,
 }
 
-MCP = {
-    "PROVIDER": {
-        "BACKEND": os.environ.get("MCP_PROVIDER", "registry.provider.RegistryProvider"),
-        "OPTIONS": {},
-    },
-    "SERVER_NAME": os.environ.get("MCP_SERVER_NAME", "mcpsite"),
-    "SESSION_TTL": float(os.environ.get("MCP_SESSION_TTL", "1800")),
-    "MAX_SESSIONS": int(os.environ.get("MCP_MAX_SESSIONS", "10000")),
-    "MAX_SESSIONS_PER_PRINCIPAL": int(os.environ.get("MCP_MAX_SESSIONS_PER_PRINCIPAL", "1000")),
-    "ALLOWED_ORIGINS": env_list("MCP_ALLOWED_ORIGINS", []),
-    "ALLOWED_HOSTS": env_list("MCP_ALLOWED_HOSTS", []),
-    "MAX_BODY_BYTES": int(os.environ.get("MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024))),
-    "KEEPALIVE_SECONDS": float(os.environ.get("MCP_KEEPALIVE_SECONDS", "15")),
-    "ALWAYS_STREAM": env_bool("MCP_ALWAYS_STREAM", False),
+MCP: dict[str, Any] = env_settings({
+    # Unset: the provider the installed registry app declares (registry.provider.RegistryProvider).
+    "PROVIDER": ("MCP_PROVIDER", lambda path: {"BACKEND": path, "OPTIONS": {}}),
+    "SERVER_NAME": ("MCP_SERVER_NAME", str),
+    "SESSION_TTL": ("MCP_SESSION_TTL", float),
+    "MAX_SESSIONS": ("MCP_MAX_SESSIONS", int),
+    "MAX_SESSIONS_PER_PRINCIPAL": ("MCP_MAX_SESSIONS_PER_PRINCIPAL", int),
+    "ALLOWED_ORIGINS": ("MCP_ALLOWED_ORIGINS", as_list),
+    "ALLOWED_HOSTS": ("MCP_ALLOWED_HOSTS", as_list),
+    "MAX_BODY_BYTES": ("MCP_MAX_BODY_BYTES", int),
+    "KEEPALIVE_SECONDS": ("MCP_KEEPALIVE_SECONDS", float),
+    "ALWAYS_STREAM": ("MCP_ALWAYS_STREAM", as_bool),
     # Prometheus metrics of /mcp (README "Operations"); off saves their small cost per request.
-    "METRICS": env_bool("MCP_METRICS", True),
+    "METRICS": ("MCP_METRICS", as_bool),
     # The worker's GC, tuned at startup for long-lived streams (empty: left as it is).
-    "GC_THRESHOLD": tuple(int(n) for n in env_list("MCP_GC_THRESHOLD", ["50000", "20", "100"])) or None,
-    "CLIENT_REQUEST_TIMEOUT": float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "60")),
+    "GC_THRESHOLD": ("MCP_GC_THRESHOLD", lambda value: tuple(int(n) for n in as_list(value)) or None),
+    "CLIENT_REQUEST_TIMEOUT": ("MCP_CLIENT_REQUEST_TIMEOUT", float),
     # MRTR requestState key ring (issue 13): comma-separated, first signs, all open.
-    "REQUEST_STATE_KEYS": env_list("MCP_REQUEST_STATE_KEYS", []),
-    "REQUEST_STATE_TTL": float(os.environ.get("MCP_REQUEST_STATE_TTL", "900")),
-    "SHUTDOWN_GRACE_SECONDS": float(os.environ.get("MCP_SHUTDOWN_GRACE_SECONDS", "10")),
-    "PRINCIPAL_RESOLVER": os.environ.get(
-        "MCP_PRINCIPAL_RESOLVER", "mcp_protocol.transports.http.open_mode"
-    ),
-    "CLOSE_STREAM_AFTER_SECONDS": (
-        float(os.environ["MCP_CLOSE_STREAM_AFTER_SECONDS"])
-        if os.environ.get("MCP_CLOSE_STREAM_AFTER_SECONDS")
-        else None
-    ),
-}
+    "REQUEST_STATE_KEYS": ("MCP_REQUEST_STATE_KEYS", as_list),
+    "REQUEST_STATE_TTL": ("MCP_REQUEST_STATE_TTL", float),
+    "SHUTDOWN_GRACE_SECONDS": ("MCP_SHUTDOWN_GRACE_SECONDS", float),
+    "PRINCIPAL_RESOLVER": ("MCP_PRINCIPAL_RESOLVER", str),
+    "CLOSE_STREAM_AFTER_SECONDS": ("MCP_CLOSE_STREAM_AFTER_SECONDS", or_unset(float)),
+})
 # Who may call what on /mcp (README "Authentication"): mcp_protocol/auth/policy.py.
 MCP_AUDIT_RETENTION_DAYS = int(os.environ.get("MCP_AUDIT_RETENTION_DAYS", "90"))
 # Where the serving processes put audit entries (README "The audit log"): "database" (a thread of
@@ -187,19 +199,23 @@ _AUDIT_SINK_OPTIONS: dict[str, object] = {} if _AUDIT_SINK == "database" else {
     "max_entries": int(os.environ.get("MCP_AUDIT_SPOOL_MAX_ENTRIES", "100000")),
 }
 MCP["ACCESS"] = {
-    "MODE": os.environ.get("MCP_AUTH", "open"),
+    # The project's choice, not a default restated: this project has the access app, so it keeps
+    # an audit log unless MCP_AUDIT=0 (the adapter's default is none).
     "AUDIT_SINK": _AUDIT_SINKS[_AUDIT_SINK] if env_bool("MCP_AUDIT", True) else None,
     "AUDIT_SINK_OPTIONS": _AUDIT_SINK_OPTIONS,
-    "RATE": os.environ.get("MCP_RATE_LIMIT") or None,
-    "TOOL_RATE": os.environ.get("MCP_TOOL_RATE_LIMIT") or None,
-    "TOOL_RATES": json.loads(os.environ.get("MCP_TOOL_RATE_LIMITS") or "{}"),
-    "MAX_IN_FLIGHT": int(os.environ["MCP_MAX_IN_FLIGHT"]) if os.environ.get("MCP_MAX_IN_FLIGHT") else None,
-    "RESOURCE_URL": os.environ.get("MCP_RESOURCE_URL", "http://127.0.0.1:8000/mcp"),
-    "OAUTH_ISSUER": os.environ.get("MCP_OAUTH_ISSUER") or None,
-    "OAUTH_JWKS_URL": os.environ.get("MCP_OAUTH_JWKS_URL") or None,
-    "OAUTH_ALGORITHMS": env_list("MCP_OAUTH_ALGORITHMS", ["RS256", "PS256", "ES256", "EdDSA"]),
-    "OAUTH_SCOPES": json.loads(os.environ.get("MCP_OAUTH_SCOPES") or '{"mcp": {}}'),
-    "OAUTH_JWKS_MIN_REFRESH": float(os.environ.get("MCP_OAUTH_JWKS_MIN_REFRESH", "10")),
+    **env_settings({
+        "MODE": ("MCP_AUTH", str),
+        "RATE": ("MCP_RATE_LIMIT", or_unset(str)),
+        "TOOL_RATE": ("MCP_TOOL_RATE_LIMIT", or_unset(str)),
+        "TOOL_RATES": ("MCP_TOOL_RATE_LIMITS", or_unset(json.loads)),
+        "MAX_IN_FLIGHT": ("MCP_MAX_IN_FLIGHT", or_unset(int)),
+        "RESOURCE_URL": ("MCP_RESOURCE_URL", str),
+        "OAUTH_ISSUER": ("MCP_OAUTH_ISSUER", or_unset(str)),
+        "OAUTH_JWKS_URL": ("MCP_OAUTH_JWKS_URL", or_unset(str)),
+        "OAUTH_ALGORITHMS": ("MCP_OAUTH_ALGORITHMS", as_list),
+        "OAUTH_SCOPES": ("MCP_OAUTH_SCOPES", or_unset(json.loads)),
+        "OAUTH_JWKS_MIN_REFRESH": ("MCP_OAUTH_JWKS_MIN_REFRESH", float),
+    }),
 }
 if REDIS_URL:
     # Named here, at startup, rather than as a backend's error on the first request.

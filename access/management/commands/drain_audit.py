@@ -10,10 +10,10 @@ import sys
 import time
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from access.drain import BATCH, Drain
+from mcp_django.conf import access_settings
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--hold-after-commit", type=float, default=0.0, help=argparse.SUPPRESS)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        access = settings.MCP.get("ACCESS", {})
+        access = access_settings()
         if access.get("AUDIT_SINK") != "access.spool.RedisSpoolSink":
             raise CommandError("the audit log is not spooled to Redis (MCP_AUDIT_SINK=redis): "
                                "nothing to drain")
