@@ -27,38 +27,27 @@ from typing import Any
 
 from ..jsonrpc import dumps
 from ..session import Session
-
-
-class StoreError(Exception):
-    pass
-
-
-class CreateError(StoreError):
-    pass
-
-
-class UpdateError(StoreError):
-    pass
-
-
-class SessionLimitReached(StoreError):
-    def __init__(self, message: str, limit: int) -> None:
-        super().__init__(message)
-        self.limit = limit
-
-
-class UnknownEvent(StoreError):
-    pass
-
-
-class StreamLagging(StoreError):
-    """Raised by ``listen`` instead of skipping events: its reader (a slow SSE client) fell
-    behind by more than the store keeps for it. The stream ends; the client resumes with its
-    Last-Event-ID and gets the rest, or ``UnknownEvent`` if the log no longer has them."""
-
-
-class StoreUnavailable(StoreError):
-    pass
+from .errors import (  # re-exported until the contracts move
+    CreateError as CreateError,
+)
+from .errors import (
+    SessionLimitReached as SessionLimitReached,
+)
+from .errors import (
+    StoreError as StoreError,
+)
+from .errors import (
+    StoreUnavailable as StoreUnavailable,
+)
+from .errors import (
+    StreamLagging as StreamLagging,
+)
+from .errors import (
+    UnknownEvent as UnknownEvent,
+)
+from .errors import (
+    UpdateError as UpdateError,
+)
 
 
 class SessionStore(ABC):

@@ -46,13 +46,13 @@ from typing import Any
 
 from redis.commands.core import AsyncScript
 
+from ..redis_client.connection import DEFAULT_URL, AsyncClient, RedisConnector, px, unavailable_as_store_error
+from ..redis_client.topology import check_prefix
 from ..session import Session
 from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
-from .connection import DEFAULT_URL, AsyncClient, RedisConnector, px, unavailable_as_store_error
 from .redis_events import RedisEventStore
 from .redis_session_scripts import CAPS
 from .redis_stream_claims import StreamClaims, raise_first
-from .topology import check_prefix
 
 __all__ = ["RedisEventStore", "RedisSessionStore"]
 
@@ -117,7 +117,7 @@ class RedisSessionStore(SessionStore):
         # The hot path: one GETEX on the loop's pipelined connection (resp.py), no write.
         key = self._key(session_id)
         with unavailable_as_store_error():
-            raw = await self._redis.fast().execute("GETEX", key, "PX", px(self.ttl), key=key)
+            raw = await self._redis.pipelined().execute("GETEX", key, "PX", px(self.ttl), key=key)
         if raw is None:
             return None
         session = Session.from_json(json.loads(raw))
@@ -128,7 +128,7 @@ class RedisSessionStore(SessionStore):
         # PEXPIRE slides the expiry as load()'s GETEX does, without the record and its parse.
         key = self._key(session_id)
         with unavailable_as_store_error():
-            return bool(await self._redis.fast().execute("PEXPIRE", key, px(self.ttl), key=key))
+            return bool(await self._redis.pipelined().execute("PEXPIRE", key, px(self.ttl), key=key))
 
     async def save(self, session: Session) -> None:
         changes = session.changes()
@@ -188,7 +188,7 @@ class RedisSessionStore(SessionStore):
         stale: list[Any] = await client.zrangebyscore(self._live, "-inf", int(time.time() * 1000))
         if not stale:
             return
-        ttls = await self._redis.fast().pipeline([("PTTL", self._key(sid)) for sid in stale])
+        ttls = await self._redis.pipelined().pipeline([("PTTL", self._key(sid)) for sid in stale])
         raise_first(ttls)
         owned_keys: list[Any] = await client.hmget(self._owner, stale)
         now = int(time.time() * 1000)
@@ -222,7 +222,7 @@ class RedisSessionStore(SessionStore):
                 if not ids:
                     break
                 start += len(ids)
-                replies = await self._redis.fast().pipeline(
+                replies = await self._redis.pipelined().pipeline(
                     [c for sid in ids for c in (("GET", self._key(sid)), ("PTTL", self._key(sid)))])
                 raise_first(replies)
                 now = time.time()
@@ -251,7 +251,7 @@ class RedisSessionStore(SessionStore):
     async def _get_many(self, ids: list[str]) -> list[str | None]:
         # One GET per key in a pipeline rather than MGET: the keys live in different slots (on a
         # Cluster, each GET goes to its slot's master).
-        replies = await self._redis.fast().pipeline([("GET", self._key(sid)) for sid in ids])
+        replies = await self._redis.pipelined().pipeline([("GET", self._key(sid)) for sid in ids])
         raise_first(replies)
         return replies
 
@@ -267,13 +267,13 @@ class RedisSessionStore(SessionStore):
         # parser and a round trip more cost the first stream ~5-10 ms). Only if some index
         # entry is stale is the index repaired and read again.
         with unavailable_as_store_error():
-            stale, ids = await self._redis.fast().pipeline(
+            stale, ids = await self._redis.pipelined().pipeline(
                 [("ZRANGEBYSCORE", self._live, "-inf", int(time.time() * 1000), "LIMIT", 0, 1),
                  ("ZRANGE", self._live, 0, -1)])
             raise_first([stale, ids])
             if stale:
                 await self._refresh_index(await self._redis.ready_client())
-                ids = await self._redis.fast().execute("ZRANGE", self._live, 0, -1, key=self._live)
+                ids = await self._redis.pipelined().execute("ZRANGE", self._live, 0, -1, key=self._live)
         return [str(sid) for sid in ids]
 
     async def initialized_session_ids(self) -> list[str]:

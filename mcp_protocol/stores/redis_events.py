@@ -54,6 +54,9 @@ from typing import Any
 
 import redis.exceptions
 
+from ..redis_client.connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, px, unavailable_as_store_error
+from ..redis_client.resp import bulk, encode
+from ..redis_client.topology import check_prefix
 from .base import (
     STANDALONE_STREAM,
     Claim,
@@ -64,12 +67,9 @@ from .base import (
     make_event_id,
     parse_event_id,
 )
-from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, px, unavailable_as_store_error
 from .redis_once import OnceClaims
 from .redis_replay import REPLAY, REPLAY_SHA, entry_id_of, event_of
 from .redis_tail import Tail, seq_of
-from .resp import bulk, encode
-from .topology import check_prefix
 
 BROADCAST_BATCH = 500
 SESSIONS_PER_BLOCK = 100  # standalone-stream appends of one bucket per MULTI/EXEC (broadcast)
@@ -110,7 +110,7 @@ class RedisEventStore(EventStore):
         loop = asyncio.get_running_loop()
         tail = self._tails.get(loop)
         if tail is None:
-            tail = self._tails[loop] = Tail(self._redis.fast(), self.block_ms, self.max_events)
+            tail = self._tails[loop] = Tail(self._redis.pipelined(), self.block_ms, self.max_events)
         return tail
 
     @property
@@ -171,7 +171,7 @@ class RedisEventStore(EventStore):
             return []
         block = self._append_block(session_id, stream_id, payloads)
         with unavailable_as_store_error():
-            replies = await self._redis.fast().pipeline_packed(
+            replies = await self._redis.pipelined().pipeline_packed(
                 block, self._block_replies(len(payloads)), key=self._streams(session_id), retry=True)
             entries = self._entries(replies, len(payloads))
         return [make_event_id(stream_id, seq_of(e)) for e in entries]
@@ -180,7 +180,7 @@ class RedisEventStore(EventStore):
                         *, tag: str | None = None) -> int:
         """Pipelined: one write and one read per ``BROADCAST_BATCH`` sessions, not a round trip
         each."""
-        fast = self._redis.fast()
+        pipelined = self._redis.pipelined()
         payload = bulk(json.dumps(message))
         marker = None if tag is None else bulk(tag)
         # A session's standalone stream needs no index entry (delete_session names it): its
@@ -200,7 +200,7 @@ class RedisEventStore(EventStore):
                 if not lean:
                     parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload], marker), per)
                              for sid in batch]
-                    for replies in await fast.pipeline_many(parts):
+                    for replies in await pipelined.pipeline_many(parts):
                         self._entries(replies, 1)
                         written += 1
                     continue
@@ -213,7 +213,7 @@ class RedisEventStore(EventStore):
                           2 + 2 * len(appends[at:at + SESSIONS_PER_BLOCK]))
                          for bucket, appends in buckets.items()
                          for at in range(0, len(appends), SESSIONS_PER_BLOCK)]
-                for replies in await fast.pipeline_many(parts):
+                for replies in await pipelined.pipeline_many(parts):
                     self._entries(replies, 0)  # raises the block's error, if any
                     written += (len(replies) - 2) // 2
         return written
@@ -225,7 +225,7 @@ class RedisEventStore(EventStore):
         with unavailable_as_store_error():
             for start in range(0, len(session_ids), BROADCAST_BATCH):
                 batch = session_ids[start:start + BROADCAST_BATCH]
-                replies = await self._redis.fast().pipeline(
+                replies = await self._redis.pipelined().pipeline(
                     [("XREVRANGE", self._stream(sid, stream_id), "+", since) for sid in batch])
                 for sid, entries in zip(batch, replies, strict=True):
                     if isinstance(entries, Exception):
@@ -243,7 +243,7 @@ class RedisEventStore(EventStore):
             start = entry_id_of(seq)
         key = self._stream(session_id, stream_id)
         with unavailable_as_store_error():
-            reply: list[Any] = await self._redis.fast().evalsha(
+            reply: list[Any] = await self._redis.pipelined().evalsha(
                 REPLAY_SHA, REPLAY, [key], [start, self.max_events, self._ttl_ms])
         if reply[0] == -1:
             raise UnknownEvent(f"Event {after!r} is not retained")

@@ -17,9 +17,9 @@ import secrets
 
 import redis.exceptions
 
+from ..redis_client.connection import RedisConnector, px, unavailable_as_store_error
+from ..redis_client.resp import encode
 from .base import Claim
-from .connection import RedisConnector, px, unavailable_as_store_error
-from .resp import encode
 
 # KEYS: a claim_once key. ARGV: this owner's "held:<owner>" value, lease ms. A script, not
 # PEXPIRE: only a lease this worker still holds is slid, never a "done" (a job marked done for an
@@ -44,7 +44,7 @@ class OnceClaims:
 
     async def claim(self, key: str, lease: float) -> Claim:
         once, tried = self._keys(key)
-        fast = self._redis.fast()
+        pipelined = self._redis.pipelined()
         with unavailable_as_store_error():
             # One round trip: SET NX GET (Redis >= 7.0) takes the lease or returns the state it
             # found, and the "tried" marker is set in the same write (a fan-out claims a change
@@ -52,7 +52,7 @@ class OnceClaims:
             # taken: then the job was won before (HELD: the marker exists) or finished (DONE:
             # nobody wins it for DONE_TTL; a win after that is RETAKEN, checked for what was
             # written, the safe answer).
-            found, tried_before = await fast.pipeline_packed(
+            found, tried_before = await pipelined.pipeline_packed(
                 encode(("SET", once, self._held, "NX", "GET", "PX", px(lease)))
                 + encode(("SET", tried, "1", "NX", "GET", "PX", px(max(lease * 10, 3600.0)))),
                 2, key=once)
@@ -67,22 +67,22 @@ class OnceClaims:
     async def finish(self, key: str, ttl: float) -> None:
         once, tried = self._keys(key)
         with unavailable_as_store_error():
-            await self._redis.fast().pipeline_packed(
+            await self._redis.pipelined().pipeline_packed(
                 encode(("SET", once, "done", "PX", px(ttl))) + encode(("DEL", tried)), 2, key=once)
 
     async def renew(self, keys: list[str], lease: float) -> set[str]:
         if not keys:
             return set()
-        fast, ms = self._redis.fast(), px(lease)
+        pipelined, ms = self._redis.pipelined(), px(lease)
         with unavailable_as_store_error():
             # One write for every key (each its own slot: on a Cluster, per master).
-            replies = await fast.pipeline_many(
+            replies = await pipelined.pipeline_many(
                 [(once, encode(("EVALSHA", RENEW_SHA, 1, once, self._held, ms)), 1)
                  for once in (self._keys(key)[0] for key in keys)])
             renewed = set()
             for key, (reply,) in zip(keys, replies, strict=True):
                 if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted Redis
-                    reply = await fast.evalsha(RENEW_SHA, _RENEW, [self._keys(key)[0]],
+                    reply = await pipelined.evalsha(RENEW_SHA, _RENEW, [self._keys(key)[0]],
                                                [self._held, ms])
                 if isinstance(reply, Exception):
                     raise reply

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .connection import RedisConnector, px, unavailable_as_store_error
+from ..redis_client.connection import RedisConnector, px, unavailable_as_store_error
 from .redis_session_scripts import REFRESH, REFRESH_SHA, RELEASE, RELEASE_SHA
 
 
@@ -35,7 +35,7 @@ class StreamClaims:
         only_if_free = () if take_over else ("NX",)
         key = self.key(session_id)
         with unavailable_as_store_error():
-            return bool(await self._redis.fast().execute(
+            return bool(await self._redis.pipelined().execute(
                 "SET", key, owner, *only_if_free, "PX", px(ttl), key=key))
 
     async def held(self, session_ids: list[str]) -> set[str]:
@@ -43,15 +43,16 @@ class StreamClaims:
             return set()
         with unavailable_as_store_error():
             # Pipelined EXISTS, each claim key in its own session's slot (no MULTI across slots).
-            replies = await self._redis.fast().pipeline([("EXISTS", self.key(sid)) for sid in session_ids])
+            replies = await self._redis.pipelined().pipeline(
+                [("EXISTS", self.key(sid)) for sid in session_ids])
         raise_first(replies)
         return {sid for sid, held in zip(session_ids, replies, strict=True) if held}
 
     async def refresh(self, session_id: str, owner: str, ttl: float) -> bool:
         with unavailable_as_store_error():
-            return bool(await self._redis.fast().evalsha(
+            return bool(await self._redis.pipelined().evalsha(
                 REFRESH_SHA, REFRESH, [self.key(session_id)], [owner, px(ttl)]))
 
     async def release(self, session_id: str, owner: str) -> None:
         with unavailable_as_store_error():
-            await self._redis.fast().evalsha(RELEASE_SHA, RELEASE, [self.key(session_id)], [owner])
+            await self._redis.pipelined().evalsha(RELEASE_SHA, RELEASE, [self.key(session_id)], [owner])

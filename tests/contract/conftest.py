@@ -22,10 +22,10 @@ import pytest
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.bus.redis import RedisBus
+from mcp_protocol.redis_client.topology import RedisTopology
 from mcp_protocol.stores.base import EventStore, SessionStore
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
-from mcp_protocol.stores.topology import RedisTopology
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateCluster, PrivateSentinel
 
