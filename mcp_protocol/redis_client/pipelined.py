@@ -54,6 +54,13 @@ class Pipelined(Protocol):
     def close(self) -> None: ...
 
 
+def raise_first(replies: list[Reply]) -> None:
+    """A pipeline's replies carry errors as values: raise the first."""
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+
+
 def _refused_as_replica(replies: list[Reply]) -> bool:
     """A block the server refused because it is no longer the master (nothing was executed)."""
     return any(r.__class__ is redis.exceptions.ReadOnlyError for r in replies)

@@ -33,10 +33,10 @@ import logging
 from collections.abc import Hashable
 from typing import Any
 
-from ..redis_client.connection import UNAVAILABLE, raise_pending_cancel
-from ..redis_client.pipelined import Pipelined, PipelinedRedis
-from ..redis_client.resp import RespConnection, bulk
-from .base import StreamLagging
+from ...redis_client.connection import UNAVAILABLE, raise_pending_cancel
+from ...redis_client.pipelined import Pipelined, PipelinedRedis
+from ...redis_client.resp import RespConnection, bulk
+from ..errors import StreamLagging
 
 logger = logging.getLogger("mcp_protocol.stores")
 
