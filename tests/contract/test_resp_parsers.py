@@ -1,4 +1,4 @@
-"""Both RESP reply parsers of ``stores/resp.py`` against a real Redis: hiredis (installed with the
+"""Both RESP reply parsers of ``redis_client/resp.py`` against a real Redis: hiredis (installed with the
 project) and the pure-Python one that serves where hiredis is absent. The other suites only ever run
 the first, so this keeps the second honest: plain replies, a MULTI/EXEC group, error replies top
 level and inside a group."""
