@@ -13,7 +13,8 @@ from django.utils.module_loading import import_string
 
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.provider import Provider
-from mcp_protocol.stores.base import EventStore, SessionStore
+from mcp_protocol.stores.events import EventStore
+from mcp_protocol.stores.sessions import SessionStore
 
 from .conf import BACKEND_KEYS, DEFAULTS, default, installed_providers
 

@@ -19,7 +19,8 @@ from django.utils.module_loading import import_string
 
 from mcp_protocol.auth.policy import MODES, AccessPolicy
 from mcp_protocol.bus.base import Bus
-from mcp_protocol.stores.base import EventStore, SessionStore
+from mcp_protocol.stores.events import EventStore
+from mcp_protocol.stores.sessions import SessionStore
 from mcp_protocol.transports import gc_tuning
 from mcp_protocol.transports.host import Backends, RuntimeHost
 from mcp_protocol.transports.runtime import Runtime, TransportConfig

@@ -36,7 +36,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ..bus.base import Bus
-from ..stores.base import EventStore, SessionStore
+from ..stores.events import EventStore
+from ..stores.sessions import SessionStore
 from . import stopping
 from .pending import PendingRequests
 from .responses import Receive, Scope, Send

@@ -25,7 +25,9 @@ from ..fanout import Fanout
 from ..provider import Provider
 from ..server import Server
 from ..session import Session
-from ..stores.base import EventStore, SessionStore, StoreUnavailable
+from ..stores.errors import StoreUnavailable
+from ..stores.events import EventStore
+from ..stores.sessions import SessionStore
 from . import auth, metrics
 from .auth import PrincipalResolver
 from .pending import PendingRequests
@@ -85,7 +87,7 @@ class Runtime:
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
-        self.leases = RequestLeases(self.sessions, self.events)
+        self.leases = RequestLeases(self.events)
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
         self.later = TimerWheel()  # the request path's "still running in 0.1 s?" timers
         self._live: dict[str, list[EndSignal]] = {}

@@ -24,7 +24,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import SessionStore, StoreUnavailable
+from mcp_protocol.stores.claims import ClaimStore
+from mcp_protocol.stores.errors import StoreUnavailable
+from mcp_protocol.stores.sessions import SessionStore
 from mcp_protocol.transports.host import RuntimeHost
 
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 500
@@ -96,6 +98,10 @@ class SessionViewSet(viewsets.ViewSet):
     def _store(self) -> SessionStore:
         return self.service.backends()[0]
 
+    def _claims(self) -> ClaimStore:
+        """Which sessions have their GET stream open: the event store's claims."""
+        return self.service.backends()[1].claims
+
     @extend_schema(
         summary="Live MCP sessions, newest first",
         parameters=[
@@ -112,7 +118,7 @@ class SessionViewSet(viewsets.ViewSet):
         after = self._after(request.query_params.get("cursor"))
         try:
             page = async_to_sync(self._store().list_sessions)(limit=size, after=after)
-            streaming = async_to_sync(self._store().open_streams)([s.id for s in page])
+            streaming = async_to_sync(self._claims().open_streams)([s.id for s in page])
         except StoreUnavailable:
             raise _unavailable() from None
         next_url = None
