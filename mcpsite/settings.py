@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "mcp_protocol",
     "registry",
     "access",
+    "management_api",
 ]
 
 MIDDLEWARE = [
@@ -272,13 +273,13 @@ else:
 REST_FRAMEWORK = {
     # Tokens first: the first class names the WWW-Authenticate challenge of a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "registry.api.auth.ManagementTokenAuthentication",
+        "management_api.auth.ManagementTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "registry.api.auth.AnonRateThrottle",
-        "registry.api.auth.UserRateThrottle",
+        "management_api.auth.AnonRateThrottle",
+        "management_api.auth.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from registry.api.sessions import key_of
+from management_api.sessions import key_of
 from tests.support import LiveServer
 from tests.support.live_server import ROOT
 from tests.support.mcp_http import (

@@ -17,7 +17,7 @@ from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from registry.tokens import ManagementToken, digest
+from management_api.tokens import ManagementToken, digest
 
 from .conftest import TEMPLATE_TOOL, client_for, staff_with
 
@@ -125,10 +125,10 @@ def test_a_token_added_in_the_admin_is_shown_once_and_works(admin_client: object
     from django.test import Client
 
     assert isinstance(admin_client, Client)
-    answer = admin_client.post("/admin/registry/managementtoken/add/",
+    answer = admin_client.post("/admin/management_api/managementtoken/add/",
                                {"user": admin_user.pk, "name": "CI"}, follow=True)
     assert answer.status_code == 200
     shown = [str(m) for m in answer.context["messages"] if "mcpm_" in str(m)]
     token = shown[0].rsplit(" ", 1)[-1]
     assert bearer(token).get("/api/v1/tools/").status_code == 200
-    assert token not in admin_client.get("/admin/registry/managementtoken/").content.decode()
+    assert token not in admin_client.get("/admin/management_api/managementtoken/").content.decode()

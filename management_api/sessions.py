@@ -42,7 +42,7 @@ def key_of(session_id: str) -> str:
 class SessionPermissions(permissions.BasePermission):
     def has_permission(self, request: Request, view: Any) -> bool:
         action = "delete" if request.method == "DELETE" else "view"
-        return bool(request.user.has_perm(f"registry.{action}_livesession"))
+        return bool(request.user.has_perm(f"management_api.{action}_livesession"))
 
 
 class SessionSerializer(serializers.Serializer):

@@ -1,6 +1,4 @@
-"""Access to the management API: its bearer tokens, and the permissions of its sessions endpoint.
-
-Management API tokens are bearer tokens for automation (CI, scripts) on ``/api/v1/``.
+"""Management API tokens: bearer tokens for automation (CI, scripts) on ``/api/v1/``.
 
 Not the API keys of ``/mcp`` (those scope MCP clients to tool sets); a management API token acts
 as its Django user, with that user's model permissions, on the REST management API only.
@@ -39,6 +37,7 @@ class ManagementToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
+        db_table = "registry_managementtoken"  # made by the registry app, where tokens began
         ordering = ["user_id", "name", "id"]
         verbose_name = "management API token"
 
@@ -57,17 +56,3 @@ class ManagementToken(models.Model):
     @property
     def expired(self) -> bool:
         return self.expires_at is not None and self.expires_at <= timezone.now()
-
-
-class LiveSession(models.Model):
-    """No table: live MCP sessions are in the session store (``mcp_protocol.stores``). This model
-    only carries the permissions of the management API's sessions endpoint, so they can be granted
-    in the admin like any other."""
-
-    class Meta:
-        managed = False
-        default_permissions = ()
-        permissions = [
-            ("view_livesession", "Can view live MCP sessions"),
-            ("delete_livesession", "Can end live MCP sessions"),
-        ]

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from registry.tokens import ManagementToken
+from management_api.tokens import ManagementToken
 
 
 class Command(BaseCommand):

@@ -18,7 +18,8 @@ from django.db import models
 from drf_spectacular.utils import OpenApiExample, extend_schema_serializer
 from rest_framework import serializers
 
-from ..models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from registry.models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+
 from .errors import drf_errors, raise_drf
 
 READ_ONLY = ("id", "version", "created_at", "updated_at")

@@ -2,7 +2,7 @@
 
 - Authentication: Django's session (the browsable API and the docs page after an admin login;
   DRF enforces CSRF on it) or ``Authorization: Bearer mcpm_…``, a management API token
-  (``registry.tokens``: stored as its SHA-256 digest, acting as its user).
+  (``management_api.tokens``: stored as its SHA-256 digest, acting as its user).
 - Permissions: staff users only (the people who may open the admin), then Django's model
   permissions — reading needs ``view_<model>`` too, so a staff user who may only view tools reads
   them and gets 403 on every write.
@@ -21,7 +21,7 @@ from rest_framework import authentication, exceptions, permissions, throttling
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
-from ..tokens import PREFIX, ManagementToken, digest
+from .tokens import PREFIX, ManagementToken, digest
 
 LAST_USED_EVERY = timedelta(minutes=1)
 
