@@ -72,7 +72,7 @@ class ToolSerializer(DefinitionSerializer):
             "annotations", "execution", "icons", "meta", "tags", "kind", "handler", "template_text",
             "template_structured", "http_url", "http_timeout", "http_secret_header",
             "http_secret_env", "version", "created_at", "updated_at",
-        )  # fmt: skip
+        )
         read_only_fields = READ_ONLY
 
 
@@ -86,7 +86,7 @@ class ResourceSerializer(DefinitionSerializer):
             "id", "uri", "name", "title", "description", "enabled", "kind", "mime_type", "text",
             "blob", "handler", "size", "annotations", "icons", "meta", "tags", "version", "created_at",
             "updated_at",
-        )  # fmt: skip
+        )
         read_only_fields = READ_ONLY
 
 
@@ -100,7 +100,7 @@ class ResourceTemplateSerializer(DefinitionSerializer):
             "id", "uri_template", "name", "title", "description", "enabled", "kind", "mime_type",
             "text_template", "handler", "completions", "completion_handler", "annotations", "icons",
             "meta", "tags", "version", "created_at", "updated_at",
-        )  # fmt: skip
+        )
         read_only_fields = READ_ONLY
 
 
@@ -144,7 +144,7 @@ class PromptSerializer(DefinitionSerializer):
         fields = (
             "id", "name", "title", "description", "enabled", "handler", "completion_handler",
             "arguments", "messages", "icons", "meta", "tags", "version", "created_at", "updated_at",
-        )  # fmt: skip
+        )
         read_only_fields = READ_ONLY
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
