@@ -1,7 +1,8 @@
 """Management API tokens: bearer tokens for automation (CI, scripts) on ``/api/v1/``.
 
 Not the API keys of ``/mcp`` (those scope MCP clients to tool sets); a management API token acts
-as its Django user, with that user's model permissions, on the REST management API only.
+as its Django user, with that user's model permissions, on the REST management API (and on
+``/mcp`` only where ``MCP["PRINCIPAL_RESOLVER"]`` is the Django-user resolver, ``django_user``).
 
 Why our own model rather than DRF's ``authtoken``: DRF stores the token itself, so a database dump
 or a read-only SQL injection hands out working credentials. Here only the SHA-256 digest is stored
@@ -14,12 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 PREFIX = "mcpm_"  # recognisable in logs and by secret scanners; never logged itself
+LAST_USED_EVERY = timedelta(minutes=1)
 
 
 def digest(token: str) -> str:
@@ -52,6 +55,21 @@ class ManagementToken(models.Model):
         row = cls.objects.create(user=user, name=name, digest=digest(token), hint=token[:9],
                                  expires_at=expires_at)
         return row, token
+
+    @classmethod
+    def authenticate(cls, token: str) -> ManagementToken | None:
+        """The row of a live token (not expired, its user active), or None. Marks it used."""
+        if not token.startswith(PREFIX):
+            return None
+        row = cls.objects.select_related("user").filter(digest=digest(token)).first()
+        if row is None or row.expired or not row.user.is_active:
+            return None
+        now = timezone.now()
+        # At most one write a minute per token: a write on every GET would serialise reads
+        # behind the database's write lock (on SQLite it cost 35 ms a request).
+        if row.last_used_at is None or now - row.last_used_at > LAST_USED_EVERY:
+            cls.objects.filter(pk=row.pk).update(last_used_at=now)
+        return row
 
     @property
     def expired(self) -> bool:

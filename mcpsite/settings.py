@@ -46,8 +46,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    # DRF tokens: MCP['PRINCIPAL_RESOLVER'] = django_auth.django_user accepts them on /mcp.
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
