@@ -86,7 +86,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         try:
             manage(env, "migrate", "--noinput")
             manage(env, "createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com")
-            token = manage(env, "create_management_token", "ci", "--name", "fleet test").strip()
+            token = manage(env, "create_management_token", "--user", "ci", "--name", "fleet test").strip()
             with ThreadPoolExecutor(2) as pool:
                 for started in [pool.submit(s.start) for s in servers]:
                     started.result()

@@ -100,7 +100,7 @@ def test_throttles_answer_429_past_the_rate(token: str) -> None:
 
 def test_create_management_token_prints_a_working_token_once(
         superuser: User, capsys: pytest.CaptureFixture[str]) -> None:
-    call_command("create_management_token", "root", "--name", "CI", "--days", "1")
+    call_command("create_management_token", "--user", "root", "--name", "CI", "--days", "1")
     token = capsys.readouterr().out.strip()
     assert bearer(token).get("/api/v1/tools/").status_code == 200
     assert ManagementToken.objects.get().expires_at is not None
