@@ -18,6 +18,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -47,13 +48,18 @@ class ManagementToken(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.hint}…)"
 
+    def clean(self) -> None:
+        if self._state.adding and self.expires_at is not None and self.expires_at <= timezone.now():
+            raise ValidationError({"expires_at": "A new token must expire in the future."})
+
     @classmethod
     def issue(cls, user: models.Model, name: str, expires_at: object = None) -> tuple[ManagementToken, str]:
-        """Create a token; returns the row and the token, which is not stored and cannot be
-        shown again."""
+        """Create a token, validated by ``full_clean``; returns the row and the token, which is
+        not stored and cannot be shown again."""
         token = PREFIX + secrets.token_urlsafe(32)
-        row = cls.objects.create(user=user, name=name, digest=digest(token), hint=token[:9],
-                                 expires_at=expires_at)
+        row = cls(user=user, name=name, digest=digest(token), hint=token[:9], expires_at=expires_at)
+        row.full_clean()
+        row.save()
         return row, token
 
     @classmethod

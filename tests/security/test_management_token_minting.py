@@ -51,3 +51,23 @@ def test_create_management_token_refuses_a_user_the_api_would_refuse(kind: str, 
     with pytest.raises(CommandError, match="not active staff"):
         call_command("create_management_token", "--user", "someone", "--name", "CI")
     assert not token_model.objects.exists()
+
+
+# Issue 24, item 12: ``create_management_token --days -5`` issued a token that had already
+# expired (and ``--days 0`` one that never expires); every command validates its arguments and
+# runs the model's own validation.
+@pytest.mark.parametrize("days", ["-5", "0", "nan", "inf", "1e9"])
+def test_create_management_token_refuses_days_that_are_not_a_positive_bounded_number(
+    days: str, superuser: User, token_model: Any
+) -> None:
+    with pytest.raises(CommandError, match="--days"):
+        call_command("create_management_token", "--user", "root", "--name", "CI", "--days", days)
+    assert not token_model.objects.exists()
+
+
+def test_create_management_token_runs_the_models_validation(superuser: User, token_model: Any) -> None:
+    with pytest.raises(CommandError, match="name"):
+        call_command("create_management_token", "--user", "root", "--name", "x" * 129)
+    with pytest.raises(CommandError, match="name"):
+        call_command("create_management_token", "--user", "root", "--name", "")
+    assert not token_model.objects.exists()

@@ -43,7 +43,8 @@ def test_a_management_token_authenticates_and_only_its_digest_is_stored(token: s
 
 def test_bad_expired_and_revoked_tokens_get_401(superuser: User, token: str) -> None:
     assert bearer(token + "x").get("/api/v1/tools/").status_code == 401
-    expired = ManagementToken.issue(superuser, "old", timezone.now() - timedelta(seconds=1))[1]
+    old, expired = ManagementToken.issue(superuser, "old", timezone.now() + timedelta(days=1))
+    ManagementToken.objects.filter(pk=old.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert bearer(expired).get("/api/v1/tools/").status_code == 401
     superuser.is_active = False
     superuser.save()
