@@ -1,5 +1,5 @@
-"""Management API tokens in the Django admin. Adding one shows the token once; only its digest is
-stored. Deleting one revokes it.
+"""Management API tokens in the Django admin. Adding one shows the token once, on the page that
+answers the save (``access.secret_page``); only its digest is stored. Deleting one revokes it.
 
 A token acts as its user, so a staff user may add tokens only for themselves: the add form offers
 only them, and a forged POST naming another user is refused. Superusers may add one for anyone.
@@ -9,19 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+
+from access.secret_page import show_secret_once
 
 from .tokens import ManagementToken
 
 
 @admin.register(ManagementToken)
 class ManagementTokenAdmin(admin.ModelAdmin):
-    """Tokens of the REST management API. Adding one shows the token once, in a message; only its
-    digest is stored. Deleting one revokes it."""
-
     list_display = ("name", "user", "hint", "created_at", "expires_at", "last_used_at")
     list_filter = ("user",)
     fields = ("user", "name", "expires_at", "hint", "created_at", "last_used_at")
@@ -43,5 +42,8 @@ class ManagementTokenAdmin(admin.ModelAdmin):
         row, token = ManagementToken.issue(obj.user, obj.name, obj.expires_at)
         obj.pk, obj.digest, obj.hint = row.pk, row.digest, row.hint
         obj._state.adding = False
-        self.message_user(
-            request, f"The token (shown only now, copy it): {token}", messages.WARNING)
+        obj._token = token  # type: ignore[attr-defined]  # for response_add, this request only
+
+    def response_add(self, request: HttpRequest, obj: ManagementToken, post_url_continue: str | None = None
+                     ) -> HttpResponse:
+        return show_secret_once(request, self, obj, obj._token)  # type: ignore[attr-defined]
