@@ -25,6 +25,7 @@ from mcp_protocol.auth.keys import digest, new_token
 
 from .auth import DEFINITION_PERMISSIONS
 from .pagination import DefinitionCursorPagination
+from .parsers import FIELD_MAPPING
 from .views import ONE, READS, WRITES
 
 
@@ -36,6 +37,7 @@ class ApiKeySerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(slug_field="username", queryset=get_user_model().objects.all(),
                                          required=False, allow_null=True)
     status = serializers.CharField(read_only=True)
+    serializer_field_mapping = FIELD_MAPPING
 
     class Meta:
         model = ApiKey

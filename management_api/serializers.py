@@ -21,6 +21,7 @@ from rest_framework import serializers
 from registry.models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 
 from .errors import drf_errors, raise_drf
+from .parsers import FIELD_MAPPING
 
 READ_ONLY = ("id", "version", "created_at", "updated_at")
 
@@ -29,6 +30,8 @@ class NotNullSerializer(serializers.ModelSerializer):
     """Refuses ``null`` for columns that cannot hold it. DRF checks ``allow_null`` before parsing,
     so a JSON field sent as the form value ``null`` gets through; and ``full_clean`` skips a
     ``blank`` field whose value is ``None``. Without this the database would refuse it: a 500."""
+
+    serializer_field_mapping = FIELD_MAPPING
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         columns = {f.name: f for f in self.Meta.model._meta.concrete_fields}

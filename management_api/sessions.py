@@ -133,7 +133,8 @@ class SessionViewSet(viewsets.ViewSet):
     @staticmethod
     def _page_size(request: Request) -> int:
         raw = request.query_params.get("page_size", str(PAGE_SIZE))
-        if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE_SIZE:
+        # isascii: "²" is a digit to isdigit() but no number to int().
+        if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_PAGE_SIZE:
             raise exceptions.ValidationError({"page_size": [f"A whole number from 1 to {MAX_PAGE_SIZE}."]})
         return int(raw)
 

@@ -283,6 +283,12 @@ REST_FRAMEWORK = {
         "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),
         "user": os.environ.get("API_THROTTLE_USER", "6000/minute"),
     },
+    # DRF's, with the JSON parser's nesting bounded (a body too deep to parse was a 500).
+    "DEFAULT_PARSER_CLASSES": [
+        "management_api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # Errors of list items keyed by index (DRF 3.20's only form; the list form is deprecated).
