@@ -1,4 +1,4 @@
-"""Change fan-out (mcp_protocol/fanout.py) across two workers sharing one store, on memory and on
+"""Change fan-out (mcp_protocol/fanout/) across two workers sharing one store, on memory and on
 Redis: each change is written once, and changes reach every stream in bus (commit) order even when
 the worker writing an earlier change is slower than the one that could write the next."""
 
@@ -104,7 +104,7 @@ async def test_a_change_whose_writer_died_midway_is_completed_once_per_session(
     dead = make_event_store()
     assert await dead.claim_once(key, 0.2) is Claim.WON
     note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-    await dead.broadcast([sessions[0].id, sessions[1].id], STANDALONE_STREAM, note, tag=f"{key}|list")
+    await dead.broadcast([sessions[0].id, sessions[1].id], STANDALONE_STREAM, note, tag=f"{key}|list:tools")
     survivor = Fanout(MemoryProvider(), make_session_store(), make_event_store(), MemoryBus(), lease=0.2)
     assert await within(survivor.apply(change)) == 2  # after the lease lapsed: the other two only
     for session in sessions:
