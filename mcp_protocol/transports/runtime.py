@@ -82,7 +82,7 @@ class Runtime:
         self.events: EventStore = mcp_settings.backend("EVENT_STORE")
         self.bus: Bus = mcp_settings.backend("BUS")
         self.server: Server = build_server(self.provider)
-        self.access = Access.from_settings(self.bus, self.sessions, self.events)
+        self.access = Access.from_settings(self.bus, self.sessions, self.events, self.provider.capabilities)
         self.server.interceptor = self.access.guard  # rate limits and audit around each call
         if self.config.metrics and self.access.audit is not None:
             self.access.audit.on_drop = metrics.audit_dropped
