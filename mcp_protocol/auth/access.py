@@ -27,7 +27,8 @@ from ..bus.base import Bus
 from ..fanout.notifications import Change
 from ..fanout.writer import ChangeWriter
 from ..provider import ProviderCapabilities
-from ..stores.base import EventStore, SessionStore
+from ..stores.events import EventStore
+from ..stores.sessions import SessionStore
 from .audit import AuditQueue
 from .guard import Guard
 from .keys import KeyRing, looks_like_key

@@ -1,6 +1,6 @@
 """Who writes a change, and each of its parts: claiming it, waiting one's turn, keeping the lease.
 
-``EventStore.claim_once(key, lease)`` gives a change (and each of its parts) to one writer across
+``ClaimStore.claim_once(key, lease)`` gives a change (and each of its parts) to one writer across
 the cluster for ``lease`` seconds (``WON``); a writer that dies lets the lease lapse and the next
 to ask takes the job over (``RETAKEN``), knowing part of it may be written. ``take_turn`` asks for
 a change until it is this writer's to write, to help write (its owner split it in parts) or
@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 
-from ..stores.base import Claim, EventStore
+from ..stores.claims import Claim, ClaimStore
 
 logger = logging.getLogger("mcp_protocol.fanout")
 
@@ -39,17 +39,17 @@ def part_key(key: str, part: int) -> str:
     return f"{key}#{part}"
 
 
-async def take_turn(events: EventStore, key: str, lease: float) -> Claim:
+async def take_turn(claims: ClaimStore, key: str, lease: float) -> Claim:
     """WON or RETAKEN: this writer owns the change ``key`` (RETAKEN: an earlier owner died and may
     have written some of it); HELD: another writer owns it and has split it in parts, which this
     one helps write; DONE: written."""
     pause = POLL_MIN
     while True:
-        claim = await events.claim_once(key, lease)
+        claim = await claims.claim_once(key, lease)
         if claim is not Claim.HELD:
             return claim
         # A probe with a lease that lapses at once: DONE only once the owner split it.
-        if await events.claim_once(split_key(key), PROBE) is Claim.DONE:
+        if await claims.claim_once(split_key(key), PROBE) is Claim.DONE:
             return Claim.HELD
         # Its owner has not started the parts (or died first): the next change must wait,
         # or the two could reach a stream in the wrong order.
@@ -64,8 +64,8 @@ class LeaseLost(Exception):
 class LeaseKeeper:
     """Keeps alive the leases a writer holds on a change and its parts, until it is done."""
 
-    def __init__(self, events: EventStore, lease: float) -> None:
-        self.events, self.lease = events, lease
+    def __init__(self, claims: ClaimStore, lease: float) -> None:
+        self.claims, self.lease = claims, lease
         self._held: set[str] = set()
         self._lost: set[str] = set()
         self._task: asyncio.Task[None] | None = None
@@ -92,7 +92,7 @@ class LeaseKeeper:
             if not keys:
                 continue
             try:
-                renewed = await self.events.renew_once(keys, self.lease)
+                renewed = await self.claims.renew_once(keys, self.lease)
             except Exception:
                 # Redis unreachable: the next round tries again (the lease has 2/3 left).
                 logger.warning("could not renew the fan-out leases %s", keys, exc_info=True)

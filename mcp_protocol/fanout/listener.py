@@ -31,7 +31,8 @@ from typing import Any
 from ..bus.base import CHANGES, RESYNC, Bus, Subscription
 from ..changefeed import EVERYTHING, ChangeFeed
 from ..provider import Provider
-from ..stores.base import EventStore, SessionStore
+from ..stores.events import EventStore
+from ..stores.sessions import SessionStore
 from .claim import LEASE
 from .notifications import Change
 from .writer import ChangeWriter

@@ -32,7 +32,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
+from ..stores.claims import Claim
+from ..stores.events import STANDALONE_STREAM, EventStore
+from ..stores.sessions import SessionStore
 from .claim import DONE_TTL, LEASE, POLL_MAX, POLL_MIN, LeaseKeeper, LeaseLost, part_key, split_key, take_turn
 from .notifications import Change, Delivery, deliveries
 
@@ -74,6 +76,7 @@ class _Job:
 class ChangeWriter:
     def __init__(self, sessions: SessionStore, events: EventStore, *, lease: float = LEASE) -> None:
         self.sessions, self.events, self.lease = sessions, events, lease
+        self.claims = events.claims  # the event store's: who writes which change and part
 
     async def write(self, key: str, change: Change, caps: ProviderCapabilities, *,
                     wrote: asyncio.Event | None = None) -> int:
@@ -87,9 +90,9 @@ class ChangeWriter:
         listing = (asyncio.ensure_future(self._sessions_of(change))
                    if lists or change.principals is not None else None)
         split: asyncio.Future[None] | None = None
-        leases = LeaseKeeper(self.events, self.lease)
+        leases = LeaseKeeper(self.claims, self.lease)
         try:
-            claim = await take_turn(self.events, key, self.lease)
+            claim = await take_turn(self.claims, key, self.lease)
             if claim is Claim.DONE:
                 return 0
             if claim is not Claim.HELD:
@@ -97,7 +100,7 @@ class ChangeWriter:
                 # The owner says the change is written in parts: only then may the other
                 # workers help (a part they win is one nobody wrote any of). Said while it
                 # starts on its own parts, not before.
-                split = asyncio.ensure_future(self.events.finish_once(split_key(key), DONE_TTL))
+                split = asyncio.ensure_future(self.claims.finish_once(split_key(key), DONE_TTL))
             listed = await listing if listing is not None else []
             job = _Job(key, lists, [d for d in wanted if d.uri is not None], listed,
                        set(listed) if change.principals is not None else None, leases, wrote,
@@ -106,7 +109,7 @@ class ChangeWriter:
             if split is not None:
                 await split
             if claim is not Claim.HELD:
-                await self.events.finish_once(key, DONE_TTL)
+                await self.claims.finish_once(key, DONE_TTL)
             return written
         finally:
             wrote.set()  # nothing (more) to write first: whoever waits for it need not
@@ -140,7 +143,7 @@ class ChangeWriter:
             progressed = False
             for part in list(pending):
                 key = part_key(job.key, part)
-                claim = await self.events.claim_once(key, self.lease)
+                claim = await self.claims.claim_once(key, self.lease)
                 if claim is Claim.HELD:
                     continue  # another worker writes it now; asked again after the others
                 pending.remove(part)
@@ -157,7 +160,7 @@ class ChangeWriter:
                     continue
                 finally:
                     job.leases.release(key)
-                await self.events.finish_once(key, DONE_TTL)
+                await self.claims.finish_once(key, DONE_TTL)
             if pending and not progressed:
                 # Only parts other workers write are left: the next change must wait for them, or
                 # the two could reach a stream in the wrong order.
