@@ -19,6 +19,7 @@ from django.utils.module_loading import import_string
 
 from mcp_protocol.auth.policy import MODES, AccessPolicy
 from mcp_protocol.bus.base import Bus
+from mcp_protocol.provider import ProviderCapabilities
 from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.sessions import SessionStore
 from mcp_protocol.transports import gc_tuning
@@ -29,7 +30,8 @@ from mcp_protocol.transports.security import OriginGuard
 from .conf import DEFAULTS, access_settings, build_server, mcp_settings
 
 
-def build_access(bus: Bus, sessions: SessionStore, events: EventStore) -> AccessPolicy:
+def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
+                 capabilities: ProviderCapabilities | None = None) -> AccessPolicy:
     """The ``AccessPolicy`` of ``MCP["ACCESS"]``, with the objects its dotted paths name."""
     config = access_settings()
     mode = str(config["MODE"]).replace(" ", "")
@@ -42,7 +44,7 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore) -> Access
     if config["AUDIT_SINK"]:
         sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
     return AccessPolicy(config, bus, sessions, events, limiter=limiter, key_source=key_source,
-                        audit_sink=sink)
+                        audit_sink=sink, capabilities=capabilities)
 
 
 def transport_config() -> TransportConfig:
@@ -68,7 +70,7 @@ def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
     events = mcp_settings.backend("EVENT_STORE")
     bus = mcp_settings.backend("BUS")
     server = build_server(provider)
-    access = build_access(bus, sessions, events)
+    access = build_access(bus, sessions, events, provider.capabilities)
     guard = OriginGuard(config.allowed_hosts, config.allowed_origins, list(settings.ALLOWED_HOSTS))
     # Left at its default (open mode), the resolver is MCP_AUTH's (the runtime's, from access).
     resolver = None

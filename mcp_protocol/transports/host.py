@@ -13,7 +13,7 @@ global. It is given ``build`` (a ``Runtime`` for a loop, with its dependencies) 
 - starts the runtime at process startup, not at the first request. A worker used to build its
   runtime (provider snapshot, ``changes`` subscription, fan-out) on its first ``/mcp`` request;
   until then it heard no change, and with one worker writing a change's notifications and every
-  other worker waiting for it (``fanout.py``), a client that resumed its stream on a worker that
+  other worker waiting for it (``fanout/``), a client that resumed its stream on a worker that
   had served nothing lost whatever was published before that worker woke.
 - keeps a process that failed to start (Redis down at boot) running: it is not ready, and keeps
   retrying in the background (``RETRY_MIN`` doubling to ``RETRY_MAX``) until it is; a request

@@ -3,7 +3,7 @@
 Owns: the ``Server``, the stores, bus and provider it is handed, the session channels
 (server→client requests awaiting answers, cancels from other workers: ``pending.py``), the registry
 of live SSE streams per session (so DELETE closes them on this worker at once), and the
-``changes`` listener (``fanout.py``). Nothing here reads settings: whoever builds a ``Runtime``
+``changes`` listener (``fanout/``). Nothing here reads settings: whoever builds a ``Runtime``
 (the Django adapter, ``mcp_django/service.py``; a test; a bench script) passes every dependency
 in. It is started and stopped by ``async with runtime:`` (or ``start()`` / ``close()``), the way
 the official Python SDK runs its ``StreamableHTTPSessionManager``; ``host.py`` does that for a
