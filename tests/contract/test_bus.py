@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_protocol.bus.base import CHANGES, Bus, Subscription, session_channel
-
-from .conftest import within
+from tests.support.polling import within
 
 Make = Callable[..., Bus]
 

@@ -15,9 +15,8 @@ from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import Event, EventStore, SessionStore, parse_event_id
 from mcp_protocol.stores.redis_tail import SHARD_KEYS
-
-from .conftest import within
-from .test_event_store import first, take
+from tests.support.polling import within
+from tests.support.subscriptions import first, take
 
 Make = Callable[..., EventStore]
 

@@ -13,8 +13,7 @@ from mcp_protocol.fanout import Fanout, change_key
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
-
-from .conftest import within
+from tests.support.polling import within
 
 CHANGES = [{"id": f"order-{kind}", "kind": kind, "uris": []} for kind in ("tools", "prompts", "resources")]
 

@@ -20,11 +20,10 @@ from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import Claim, StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from tests.support.polling import eventually, within
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateSentinel
-
-from .conftest import eventually, within
-from .test_redis_outage import anext_event, anext_message
+from tests.support.subscriptions import anext_event, anext_message
 
 pytestmark = pytest.mark.skipif(not have_redis_server(), reason="needs redis-server")
 

@@ -20,9 +20,9 @@ from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import Claim, StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from tests.support.polling import eventually, within
 from tests.support.private_redis import PrivateRedis, have_redis_server
-
-from .conftest import eventually, within
+from tests.support.subscriptions import anext_event, anext_message
 
 pytestmark = pytest.mark.skipif(not have_redis_server(), reason="needs redis-server")
 
@@ -137,17 +137,3 @@ async def test_redis_outage_gives_store_unavailable_and_service_resumes_by_itsel
     finally:
         for closeable in (sessions, events, bus, other_worker):
             await closeable.close()
-
-
-async def anext_message(sub: Subscription) -> dict[str, Any]:
-    """The next published message (a backend's RESYNC after a reconnect is skipped)."""
-    async for message in sub:
-        if message != RESYNC:
-            return message
-    raise AssertionError("subscription ended")
-
-
-async def anext_event(events: Any) -> Any:
-    async for event in events:
-        return event
-    raise AssertionError("listen ended")

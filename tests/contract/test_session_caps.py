@@ -17,8 +17,7 @@ from mcp_protocol.session import Session
 from mcp_protocol.stores.base import SessionLimitReached, SessionStore
 from mcp_protocol.stores.memory import MemorySessionStore
 from mcp_protocol.stores.redis import RedisSessionStore
-
-from .conftest import eventually, within
+from tests.support.polling import eventually, within
 
 Make = Callable[..., SessionStore]
 LIVE = 3000  # live sessions of one principal in the store under test

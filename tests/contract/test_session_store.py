@@ -14,8 +14,7 @@ import pytest
 
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import CreateError, SessionLimitReached, SessionStore, UpdateError
-
-from .conftest import eventually, within
+from tests.support.polling import eventually, within
 
 Make = Callable[..., SessionStore]
 

@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 from mcp_protocol.method_table import LEGACY_METHODS, MODERN_METHODS
 from mcp_protocol.transports import runtime
 from mcp_protocol.transports.http import MCPEndpoint
-
-from .asgi_call import JSON_POST, MEMORY_MCP, Reply, call, open_session
+from tests.support.asgi_call import JSON_POST, MEMORY_MCP, Reply, call, open_session
 
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 METHODS = sorted({*LEGACY_METHODS, *MODERN_METHODS, "notifications/cancelled", "notifications/initialized",

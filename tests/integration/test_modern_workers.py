@@ -14,9 +14,6 @@ Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +23,7 @@ import httpx
 import pytest
 
 from tests.support import LiveServer
-from tests.support.live_server import ROOT
+from tests.support.manage import manage
 from tests.support.mcp_http import (
     SSEEvent,
     modern_headers,
@@ -65,18 +62,14 @@ def workers(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
         "MCP_PROVIDER": "registry.provider.RegistryProvider",
         "MCP_KEEPALIVE_SECONDS": str(KEEPALIVE),
     }
-    manage_env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **env}
     servers = [
         LiveServer(env=env, migrate=False),
         LiveServer(env=env, migrate=False),
         LiveServer(env={**env, "MCP_REQUEST_STATE_TTL": "0"}, migrate=False),
     ]
     try:
-        for argv in (["migrate", "--noinput"], ["load_conformance"]):
-            subprocess.run(
-                [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=manage_env, check=True,
-                capture_output=True, timeout=120,
-            )  # fmt: skip
+        manage(env, "migrate", "--noinput")
+        manage(env, "load_conformance")
         with ThreadPoolExecutor(3) as pool:
             for started in [pool.submit(s.start) for s in servers]:
                 started.result()

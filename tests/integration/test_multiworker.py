@@ -24,8 +24,6 @@ import asyncio
 import os
 import secrets
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -44,7 +42,7 @@ from mcp_protocol.transports.standalone import StandaloneOutbound
 from mcpsite.fleet import Balancer, nginx_binary
 from tests.support import LiveServer
 from tests.support.admin_client import form_errors, log_in, submit_change
-from tests.support.live_server import ROOT
+from tests.support.manage import manage
 from tests.support.mcp_http import (
     POST_HEADERS,
     SSEEvent,
@@ -107,13 +105,7 @@ class Cluster:
 
     def manage(self, *argv: str, env: dict[str, str] | None = None) -> str:
         """A management command in its own process, against the cluster's database and Redis."""
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **self.env, **(env or {})}
-        result = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=env, capture_output=True,
-            timeout=120,
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr.decode(errors="replace")
-        return result.stdout.decode()
+        return manage({**self.env, **(env or {})}, *argv)
 
     def worker(self) -> LiveServer:
         """A further worker of the cluster (the caller stops it)."""

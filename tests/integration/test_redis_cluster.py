@@ -28,7 +28,6 @@ from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
 from mcp_protocol.stores.base import StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
-from tests.contract.test_redis_outage import anext_message
 from tests.support import MEMORY_PROVIDER, LiveServer
 from tests.support.mcp_http import (
     next_comment,
@@ -38,8 +37,10 @@ from tests.support.mcp_http import (
     session_headers,
     sse_events,
 )
+from tests.support.polling import eventually
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateCluster
+from tests.support.subscriptions import anext_message
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -47,6 +48,7 @@ pytestmark = [
 ]
 PREFIX = f"mcpcl-{uuid.uuid4().hex[:8]}"
 WAIT = 10.0  # s: the deadline of every wait for something the server does by itself
+FAILOVER = 20.0  # s: a replica promoted, and the clients on it (a failover has no event to wait on)
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
 
@@ -167,7 +169,7 @@ async def test_stores_and_bus_follow_a_cluster_failover_to_the_promoted_replica(
             except StoreUnavailable:
                 return False
 
-        await eventually(served_again)
+        await eventually(served_again, seconds=FAILOVER, step=0.1)
         after = await events.append(session.id, "r1", {"n": 1})
         resumed = events.listen(session.id, "r1", after=before)
         assert (await asyncio.wait_for(anext(resumed), WAIT)).id == after
@@ -181,19 +183,10 @@ async def test_stores_and_bus_follow_a_cluster_failover_to_the_promoted_replica(
             await asyncio.wait([received], timeout=0.2)
             return received.done()
 
-        await eventually(bus_hears_again)
+        await eventually(bus_hears_again, seconds=FAILOVER, step=0.1)
         assert received.result() == {"n": "after"}
         await sub.close()
     finally:
         for closeable in (sessions, events, bus, other_worker):
             await closeable.close()
         redis_cluster.stop()
-
-
-async def eventually(check: Any, seconds: float = 20.0, step: float = 0.1) -> None:
-    """Poll ``check`` until true; fail at the deadline (a failover has no event to wait on)."""
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {seconds} s")
-        await asyncio.sleep(step)

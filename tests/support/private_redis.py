@@ -15,7 +15,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from .live_server import free_port
+from .ports import free_port
 
 
 def have_redis_server() -> bool:

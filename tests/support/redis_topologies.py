@@ -24,7 +24,7 @@ from redis.backoff import NoBackoff
 from redis.crc import key_slot
 from redis.retry import Retry
 
-from .live_server import free_port
+from .ports import free_port
 
 DEADLINE = 20.0  # s: the longest any topology change may take here
 

@@ -1,0 +1,46 @@
+"""Reading what a bus subscription or an event store's ``listen`` yields: the next message (a
+backend's ``RESYNC`` after a reconnect skipped), the next event, the next ``n`` events within a
+deadline. Shared by the contract suites and the Redis fault and Cluster tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcp_protocol.bus.base import RESYNC, Subscription
+from mcp_protocol.stores.base import Event
+
+from .polling import within
+
+
+async def anext_message(sub: Subscription) -> dict[str, Any]:
+    """The next published message (a backend's RESYNC after a reconnect is skipped)."""
+    async for message in sub:
+        if message != RESYNC:
+            return message
+    raise AssertionError("subscription ended")
+
+
+async def anext_event(events: Any) -> Any:
+    """The next event of a ``listen``, with no deadline of its own (the caller's ``within``)."""
+    async for event in events:
+        return event
+    raise AssertionError("listen ended")
+
+
+async def take(events: AsyncIterator[Event], n: int, seconds: float = 5.0) -> list[Event]:
+    """The next ``n`` events, within a deadline."""
+
+    async def collect() -> list[Event]:
+        got: list[Event] = []
+        async for event in events:
+            got.append(event)
+            if len(got) == n:
+                break
+        return got
+
+    return await within(collect(), seconds)
+
+
+async def first(events: AsyncIterator[Event]) -> Event:
+    return (await take(events, 1))[0]
