@@ -9,7 +9,7 @@ them alike, and keeps the median-rate round per row:
 
 - ``mcp tools/call, API present`` / ``…, no API``: loadgen.py's ``call`` scenario on ``/mcp``
   (JSON mode) against this server and against a second one whose settings leave the API out
-  (``noapi_settings.py``), one after the other: the API's presence costs ``/mcp`` nothing;
+  (``apps/noapi_settings.py``), one after the other: the API's presence costs ``/mcp`` nothing;
 - ``api GET tools page=100``: ``GET /api/v1/tools/?page_size=100`` (a page of 100 tools);
 - ``api PATCH tool``: ``PATCH /api/v1/tools/<id>/`` changing the description, each client its own
   tool (validation, the versioned save, the publish, and the snapshot rebuild it causes);
@@ -35,11 +35,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import servers
-from httpclient import RawConnection
-from loadgen import Result, run_scenario
+from harness import servers
+from harness.httpclient import RawConnection
+from harness.loadgen import Result, run_scenario
+from harness.servers import prepare_database
 
-from bench import prepare_database
 from tests.support.live_server import LiveServer
 
 Request = Callable[[int, int], tuple[str, str, bytes | None]]  # (worker, n) -> method, path, body
@@ -116,15 +116,22 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         print("preparing the database (migrate, load_demo, seed_tools, a token) ...", flush=True)
         prepare_database(workdir, 100)
-        servers.manage(workdir, "shell", "-c", "from django.contrib.auth.models import User; "
-                       "User.objects.create_superuser('bench', '', 'bench-password')")
-        token = servers.manage(workdir, "create_management_token", "bench", "--name", "bench").strip()
-        listed = servers.manage(workdir, "shell", "-c", "from registry.models import Tool; "
-                                "print(*Tool.objects.order_by('pk').values_list('pk', flat=True)[:64])")
+        superuser = (
+            "from django.contrib.auth.models import User; "
+            "User.objects.create_superuser('bench', '', 'bench-password')"
+        )
+        servers.manage_bench_db(workdir, "shell", "-c", superuser)
+        token = servers.manage_bench_db(workdir, "create_management_token", "bench", "--name", "bench")
+        token = token.strip()
+        first_pks = (
+            "from registry.models import Tool; "
+            "print(*Tool.objects.order_by('pk').values_list('pk', flat=True)[:64])"
+        )
+        listed = servers.manage_bench_db(workdir, "shell", "-c", first_pks)
         ids = [int(i) for i in listed.splitlines()[-1].split()]
         env = {**servers.our_env(workdir), "API_THROTTLE_USER": "100000000/minute"}
         server = LiveServer(env=env, migrate=False).start()
-        control = LiveServer(env={**env, "DJANGO_SETTINGS_MODULE": "bench.noapi_settings"},
+        control = LiveServer(env={**env, "DJANGO_SETTINGS_MODULE": "bench.apps.noapi_settings"},
                              migrate=False).start()
         try:
             host, port = server.host, server.port
