@@ -7,7 +7,7 @@ One uvicorn worker (memory stores, SQLite: migrate, load_demo, 100 tools), a sup
 management API token. Every round measures, back to back so a change in the machine's load hits
 them alike, and keeps the median-rate round per row:
 
-- ``mcp tools/call, API present`` / ``…, no API``: loadgen.py's ``call`` scenario on ``/mcp``
+- ``mcp tools/call, API present`` / ``…, no API``: harness/loadgen.py's ``call`` scenario on ``/mcp``
   (JSON mode) against this server and against a second one whose settings leave the API out
   (``apps/noapi_settings.py``), one after the other: the API's presence costs ``/mcp`` nothing;
 - ``api GET tools page=100``: ``GET /api/v1/tools/?page_size=100`` (a page of 100 tools);
@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 async def api_load(host: str, port: int, token: str, make: Request, concurrency: int,
                    duration: float, warmup: float) -> Result:
-    """Closed loop like loadgen.py: each worker sends its next request when the last is answered."""
+    """Closed loop like harness/loadgen.py: each worker sends its next request when the last is answered."""
     result = Result("api", concurrency)
     start = time.perf_counter() + warmup
     deadline = start + duration

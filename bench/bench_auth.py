@@ -4,7 +4,7 @@ each >= 0.85x open mode's req/s). Not a test; see bench/README.md.
     .venv/bin/python bench/bench_auth.py                         # c=16, JSON, 3 rounds of 5 s
     .venv/bin/python bench/bench_auth.py --concurrency 16,64 --rounds 5
 
-Three of our servers (uvicorn, one worker each, the bench database of bench.py with the audit log
+Three of our servers (uvicorn, one worker each, the bench database of harness/servers.py with the audit log
 written to it) run at once: ``MCP_AUTH=open``, ``keys`` (a key made with ``mcp_keys create``) and
 ``oauth`` (RS256 tokens from a key made here, the JWKS served by this process on loopback). Every
 row measures the three back to back (the machine's load hits them alike) and keeps the median

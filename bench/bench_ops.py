@@ -5,7 +5,7 @@
 
 Every server below runs at once on one prepared SQLite database (migrate, load_demo, 100 tools)
 and every round measures them back to back, so a change in the machine's load hits them alike;
-the round with the median rate is kept per row. JSON mode, ``tools/call echo`` (loadgen.py).
+the round with the median rate is kept per row. JSON mode, ``tools/call echo`` (harness/loadgen.py).
 
 - ``direct metrics off`` / ``direct metrics on``: one uvicorn worker, memory stores, with
   ``MCP_METRICS=0`` / ``1`` (each process reports its own metrics); ``direct metrics on,

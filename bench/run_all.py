@@ -5,10 +5,10 @@
     .venv/bin/python bench/run_all.py --no-fanout --rounds 5 --json-out figures.json
 
 Part one, the request path: four uvicorn processes (one worker each, the options of
-``tests/support/live_server.py``, memory stores, the bench database of ``bench.py``: 100 tools)
+``tests/support/live_server.py``, memory stores, the bench database of ``harness/servers.py``: 100 tools)
 run at once and every round measures each row back to back, so the machine's load hits both sides
 of a ratio alike; each row keeps the round of median rate. Closed loop, ``c`` keep-alive
-connections (``loadgen.py``), ``tools/call echo``:
+connections (``harness/loadgen.py``), ``tools/call echo``:
 
 - ``bare``: ``bench/apps/bare.py`` answering our recorded JSON responses byte for byte: the
   HTTP server's own cost for the same bytes;
