@@ -118,9 +118,13 @@ async def test_a_multi_round_call_completes_with_each_retry_on_another_worker(
     assert second.status_code == 200, second.text
     assert list(second.json()["result"]["inputRequests"]) == ["step2"]
     third = await call_tool(
-        client, a, 3, name, inputResponses={"step2": accept(color="green")},
+        client,
+        a,
+        3,
+        name,
+        inputResponses={"step2": accept(color="green")},
         requestState=second.json()["result"]["requestState"],
-    )  # fmt: skip
+    )
     result = third.json()["result"]
     assert result["resultType"] == "complete" and result["content"][0]["text"] == "Ada likes green"
 
@@ -216,7 +220,9 @@ async def test_a_listen_stream_on_b_gets_changes_committed_on_a_once_in_order_an
         first = (await next_data(both_events, WAIT)).message
         second = (await next_data(both_events, WAIT)).message
         assert [first["method"], second["method"]] == [
-            "notifications/tools/list_changed", "notifications/prompts/list_changed"]  # fmt: skip
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+        ]
         assert first["params"]["_meta"][SUB] == "both" and "id" not in first
         only = (await next_data(prompts_events, WAIT)).message
         assert only["method"] == "notifications/prompts/list_changed" and only["params"]["_meta"][SUB] == 9
@@ -232,8 +238,8 @@ async def test_discover_reports_the_change_notifications_listen_delivers(
     workers: list[LiveServer], client: httpx.AsyncClient
 ) -> None:
     message = modern_message(12, "server/discover")
-    capabilities = (await client.post(workers[1].url, headers=modern_headers(message), json=message)).json()[
-        "result"]["capabilities"]  # fmt: skip
+    discovered = await client.post(workers[1].url, headers=modern_headers(message), json=message)
+    capabilities = discovered.json()["result"]["capabilities"]
     assert capabilities["tools"] == {"listChanged": True}
     assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
 
@@ -266,9 +272,12 @@ async def test_sdk_client_in_modern_mode_answers_input_requests_through_mrtr(
 
     async with asyncio.timeout(30):
         async with Client(
-            workers[0].url, mode="2026-07-28", elicitation_callback=on_elicit, sampling_callback=on_sample,
+            workers[0].url,
+            mode="2026-07-28",
+            elicitation_callback=on_elicit,
+            sampling_callback=on_sample,
             list_roots_callback=on_roots,
-        ) as client:  # fmt: skip
+        ) as client:
             tools = await client.list_tools()
             assert "test_input_required_result_multi_round" in {t.name for t in tools.tools}
             result = await client.call_tool("test_input_required_result_multi_round", {})

@@ -182,6 +182,16 @@ async def post(
 
 
 
+def count_down(request_id: int, *, steps: int, delay: float, progress_token: str) -> dict[str, Any]:
+    """A tools/call of the demo's ``count_down``, reporting its progress under ``progress_token``."""
+    params = {
+        "name": "count_down",
+        "arguments": {"steps": steps, "delay": delay},
+        "_meta": {"progressToken": progress_token},
+    }
+    return request(request_id, "tools/call", params)
+
+
 async def quiet_for(events: AsyncIterator[SSEEvent], keepalives: int = 2) -> None:
     """Nothing but keep-alives for ``keepalives`` periods: no duplicate or stray message."""
     for _ in range(keepalives):
@@ -376,10 +386,7 @@ async def test_a_post_stream_dropped_on_one_worker_resumes_on_another(
     cluster: Cluster, client: httpx.AsyncClient
 ) -> None:
     session_id = await open_session(client, cluster.a.url)
-    call = request(
-        5, "tools/call",
-        {"name": "count_down", "arguments": {"steps": 4, "delay": 0.3}, "_meta": {"progressToken": "cd"}},
-    )  # fmt: skip
+    call = count_down(5, steps=4, delay=0.3, progress_token="cd")
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         assert stream.status_code == 200
         first = await next_data(sse_events(stream))
@@ -414,10 +421,7 @@ async def test_delete_on_one_worker_stops_a_request_of_the_session_running_on_an
     cluster: Cluster, client: httpx.AsyncClient
 ) -> None:
     session_id = await open_session(client, cluster.a.url)
-    call = request(
-        8, "tools/call",
-        {"name": "count_down", "arguments": {"steps": 20, "delay": 0.5}, "_meta": {"progressToken": "d"}},
-    )  # fmt: skip
+    call = count_down(8, steps=20, delay=0.5, progress_token="d")
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         events = sse_events(stream)
         assert (await next_data(events)).message["method"] == "notifications/progress"
@@ -488,10 +492,7 @@ async def test_a_cancel_posted_to_one_worker_stops_the_request_running_on_anothe
 ) -> None:
     session_id = await open_session(client, cluster.a.url)
     steps = 20
-    call = request(
-        8, "tools/call",
-        {"name": "count_down", "arguments": {"steps": steps, "delay": 0.5}, "_meta": {"progressToken": "x"}},
-    )  # fmt: skip
+    call = count_down(8, steps=steps, delay=0.5, progress_token="x")
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         assert stream.status_code == 200
         events = sse_events(stream)
@@ -519,11 +520,12 @@ async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_its
         # Committed, but its publication fails (logged): no worker hears of it on the bus.
         await asyncio.to_thread(cluster.manage, "shell", "-c", edit)
         for worker in cluster.workers:
-            for response in (
+            responses = (
                 await post(client, worker, session_id, echo),
                 await client.post(worker.url, headers=POST_HEADERS, json=initialize_message()),
                 await client.get(worker.url, headers=get_headers(session_id)),
-            ):  # fmt: skip
+            )
+            for response in responses:
                 assert response.status_code == 503, response.text
                 body = response.json()
                 assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32603

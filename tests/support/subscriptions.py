@@ -5,12 +5,14 @@ deadline. Shared by the contract suites and the Redis fault and Cluster tests.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp_protocol.bus.base import RESYNC, Subscription
 from mcp_protocol.stores.base import Event
 
 from .polling import within
+
+T = TypeVar("T")
 
 
 async def anext_message(sub: Subscription) -> dict[str, Any]:
@@ -28,13 +30,13 @@ async def anext_event(events: Any) -> Any:
     raise AssertionError("listen ended")
 
 
-async def take(events: AsyncIterator[Event], n: int, seconds: float = 5.0) -> list[Event]:
-    """The next ``n`` events, within a deadline."""
+async def take(items: AsyncIterator[T], n: int, seconds: float = 5.0) -> list[T]:
+    """The next ``n`` items (events of a ``listen``, messages of a subscription), within a deadline."""
 
-    async def collect() -> list[Event]:
-        got: list[Event] = []
-        async for event in events:
-            got.append(event)
+    async def collect() -> list[T]:
+        got: list[T] = []
+        async for item in items:
+            got.append(item)
             if len(got) == n:
                 break
         return got

@@ -45,9 +45,8 @@ async def test_a_notification_switches_to_sse_and_every_event_is_stored_first() 
     text = wire.body.decode()
     assert text.startswith(f"id: {stream.stream_id}.") and "retry: 100" in text  # the priming event
     stored = [e async for e in _drain(rt.events, stream.stream_id)]
-    assert [m.get("method") or m.get("_mcpsite") or m.get("id") for m in stored] == [
-        "prime", "notifications/progress", 1, "end",
-    ]  # fmt: skip
+    kinds = [m.get("method") or m.get("_mcpsite") or m.get("id") for m in stored]
+    assert kinds == ["prime", "notifications/progress", 1, "end"]
     assert rt.live == []  # unregistered once finished
 
 
