@@ -7,16 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.asgi_call import INITIALIZE
+from tests.support.asgi_call import INITIALIZE, JSON_POST
 
 __all__ = ["CALL", "HEADERS", "INITIALIZE", "request"]
 
-HEADERS = [
-    (b"host", b"127.0.0.1:8000"),
-    (b"accept", b"application/json, text/event-stream"),
-    (b"content-type", b"application/json"),
-    (b"mcp-protocol-version", b"2025-11-25"),
-]
+HEADERS = [*JSON_POST, (b"mcp-protocol-version", b"2025-11-25")]
 CALL = {
     "jsonrpc": "2.0",
     "id": 2,
