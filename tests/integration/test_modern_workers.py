@@ -14,16 +14,14 @@ Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support import LiveServer
-from tests.support.manage import manage
+from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support.fleets import running_fleet
 from tests.support.mcp_http import (
     SSEEvent,
     modern_headers,
@@ -33,7 +31,7 @@ from tests.support.mcp_http import (
     sse_events,
 )
 from tests.support.postgres import temporary_database
-from tests.support.private_redis import PrivateRedis, have_redis_server
+from tests.support.private_redis import have_redis_server
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -54,30 +52,14 @@ def database_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def workers(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[LiveServer]]:
-    redis_server = PrivateRedis(tmp_path_factory.mktemp("redis")).start()
-    env = {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_server.url,
-        "MCP_KEY_PREFIX": f"mcpmod-{uuid.uuid4().hex[:8]}",
-        "MCP_PROVIDER": "registry.provider.RegistryProvider",
-        "MCP_KEEPALIVE_SECONDS": str(KEEPALIVE),
-    }
-    servers = [
-        LiveServer(env=env, migrate=False),
-        LiveServer(env=env, migrate=False),
-        LiveServer(env={**env, "MCP_REQUEST_STATE_TTL": "0"}, migrate=False),
-    ]
-    try:
-        manage(env, "migrate", "--noinput")
-        manage(env, "load_conformance")
-        with ThreadPoolExecutor(3) as pool:
-            for started in [pool.submit(s.start) for s in servers]:
-                started.result()
-        yield servers
-    finally:
-        for server in servers:
-            server.stop()
-        redis_server.stop()
+    directory = tmp_path_factory.mktemp("redis")
+    options = {"provider": REGISTRY_PROVIDER, "database_url": database_url, "keepalive": KEEPALIVE}
+    with running_fleet(directory, **options) as fleet:
+        fleet.manage("migrate", "--noinput")
+        fleet.manage("load_conformance")
+        a, b = fleet.start(2)
+        c = fleet.worker(MCP_REQUEST_STATE_TTL="0")  # every state it seals is already expired
+        yield [a, b, c]
 
 
 @pytest.fixture

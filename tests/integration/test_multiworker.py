@@ -26,7 +26,6 @@ import secrets
 import signal
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,9 +39,9 @@ from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.standalone import StandaloneOutbound
 from mcpsite.fleet import Balancer, nginx_binary
-from tests.support import LiveServer
+from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.admin_client import form_errors, log_in, submit_change
-from tests.support.manage import manage
+from tests.support.fleets import Fleet, running_fleet
 from tests.support.mcp_http import (
     POST_HEADERS,
     SSEEvent,
@@ -96,20 +95,27 @@ class Cluster:
     a: LiveServer | Balanced
     b: LiveServer | Balanced
     c: LiveServer | Balanced
-    redis: PrivateRedis
-    env: dict[str, str]
+    fleet: Fleet
 
     @property
     def workers(self) -> list[LiveServer | Balanced]:
         return [self.a, self.b, self.c]
 
+    @property
+    def redis(self) -> PrivateRedis:
+        return self.fleet.redis
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.fleet.env
+
     def manage(self, *argv: str, env: dict[str, str] | None = None) -> str:
         """A management command in its own process, against the cluster's database and Redis."""
-        return manage({**self.env, **(env or {})}, *argv)
+        return self.fleet.manage(*argv, **(env or {}))
 
     def worker(self) -> LiveServer:
-        """A further worker of the cluster (the caller stops it)."""
-        return LiveServer(env=self.env, migrate=False).start()
+        """A further worker of the cluster (the caller may stop it; the fleet does at the end)."""
+        return self.fleet.worker()
 
 
 @pytest.fixture(scope="module")
@@ -120,28 +126,13 @@ def database_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def workers(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    redis_server = PrivateRedis(tmp_path_factory.mktemp("redis")).start()
-    env = {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_server.url,
-        "MCP_KEY_PREFIX": f"mcpmw-{uuid.uuid4().hex[:8]}",
-        "MCP_PROVIDER": "registry.provider.RegistryProvider",
-        "MCP_KEEPALIVE_SECONDS": str(KEEPALIVE),
-    }
-    a, b, c = servers = [LiveServer(env=env, migrate=False) for _ in range(3)]
-    try:
-        cluster = Cluster(a, b, c, redis=redis_server, env=env)
-        cluster.manage("migrate", "--noinput")
-        cluster.manage("load_demo")
-        with ThreadPoolExecutor(3) as pool:  # the three start at once
-            for started in [pool.submit(s.start) for s in servers]:
-                started.result()
-        yield cluster
-    finally:
-        for server in servers:
-            server.stop()
-        if redis_server.ping():
-            redis_server.stop()
+    directory = tmp_path_factory.mktemp("redis")
+    options = {"provider": REGISTRY_PROVIDER, "database_url": database_url, "keepalive": KEEPALIVE}
+    with running_fleet(directory, **options) as fleet:
+        fleet.manage("migrate", "--noinput")
+        fleet.manage("load_demo")
+        a, b, c = fleet.start(3)  # the three start at once
+        yield Cluster(a, b, c, fleet)
 
 
 @pytest.fixture(scope="module", params=["worker by worker", "through nginx"])
