@@ -34,7 +34,7 @@ import pytest
 
 from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
-from mcp_protocol.stores.base import parse_event_id
+from mcp_protocol.stores.events import parse_event_id
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.standalone import StandaloneOutbound

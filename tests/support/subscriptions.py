@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 from mcp_protocol.bus.base import RESYNC, Subscription
-from mcp_protocol.stores.base import Event
+from mcp_protocol.stores.events import Event
 
 from .polling import within
 

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from mcp_protocol.bus.memory import MemoryBus
-from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
+from mcp_protocol.stores.memory import MemoryEventStore
 from mcp_protocol.transports.later import Wheel
 from mcp_protocol.transports.leases import Leases
 from mcp_protocol.transports.pending import PendingRequests
@@ -30,7 +30,7 @@ class FakeRuntime:
         self.config = TransportConfig(**{**defaults, **config})
         self.events = MemoryEventStore()
         self.pending = PendingRequests(MemoryBus())
-        self.leases = Leases(MemorySessionStore(), self.events)
+        self.leases = Leases(self.events)
         self.stopping = False
         self.later = Wheel()
         self.live: list[asyncio.Event] = []
