@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from .polling import wait_until
 from .ports import free_port
 
 
@@ -70,11 +70,7 @@ class PrivateRedis:
             client.close()
 
     def _wait(self, up: bool) -> None:
-        deadline = time.monotonic() + 10
-        while self.ping() != up:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"private redis on {self.port} did not go {'up' if up else 'down'}")
-            time.sleep(0.05)
+        wait_until(f"private redis on {self.port} {'up' if up else 'down'}", lambda: self.ping() == up, 10)
 
     def start(self) -> PrivateRedis:
         start_server(self.port, self.directory)

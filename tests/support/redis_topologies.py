@@ -14,7 +14,6 @@ the same program.
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import redis
 from redis.crc import key_slot
 
+from .polling import wait_until
 from .ports import free_port
 from .private_redis import redis_client, shutdown, start_server
 
@@ -33,16 +33,13 @@ def _client(port: int) -> redis.Redis:
 
 
 def _until(what: str, check: Callable[[], bool], seconds: float = DEADLINE) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
+    def answered() -> bool:  # a node that is down or busy answers later
         try:
-            if check():
-                return
+            return check()
         except (redis.exceptions.RedisError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {seconds} s")
-        time.sleep(0.05)
+            return False
+
+    wait_until(what, answered, seconds)
 
 
 def _start(port: int, directory: Path, *extra: str, config: Path | None = None) -> None:
