@@ -121,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             "User.objects.create_superuser('bench', '', 'bench-password')"
         )
         servers.manage_bench_db(workdir, "shell", "-c", superuser)
-        token = servers.manage_bench_db(workdir, "create_management_token", "bench", "--name", "bench")
-        token = token.strip()
+        mint = ["create_management_token", "--user", "bench", "--name", "bench"]
+        token = servers.manage_bench_db(workdir, *mint).strip()
         first_pks = (
             "from registry.models import Tool; "
             "print(*Tool.objects.order_by('pk').values_list('pk', flat=True)[:64])"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from registry.api.sessions import key_of
+from management_api.sessions import key_of
 from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.fleets import running_fleet
 from tests.support.mcp_http import (
@@ -69,7 +69,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiPair]:
         fleet.manage("migrate", "--noinput")
         admin = ["createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com"]
         fleet.manage(*admin, DJANGO_SUPERUSER_PASSWORD=uuid.uuid4().hex)
-        token = fleet.manage("create_management_token", "ci", "--name", "fleet test").strip()
+        token = fleet.manage("create_management_token", "--user", "ci", "--name", "fleet test").strip()
         a, b = fleet.start(2)
         yield ApiPair(a, b, token)
 
