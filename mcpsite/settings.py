@@ -200,6 +200,7 @@ MCP["ACCESS"] = {
     "OAUTH_ALGORITHMS": env_list("MCP_OAUTH_ALGORITHMS", ["RS256", "PS256", "ES256", "EdDSA"]),
     "OAUTH_SCOPES": json.loads(os.environ.get("MCP_OAUTH_SCOPES") or '{"mcp": {}}'),
     "OAUTH_JWKS_MIN_REFRESH": float(os.environ.get("MCP_OAUTH_JWKS_MIN_REFRESH", "10")),
+    "OAUTH_REQUIRE_TYP": env_bool("MCP_OAUTH_REQUIRE_TYP", False),
 }
 if REDIS_URL:
     # Named here, at startup, rather than as a backend's error on the first request.

@@ -51,6 +51,7 @@ DEFAULTS: dict[str, Any] = {
     "OAUTH_SCOPES": {"mcp": {}},  # scope → grant ({} = everything)
     "OAUTH_LEEWAY": 30.0,
     "OAUTH_JWKS_MIN_REFRESH": 10.0,
+    "OAUTH_REQUIRE_TYP": False,  # refuse tokens not typed at+jwt (RFC 9068 §4)
 }
 KINDS = ("tools", "resources", "prompts")
 
@@ -103,7 +104,8 @@ class Access:
             scopes = {s: Grant.from_spec(g) for s, g in config["OAUTH_SCOPES"].items()}
             self.verifier = TokenVerifier(issuer=issuer, audience=self.resource_url, jwks=jwks,
                                           algorithms=config["OAUTH_ALGORITHMS"], scopes=scopes,
-                                          leeway=float(config["OAUTH_LEEWAY"]))
+                                          leeway=float(config["OAUTH_LEEWAY"]),
+                                          require_typ=bool(config["OAUTH_REQUIRE_TYP"]))
         limiter_spec = config["RATE_LIMITER"]
         limiter = import_string(limiter_spec["BACKEND"])(**limiter_spec.get("OPTIONS", {}))
         self.audit: AuditQueue | None = None
