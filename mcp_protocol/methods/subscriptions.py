@@ -2,7 +2,8 @@
 
 The request's filter (``notifications``: ``toolsListChanged``, ``promptsListChanged``,
 ``resourcesListChanged``, ``resourceSubscriptions``) is cut down to what this server supports and
-acknowledged first (``notifications/subscriptions/acknowledged``: "MUST ... as the first message",
+acknowledged first, ``resourceSubscriptions`` cut to the URIs the caller's grant may read
+(``notifications/subscriptions/acknowledged``: "MUST ... as the first message",
 listing "the subset the server agreed to honor"). Then every change of this process's
 ``ChangeFeed`` becomes the notifications the filter asked for — only those ("MUST NOT send
 notification types the client has not explicitly requested") — each carrying
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..auth.scopes import granted_uri
 from ..changefeed import EVERYTHING, Change
 from ..errors import InvalidParams
 from .base import Call
@@ -47,8 +49,11 @@ def honoured_filter(call: Call) -> dict[str, Any]:
     if uris is not None:
         if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
             raise InvalidParams("params.notifications.resourceSubscriptions must be an array of strings")
-        if uris and caps.resources and caps.resources_subscribe:
-            honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
+        # As resources/subscribe: a URI outside the caller's grant is left out of what is honoured,
+        # silently (no oracle), so no resources/updated ever tells it that something there changed.
+        granted = [u for u in dict.fromkeys(uris) if granted_uri(call.snapshot, call.full_snapshot, u)]
+        if granted and caps.resources and caps.resources_subscribe:
+            honoured["resourceSubscriptions"] = granted
     return honoured
 
 
