@@ -27,6 +27,7 @@ from typing import Any
 from django.core.signals import setting_changed
 
 from ..auth.access import Access
+from ..auth.limits import InFlight
 from ..bus.base import Bus
 from ..conf import DEFAULTS, build_server, mcp_settings
 from ..fanout import Fanout
@@ -100,6 +101,8 @@ class Runtime:
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
         self.leases = Leases(self.sessions, self.events)
+        # GET streams open on this worker per principal, resumes included (get_stream.py).
+        self.open_streams = InFlight(getattr(self.sessions, "max_sessions_per_principal", None))
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
         self.later = Wheel()  # the request path's "still running in 0.1 s?" timers
         self._live: dict[str, list[EndSignal]] = {}
