@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -89,12 +90,15 @@ class Access:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
         self.sessions, self.events = sessions, events
+        # Set by the runtime: ends the streams and sessions of principals whose key stopped working.
+        self.on_revoke: Callable[[set[str]], Awaitable[None]] | None = None
         self.keys: KeyRing | None = None
         self.verifier: TokenVerifier | None = None
         self.resource_url = str(config["RESOURCE_URL"])
         self.scopes_supported = sorted(config["OAUTH_SCOPES"])
         if "keys" in mode:
-            self.keys = KeyRing(import_string(config["KEY_SOURCE"])(), bus, on_change=self.scope_changed)
+            self.keys = KeyRing(import_string(config["KEY_SOURCE"])(), bus, on_change=self.scope_changed,
+                                on_revoke=self._revoked)
         if "oauth" in mode:
             issuer = config["OAUTH_ISSUER"]
             if not issuer:
@@ -186,6 +190,19 @@ class Access:
         if principal is None:
             raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token"))
         return principal
+
+    def still_valid(self, principal: Principal, now: float | None = None) -> bool:
+        """Would the credential ``principal`` came with still be accepted? (A stream asks at each
+        keep-alive: a revoked or expired key, or an expired token, ends it.)"""
+        if principal.expires_at is not None and (time.time() if now is None else now) >= principal.expires_at:
+            return False
+        if self.keys is not None and str(principal.id).startswith("key:"):
+            return self.keys.alive(principal)
+        return True
+
+    async def _revoked(self, principals: set[str]) -> None:
+        if self.on_revoke is not None:
+            await self.on_revoke(principals)
 
     # -- a key's grant changed ------------------------------------------------------------------
     async def scope_changed(self, change_id: str, principals: set[str]) -> None:

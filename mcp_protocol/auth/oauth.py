@@ -186,7 +186,8 @@ class TokenVerifier:
         for other in granted[1:]:
             grant = grant.union(other)
         subject = str(claims["sub"])
-        principal = Principal(f"oauth:{self.issuer} {subject}", grant, f"{self.issuer} {subject}")
+        principal = Principal(f"oauth:{self.issuer} {subject}", grant, f"{self.issuer} {subject}",
+                              expires_at=float(claims["exp"]) + self.leeway)
         return principal, float(claims["exp"])
 
 

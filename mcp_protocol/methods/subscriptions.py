@@ -9,14 +9,18 @@ listing "the subset the server agreed to honor"). Then every change of this proc
 notification types the client has not explicitly requested") — each carrying
 ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id. It runs until the
 client closes the stream (HTTP) or cancels it (stdio: ``notifications/cancelled``): the handler is
-then cancelled like any request. When the server ends it (shutdown) it answers the request with a
-complete result carrying the subscription id ("Graceful Closure").
+then cancelled like any request. When the server ends it (shutdown; the caller's key revoked or
+expired, its token expired) it answers the request with a complete result carrying the
+subscription id ("Graceful Closure").
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
+from ..auth.principal import current
 from ..auth.scopes import granted_uri
 from ..changefeed import EVERYTHING, Change
 from ..errors import InvalidParams
@@ -76,11 +80,19 @@ async def listen(call: Call) -> dict[str, Any]:
     outbound = call.ctx.outbound
     # Subscribed before the acknowledgment goes out: a change committed after the client has it
     # is never missed.
-    with call.server.feed.subscribe() as changes:
+    who = current()
+    with call.server.feed.subscribe(who.id) as changes:
+        if who.expires_at is not None:  # a token's or a key's expiry ends the stream (issue 24)
+            left = max(0.0, who.expires_at - time.time())
+            deadline = asyncio.get_running_loop().call_later(left, changes.end)
         await outbound.notify(
             "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured}
         )
-        async for change in changes:
-            for method, params in notifications_for(change, honoured):
-                await outbound.notify(method, {"_meta": meta, **params})
+        try:
+            async for change in changes:
+                for method, params in notifications_for(change, honoured):
+                    await outbound.notify(method, {"_meta": meta, **params})
+        finally:
+            if who.expires_at is not None:
+                deadline.cancel()
     return {"_meta": dict(meta)}
