@@ -165,3 +165,17 @@ async def test_an_expiring_key_ends_its_streams_and_sessions(pair: Pair, client:
     stream = await open_stream(client, pair.b, sid, auth)
     await ends_within(stream, 6 + RELOAD)
     assert not await asyncio.to_thread(pair.session_live, sid), "the expired key's session lives on"
+
+
+def test_a_streams_token_stops_being_valid_when_it_expires() -> None:
+    # OAuth tokens cannot be revoked at the resource server; their streams end at ``exp`` (the GET
+    # stream's keep-alive check and the listen stream's deadline ask this).
+    from mcp_protocol.auth.access import DEFAULTS, Access
+    from mcp_protocol.auth.principal import Principal
+
+    access = Access({**DEFAULTS, "MODE": "oauth", "OAUTH_ISSUER": "https://as.example"},
+                    None, None, None)  # type: ignore[arg-type]  # no key ring: no bus or stores used
+    now = time.time()
+    assert access.still_valid(Principal("oauth:x", expires_at=now + 60), now)
+    assert not access.still_valid(Principal("oauth:x", expires_at=now - 1), now)
+    assert access.still_valid(Principal("oauth:x"), now)
