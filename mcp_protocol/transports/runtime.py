@@ -34,7 +34,9 @@ from ..fanout import Fanout
 from ..provider import Provider
 from ..server import Server
 from ..session import Session
-from ..stores.base import EventStore, SessionStore, StoreUnavailable
+from ..stores.errors import StoreUnavailable
+from ..stores.events import EventStore
+from ..stores.sessions import SessionStore
 from . import auth, metrics, stopping
 from .later import Wheel
 from .leases import Leases
@@ -101,7 +103,7 @@ class Runtime:
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
-        self.leases = Leases(self.sessions, self.events)
+        self.leases = Leases(self.events)
         # GET streams open on this worker per principal, resumes included (get_stream.py).
         self.open_streams = InFlight(getattr(self.sessions, "max_sessions_per_principal", None))
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
