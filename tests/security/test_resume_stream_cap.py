@@ -10,12 +10,12 @@ held a connection, a task and a log reader, as many as a client cared to open.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
-from tests.support import MEMORY_PROVIDER, LiveServer
+from tests.support import MEMORY_PROVIDER, LiveServer, live_server_fixture
 from tests.support.mcp_http import (
     POST_HEADERS,
     initialize_message,
@@ -30,14 +30,10 @@ pytestmark = pytest.mark.timeout(60)
 WAIT = 10.0
 
 
-@pytest.fixture(scope="module")
-def live() -> Iterator[LiveServer]:
-    env = {"MCP_MAX_SESSIONS_PER_PRINCIPAL": "2", "MCP_ALWAYS_STREAM": "1", "MCP_KEEPALIVE_SECONDS": "0.5"}
-    server = LiveServer(env=env, provider=MEMORY_PROVIDER).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+live = live_server_fixture(
+    env={"MCP_MAX_SESSIONS_PER_PRINCIPAL": "2", "MCP_ALWAYS_STREAM": "1", "MCP_KEEPALIVE_SECONDS": "0.5"},
+    provider=MEMORY_PROVIDER,
+)
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -33,7 +32,7 @@ from mcp_protocol.definitions import ResourceTemplate
 from mcp_protocol.errors import ResourceNotFound
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.uri_template import parse_template, serving_template
-from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support import REGISTRY_PROVIDER, LiveServer, live_server_fixture
 from tests.support.mcp_http import POST_HEADERS, initialize_message, notification, request, session_headers
 
 pytestmark = pytest.mark.timeout(120)
@@ -224,14 +223,8 @@ ResourceTemplate.objects.create(name="b_internal", uri_template="demo://docs/int
 """
 
 
-@pytest.fixture(scope="module")
-def live() -> Iterator[LiveServer]:
-    server = LiveServer(env={"MCP_AUTH": "keys"}, provider=REGISTRY_PROVIDER,
-                        load=[["shell", "-c", TEMPLATES]]).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+live = live_server_fixture(env={"MCP_AUTH": "keys"}, provider=REGISTRY_PROVIDER,
+                          load=[["shell", "-c", TEMPLATES]])
 
 
 def _call(live: LiveServer, token: str, sid: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
