@@ -17,7 +17,8 @@ expansion is ``uri``, percent-decoded. Per operator, what one variable's text ma
 ``{.x}``      no ``/ ? # ;`` (``.`` is unreserved: ``{.x}`` with ``x = "tar.gz"`` is ``.tar.gz``)
 ``{/x}``      no ``/ ? #``: one path segment; ``{/x*}`` (explode) may span segments
 ``{;x}``      ``;x`` (empty value) or ``;x=value``, the value without ``/ ? # ;``
-``{?x}``      ``{&x}``: a query, read by name; parameters the template does not name are ignored
+``{?x}``      ``{&x}``: a query whose first pair is one of its variables, read by name; other
+              pairs are ignored (a query expression reads the rest of the URI up to ``#``)
 ============  ========================================================================
 
 In a list of variables (``{x,y}``, ``{/x,y}``) every variable but the last takes as little as it
@@ -62,7 +63,11 @@ _PCT = r"%[0-9A-Fa-f]{2}"
 # One decoded character as %XX triplets (UTF-8: 1 to 4 bytes), for prefixes ({x:3}) to count.
 _PCT_CHAR = (r"%(?:[0-7][0-9A-Fa-f]|[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]"
              r"|[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}|[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3})")
-MAX_URI_LENGTH = 8192  # longer URIs match no template (bounds the regex's backtracking)
+_LENIENT_ONLY = re.compile(r"[!$&'()*+,;=:@]")
+# Longer URIs match no template. Matching backtracks: a template with variables side by side and
+# nothing between them ("{a}{b}{c}") costs polynomial time in the URI's length on a URI it does
+# not match (as any backtracking matcher of it would); this bounds it.
+MAX_URI_LENGTH = 4096
 # §3.2.1: what each operator leaves unencoded (unreserved; "+" and "#" also reserved and %XX).
 _UNRESERVED = "-._~"
 _RESERVED = ":/?#[]@!$&'()*+,;="
@@ -121,7 +126,9 @@ class ParsedTemplate:
         """The variables of ``uri`` if it is an expansion of this template, else None."""
         if len(uri) > MAX_URI_LENGTH:
             return None
-        for lenient in (False, True):  # an exact inverse of expansion first
+        # An exact inverse of expansion first; the lenient pass only when the URI has a character
+        # only it accepts (otherwise both accept the same URIs, and a miss would cost twice).
+        for lenient in (False, True) if _LENIENT_ONLY.search(uri) else (False,):
             regex, groups = _compile(self.template, lenient)
             found = regex.fullmatch(uri)
             if found is not None:
@@ -321,7 +328,11 @@ def _compile(template: str, lenient: bool) -> tuple[re.Pattern[str], Groups]:
         if op in ("?", "&"):
             query = f"g{len(groups)}"
             groups.extend((query, var, "query") for var in part.variables)
-            pattern.append(rf"(?:{re.escape(op)}(?P<{query}>[^#]*))?")
+            # The first pair names one of the expression's variables (any name for an exploded
+            # map: "{?keys*}" is "?semi=%3B&dot=."); pairs it does not name are ignored.
+            names = "|".join(re.escape(v.name) for v in part.variables)
+            first = r"[^#=&]+" if any(v.explode for v in part.variables) else f"(?:{names})"
+            pattern.append(rf"(?:{re.escape(op)}(?P<{query}>{first}=[^#]*))?")
             continue
         pieces = []
         for i, var in enumerate(part.variables):
