@@ -182,7 +182,10 @@ class KeyRing:
         revoked = (set(gone) | expired) - self._expired
         self._expired = expired
         if revoked and self.on_revoke is not None:
-            await _maybe_await(self.on_revoke(revoked))
+            try:
+                await _maybe_await(self.on_revoke(revoked))
+            except Exception:  # the stores are down, say: streams still end at their keep-alive
+                logger.exception("could not end the streams and sessions of %d revoked keys", len(revoked))
 
     async def flush_used(self) -> None:
         used, self._used = self._used, {}
