@@ -23,8 +23,7 @@ from mcp_protocol.fanout import change_key
 from mcp_protocol.session import Session
 from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
-
-from .fleet import Fleet, kill9
+from tests.support.fleets import Fleet, kill9
 
 pytestmark = pytest.mark.timeout(120)
 SESSIONS = 4000
@@ -61,7 +60,7 @@ async def test_a_fanout_writer_killed_mid_publish_leaves_every_session_notified_
     keys = [events._stream(sid, STANDALONE_STREAM) for sid in ids]
     await events.close()
     change = {"id": uuid.uuid4().hex, "kind": "tools", "uris": []}
-    tag = f"{change_key(change)}|list"
+    tag = f"{change_key(change)}|list:tools"
     client = redis.Redis.from_url(url)
     bus = RedisBus(url=url, prefix=prefix)
     assert a.process is not None and b.process is not None

@@ -1,0 +1,79 @@
+"""``GET /api/v1/registry/export`` and ``POST /api/v1/registry/import?mode=merge|replace&dry_run=1``:
+the whole registry as one document (``registry.transfer``, the format of ``export_registry`` /
+``import_registry``). Export needs permission to view all four kinds; import needs to add, change
+and delete them (``replace`` deletes what the document does not name)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import permissions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from registry import transfer
+
+MODELS = ("tool", "resource", "resourcetemplate", "prompt")
+EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hello {{ who }}",
+                      "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}}}],
+           "resources": [], "resource_templates": [], "prompts": []}
+
+
+class CanExport(permissions.BasePermission):
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user.has_perms([f"registry.view_{m}" for m in MODELS]))
+
+
+class CanImport(permissions.BasePermission):
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user.has_perms(
+            [f"registry.{action}_{m}" for m in MODELS for action in ("add", "change", "delete", "view")]))
+
+
+class ImportQuery(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=transfer.MODES, default="merge")
+    dry_run = serializers.BooleanField(default=False)
+
+
+class ExportView(APIView):
+    permission_classes = [permissions.IsAdminUser, CanExport]
+
+    @extend_schema(summary="Export the whole registry as one document",
+                   responses={200: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT, 403: OpenApiTypes.OBJECT},
+                   examples=[OpenApiExample("A registry", value=EXAMPLE, response_only=True)])
+    def get(self, request: Request) -> Response:
+        return Response(transfer.export_document())
+
+
+class ImportView(APIView):
+    permission_classes = [permissions.IsAdminUser, CanImport]
+
+    @extend_schema(
+        summary="Import a registry document atomically (merge, or replace everything)",
+        parameters=[
+            OpenApiParameter("mode", str, enum=list(transfer.MODES), default="merge",
+                             description="merge: create and update the document's items; replace: "
+                             "also delete every definition the document does not name."),
+            OpenApiParameter("dry_run", bool, default=False,
+                             description="Report what would change; write nothing."),
+        ],
+        request=OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT,
+                   403: OpenApiTypes.OBJECT},
+        examples=[
+            OpenApiExample("A registry", value=EXAMPLE, request_only=True),
+            OpenApiExample("Applied", response_only=True, status_codes=["200"], value={
+                "mode": "merge", "dry_run": False, "changed": 1,
+                "tools": {"created": ["greet"], "updated": [], "deleted": [], "unchanged": 0}}),
+            OpenApiExample("Refused", response_only=True, status_codes=["400"], value={"errors": [
+                {"path": "/tools/0/input_schema", "message": "The schema must be a JSON object."}]}),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        query = ImportQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        outcome = transfer.import_document(request.data, **query.validated_data)
+        return Response(outcome.as_json(), status=400 if outcome.errors else 200)

@@ -1,0 +1,33 @@
+"""``/api/v1/``: the router of the management API, its OpenAPI 3.1 schema and the docs page."""
+
+from __future__ import annotations
+
+from django.apps import apps
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from . import schema, sessions, transfer, views  # noqa: F401  (schema: registers the token scheme)
+
+app_name = "api"
+
+router = DefaultRouter(trailing_slash=True)
+router.include_format_suffixes = False  # one URL per resource; JSON is chosen by Accept
+router.register("tools", views.ToolViewSet, basename="tool")
+router.register("resources", views.ResourceViewSet, basename="resource")
+router.register("resource-templates", views.ResourceTemplateViewSet, basename="resourcetemplate")
+router.register("prompts", views.PromptViewSet, basename="prompt")
+router.register("sessions", sessions.SessionViewSet, basename="session")
+if apps.is_installed("access"):  # API keys for /mcp and the audit log (the access app's models)
+    from . import audit, keys
+
+    router.register("keys", keys.ApiKeyViewSet, basename="apikey")
+    router.register("audit", audit.AuditRecordViewSet, basename="auditrecord")
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("registry/export", transfer.ExportView.as_view(), name="registry-export"),
+    path("registry/import", transfer.ImportView.as_view(), name="registry-import"),
+    path("", include(router.urls)),
+]
