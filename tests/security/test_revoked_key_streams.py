@@ -172,9 +172,10 @@ def test_a_streams_token_stops_being_valid_when_it_expires() -> None:
     # stream's keep-alive check and the listen stream's deadline ask this).
     from mcp_protocol.auth.access import DEFAULTS, Access
     from mcp_protocol.auth.principal import Principal
+    from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
 
     access = Access({**DEFAULTS, "MODE": "oauth", "OAUTH_ISSUER": "https://as.example"},
-                    None, None, None)  # type: ignore[arg-type]  # no key ring: no bus or stores used
+                    None, MemorySessionStore(), MemoryEventStore())  # type: ignore[arg-type]  # no key ring: no bus
     now = time.time()
     assert access.still_valid(Principal("oauth:x", expires_at=now + 60), now)
     assert not access.still_valid(Principal("oauth:x", expires_at=now - 1), now)
