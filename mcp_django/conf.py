@@ -81,6 +81,7 @@ ACCESS_DEFAULTS: dict[str, Any] = {
     "OAUTH_SCOPES": {"mcp": {}},  # scope → grant ({} = everything)
     "OAUTH_LEEWAY": 30.0,
     "OAUTH_JWKS_MIN_REFRESH": 10.0,
+    "OAUTH_REQUIRE_TYP": False,  # refuse tokens not typed at+jwt (RFC 9068 §4)
 }
 
 BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")

@@ -13,7 +13,8 @@ change of every kind, so each stream tells its client everything it asked about 
 (a spurious ``list_changed`` costs a re-list; a missed one costs a stale client).
 
 ``close()`` (server shutdown) ends every subscription: its handler answers the listen request
-(graceful closure, subscriptions.mdx) and the stream ends.
+(graceful closure, subscriptions.mdx) and the stream ends. ``end_for(principals)`` does the same
+for the subscriptions of principals whose key was revoked or expired.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ _END = object()
 
 
 class FeedSubscription:
-    def __init__(self, feed: ChangeFeed) -> None:
+    def __init__(self, feed: ChangeFeed, owner: str | None = None) -> None:
         self._feed = feed
+        self.owner = owner  # the principal that listens (its key revoked: ``end_for``)
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
 
     def put(self, item: Any) -> None:
@@ -45,6 +47,11 @@ class FeedSubscription:
                 return
             yield item
 
+    def end(self) -> None:
+        """End this subscription as ``ChangeFeed.close`` ends them all (graceful closure)."""
+        self.put(_END)
+        self.close()
+
     def close(self) -> None:
         self._feed._subscribers.discard(self)
 
@@ -59,15 +66,21 @@ class ChangeFeed:
     def __init__(self) -> None:
         self._subscribers: set[FeedSubscription] = set()
 
-    def subscribe(self) -> FeedSubscription:
+    def subscribe(self, owner: str | None = None) -> FeedSubscription:
         """Receives every change published from now on (use as a context manager)."""
-        subscription = FeedSubscription(self)
+        subscription = FeedSubscription(self, owner)
         self._subscribers.add(subscription)
         return subscription
 
     def publish(self, change: Change) -> None:
         for subscription in list(self._subscribers):
             subscription.put(change)
+
+    def end_for(self, owners: set[str]) -> None:
+        """End the subscriptions of ``owners`` (principals whose key stopped working)."""
+        for subscription in list(self._subscribers):
+            if subscription.owner in owners:
+                subscription.end()
 
     def close(self) -> None:
         for subscription in list(self._subscribers):

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .uri_template import serving_template
+
 JSON = Any
 JSONObject = Mapping[str, Any]
 
@@ -100,11 +102,22 @@ class Snapshot:
     _tools_by_name: dict[str, Tool] = field(default_factory=dict, repr=False, compare=False)
     _prompts_by_name: dict[str, Prompt] = field(default_factory=dict, repr=False, compare=False)
     _resources_by_uri: dict[str, Resource] = field(default_factory=dict, repr=False, compare=False)
+    _templates_by_text: dict[str, ResourceTemplate] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._tools_by_name.update((t.name, t) for t in self.tools)
         self._prompts_by_name.update((p.name, p) for p in self.prompts)
         self._resources_by_uri.update((r.uri, r) for r in self.resources)
+        self._templates_by_text.update((t.uri_template, t) for t in self.resource_templates)
+
+    def resource_template(self, uri_template: str) -> ResourceTemplate | None:
+        return self._templates_by_text.get(uri_template)
+
+    def serving_template(self, uri: str) -> tuple[ResourceTemplate, dict[str, str]] | None:
+        """The template that serves ``uri`` and the variables it reads (``uri_template``'s rule:
+        most literal characters, fewest variables, then the template text), or None."""
+        served = serving_template(tuple(self._templates_by_text), uri)
+        return None if served is None else (self._templates_by_text[served[0]], served[1])
 
     def tool(self, name: str) -> Tool | None:
         return self._tools_by_name.get(name)

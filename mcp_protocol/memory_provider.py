@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -29,13 +28,6 @@ PromptFn = Callable[[Mapping[str, str], Context], Awaitable[dict[str, Any]]]
 Completions = Mapping[tuple[tuple[str, str], str], Sequence[str]]
 
 _versions = itertools.count(1)
-
-
-def _template_regex(template: str) -> re.Pattern[str]:
-    """A matcher for level-1 RFC 6570 templates (``{var}`` → one path segment)."""
-    parts = re.split(r"\{([A-Za-z0-9_]+)\}", template)
-    pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/?#]+)" for i, p in enumerate(parts))
-    return re.compile(pattern + r"\Z")
 
 
 class MemoryProvider(Provider):
@@ -54,8 +46,8 @@ class MemoryProvider(Provider):
         self.capabilities = capabilities or ProviderCapabilities()
         self._tools: dict[str, tuple[Tool, ToolFn]] = {t.name: (t, fn) for t, fn in tools or ()}
         self._resources: dict[str, tuple[Resource, ReadFn]] = {r.uri: (r, fn) for r, fn in resources or ()}
-        self._templates: dict[str, tuple[ResourceTemplate, ReadFn, re.Pattern[str]]] = {
-            t.uri_template: (t, fn, _template_regex(t.uri_template)) for t, fn in templates or ()
+        self._templates: dict[str, tuple[ResourceTemplate, ReadFn]] = {
+            t.uri_template: (t, fn) for t, fn in templates or ()
         }
         self._prompts: dict[str, tuple[Prompt, PromptFn]] = {p.name: (p, fn) for p, fn in prompts or ()}
         self._completions: dict[tuple[tuple[str, str], str], Sequence[str]] = dict(completions or {})
@@ -68,7 +60,7 @@ class MemoryProvider(Provider):
             version=f"mem-{next(_versions)}",
             tools=tuple(t for t, _ in self._tools.values()),
             resources=tuple(r for r, _ in self._resources.values()),
-            resource_templates=tuple(t for t, _, _ in self._templates.values()),
+            resource_templates=tuple(t for t, _ in self._templates.values()),
             prompts=tuple(p for p, _ in self._prompts.values()),
         )
 
@@ -103,11 +95,11 @@ class MemoryProvider(Provider):
         listed = self._resources.get(uri)
         if listed is not None:
             return await listed[1](uri, {}, ctx)
-        for _template, fn, regex in self._templates.values():
-            match = regex.match(uri)
-            if match:
-                return await fn(uri, match.groupdict(), ctx)
-        raise ResourceNotFound(uri)
+        served = self._snapshot.serving_template(uri)  # uri_template: the one matcher and its rule
+        if served is None:
+            raise ResourceNotFound(uri)
+        template, variables = served
+        return await self._templates[template.uri_template][1](uri, variables, ctx)
 
     async def get_prompt(self, prompt: Prompt, arguments: Mapping[str, str], ctx: Context) -> dict[str, Any]:
         return await self._prompts[prompt.name][1](arguments, ctx)

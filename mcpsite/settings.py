@@ -214,6 +214,7 @@ MCP["ACCESS"] = {
         "OAUTH_ALGORITHMS": ("MCP_OAUTH_ALGORITHMS", as_list),
         "OAUTH_SCOPES": ("MCP_OAUTH_SCOPES", or_unset(json.loads)),
         "OAUTH_JWKS_MIN_REFRESH": ("MCP_OAUTH_JWKS_MIN_REFRESH", float),
+        "OAUTH_REQUIRE_TYP": ("MCP_OAUTH_REQUIRE_TYP", as_bool),
     }),
 }
 if REDIS_URL:

@@ -106,7 +106,7 @@ class ResourceTemplateAdmin(RegistryAdmin):
     )
 
     def run_try(self, request: HttpRequest, obj: ResourceTemplate) -> tuple[Any, tryit.Outcome | None]:
-        from .uri_templates import parse_template
+        from mcp_protocol.uri_template import parse_template
 
         if request.method != "POST":
             return TryURIForm(initial={"uri": parse_template(obj.uri_template).example_uri("1")}), None

@@ -133,10 +133,11 @@ class RegistryProvider(Provider):
                 return await serving.read_resource(spec.handler, uri, {}, ctx)
             func = _handler("resource", spec.handler, uri)
             return resource_contents(await handlers.invoke(func, uri, {}, ctx), uri, spec.mime_type)
-        for template in state.templates:
-            variables = template.parsed.match(uri)
-            if variables is None:
-                continue
+        # The template mcp_protocol.uri_template says serves it: the one the grant check allowed.
+        served = state.snapshot.serving_template(uri)
+        template = None if served is None else state.template(served[0].uri_template)
+        if served is not None and template is not None:
+            variables = served[1]
             if template.kind == "text":
                 text = render_text(template.text_template, variables)
                 return [contents_item(uri, template.mime_type, text=text)]

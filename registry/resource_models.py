@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from mcp_protocol.uri_template import parse_template
+
 from .models import Definition, check_handler, mime_type_field
 from .templating import placeholders
-from .uri_templates import parse_template
 from .validators import (
     validate_annotations,
     validate_base64,

@@ -18,8 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from mcp_protocol import definitions as d
-
-from .uri_templates import ParsedTemplate, parse_template
+from mcp_protocol.uri_template import ParsedTemplate, parse_template
 
 
 @dataclass(frozen=True)

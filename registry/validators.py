@@ -8,7 +8,7 @@ Rules and their sources:
   ``inputSchema`` / ``outputSchema``; 2025-11-25 basic/index.mdx "JSON Schema Usage"), nested at
   most ``MAX_SCHEMA_DEPTH`` deep.
 - ``x-mcp-header``: 2026-07-28 server/tools.mdx and transports "Custom Headers" (checklist 35).
-- URIs: RFC 3986 absolute URIs; URI templates: RFC 6570 (see ``uri_templates``).
+- URIs: RFC 3986 absolute URIs; URI templates: RFC 6570 (see ``mcp_protocol.uri_template``).
 - media types (``mimeType``): RFC 6838 §4.2 ``type/subtype``, with RFC 9110 parameters.
 - icons, annotations and ``_meta``: the shapes of schema.ts; content blocks: ``content_blocks``.
 """
@@ -25,8 +25,8 @@ from django.core.validators import RegexValidator
 from jsonschema import Draft202012Validator, SchemaError
 
 from mcp_protocol.uri import uri_problem
+from mcp_protocol.uri_template import TemplateSyntaxError, parse_template
 
-from .uri_templates import TemplateSyntaxError, parse_template
 from .x_mcp_header import validate_x_mcp_headers
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")

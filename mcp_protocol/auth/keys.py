@@ -14,8 +14,10 @@ revoked key stops working everywhere well within a second), after a bus outage (
 whenever ``KeySource.version()`` (one tiny aggregate query, every ``POLL_EVERY`` seconds) says the
 table changed: that covers a lost bus message and a single process on the in-memory bus whose keys
 are changed from another process (``manage.py mcp_keys``). Expiry is checked per request against
-the clock, with no reload needed. "Last used" is kept in memory and written back in batches every
-``TOUCH_EVERY`` seconds, off the hot path.
+the clock, with no reload needed. A key that stops working (revoked, deleted, or expired: the poll
+looks every ``POLL_EVERY`` seconds) is reported once to ``on_revoke``, so its open streams and its
+sessions end on every worker (``Runtime.principals_revoked``) instead of living on. "Last used"
+is kept in memory and written back in batches every ``TOUCH_EVERY`` seconds, off the hot path.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ class KeyRecord:
 
     def principal(self) -> Principal:
         # The key's id, not its prefix: a prefix is public and need not be unique forever.
-        return Principal(f"key:{self.id}", self.grant, f"key {self.prefix}", self.rate, self.tool_rate)
+        return Principal(f"key:{self.id}", self.grant, f"key {self.prefix}", self.rate, self.tool_rate,
+                         self.expires_at)
 
 
 class KeySource(ABC):
@@ -92,9 +95,14 @@ class KeySource(ABC):
 class KeyRing:
     def __init__(self, source: KeySource, bus: Bus, *,
                  on_change: Callable[[str, set[str]], object] | None = None,
+                 on_revoke: Callable[[set[str]], object] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.source, self.bus, self.clock = source, bus, clock
         self.on_change = on_change  # (change id, principal ids whose grant changed)
+        # (principal ids whose key stopped working: revoked, deleted or expired since last told)
+        self.on_revoke = on_revoke
+        self._expired: set[str] = set()  # expired keys already reported to on_revoke
+        self._by_principal: dict[str, KeyRecord] = {}
         self._keys: dict[str, tuple[KeyRecord, Principal]] = {}
         # Token → its entry of ``_keys``, for the tokens seen since the last reload: a request of
         # a known key costs a dict lookup instead of SHA-256 and its hex digest. Replaced with
@@ -155,8 +163,29 @@ class KeyRing:
             records = await self.source.load()
             before = {str(p.id): p.grant for _, p in self._keys.values()}
             self._keys, self._tokens = {r.digest: (r, r.principal()) for r in records}, {}
+            self._by_principal = {str(p.id): r for r, p in self._keys.values()}
             after = {str(p.id): p.grant for _, p in self._keys.values()}
+        await self._report_revoked(before.keys() - after.keys())
         return {pid for pid in before.keys() | after.keys() if before.get(pid) != after.get(pid)}
+
+    def alive(self, principal: Principal) -> bool:
+        """Does the key ``principal`` was resolved from still work (not revoked, not expired)?"""
+        record = self._by_principal.get(str(principal.id))
+        return record is not None and (record.expires_at is None or self.clock() < record.expires_at)
+
+    async def _report_revoked(self, gone: Iterable[str]) -> None:
+        """Tell ``on_revoke`` of keys that left the ring or expired, once each (expiry is only
+        read per request otherwise: the open streams and sessions of an expired key must end)."""
+        now = self.clock()
+        expired = {str(p.id) for r, p in self._keys.values()
+                   if r.expires_at is not None and now >= r.expires_at}
+        revoked = (set(gone) | expired) - self._expired
+        self._expired = expired
+        if revoked and self.on_revoke is not None:
+            try:
+                await _maybe_await(self.on_revoke(revoked))
+            except Exception:  # the stores are down, say: streams still end at their keep-alive
+                logger.exception("could not end the streams and sessions of %d revoked keys", len(revoked))
 
     async def flush_used(self) -> None:
         used, self._used = self._used, {}
@@ -181,6 +210,7 @@ class KeyRing:
 
     async def _poll(self) -> None:
         try:
+            await self._report_revoked(())
             if await self.source.version() != self._version:
                 changed = await self.reload()
                 if changed and self.on_change is not None:

@@ -3,9 +3,18 @@ JWKS (MCP basic/authorization.mdx, 2025-06-18 and later; RFC 9068 profile).
 
 Checks, each one a reason to refuse the token (→ 401 ``invalid_token``):
 
+- the header is a JSON object whose ``alg`` (and ``kid``, ``typ`` when present) are strings; any
+  other header is a malformed token like any other, never an error of ours;
 - the header's ``alg`` is in the allow-list (``none`` and every ``HS*`` are never accepted: a
   resource server holds only public keys, and an HMAC "signed" with a public key is a forgery)
-  and fits the key's type;
+  and is the one the key was published for: a JWK with ``alg`` signs that algorithm only
+  (RFC 8725 §3.1: a PS256 token never verifies against an RS256 key); a JWK without ``alg`` any
+  algorithm of its key type;
+- ``typ`` (RFC 9068 §4): when the issuer types its token explicitly it is ``at+jwt`` (or
+  ``application/at+jwt``), so a logout token, a DPoP proof or another explicitly typed JWT of the
+  issuer is never taken for an access token. No ``typ``, or the generic ``JWT`` (RFC 7519 §5.1,
+  what most libraries write by default), says nothing and is accepted unless ``require_typ``
+  (``MCP_OAUTH_REQUIRE_TYP``, for issuers that set ``at+jwt``) asks for it;
 - the ``kid`` names a key of the JWKS (fetched from ``jwks_url``, cached for ``JWKS_TTL``; an
   unknown ``kid`` triggers one refetch, at most every ``min_refresh`` seconds, so rotated keys work
   and garbage tokens cannot make us hammer the AS; every fetch is bounded by ``fetch_timeout``);
@@ -40,6 +49,8 @@ JWKS_TTL = 600.0
 CACHE_MAX = 10000
 SAFE_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
                              "ES256", "ES384", "ES512", "EdDSA"})
+ACCESS_TOKEN_TYPES = frozenset({"at+jwt", "application/at+jwt"})  # RFC 9068 §4, case-insensitive
+UNTYPED = frozenset({"jwt", "application/jwt"})  # RFC 7519 §5.1: a JWT of no particular kind
 
 
 class InvalidToken(Exception):
@@ -111,7 +122,7 @@ class JWKS:
 
 class TokenVerifier:
     def __init__(self, *, issuer: str, audience: str, jwks: JWKS, algorithms: Sequence[str],
-                 scopes: Mapping[str, Grant], leeway: float = 30.0) -> None:
+                 scopes: Mapping[str, Grant], leeway: float = 30.0, require_typ: bool = False) -> None:
         unsafe = {a for a in algorithms if a not in SAFE_ALGORITHMS}
         if unsafe:
             raise ValueError(f"algorithms not allowed for a resource server: {sorted(unsafe)}")
@@ -119,6 +130,7 @@ class TokenVerifier:
         self.algorithms = frozenset(algorithms)
         self.scopes = dict(scopes)
         self.leeway = leeway
+        self.require_typ = require_typ
         self._cache: dict[str, tuple[Principal, float]] = {}
 
     async def verify(self, token: str) -> Principal:
@@ -135,22 +147,37 @@ class TokenVerifier:
         self._cache[key.hex()] = (principal, expires)
         return principal
 
-    async def _verify(self, token: str) -> tuple[Principal, float]:
+    def _header(self, token: str) -> tuple[str, str | None]:
+        """The header's ``alg`` and ``kid``, checked; ``InvalidToken`` for anything malformed."""
         try:
             header = jwt.get_unverified_header(token)
-        except jwt.PyJWTError as exc:
+        except (jwt.PyJWTError, ValueError, TypeError) as exc:
             raise InvalidToken(f"malformed token: {exc}") from None
-        alg = header.get("alg")
+        alg, kid, typ = header.get("alg"), header.get("kid"), header.get("typ")
+        if not isinstance(alg, str) or not isinstance(kid, str | None) or not isinstance(typ, str | None):
+            raise InvalidToken("malformed token: alg, kid and typ must be strings")
         if alg not in self.algorithms:
             raise InvalidToken(f"algorithm {alg!r} is not allowed")
-        jwk = await self.jwks.key(header.get("kid"))
-        if jwk.algorithm_name != alg and not _fits(jwk, alg):
+        typed = typ is not None and typ.lower() not in UNTYPED
+        if typed and str(typ).lower() not in ACCESS_TOKEN_TYPES:
+            raise InvalidToken(f"typ {typ!r} is not an access token's (RFC 9068 §4: at+jwt)")
+        if self.require_typ and not typed:
+            raise InvalidToken("the token is not typed at+jwt, which MCP_OAUTH_REQUIRE_TYP asks for")
+        return alg, kid
+
+    async def _verify(self, token: str) -> tuple[Principal, float]:
+        alg, kid = self._header(token)
+        jwk = await self.jwks.key(kid)
+        pinned = _published_alg(jwk)
+        if pinned is not None and pinned != alg:
+            raise InvalidToken(f"key {jwk.key_id!r} is published for {pinned}, not {alg}")
+        if pinned is None and not _fits(jwk, alg):
             raise InvalidToken(f"key {jwk.key_id!r} is not for {alg}")
         try:
             claims: dict[str, Any] = jwt.decode(
                 token, key=jwk.key, algorithms=[alg], audience=self.audience, issuer=self.issuer,
                 leeway=self.leeway, options={"require": ["exp", "iss", "aud", "sub"]})
-        except jwt.PyJWTError as exc:
+        except (jwt.PyJWTError, ValueError, TypeError) as exc:
             raise InvalidToken(str(exc)) from None
         granted = [self.scopes[s] for s in _scopes(claims) if s in self.scopes]
         if not granted:
@@ -159,8 +186,17 @@ class TokenVerifier:
         for other in granted[1:]:
             grant = grant.union(other)
         subject = str(claims["sub"])
-        principal = Principal(f"oauth:{self.issuer} {subject}", grant, f"{self.issuer} {subject}")
+        principal = Principal(f"oauth:{self.issuer} {subject}", grant, f"{self.issuer} {subject}",
+                              expires_at=float(claims["exp"]) + self.leeway)
         return principal, float(claims["exp"])
+
+
+def _published_alg(jwk: jwt.PyJWK) -> str | None:
+    """The ``alg`` member of the JWK as the authorization server published it (RFC 7517 §4.4),
+    or None. ``PyJWK.algorithm_name`` cannot tell: it defaults a missing one from the key type."""
+    data = getattr(jwk, "_jwk_data", None)
+    alg = data.get("alg") if isinstance(data, dict) else None
+    return alg if isinstance(alg, str) else None
 
 
 def _fits(jwk: jwt.PyJWK, alg: str) -> bool:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -68,6 +69,8 @@ class AccessPolicy:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
         self.sessions, self.events = sessions, events
+        # Set by the runtime: ends the streams and sessions of principals whose key stopped working.
+        self.on_revoke: Callable[[set[str]], Awaitable[None]] | None = None
         # A grant change is written like any change (its notifications: what the server declares).
         self.writer = ChangeWriter(sessions, events)
         self.capabilities = capabilities or ProviderCapabilities()
@@ -79,7 +82,7 @@ class AccessPolicy:
         if "keys" in mode:
             if key_source is None:
                 raise ValueError(f"MCP_AUTH={mode} needs a key source")
-            self.keys = KeyRing(key_source, bus, on_change=self.scope_changed)
+            self.keys = KeyRing(key_source, bus, on_change=self.scope_changed, on_revoke=self._revoked)
         if "oauth" in mode:
             issuer = config["OAUTH_ISSUER"]
             if not issuer:
@@ -89,7 +92,8 @@ class AccessPolicy:
             scopes = {s: Grant.from_spec(g) for s, g in config["OAUTH_SCOPES"].items()}
             self.verifier = TokenVerifier(issuer=issuer, audience=self.resource_url, jwks=jwks,
                                           algorithms=config["OAUTH_ALGORITHMS"], scopes=scopes,
-                                          leeway=float(config["OAUTH_LEEWAY"]))
+                                          leeway=float(config["OAUTH_LEEWAY"]),
+                                          require_typ=bool(config["OAUTH_REQUIRE_TYP"]))
         self.audit: AuditQueue | None = None
         if audit_sink is not None:
             self.audit = AuditQueue(audit_sink,
@@ -167,6 +171,19 @@ class AccessPolicy:
         if principal is None:
             raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token"))
         return principal
+
+    def still_valid(self, principal: Principal, now: float | None = None) -> bool:
+        """Would the credential ``principal`` came with still be accepted? (A stream asks at each
+        keep-alive: a revoked or expired key, or an expired token, ends it.)"""
+        if principal.expires_at is not None and (time.time() if now is None else now) >= principal.expires_at:
+            return False
+        if self.keys is not None and str(principal.id).startswith("key:"):
+            return self.keys.alive(principal)
+        return True
+
+    async def _revoked(self, principals: set[str]) -> None:
+        if self.on_revoke is not None:
+            await self.on_revoke(principals)
 
     # -- a key's grant changed ------------------------------------------------------------------
     async def scope_changed(self, change_id: str, principals: set[str]) -> None:

@@ -113,6 +113,9 @@ class Principal:
     label: str = "anonymous"  # for the audit log and logs: a key prefix or an issuer/subject
     rate: Rate | None = None  # overrides the default per-principal rate (a key's own limit)
     tool_rate: Rate | None = None  # overrides the default per-tool rate
+    # When its credential stops working (epoch seconds: a key's expiry, a token's exp); streams
+    # opened with it end then (transports/get_stream.py, methods/subscriptions.py).
+    expires_at: float | None = None
 
 
 ANONYMOUS = Principal(None)

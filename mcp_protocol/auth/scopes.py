@@ -8,15 +8,15 @@ itself (open mode pays nothing). Views are cached per snapshot version and grant
 ``tools/list`` of a scoped key costs one dict lookup more than an open one; the view's ``version``
 names both, so the wire cache and the cursors of two grants never mix.
 
-Resources read through a template (not listed) are granted when the template is: ``granted_uri``
-matches the URI against the granted templates (RFC 6570 levels 1-3, conservatively: a simple
-``{var}`` never spans ``/``, ``?`` or ``#``).
+Resources read through a template (not listed) are granted when the template that serves them is:
+``granted_uri`` asks the whole snapshot which template serves the URI (``uri_template``: the one
+matcher, and the one rule for overlapping templates, that ``resources/read`` uses too) and then
+whether the grant holds that template. Matching against the granted templates alone would let a
+key granted ``demo://docs{/name*}`` read ``demo://docs/internal/7``, which
+``demo://docs/internal/{id}`` serves.
 """
 
 from __future__ import annotations
-
-import re
-from functools import lru_cache
 
 from ..definitions import Snapshot
 from .principal import Grant, current
@@ -61,27 +61,11 @@ def view(snapshot: Snapshot, grant: Grant | None = None) -> Snapshot:
     return _views.get(snapshot, grant)
 
 
-_OPERATORS = {"": "[^/?#&,]*", "+": ".*", "#": ".*", ".": r"[^/?#]*", "/": "[^?#]*",
-              ";": "[^/?#]*", "?": "[^#]*", "&": "[^#]*"}
-
-
-@lru_cache(maxsize=1024)
-def _template_regex(template: str) -> re.Pattern[str]:
-    out, pos = [], 0
-    for match in re.finditer(r"\{([+#./;?&]?)([^}]*)\}", template):
-        out.append(re.escape(template[pos:match.start()]))
-        operator = match.group(1)
-        prefix = {"#": "#", ".": r"\.", "/": "/", ";": ";", "?": r"\?", "&": "&"}.get(operator, "")
-        out.append(f"(?:{prefix}{_OPERATORS[operator]})?" if prefix else _OPERATORS[operator])
-        pos = match.end()
-    out.append(re.escape(template[pos:]))
-    return re.compile("".join(out))
-
-
 def granted_uri(snapshot: Snapshot, full: Snapshot, uri: str) -> bool:
     """May the current principal read ``uri``? ``snapshot`` is its view, ``full`` the whole one."""
     if snapshot is full or snapshot.resource(uri) is not None:
         return True
     if full.resource(uri) is not None:
         return False  # a listed resource outside the grant
-    return any(_template_regex(t.uri_template).fullmatch(uri) for t in snapshot.resource_templates)
+    served = full.serving_template(uri)
+    return served is not None and snapshot.resource_template(served[0].uri_template) is not None

@@ -13,7 +13,7 @@ Every place that turns a change into notifications asks this module, on either p
 
 - the HTTP fan-out (``writer.py``) finds each delivery's sessions in bulk (the initialized sessions,
   the subscribers of a URI, within the key's sessions for a grant) and writes it to their
-  standalone-stream logs, once across workers; key-scope changes go the same way (``auth/access``);
+  standalone-stream logs, once across workers; key-scope changes go the same way (``auth/policy``);
 - stdio (one legacy session) and a 2026-07-28 ``subscriptions/listen`` stream ask
   ``notifications`` for one ``Audience``: what that recipient hears about.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import versions
+from ..auth.scopes import granted_uri
 from ..definitions import Snapshot
 from ..errors import InvalidParams
 from .base import Call, optional_object, require_str
@@ -16,8 +17,13 @@ from .base import Call, optional_object, require_str
 MAX_VALUES = 100
 
 
-def _hidden(snapshot: Snapshot, uri: str) -> bool:
-    return snapshot.resource(uri) is None and all(t.uri_template != uri for t in snapshot.resource_templates)
+def _outside_grant(view: Snapshot, full: Snapshot, uri: str) -> bool:
+    """A ``ref/resource`` the caller may not see though it exists: a template outside its grant,
+    or a URI whose serving template (``uri_template``'s rule, as for ``resources/read``) is."""
+    if full.resource_template(uri) is not None:
+        return view.resource_template(uri) is None
+    exists = full.resource(uri) is not None or full.serving_template(uri) is not None
+    return exists and not granted_uri(view, full, uri)
 
 
 async def complete(call: Call) -> dict[str, Any]:
@@ -30,7 +36,7 @@ async def complete(call: Call) -> dict[str, Any]:
             raise InvalidParams(f"Unknown prompt: {name}", {"ref": dict(ref)})
     elif kind == "ref/resource":
         uri = require_str(ref, "uri")
-        if _hidden(call.snapshot, uri) and not _hidden(call.full_snapshot, uri):
+        if _outside_grant(call.snapshot, call.full_snapshot, uri):
             raise InvalidParams(f"Unknown resource template: {uri}", {"ref": dict(ref)})
     else:
         raise InvalidParams("params.ref.type must be 'ref/prompt' or 'ref/resource'")

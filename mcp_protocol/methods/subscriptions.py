@@ -2,21 +2,27 @@
 
 The request's filter (``notifications``: ``toolsListChanged``, ``promptsListChanged``,
 ``resourcesListChanged``, ``resourceSubscriptions``) is cut down to what this server supports and
-acknowledged first (``notifications/subscriptions/acknowledged``: "MUST ... as the first message",
+acknowledged first, ``resourceSubscriptions`` cut to the URIs the caller's grant may read
+(``notifications/subscriptions/acknowledged``: "MUST ... as the first message",
 listing "the subset the server agreed to honor"). Then every change of this process's
 ``ChangeFeed`` becomes the notifications the filter asked for (``fanout.notifications``, the
 mapping every transport uses, with the filter as the stream's ``Audience``) — only those ("MUST
 NOT send notification types the client has not explicitly requested") — each carrying
 ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id. It runs until the
 client closes the stream (HTTP) or cancels it (stdio: ``notifications/cancelled``): the handler is
-then cancelled like any request. When the server ends it (shutdown) it answers the request with a
-complete result carrying the subscription id ("Graceful Closure").
+then cancelled like any request. When the server ends it (shutdown; the caller's key revoked or
+expired, its token expired) it answers the request with a complete result carrying the
+subscription id ("Graceful Closure").
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
+from ..auth.principal import current
+from ..auth.scopes import granted_uri
 from ..errors import InvalidParams
 from ..fanout.notifications import Audience, Change, notifications
 from .base import Call
@@ -48,8 +54,11 @@ def honoured_filter(call: Call) -> dict[str, Any]:
     if uris is not None:
         if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
             raise InvalidParams("params.notifications.resourceSubscriptions must be an array of strings")
-        if uris and caps.resources and caps.resources_subscribe:
-            honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
+        # As resources/subscribe: a URI outside the caller's grant is left out of what is honoured,
+        # silently (no oracle), so no resources/updated ever tells it that something there changed.
+        granted = [u for u in dict.fromkeys(uris) if granted_uri(call.snapshot, call.full_snapshot, u)]
+        if granted and caps.resources and caps.resources_subscribe:
+            honoured["resourceSubscriptions"] = granted
     return honoured
 
 
@@ -66,11 +75,19 @@ async def listen(call: Call) -> dict[str, Any]:
     outbound = call.ctx.outbound
     # Subscribed before the acknowledgment goes out: a change committed after the client has it
     # is never missed.
-    with call.server.feed.subscribe() as changes:
+    who = current()
+    with call.server.feed.subscribe(who.id) as changes:
+        if who.expires_at is not None:  # a token's or a key's expiry ends the stream (issue 24)
+            left = max(0.0, who.expires_at - time.time())
+            deadline = asyncio.get_running_loop().call_later(left, changes.end)
         await outbound.notify(
             "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured}
         )
-        async for change in changes:
-            for method, params in notifications(Change.of(change), caps, hears):
-                await outbound.notify(method, {"_meta": meta, **(params or {})})
+        try:
+            async for change in changes:
+                for method, params in notifications(Change.of(change), caps, hears):
+                    await outbound.notify(method, {"_meta": meta, **(params or {})})
+        finally:
+            if who.expires_at is not None:
+                deadline.cancel()
     return {"_meta": dict(meta)}

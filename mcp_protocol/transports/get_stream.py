@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..auth import principal as caller
+from ..auth.guard import RATE_LIMITED
+from ..auth.principal import Principal
 from ..stores.events import STANDALONE_STREAM, parse_event_id
 from .replay import SessionView, serve_log
 from .responses import HTTPError, Receive, Send
@@ -22,12 +25,31 @@ CLAIM_MIN_TTL = 10.0
 
 
 async def serve_get(rt: Runtime, send: Send, receive: Receive, view: SessionView, after: str | None) -> None:
-    """Serve the GET of session ``view`` carrying Last-Event-ID ``after`` (None: a new stream)."""
+    """Serve the GET of session ``view`` carrying Last-Event-ID ``after`` (None: a new stream).
+
+    Every GET stream, a resume as much as the standalone stream, holds one of its principal's
+    ``rt.open_streams`` on this worker while it is open (the cap is ``MAX_SESSIONS_PER_PRINCIPAL``,
+    what standalone streams, one per session, could reach anyway): otherwise any number of
+    resumes of one POST stream would each hold a connection, a task and a log reader."""
+    who = caller.current()
+    principal = who.id
+    if not rt.open_streams.enter(principal):
+        raise HTTPError(429, "Too Many Requests: too many open streams for this principal "
+                        f"(limit {rt.open_streams.limit})", code=RATE_LIMITED,
+                        headers=[(b"retry-after", b"1")])
+    try:
+        await _serve_get(rt, send, receive, view, after, who)
+    finally:
+        rt.open_streams.leave(principal)
+
+
+async def _serve_get(rt: Runtime, send: Send, receive: Receive, view: SessionView, after: str | None,
+                     who: Principal) -> None:
     stream_id = parse_event_id(after)[0] if after else STANDALONE_STREAM
     if stream_id != STANDALONE_STREAM:
         # [11] "Resumability": resume the POST stream that event belongs to, and only it.
         async def alive() -> bool:  # ended on another worker (DELETE, expiry): stop waiting
-            return await rt.sessions.load(view.id) is not None
+            return rt.access.still_valid(who) and await rt.sessions.load(view.id) is not None
 
         async with rt.leases.watch_orphan(view.id, stream_id):  # its worker may be dead
             await serve_log(rt, view, send, receive, stream_id, after, on_tick=alive)
@@ -42,8 +64,10 @@ async def serve_get(rt: Runtime, send: Send, receive: Receive, view: SessionView
         raise HTTPError(409, "Conflict: only one standalone SSE stream is allowed per session")
 
     async def heartbeat() -> bool:
-        # Keep the cluster-wide claim, and end the stream once the session is gone.
-        return await rt.events.claims.refresh_stream(view.id, owner, ttl) and await rt.sessions.touch(view.id)
+        # Keep the cluster-wide claim, and end the stream once the session is gone or the key (or
+        # token) it was opened with no longer works: a revoked key's stream keeps nothing alive.
+        return (rt.access.still_valid(who) and await rt.events.claims.refresh_stream(view.id, owner, ttl)
+                and await rt.sessions.touch(view.id))
 
     try:
         start = after

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
+from ..auth.limits import InFlight
 from ..auth.policy import AccessPolicy
 from ..bus.base import Bus
 from ..fanout import Fanout
@@ -78,6 +79,7 @@ class Runtime:
         self.server = server
         self.access = access
         self.server.interceptor = self.access.guard  # rate limits and audit around each call
+        self.access.on_revoke = self.principals_revoked
         if self.config.metrics and self.access.audit is not None:
             self.access.audit.on_drop = metrics.audit_dropped
         self.pending = PendingRequests(
@@ -88,6 +90,8 @@ class Runtime:
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
         self.leases = RequestLeases(self.events)
+        # GET streams open on this worker per principal, resumes included (get_stream.py).
+        self.open_streams = InFlight(getattr(self.sessions, "max_sessions_per_principal", None))
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
         self.later = TimerWheel()  # the request path's "still running in 0.1 s?" timers
         self._live: dict[str, list[EndSignal]] = {}
@@ -166,6 +170,16 @@ class Runtime:
         """End a session everywhere: an MCP DELETE, or the management API's. True if it was live."""
         return await end_session(self.sessions, self.events, self.pending, session_id,
                                  here=self.session_ended)
+
+    async def principals_revoked(self, principals: set[str]) -> None:
+        """Their keys stopped working (revoked, deleted, expired; every worker's key ring tells it
+        within its reload time): their listen streams end here, and their sessions everywhere,
+        each deleted and its streams and requests ended here at once and on the other workers
+        through the bus (``end_session``). A later heartbeat could not keep one alive."""
+        self.server.feed.end_for(principals)
+        for principal in sorted(principals):
+            for session_id in await self.sessions.principal_session_ids(principal):
+                await self.end_session(session_id)
 
     def session_ended(self, session_id: str) -> None:
         """The session was deleted (here, or on another worker): stop its requests running here

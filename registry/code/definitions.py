@@ -20,8 +20,8 @@ from typing import Any, TypeVar, overload
 from django.core.exceptions import ValidationError
 
 from mcp_protocol import definitions as d
+from mcp_protocol.uri_template import ParsedTemplate, TemplateSyntaxError, parse_template
 
-from ..uri_templates import ParsedTemplate, TemplateSyntaxError, parse_template
 from ..validators import validate_name, validate_uri
 from .signature import Signature, read
 
