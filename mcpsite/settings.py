@@ -123,6 +123,11 @@ STORAGES = {
 
 # Hosts the registry's "http" tool kind may POST to (exact names or "*.example.com").
 REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
+# Environment variables an http tool may send as its secret header (registry/secret_env.py; unset:
+# names starting with MCP_TOOL_SECRET_ only).
+if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:
+    REGISTRY_HTTP_SECRET_ENV_PREFIXES = env_list("REGISTRY_HTTP_SECRET_ENV_PREFIXES", [])
+REGISTRY_HTTP_SECRET_ENV_ALLOWED = env_list("REGISTRY_HTTP_SECRET_ENV_ALLOWED", [])
 
 REDIS_URL = os.environ.get("REDIS_URL") or None
 _KEY_PREFIX = os.environ.get("MCP_KEY_PREFIX", "mcp")
