@@ -33,8 +33,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
-# Development-only default; production sets SECRET_KEY in the environment.
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-insecure-mcpsite-secret-key-change-me")
+# Development-only default; production sets SECRET_KEY in the environment. With DEBUG off the
+# development key is refused outright: it is public (in this file), and it signs sessions, CSRF
+# tokens, pagination cursors and the requestState of every worker.
+_DEVELOPMENT_SECRET_KEY = "dev-insecure-mcpsite-secret-key-change-me"
+SECRET_KEY = os.environ.get("SECRET_KEY", _DEVELOPMENT_SECRET_KEY)
+if not DEBUG and SECRET_KEY == _DEVELOPMENT_SECRET_KEY:
+    raise ImproperlyConfigured(
+        "DJANGO_DEBUG=0 needs a SECRET_KEY of its own: set SECRET_KEY in the environment (50 or more "
+        "random characters, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'); the "
+        "development default is public"
+    )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 
 INSTALLED_APPS = [
