@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from mcpsite.fleet import PLAIN_HTTP  # noqa: E402
 from tests.support.live_server import REGISTRY_PROVIDER, LiveServer  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -124,6 +125,7 @@ def our_env(workdir: Path, sse: bool = False, redis_url: str | None = None) -> d
         "MCP_PROVIDER": REGISTRY_PROVIDER,
         "DJANGO_DEBUG": "0",
         "SECRET_KEY": "bench-only-secret-key-not-for-production-use-0123456789",
+        **PLAIN_HTTP,  # the API benches speak plain HTTP on loopback
         "MCP_LOG_LEVEL": "WARNING",
         "MCP_ALWAYS_STREAM": "1" if sse else "0",
     }

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from mcpsite.fleet import Balancer, nginx_binary
+from mcpsite.fleet import PLAIN_HTTP, Balancer, nginx_binary
 from tests.support import LiveServer
 from tests.support.live_server import ROOT
 from tests.support.private_redis import PrivateRedis, have_redis_server
@@ -77,6 +77,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         "MCP_KEY_PREFIX": f"browser-{uuid.uuid4().hex[:8]}",
         "MCP_PROVIDER": "registry.provider.RegistryProvider",
         "DJANGO_DEBUG": "0",
+        **PLAIN_HTTP,  # the balancer serves plain HTTP on loopback
         "SECRET_KEY": secrets.token_urlsafe(40),
         "DJANGO_STATIC_ROOT": str(base / "static"),
         "MCP_KEEPALIVE_SECONDS": "1",
