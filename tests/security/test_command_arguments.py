@@ -89,7 +89,7 @@ def test_the_api_and_the_admin_refuse_a_key_scoped_to_an_unknown_tool(admin_user
 @pytest.mark.parametrize(("argv", "message"), [
     (["--batch", "0"], "--batch must be at least 1"),
     (["--linger", "-1"], "--linger must be at least 0"),
-    (["--claim-after", "0"], "--claim-after must be at least"),
+    (["--claim-after", "-1"], "--claim-after must be at least 0"),
 ])  # fmt: skip
 def test_drain_audit_refuses_impossible_numbers(argv: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):

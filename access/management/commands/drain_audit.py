@@ -33,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--hold-after-commit", type=float, default=0.0, help=argparse.SUPPRESS)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        bounds = (("--batch", options["batch"], 1), ("--claim-after", options["claim_after"], 0.001),
+        bounds = (("--batch", options["batch"], 1), ("--claim-after", options["claim_after"], 0),
                   ("--linger", options["linger"], 0))
         for name, value, least in bounds:
             if value < least:
