@@ -25,7 +25,7 @@ from typing import Any
 from django.db import ProgrammingError, connection
 
 from mcp_protocol.auth.audit import AuditEntry
-from mcp_protocol.stores.connection import DEFAULT_URL, RedisConnector
+from mcp_protocol.redis_client.connection import DEFAULT_URL, RedisConnector
 
 from .audit import _arguments_adapter, _insert, _write, sqlite_time
 from .spool import DRAIN_ALIVE_SECONDS, GROUP, SpoolKeys

@@ -34,9 +34,9 @@ from typing import Any, NamedTuple
 import redis
 
 from mcp_protocol.auth.audit import AuditEntry, AuditSink, Row, prepare_arguments
-from mcp_protocol.stores.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
-from mcp_protocol.stores.resp import bulk
-from mcp_protocol.stores.topology import check_prefix
+from mcp_protocol.redis_client.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from mcp_protocol.redis_client.resp import bulk
+from mcp_protocol.redis_client.topology import check_prefix
 
 logger = logging.getLogger("access.spool")
 
@@ -190,11 +190,11 @@ class RedisSpoolSink(AuditSink):
         if not isinstance(batch, Packed):  # ``encode``'s h, a, h, a, ...: the same command
             batch = Packed(b"".join(map(_pair, batch[0::2], batch[1::2])), len(batch) // 2)
         with unavailable_as_store_error():
-            fast = self._redis.fast()
-            (reply,) = await fast.pipeline_packed(self._command("EVALSHA", APPEND_SHA, batch), 1,
+            pipelined = self._redis.pipelined()
+            (reply,) = await pipelined.pipeline_packed(self._command("EVALSHA", APPEND_SHA, batch), 1,
                                                   key=stream, retry=True)
             if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted Redis
-                (reply,) = await fast.pipeline_packed(self._command("EVAL", APPEND, batch), 1,
+                (reply,) = await pipelined.pipeline_packed(self._command("EVAL", APPEND, batch), 1,
                                                       key=stream, retry=True)
         if isinstance(reply, Exception):
             raise reply
@@ -219,7 +219,7 @@ class RedisSpoolSink(AuditSink):
         """Gauges for /metrics: the stream's length (waiting + being written), entries read by a
         drain and not yet acknowledged, and whether a drain was seen lately."""
         with unavailable_as_store_error():
-            length, pending, alive = await self._redis.fast().pipeline([
+            length, pending, alive = await self._redis.pipelined().pipeline([
                 ("XLEN", self.keys.stream), ("XPENDING", self.keys.stream, GROUP),
                 ("EXISTS", self.keys.alive)])
         if isinstance(length, Exception) or isinstance(alive, Exception):

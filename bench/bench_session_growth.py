@@ -27,9 +27,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 import redis
 
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import SessionStore
 from mcp_protocol.stores.memory import MemorySessionStore
 from mcp_protocol.stores.redis import RedisSessionStore
+from mcp_protocol.stores.sessions import SessionStore
 
 BLOCK = 1000
 

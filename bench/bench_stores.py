@@ -25,9 +25,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 import redis
 
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import EventStore, SessionStore
+from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from mcp_protocol.stores.sessions import SessionStore
 
 CONCURRENCY = 32
 

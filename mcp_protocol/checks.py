@@ -14,7 +14,8 @@ from django.utils.module_loading import import_string
 from .bus.base import Bus
 from .conf import BACKEND_KEYS, DEFAULTS, default, installed_providers
 from .provider import Provider
-from .stores.base import EventStore, SessionStore
+from .stores.events import EventStore
+from .stores.sessions import SessionStore
 
 KINDS: dict[str, type] = {
     "PROVIDER": Provider, "SESSION_STORE": SessionStore, "EVENT_STORE": EventStore, "BUS": Bus,

@@ -5,7 +5,7 @@ rebuilds its provider snapshot (in a thread) while it claims the change and writ
 streams get their notification without waiting for the rebuild, and the requests this worker serves
 meanwhile wait for it instead (``Provider.mark_refreshing``), so a client that re-lists after
 ``list_changed`` on the writer's worker still sees the change. The first worker to
-``EventStore.claim_once("fanout:<id>")`` owns the change and marks it split (``<key>#split``);
+``ClaimStore.claim_once("fanout:<id>")`` owns the change and marks it split (``<key>#split``);
 every worker that got it then writes a share of it in parts (``fanout_parts.py``; the others only
 once it is marked, so a part they win is one nobody wrote any of): the notifications go to the
 standalone-stream log (``STANDALONE_STREAM``) of each live session:
@@ -41,7 +41,9 @@ from .changefeed import EVERYTHING, ChangeFeed
 from .fanout_lease import Leases
 from .fanout_parts import DONE_TTL, KINDS, POLL_MAX, POLL_MIN, Job, write_parts
 from .provider import Provider
-from .stores.base import Claim, EventStore, SessionStore
+from .stores.claims import Claim
+from .stores.events import EventStore
+from .stores.sessions import SessionStore
 
 logger = logging.getLogger("mcp_protocol.fanout")
 
@@ -160,7 +162,7 @@ class Fanout:
                 # The owner says the change is written in parts: only then may the other
                 # workers help (a part they win is one nobody wrote any of). Said while it
                 # starts on its own parts, not before.
-                split = asyncio.ensure_future(self.events.finish_once(f"{key}#split", DONE_TTL))
+                split = asyncio.ensure_future(self.events.claims.finish_once(f"{key}#split", DONE_TTL))
             listed = await listing if listing is not None else []
             job = Job(key, kind, uris if isinstance(uris, list) else [], listed, leases, wrote,
                       retaken=claim is Claim.RETAKEN)
@@ -168,7 +170,7 @@ class Fanout:
             if split is not None:
                 await split
             if claim is not Claim.HELD:
-                await self.events.finish_once(key, DONE_TTL)
+                await self.events.claims.finish_once(key, DONE_TTL)
             return written
         finally:
             wrote.set()  # nothing (more) to write first: the rebuild need not wait
@@ -186,11 +188,11 @@ class Fanout:
         has split it in parts, which this one helps write; DONE: written."""
         pause = POLL_MIN
         while True:
-            claim = await self.events.claim_once(key, self.lease)
+            claim = await self.events.claims.claim_once(key, self.lease)
             if claim is not Claim.HELD:
                 return claim
             # A probe with a lease that lapses at once: DONE only once the owner split it.
-            if await self.events.claim_once(f"{key}#split", PROBE) is Claim.DONE:
+            if await self.events.claims.claim_once(f"{key}#split", PROBE) is Claim.DONE:
                 return Claim.HELD
             # Its owner has not started the parts (or died first): the next change must wait,
             # or the two could reach a stream in the wrong order.

@@ -1,6 +1,6 @@
 """The leases a worker holds while it writes a change: kept alive until it is done.
 
-``EventStore.claim_once`` gives a change (and each of its parts) to one writer for a lease of
+``ClaimStore.claim_once`` gives a change (and each of its parts) to one writer for a lease of
 ``LEASE`` seconds; a writer still working when its lease lapses would have its part retaken while
 it writes, and some streams would get the notification twice. ``Leases`` renews every lease this
 worker holds from one task, one ``renew_once`` round trip every lease/3 for all of them (not one
@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 
-from .stores.base import EventStore
+from .stores.events import EventStore
 
 logger = logging.getLogger("mcp_protocol.fanout")
 
@@ -54,7 +54,7 @@ class Leases:
             if not keys:
                 continue
             try:
-                renewed = await self.events.renew_once(keys, self.lease)
+                renewed = await self.events.claims.renew_once(keys, self.lease)
             except Exception:
                 # Redis unreachable: the next round tries again (the lease has 2/3 left).
                 logger.warning("could not renew the fan-out leases %s", keys, exc_info=True)

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from .fanout_lease import LeaseLost, Leases
 from .jsonrpc import notification
-from .stores.base import STANDALONE_STREAM, Claim
+from .stores.claims import Claim
+from .stores.events import STANDALONE_STREAM
 
 if TYPE_CHECKING:
     from .fanout import Fanout
@@ -79,7 +80,7 @@ async def write_parts(fanout: Fanout, job: Job) -> int:
     while pending:
         progressed = False
         for part in list(pending):
-            claim = await fanout.events.claim_once(f"{job.key}#{part}", fanout.lease)
+            claim = await fanout.events.claims.claim_once(f"{job.key}#{part}", fanout.lease)
             if claim is Claim.HELD:
                 continue  # another worker writes it now; asked again after the others
             pending.remove(part)
@@ -97,7 +98,7 @@ async def write_parts(fanout: Fanout, job: Job) -> int:
                 continue
             finally:
                 job.leases.release(part_key)
-            await fanout.events.finish_once(part_key, DONE_TTL)
+            await fanout.events.claims.finish_once(part_key, DONE_TTL)
         if pending and not progressed:
             # Only parts other workers write are left: the next change must wait for them, or
             # the two could reach a stream in the wrong order.

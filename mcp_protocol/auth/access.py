@@ -22,7 +22,9 @@ from urllib.parse import urlsplit
 
 from ..bus.base import Bus
 from ..jsonrpc import notification
-from ..stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
+from ..stores.claims import Claim
+from ..stores.events import STANDALONE_STREAM, EventStore
+from ..stores.sessions import SessionStore
 from .audit import AuditQueue
 from .guard import Guard
 from .keys import KeyRing, looks_like_key
@@ -189,7 +191,7 @@ class Access:
     async def scope_changed(self, change_id: str, principals: set[str]) -> None:
         """``list_changed`` to the sessions of ``principals``, written by one worker only."""
         key = f"access:{change_id}"
-        if await self.events.claim_once(key, 5.0) is not Claim.WON:
+        if await self.events.claims.claim_once(key, 5.0) is not Claim.WON:
             return
         sessions: list[str] = []
         for pid in sorted(principals):
@@ -197,4 +199,4 @@ class Access:
         for kind in KINDS:
             note = notification(f"notifications/{kind}/list_changed", None)
             await self.events.broadcast(sessions, STANDALONE_STREAM, note)
-        await self.events.finish_once(key, 3600.0)
+        await self.events.claims.finish_once(key, 3600.0)

@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from ..stores.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from ..redis_client.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
 from .principal import Rate
 
 Bucket = tuple[str, Rate]  # (name, rate); names are unique per principal
@@ -111,7 +111,7 @@ class RedisRateLimiter(RateLimiter):
         for _, rate in buckets:
             args += [rate.capacity, repr(rate.per_second)]
         with unavailable_as_store_error():
-            wait = await self._redis.fast().evalsha(TAKE_SHA, TAKE, keys, args)
+            wait = await self._redis.pipelined().evalsha(TAKE_SHA, TAKE, keys, args)
         if isinstance(wait, Exception):
             raise wait
         return int(wait) / 1_000_000

@@ -35,15 +35,15 @@ from typing import Any
 
 from redis.asyncio.client import PubSub
 
-from ..stores.base import StoreUnavailable
-from ..stores.connection import (
+from ..redis_client.connection import (
     DEFAULT_URL,
     UNAVAILABLE,
     RedisConnector,
     raise_pending_cancel,
     unavailable_as_store_error,
 )
-from ..stores.topology import check_prefix
+from ..redis_client.topology import check_prefix
+from ..stores.errors import StoreUnavailable
 from .base import RESYNC, Bus, Subscription
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from ..auth.principal import Principal
 from ..jsonrpc import Notification
 from ..outbound import NullOutbound
 from ..session import Session
-from ..stores.base import UpdateError
+from ..stores.errors import UpdateError
 from .pending import CANCELLED
 from .responses import Scope
 from .runtime import Runtime

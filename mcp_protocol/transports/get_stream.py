@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..stores.base import STANDALONE_STREAM, parse_event_id
+from ..stores.events import STANDALONE_STREAM, parse_event_id
 from .replay import SessionView, serve_log
 from .responses import HTTPError, Receive, Send
 from .stream_log import PRIME
@@ -38,12 +38,12 @@ async def serve_get(rt: Runtime, send: Send, receive: Receive, view: SessionView
     # lost: it takes the claim over, so a worker that died (or has not noticed the drop yet)
     # does not keep it out with 409s until the claim lapses; the old holder's next
     # heartbeat fails and ends its stream. A plain second GET still gets 409.
-    if not await rt.sessions.claim_stream(view.id, owner, ttl, take_over=after is not None):
+    if not await rt.events.claims.claim_stream(view.id, owner, ttl, take_over=after is not None):
         raise HTTPError(409, "Conflict: only one standalone SSE stream is allowed per session")
 
     async def heartbeat() -> bool:
         # Keep the cluster-wide claim, and end the stream once the session is gone.
-        return await rt.sessions.refresh_claim(view.id, owner, ttl) and await rt.sessions.touch(view.id)
+        return await rt.events.claims.refresh_stream(view.id, owner, ttl) and await rt.sessions.touch(view.id)
 
     try:
         start = after
@@ -55,4 +55,4 @@ async def serve_get(rt: Runtime, send: Send, receive: Receive, view: SessionView
         await serve_log(rt, view, send, receive, STANDALONE_STREAM, start, on_tick=heartbeat,
                         fresh=after is None)
     finally:
-        await rt.sessions.release_stream(view.id, owner)
+        await rt.events.claims.release_stream(view.id, owner)

@@ -6,8 +6,8 @@ OOM, a lost machine) the resumed stream used to wait forever. So:
 
 - The owner holds a short lease on the request's stream while the handler runs: a record with
   an owner and a TTL of ``LEASE`` seconds, renewed every ``RENEW`` seconds, released when the
-  response is in the log. It is the session store's claim primitive (``claim_stream`` /
-  ``refresh_claim`` / ``release_stream``: owner + TTL, compare-and-refresh, compare-and-delete,
+  response is in the log. It is the stream claim primitive (``ClaimStore.claim_stream`` /
+  ``refresh_stream`` / ``release_stream``: owner + TTL, compare-and-refresh, compare-and-delete,
   shared by every worker) under the id ``<session>:req:<stream>``.
 - The request ids the stream answers are in the log's first entry (a marker, never sent), so any
   worker can answer them without asking the owner.
@@ -15,7 +15,7 @@ OOM, a lost machine) the resumed stream used to wait forever. So:
   ``POLL`` seconds. Taking it means the owner stopped renewing it: the worker appends a JSON-RPC
   error response for each request id (-32603, "the worker running this request stopped; the
   request may be retried": JSON-RPC 2.0 §5.1 internal error) and the stream's end marker, once
-  across workers (``EventStore.claim_once``), and the resumed stream delivers them and ends.
+  across workers (``ClaimStore.claim_once``), and the resumed stream delivers them and ends.
   So the client gets its answer within ``LEASE + POLL`` seconds of the owner's death.
 
 A server→client request (sampling, elicitation, roots) belongs to the request whose handler sent
@@ -35,7 +35,8 @@ from typing import Any
 
 from ..errors import WorkerStopped
 from ..jsonrpc import RequestId, error_response
-from ..stores.base import Claim, EventStore, SessionStore
+from ..stores.claims import Claim
+from ..stores.events import EventStore
 from .stream_log import END, MARKER
 
 logger = logging.getLogger("mcp_protocol.leases")
@@ -59,10 +60,10 @@ async def answer_for_the_dead(
 ) -> bool:
     """Append the error responses and the end marker to the stream, once across workers."""
     key = f"orphan:{session_id}:{stream_id}"
-    if await events.claim_once(key, LEASE) not in (Claim.WON, Claim.RETAKEN):
+    if await events.claims.claim_once(key, LEASE) not in (Claim.WON, Claim.RETAKEN):
         return False
     await events.append_many(session_id, stream_id, [*stopped_responses(request_ids), END])
-    await events.finish_once(key, DONE_TTL)
+    await events.claims.finish_once(key, DONE_TTL)
     return True
 
 
@@ -78,7 +79,7 @@ class RequestLease:
         self._task: asyncio.Task[None] | None = None
 
     async def take(self) -> None:
-        await self.leases.sessions.claim_stream(self.id, self.owner, LEASE, take_over=True)
+        await self.leases.claims.claim_stream(self.id, self.owner, LEASE, take_over=True)
         # A timer, not a task, until the first renewal is due: most requests are answered long
         # before, and then never pay for one.
         self._timer = asyncio.get_running_loop().call_later(RENEW, self._start_renewing)
@@ -91,7 +92,7 @@ class RequestLease:
     async def _renew(self) -> None:
         while True:
             try:
-                await self.leases.sessions.refresh_claim(self.id, self.owner, LEASE)
+                await self.leases.claims.refresh_stream(self.id, self.owner, LEASE)
             except Exception as exc:  # Redis away for a moment: the next renewal may still make it
                 logger.warning("could not renew the lease of %s: %s", self.id, exc)
             await asyncio.sleep(RENEW)
@@ -105,14 +106,14 @@ class RequestLease:
             self._task.cancel()
             self._task = None
         with contextlib.suppress(Exception):
-            await self.leases.sessions.release_stream(self.id, self.owner)
+            await self.leases.claims.release_stream(self.id, self.owner)
 
 
 class Leases:
     """This worker's leased requests (one per process and loop, owned by the runtime)."""
 
-    def __init__(self, sessions: SessionStore, events: EventStore) -> None:
-        self.sessions, self.events = sessions, events
+    def __init__(self, events: EventStore) -> None:
+        self.events, self.claims = events, events.claims
         self.worker = secrets.token_hex(6)
         self.serial = itertools.count(1)
         self.active: set[RequestLease] = set()
@@ -137,7 +138,7 @@ class Leases:
         while True:
             await asyncio.sleep(POLL)
             try:
-                if not await self.sessions.claim_stream(lid, probe, LEASE):
+                if not await self.claims.claim_stream(lid, probe, LEASE):
                     continue  # the owner holds it: still running
                 ids = await self._request_ids(session_id, stream_id)
                 if ids is None:

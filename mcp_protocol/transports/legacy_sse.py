@@ -27,7 +27,7 @@ from urllib.parse import parse_qs
 from ..auth import principal as caller
 from ..jsonrpc import Notification, Request, Response, error_id, parse_body
 from ..session import Session
-from ..stores.base import STANDALONE_STREAM
+from ..stores.events import STANDALONE_STREAM
 from . import logcontext
 from .body import ClientGone, read_body
 from .callers import deliver, resolve_caller, save_if_changed

@@ -15,7 +15,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..jsonrpc import dumps
-from ..stores.base import Event, StreamLagging
+from ..stores.errors import StreamLagging
+from ..stores.events import Event
 from ..versions import sends_priming_event
 from . import sse
 from .responses import Receive, Send, logger

@@ -33,7 +33,9 @@ from ..fanout import Fanout
 from ..provider import Provider
 from ..server import Server
 from ..session import Session
-from ..stores.base import EventStore, SessionStore, StoreUnavailable
+from ..stores.errors import StoreUnavailable
+from ..stores.events import EventStore
+from ..stores.sessions import SessionStore
 from . import auth, metrics, stopping
 from .later import Wheel
 from .leases import Leases
@@ -99,7 +101,7 @@ class Runtime:
         self.fanout = Fanout(self.provider, self.sessions, self.events, self.bus,
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
-        self.leases = Leases(self.sessions, self.events)
+        self.leases = Leases(self.events)
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
         self.later = Wheel()  # the request path's "still running in 0.1 s?" timers
         self._live: dict[str, list[EndSignal]] = {}

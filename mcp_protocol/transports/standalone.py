@@ -21,7 +21,7 @@ from ..errors import ClientRequestError
 from ..jsonrpc import notification
 from ..outbound import Outbound
 from ..session import Session
-from ..stores.base import STANDALONE_STREAM, EventStore
+from ..stores.events import STANDALONE_STREAM, EventStore
 from .pending import PendingRequests, ask
 
 # [06+] lifecycle.mdx: a server sends these only to a client that declared the capability.

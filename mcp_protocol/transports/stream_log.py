@@ -1,7 +1,7 @@
 """What a stream's log holds besides JSON-RPC messages, and the ids of legacy POST streams.
 
 [L] basic/transports.mdx "Resumability and Redelivery": every event of a legacy stream is stored
-under ``<stream>.<seq>`` (``stores.base.make_event_id``). Internal markers share the log with the
+under ``<stream>.<seq>`` (``stores.events.make_event_id``). Internal markers share the log with the
 messages and are never sent: ``prime`` (the [11] priming event's id needs a log position; it
 also names the ids the stream answers), ``open`` (the same first entry for clients older than
 2025-11-25, which get no priming event) and ``end`` (the stream is complete: a resume that

@@ -25,7 +25,7 @@ from rest_framework.response import Response
 
 from mcp_protocol.conf import mcp_settings
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import StoreUnavailable
+from mcp_protocol.stores.errors import StoreUnavailable
 from mcp_protocol.transports.runtime import terminate
 
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 500
@@ -80,6 +80,11 @@ def _store() -> Any:
     return mcp_settings.backend("SESSION_STORE")
 
 
+def _claims() -> Any:
+    """Which sessions have their GET stream open: the event store's claims."""
+    return mcp_settings.backend("EVENT_STORE").claims
+
+
 def _unavailable() -> exceptions.APIException:
     error = exceptions.APIException("The session store is unreachable; retry shortly.")
     error.status_code = 503
@@ -107,7 +112,7 @@ class SessionViewSet(viewsets.ViewSet):
         after = self._after(request.query_params.get("cursor"))
         try:
             page = async_to_sync(_store().list_sessions)(limit=size, after=after)
-            streaming = async_to_sync(_store().open_streams)([s.id for s in page])
+            streaming = async_to_sync(_claims().open_streams)([s.id for s in page])
         except StoreUnavailable:
             raise _unavailable() from None
         next_url = None

@@ -22,10 +22,12 @@ import pytest
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.bus.redis import RedisBus
-from mcp_protocol.stores.base import EventStore, SessionStore
+from mcp_protocol.redis_client.topology import RedisTopology
+from mcp_protocol.stores.claims import ClaimStore
+from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
-from mcp_protocol.stores.topology import RedisTopology
+from mcp_protocol.stores.sessions import SessionStore
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateCluster, PrivateSentinel
 
@@ -141,6 +143,12 @@ async def make_event_store(backend: str, prefix: str,
     yield make
     for store in built:
         await store.close()
+
+
+@pytest.fixture
+def make_claim_store(make_event_store: Callable[..., EventStore]) -> Callable[[], ClaimStore]:
+    """A worker's claim store: its event store's ``claims`` (closed with the event store)."""
+    return lambda: make_event_store().claims
 
 
 @pytest.fixture

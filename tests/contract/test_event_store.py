@@ -1,4 +1,4 @@
-"""Contract of ``EventStore`` (mcp_protocol/stores/base.py), run against memory and Redis.
+"""Contract of ``EventStore`` (mcp_protocol/stores/events.py), run against memory and Redis.
 
 Pins [L] basic/transports.mdx "Resumability and Redelivery": event ids unique within the session
 and encoding their stream, replay of only the stream the id belongs to, and nothing lost or
@@ -14,14 +14,8 @@ from typing import Any
 
 import pytest
 
-from mcp_protocol.stores.base import (
-    Claim,
-    Event,
-    EventStore,
-    StreamLagging,
-    UnknownEvent,
-    parse_event_id,
-)
+from mcp_protocol.stores.errors import StreamLagging, UnknownEvent
+from mcp_protocol.stores.events import Event, EventStore, parse_event_id
 
 from .conftest import eventually, within
 
@@ -252,86 +246,6 @@ async def test_a_listener_too_far_behind_gets_stream_lagging_never_a_gap(make_ev
             async for event in listener:
                 got.append(event.message["n"])
     assert got == list(range(1, len(got) + 1)) and len(got) < 12  # a gapless prefix
-
-
-async def test_claim_once_is_won_by_exactly_one_caller_across_workers(make_event_store: Make) -> None:
-    workers = [make_event_store(), make_event_store()]
-    results = await within(asyncio.gather(*(workers[i % 2].claim_once("msg-1", 30) for i in range(20))))
-    assert results.count(Claim.WON) == 1 and results.count(Claim.HELD) == 19
-    assert await workers[0].claim_once("msg-2", 30) is Claim.WON
-
-
-async def test_a_finished_claim_answers_done_everywhere(make_event_store: Make) -> None:
-    first, second = make_event_store(), make_event_store()
-    assert await first.claim_once("msg-1", 30) is Claim.WON
-    assert await second.claim_once("msg-1", 30) is Claim.HELD
-    await first.finish_once("msg-1", 30)
-    assert await second.claim_once("msg-1", 30) is Claim.DONE
-    assert await first.claim_once("msg-1", 30) is Claim.DONE
-
-
-async def test_a_claim_never_finished_is_won_again_once_its_lease_lapses(make_event_store: Make) -> None:
-    # The winner's worker died mid-job: the next caller takes the job over.
-    store = make_event_store()
-    assert await store.claim_once("msg-1", 0.2) is Claim.WON
-    assert await store.claim_once("msg-1", 0.2) is Claim.HELD
-
-    async def claimable() -> bool:
-        return await store.claim_once("msg-1", 0.2) is Claim.RETAKEN  # the first winner may have begun
-
-    await eventually(claimable, seconds=3.0, step=0.05)
-
-
-async def test_a_retaken_job_once_finished_answers_done(make_event_store: Make) -> None:
-    store = make_event_store()
-    assert await store.claim_once("msg-1", 0.1) is Claim.WON
-
-    async def retaken() -> bool:
-        return await store.claim_once("msg-1", 0.1) is Claim.RETAKEN
-
-    await eventually(retaken, seconds=3.0, step=0.05)
-    await store.finish_once("msg-1", 30)
-    assert await store.claim_once("msg-1", 30) is Claim.DONE
-
-
-async def test_a_renewed_lease_outlives_its_first_lease(make_event_store: Make) -> None:
-    # A slow writer renews its lease: the job is not retaken while it works.
-    owner, other = make_event_store(), make_event_store()
-    assert await owner.claim_once("msg-1", 0.3) is Claim.WON
-    for _ in range(6):  # 1.2 s: four times the lease
-        await asyncio.sleep(0.2)
-        assert await owner.renew_once(["msg-1"], 0.3) == {"msg-1"}
-        assert await other.claim_once("msg-1", 0.3) is Claim.HELD
-    await owner.finish_once("msg-1", 30)
-    assert await other.claim_once("msg-1", 30) is Claim.DONE
-
-
-async def test_renewing_leaves_finished_lapsed_and_unknown_jobs_alone(make_event_store: Make) -> None:
-    store = make_event_store()
-    assert await store.claim_once("done", 30) is Claim.WON
-    await store.finish_once("done", 30)
-    assert await store.claim_once("lapsing", 0.1) is Claim.WON
-    await asyncio.sleep(0.3)
-    assert await store.renew_once(["done", "lapsing", "never"], 0.5) == set()
-    await asyncio.sleep(0.6)  # a "done" given the lease would have lapsed by now
-    assert await store.claim_once("done", 30) is Claim.DONE
-    assert await store.claim_once("lapsing", 30) is Claim.RETAKEN  # not revived by the renewal
-    assert await store.claim_once("never", 30) is Claim.WON  # nor created
-
-
-async def test_a_lease_retaken_by_another_worker_is_not_renewed_by_the_first(
-        make_event_store: Make, backend: str) -> None:
-    if backend == "memory":
-        pytest.skip("one process: every caller is the same worker")
-    first, second = make_event_store(), make_event_store()
-    assert await first.claim_once("msg-1", 0.1) is Claim.WON
-
-    async def retaken() -> bool:
-        return await second.claim_once("msg-1", 30) is Claim.RETAKEN
-
-    await eventually(retaken, seconds=3.0, step=0.05)
-    assert await first.renew_once(["msg-1"], 30) == set()  # it must stop: the part is not its own
-    assert await second.renew_once(["msg-1"], 30) == {"msg-1"}
 
 
 async def test_tagged_finds_the_sessions_a_tagged_broadcast_reached(make_event_store: Make) -> None:

@@ -1,7 +1,7 @@
 """Contract of the batch operations of ``EventStore`` (``append_many``, ``append_encoded``,
 ``broadcast``) and of
 ``SessionStore.initialized_session_ids``, and of listening at scale: many listeners of one process
-share the backend's readers (Redis: ``redis_tail.py`` shards of ``SHARD_KEYS`` streams), and each
+share the backend's readers (Redis: ``stores/redis/tail.py`` shards of ``SHARD_KEYS`` streams), and each
 still sees every event of its stream once, in order, whenever it joined.
 """
 
@@ -13,8 +13,9 @@ from collections.abc import AsyncIterator, Callable
 
 from mcp_protocol.jsonrpc import dumps
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import Event, EventStore, SessionStore, parse_event_id
-from mcp_protocol.stores.redis_tail import SHARD_KEYS
+from mcp_protocol.stores.events import Event, EventStore, parse_event_id
+from mcp_protocol.stores.redis.tail import SHARD_KEYS
+from mcp_protocol.stores.sessions import SessionStore
 
 from .conftest import within
 from .test_event_store import first, take

@@ -12,11 +12,45 @@ from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.fanout import Fanout, change_key
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import STANDALONE_STREAM, Claim, EventStore, SessionStore
+from mcp_protocol.stores.claims import Claim, ClaimStore
+from mcp_protocol.stores.events import STANDALONE_STREAM, EventStore
+from mcp_protocol.stores.sessions import SessionStore
 
 from .conftest import within
 
 CHANGES = [{"id": f"order-{kind}", "kind": kind, "uris": []} for kind in ("tools", "prompts", "resources")]
+
+
+class HeldClaims(ClaimStore):
+    """Forwards to a real claim store; sets ``held`` once a ``claim_once`` was answered HELD."""
+
+    def __init__(self, inner: ClaimStore, held: asyncio.Event) -> None:
+        self.inner, self.held = inner, held
+
+    async def claim_once(self, key: str, lease: float) -> Claim:
+        claim = await self.inner.claim_once(key, lease)
+        if claim is Claim.HELD:
+            self.held.set()
+        return claim
+
+    # The other abstract methods, forwarded.
+    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
+        return await self.inner.renew_once(keys, lease)
+
+    async def finish_once(self, key: str, ttl: float) -> None:
+        await self.inner.finish_once(key, ttl)
+
+    async def claim_stream(self, *args: Any, **kwargs: Any) -> bool:
+        return await self.inner.claim_stream(*args, **kwargs)
+
+    async def refresh_stream(self, *args: Any) -> bool:
+        return await self.inner.refresh_stream(*args)
+
+    async def release_stream(self, *args: Any) -> None:
+        await self.inner.release_stream(*args)
+
+    async def open_streams(self, session_ids: list[str]) -> set[str]:
+        return await self.inner.open_streams(session_ids)
 
 
 class Watched(EventStore):
@@ -27,12 +61,7 @@ class Watched(EventStore):
         self.inner = inner
         self.held, self.writing, self.gate = asyncio.Event(), asyncio.Event(), asyncio.Event()
         self.gate.set()
-
-    async def claim_once(self, key: str, lease: float) -> Claim:
-        claim = await self.inner.claim_once(key, lease)
-        if claim is Claim.HELD:
-            self.held.set()
-        return claim
+        self.claims = HeldClaims(inner.claims, self.held)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -47,9 +76,6 @@ class Watched(EventStore):
     async def delete_session(self, session_id: str) -> None:
         await self.inner.delete_session(session_id)
 
-    async def finish_once(self, key: str, ttl: float) -> None:
-        await self.inner.finish_once(key, ttl)
-
     async def broadcast(self, *args: Any, **kwargs: Any) -> int:
         self.writing.set()
         await self.gate.wait()
@@ -57,9 +83,6 @@ class Watched(EventStore):
 
     async def tagged(self, *args: Any) -> set[str]:
         return await self.inner.tagged(*args)
-
-    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
-        return await self.inner.renew_once(keys, lease)
 
 
 async def test_changes_reach_a_stream_in_bus_order_when_the_first_writer_is_slow(
@@ -102,7 +125,7 @@ async def test_a_change_whose_writer_died_midway_is_completed_once_per_session(
     key = change_key(change)
     # The dead writer: it won the change, reached two sessions, and never finished.
     dead = make_event_store()
-    assert await dead.claim_once(key, 0.2) is Claim.WON
+    assert await dead.claims.claim_once(key, 0.2) is Claim.WON
     note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
     await dead.broadcast([sessions[0].id, sessions[1].id], STANDALONE_STREAM, note, tag=f"{key}|list")
     survivor = Fanout(MemoryProvider(), make_session_store(), make_event_store(), MemoryBus(), lease=0.2)

@@ -18,7 +18,8 @@ import redis
 
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import Claim, StoreUnavailable
+from mcp_protocol.stores.claims import Claim
+from mcp_protocol.stores.errors import StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateSentinel
@@ -79,8 +80,8 @@ async def test_stores_and_bus_follow_a_sentinel_failover_to_the_new_master(senti
         after = await events.append(session.id, "r1", {"n": 1})
         resumed = events.listen(session.id, "r1", after=before)
         assert (await within(anext_event(resumed))).id == after
-        assert await events.claim_once("k", 5) is Claim.WON
-        assert await sessions.claim_stream(session.id, "w", 5)
+        assert await events.claims.claim_once("k", 5) is Claim.WON
+        assert await events.claims.claim_stream(session.id, "w", 5)
         direct = redis.Redis(port=new_master, decode_responses=True)
         try:
             assert direct.exists(f"failover:session:{{{fresh.id}}}") == 1

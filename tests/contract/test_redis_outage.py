@@ -18,7 +18,8 @@ import pytest
 from mcp_protocol.bus.base import RESYNC, Subscription
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import Claim, StoreUnavailable
+from mcp_protocol.stores.claims import Claim
+from mcp_protocol.stores.errors import StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from tests.support.private_redis import PrivateRedis, have_redis_server
 
@@ -71,13 +72,13 @@ async def test_redis_outage_gives_store_unavailable_and_service_resumes_by_itsel
         await raises_unavailable(lambda: sessions.count())
         await raises_unavailable(lambda: sessions.session_ids())
         await raises_unavailable(lambda: sessions.subscribers("file:///a"))
-        await raises_unavailable(lambda: sessions.claim_stream(session.id, "w", 5))
-        await raises_unavailable(lambda: sessions.refresh_claim(session.id, "w", 5))
-        await raises_unavailable(lambda: sessions.release_stream(session.id, "w"))
+        await raises_unavailable(lambda: events.claims.claim_stream(session.id, "w", 5))
+        await raises_unavailable(lambda: events.claims.refresh_stream(session.id, "w", 5))
+        await raises_unavailable(lambda: events.claims.release_stream(session.id, "w"))
         await raises_unavailable(lambda: events.append(session.id, "r1", {"n": 1}))
         await raises_unavailable(lambda: anext_event(events.listen(session.id, "r1")))
         await raises_unavailable(lambda: events.delete_session(session.id))
-        await raises_unavailable(lambda: events.claim_once("k", 5))
+        await raises_unavailable(lambda: events.claims.claim_once("k", 5))
         await raises_unavailable(lambda: other_worker.publish("changes", {"n": "lost"}))
         await raises_unavailable(lambda: other_worker.subscribe("elsewhere"))
         with pytest.raises(StoreUnavailable):
@@ -97,7 +98,7 @@ async def test_redis_outage_gives_store_unavailable_and_service_resumes_by_itsel
         assert await sessions.load(fresh.id) == fresh
         new_id = await events.append(fresh.id, "r1", {"n": 1})
         assert (await within(anext_event(events.listen(fresh.id, "r1")))).id == new_id
-        assert await events.claim_once("k", 5) is Claim.WON
+        assert await events.claims.claim_once("k", 5) is Claim.WON
 
         # The subscription made before the outage carries on once redis-py re-subscribed, and
         # first says it may have missed messages (RESYNC: a worker then rebuilds its snapshot).

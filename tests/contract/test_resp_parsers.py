@@ -1,4 +1,4 @@
-"""Both RESP reply parsers of ``stores/resp.py`` against a real Redis: hiredis (installed with the
+"""Both RESP reply parsers of ``redis_client/resp.py`` against a real Redis: hiredis (installed with the
 project) and the pure-Python one that serves where hiredis is absent. The other suites only ever run
 the first, so this keeps the second honest: plain replies, a MULTI/EXEC group, error replies top
 level and inside a group."""
@@ -10,8 +10,8 @@ import uuid
 import pytest
 import redis
 
-from mcp_protocol.stores import resp
-from mcp_protocol.stores.fast import FastRedis
+from mcp_protocol.redis_client import resp
+from mcp_protocol.redis_client.pipelined import PipelinedRedis
 
 URL = "redis://127.0.0.1:6379/0"
 
@@ -26,7 +26,7 @@ def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 
 
 async def test_replies_groups_and_errors_parse_alike(parser: str) -> None:
-    client = FastRedis(URL)
+    client = PipelinedRedis(URL)
     key = f"mcpsite-test-resp:{uuid.uuid4().hex}"
     try:
         conn = await client.open()

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import SessionLimitReached, SessionStore
+from mcp_protocol.stores.errors import SessionLimitReached
 from mcp_protocol.stores.memory import MemorySessionStore
 from mcp_protocol.stores.redis import RedisSessionStore
+from mcp_protocol.stores.sessions import SessionStore
 
 from .conftest import eventually, within
 

@@ -1,4 +1,4 @@
-"""Contract of ``SessionStore`` (mcp_protocol/stores/base.py), run against memory and Redis.
+"""Contract of ``SessionStore`` (mcp_protocol/stores/sessions.py), run against memory and Redis.
 
 Two instances made by ``make_session_store`` stand for two workers ([L] transports.mdx "Session
 Management": any worker serves any request of any session, no sticky sessions).
@@ -13,7 +13,8 @@ from collections.abc import Callable
 import pytest
 
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import CreateError, SessionLimitReached, SessionStore, UpdateError
+from mcp_protocol.stores.errors import CreateError, SessionLimitReached, UpdateError
+from mcp_protocol.stores.sessions import SessionStore
 
 from .conftest import eventually, within
 
@@ -308,20 +309,6 @@ async def test_list_sessions_pages_after_a_position_without_skipping_ties(make_s
     assert seen == [s.id for s in newest_first]
 
 
-async def test_open_streams_names_the_sessions_whose_get_stream_is_claimed(make_session_store: Make) -> None:
-    a, b = make_session_store(), make_session_store()
-    sessions = [Session.create() for _ in range(3)]
-    for session in sessions:
-        await a.create(session)
-    assert await b.open_streams([s.id for s in sessions]) == set()
-    assert await a.claim_stream(sessions[0].id, "w1", ttl=30)
-    assert await a.claim_stream(sessions[2].id, "w2", ttl=30)
-    assert await b.open_streams([s.id for s in sessions]) == {sessions[0].id, sessions[2].id}
-    await a.release_stream(sessions[2].id, "w2")
-    assert await b.open_streams([s.id for s in sessions]) == {sessions[0].id}
-    assert await b.open_streams([]) == set()
-
-
 async def test_session_ids_and_count_list_the_live_sessions(make_session_store: Make) -> None:
     store = make_session_store()
     sessions = [Session.create("p") for _ in range(3)]
@@ -368,64 +355,3 @@ async def test_expired_sessions_leave_the_subscribers_index(make_session_store: 
     await eventually(unsubscribed, seconds=3.0, step=0.05)
 
 
-async def test_second_stream_claim_fails_until_released_by_its_owner(make_session_store: Make) -> None:
-    a, b = make_session_store(), make_session_store()
-    assert await a.claim_stream("s1", "worker-a", 30) is True
-    assert await b.claim_stream("s1", "worker-b", 30) is False
-    assert await a.claim_stream("s1", "worker-a", 30) is False
-    await b.release_stream("s1", "worker-b")  # not the owner: no effect
-    assert await b.claim_stream("s1", "worker-b", 30) is False
-    await a.release_stream("s1", "worker-a")
-    assert await b.claim_stream("s1", "worker-b", 30) is True
-    assert await a.claim_stream("s2", "worker-a", 30) is True  # claims are per session
-
-
-async def test_a_take_over_claim_wins_and_the_old_owner_loses_its_refresh(make_session_store: Make) -> None:
-    a, b = make_session_store(), make_session_store()
-    session = Session.create()
-    await a.create(session)
-    assert await a.claim_stream(session.id, "old", 30) is True
-    assert await b.claim_stream(session.id, "new", 30) is False
-    assert await b.claim_stream(session.id, "new", 30, take_over=True) is True
-    assert await a.refresh_claim(session.id, "old", 30) is False
-    await a.release_stream(session.id, "old")  # the old owner leaving frees nothing of the new one
-    assert await a.claim_stream(session.id, "third", 30) is False
-    assert await b.refresh_claim(session.id, "new", 30) is True
-
-
-async def test_only_the_owner_refreshes_a_claim(make_session_store: Make) -> None:
-    a, b = make_session_store(), make_session_store()
-    assert await a.claim_stream("s1", "worker-a", 30) is True
-    assert await b.refresh_claim("s1", "worker-b", 30) is False
-    assert await a.refresh_claim("s1", "worker-a", 30) is True
-    assert await a.refresh_claim("s-unclaimed", "worker-a", 30) is False
-
-
-async def test_claim_lapses_after_its_ttl_unless_refreshed(make_session_store: Make) -> None:
-    a, b = make_session_store(), make_session_store()
-    assert await a.claim_stream("kept", "worker-a", 0.4) is True
-    assert await a.claim_stream("lapsed", "worker-a", 0.3) is True
-    loop = asyncio.get_running_loop()
-    end = loop.time() + 1.0
-    while loop.time() < end:
-        assert await a.refresh_claim("kept", "worker-a", 0.4) is True
-        await asyncio.sleep(0.1)
-    assert await b.claim_stream("kept", "worker-b", 30) is False
-    assert await b.claim_stream("lapsed", "worker-b", 30) is True
-    assert await a.refresh_claim("lapsed", "worker-a", 30) is False
-
-
-async def test_concurrent_claims_give_the_stream_to_exactly_one_owner(make_session_store: Make) -> None:
-    workers = [make_session_store(), make_session_store()]
-    results = await within(asyncio.gather(
-        *(workers[i % 2].claim_stream("s1", f"w{i}", 30) for i in range(10))))
-    assert results.count(True) == 1
-
-
-async def test_deleting_a_session_releases_its_stream_claim(make_session_store: Make) -> None:
-    store = make_session_store()
-    session = Session.create()
-    await store.create(session)
-    assert await store.claim_stream(session.id, "worker-a", 30) is True
-    await store.delete(session.id)
-    assert await store.claim_stream(session.id, "worker-b", 30) is True

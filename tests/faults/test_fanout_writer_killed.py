@@ -21,7 +21,7 @@ from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.fanout import change_key
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import STANDALONE_STREAM
+from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 
 from .fleet import Fleet, kill9

@@ -20,7 +20,8 @@ import redis
 
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import STANDALONE_STREAM, StoreUnavailable
+from mcp_protocol.stores.errors import StoreUnavailable
+from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from tests.support.private_redis import PrivateRedis, have_redis_server
 
@@ -71,11 +72,11 @@ async def test_a_redis_that_never_answers_fails_every_call_within_a_bound() -> N
             "sessions.save": lambda: sessions.save(session),
             "sessions.delete": lambda: sessions.delete(session.id),
             "sessions.count": lambda: sessions.count(),
-            "sessions.claim_stream": lambda: sessions.claim_stream(session.id, "o", 5.0),
+            "claims.claim_stream": lambda: events.claims.claim_stream(session.id, "o", 5.0),
             "events.append": lambda: events.append(session.id, "s", {"n": 1}),
             "events.broadcast": lambda: events.broadcast([session.id], STANDALONE_STREAM, {"n": 1}),
             "events.listen": lambda: anext(events.listen(session.id, "s")),
-            "events.claim_once": lambda: events.claim_once("job", 5.0),
+            "claims.claim_once": lambda: events.claims.claim_once("job", 5.0),
             "bus.publish": lambda: bus.publish("changes", {"id": "x"}),
         }
         try:

@@ -1,7 +1,7 @@
 """An always-stream call's finished stream resumes from any of its event ids for the event ttl,
 on real server processes: on another worker sharing Redis, and on one memory-store worker after
 its collector has run over the compact form the store keeps finished logs in
-(``stores/memory.py`` ``_Finished``; the stream's first entry is written with the response,
+(``stores/memory/logs.py`` ``Finished``; the stream's first entry is written with the response,
 ``streams.py``). [L] basic/transports.mdx "Resumability and Redelivery", [11] the priming event.
 """
 

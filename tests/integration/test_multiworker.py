@@ -37,7 +37,7 @@ import pytest
 
 from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
-from mcp_protocol.stores.base import parse_event_id
+from mcp_protocol.stores.events import parse_event_id
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.standalone import StandaloneOutbound
@@ -111,7 +111,7 @@ class Cluster:
         result = subprocess.run(
             [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=env, capture_output=True,
             timeout=120,
-        )  # fmt: skip
+        )
         assert result.returncode == 0, result.stderr.decode(errors="replace")
         return result.stdout.decode()
 
@@ -387,7 +387,7 @@ async def test_a_post_stream_dropped_on_one_worker_resumes_on_another(
     call = request(
         5, "tools/call",
         {"name": "count_down", "arguments": {"steps": 4, "delay": 0.3}, "_meta": {"progressToken": "cd"}},
-    )  # fmt: skip
+    )
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         assert stream.status_code == 200
         first = await next_data(sse_events(stream))
@@ -425,7 +425,7 @@ async def test_delete_on_one_worker_stops_a_request_of_the_session_running_on_an
     call = request(
         8, "tools/call",
         {"name": "count_down", "arguments": {"steps": 20, "delay": 0.5}, "_meta": {"progressToken": "d"}},
-    )  # fmt: skip
+    )
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         events = sse_events(stream)
         assert (await next_data(events)).message["method"] == "notifications/progress"
@@ -499,7 +499,7 @@ async def test_a_cancel_posted_to_one_worker_stops_the_request_running_on_anothe
     call = request(
         8, "tools/call",
         {"name": "count_down", "arguments": {"steps": steps, "delay": 0.5}, "_meta": {"progressToken": "x"}},
-    )  # fmt: skip
+    )
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         assert stream.status_code == 200
         events = sse_events(stream)
@@ -531,7 +531,7 @@ async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_its
                 await post(client, worker, session_id, echo),
                 await client.post(worker.url, headers=POST_HEADERS, json=initialize_message()),
                 await client.get(worker.url, headers=get_headers(session_id)),
-            ):  # fmt: skip
+            ):
                 assert response.status_code == 503, response.text
                 body = response.json()
                 assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32603

@@ -26,7 +26,7 @@ import pytest
 from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import StoreUnavailable
+from mcp_protocol.stores.errors import StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from tests.contract.test_redis_outage import anext_message
 from tests.support import MEMORY_PROVIDER, LiveServer
@@ -172,7 +172,7 @@ async def test_stores_and_bus_follow_a_cluster_failover_to_the_promoted_replica(
         resumed = events.listen(session.id, "r1", after=before)
         assert (await asyncio.wait_for(anext(resumed), WAIT)).id == after
         await resumed.aclose()  # type: ignore[attr-defined]
-        assert await sessions.claim_stream(session.id, "w", 5)
+        assert await events.claims.claim_stream(session.id, "w", 5)
 
         received = asyncio.ensure_future(anext_message(sub))  # after the RESYNC of the reconnect
 

@@ -1,4 +1,4 @@
-"""The memory event store's logs (stores/memory_logs.py): finished ones kept for the whole ttl in
+"""The memory event store's logs (stores/memory/logs.py): finished ones kept for the whole ttl in
 a form the cyclic collector stops tracking, still resumable after collections, and swept once
 their ttl ran out; live ones nobody reads again swept too; a session's logs found through the
 index by session, never by walking every stream."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from mcp_protocol.stores.base import UnknownEvent
+from mcp_protocol.stores.errors import UnknownEvent
 from mcp_protocol.stores.memory import MemoryEventStore
 
 

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from mcp_protocol.bus.base import session_channel
 from mcp_protocol.conf import mcp_settings
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import STANDALONE_STREAM
+from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.transports.pending import SESSION_ENDED
 from registry.api.sessions import key_of
 
@@ -53,7 +53,7 @@ def live_sessions(count: int, principal: str | None = None) -> list[Session]:
 
 def test_sessions_are_listed_newest_first_without_their_ids(api: APIClient) -> None:
     sessions = live_sessions(3, principal="alice")
-    async_to_sync(mcp_settings.backend("SESSION_STORE").claim_stream)(sessions[1].id, "worker", 30)
+    async_to_sync(mcp_settings.backend("EVENT_STORE").claims.claim_stream)(sessions[1].id, "worker", 30)
     answer = api.get("/api/v1/sessions/")
     assert answer.status_code == 200
     rows = answer.json()["results"]

@@ -15,7 +15,7 @@ from mcp_protocol.fanout import Fanout, change_key
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import STANDALONE_STREAM
+from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
 from mcp_protocol.transports.pending import PendingRequests
 from tests.unit.protocol.conftest import call, initialized, make_server

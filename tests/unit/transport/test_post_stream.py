@@ -14,7 +14,7 @@ from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.errors import ClientRequestError
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.session import Session
-from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
+from mcp_protocol.stores.memory import MemoryEventStore
 from mcp_protocol.transports.later import Wheel
 from mcp_protocol.transports.leases import Leases
 from mcp_protocol.transports.pending import PendingRequests
@@ -29,11 +29,11 @@ class FakeRuntime:
         defaults: dict[str, Any] = dict(
             always_stream=False, keepalive=30.0, retry_ms=100, close_after=None, max_body=1000,
             allowed_hosts=[], allowed_origins=[],
-        )  # fmt: skip
+        )
         self.config = TransportConfig(**{**defaults, **config})
         self.events = MemoryEventStore()
         self.pending = PendingRequests(MemoryBus())
-        self.leases = Leases(MemorySessionStore(), self.events)
+        self.leases = Leases(self.events)
         self.stopping = False
         self.later = Wheel()
         self.live: list[asyncio.Event] = []
@@ -100,7 +100,7 @@ async def test_a_notification_switches_to_sse_and_every_event_is_stored_first() 
     stored = [e async for e in _drain(rt.events, stream.stream_id)]
     assert [m.get("method") or m.get("_mcpsite") or m.get("id") for m in stored] == [
         "prime", "notifications/progress", 1, "end",
-    ]  # fmt: skip
+    ]
     assert rt.live == []  # unregistered once finished
 
 

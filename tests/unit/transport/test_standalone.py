@@ -12,7 +12,7 @@ from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.errors import ClientRequestError
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.session import Session
-from mcp_protocol.stores.base import STANDALONE_STREAM
+from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.stores.memory import MemoryEventStore
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.standalone import StandaloneOutbound

@@ -33,10 +33,10 @@ import logging
 from collections.abc import Hashable
 from typing import Any
 
-from .base import StreamLagging
-from .connection import UNAVAILABLE, raise_pending_cancel
-from .fast import FastRedis, Pipelined
-from .resp import RespConnection, bulk
+from ...redis_client.connection import UNAVAILABLE, raise_pending_cancel
+from ...redis_client.pipelined import Pipelined, PipelinedRedis
+from ...redis_client.resp import RespConnection, bulk
+from ..errors import StreamLagging
 
 logger = logging.getLogger("mcp_protocol.stores")
 
@@ -134,7 +134,7 @@ class _Shard:
     def __init__(self, tail: Tail, group: Hashable) -> None:
         self.tail = tail
         self.group = group
-        self.node: FastRedis | None = None  # the server the reader is on (a Cluster master)
+        self.node: PipelinedRedis | None = None  # the server the reader is on (a Cluster master)
         # A key's watch, or its watches: one as a rule, kept without a list (~80 bytes a stream).
         self.watches: dict[str, Watch | list[Watch]] = {}
         self.cursor: dict[str, int] = {}
@@ -215,20 +215,20 @@ class _Shard:
         try:
             if not self.watches:
                 return
-            fast = self.node = await self.tail.fast.node_for(next(iter(self.watches)))
-            self.conn = await fast.open()
-            self.client_id = int(await fast.call_on(self.conn, "CLIENT", "ID"))
+            node = self.node = await self.tail.pipelined.node_for(next(iter(self.watches)))
+            self.conn = await node.open()
+            self.client_id = int(await node.call_on(self.conn, "CLIENT", "ID"))
             raise_pending_cancel()
             head = (b"$5\r\nXREAD\r\n$5\r\nCOUNT\r\n" + bulk(READ_COUNT) + b"$5\r\nBLOCK\r\n"
                     + bulk(block_ms) + b"$7\r\nSTREAMS\r\n")
-            timeout = block_ms / 1000 + fast.socket_timeout
+            timeout = block_ms / 1000 + node.socket_timeout
             while self.watches:
                 self.seen_gen = self.gen
                 read_from = dict(self.cursor)
                 packed = b"".join([b"*%d\r\n" % (6 + 2 * len(read_from)), head,
                                    *[self.key_bulk[k] for k in read_from],
                                    *[self.start_bulk[k] for k in read_from]])
-                reply: Any = await fast.call_packed_on(self.conn, packed, timeout=timeout)
+                reply: Any = await node.call_packed_on(self.conn, packed, timeout=timeout)
                 raise_pending_cancel()
                 for key, raw in reply or ():
                     found = self.watches.get(key)
@@ -242,7 +242,7 @@ class _Shard:
                 if reply:
                     await asyncio.sleep(LINGER)  # let a fan-out's appends gather (see LINGER)
         except UNAVAILABLE as exc:
-            self.tail.fast.forget_routes()  # on a Cluster the slot may have moved: ask again
+            self.tail.pipelined.forget_routes()  # on a Cluster the slot may have moved: ask again
             self._fail(exc)
         except asyncio.CancelledError:
             self._fail(ConnectionError("The event store was closed"))
@@ -268,8 +268,8 @@ class _Shard:
 class Tail:
     """The shards of one event loop."""
 
-    def __init__(self, fast: Pipelined, block_ms: int, max_backlog: int) -> None:
-        self.fast, self.block_ms, self.max_backlog = fast, block_ms, max_backlog
+    def __init__(self, pipelined: Pipelined, block_ms: int, max_backlog: int) -> None:
+        self.pipelined, self.block_ms, self.max_backlog = pipelined, block_ms, max_backlog
         self._shards: list[_Shard] = []
         self._home: dict[str, _Shard] = {}
 
@@ -277,7 +277,7 @@ class Tail:
         watch = Watch(key, last, self.max_backlog)
         shard = self._home.get(key)
         if shard is None or shard.task.done():
-            group = (self.fast.shard_of(key), hash_tag(key))
+            group = (self.pipelined.shard_of(key), hash_tag(key))
             shard = next((s for s in self._shards if s.group == group and len(s.watches) < SHARD_KEYS
                           and not s.task.done()), None)
             if shard is None:

@@ -1,4 +1,5 @@
-"""``MemorySessionStore``: the in-process session store (re-exported by ``memory.py``).
+"""``MemorySessionStore``: the in-process session store, the single-process default and the
+reference for Redis.
 
 State lives in plain dicts guarded by a ``threading.Lock`` (never held across an ``await``), so
 the store stays correct when Django runs sync code in worker threads with loops of their own.
@@ -22,8 +23,9 @@ import threading
 import time
 from typing import Any
 
-from ..session import Session
-from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
+from ...session import Session
+from ..errors import CreateError, SessionLimitReached, UpdateError
+from ..sessions import SessionStore
 
 
 class _Record:
@@ -48,7 +50,6 @@ class MemorySessionStore(SessionStore):
                          max_sessions_per_principal=max_sessions_per_principal, **options)
         self._lock = threading.Lock()
         self._sessions: dict[str, _Record] = {}
-        self._claims: dict[str, tuple[str, float]] = {}
         self._expiries: list[tuple[float, str]] = []  # heap: (expected expiry, session id)
         self._owned: dict[str | None, int] = {}  # live sessions per principal
 
@@ -142,7 +143,6 @@ class MemorySessionStore(SessionStore):
         with self._lock:
             existed = self._live(session_id, now) is not None
             self._drop(session_id)
-            self._claims.pop(session_id, None)
             return existed
 
     def _all(self) -> list[dict[str, Any]]:
@@ -186,33 +186,3 @@ class MemorySessionStore(SessionStore):
 
     async def subscribers(self, uri: str) -> list[str]:
         return [d["id"] for d in self._all() if uri in d["subscriptions"]]
-
-    async def open_streams(self, session_ids: list[str]) -> set[str]:
-        now = time.monotonic()
-        with self._lock:
-            held = {sid: self._claims.get(sid) for sid in session_ids}
-            return {sid for sid, claim in held.items() if claim is not None and claim[1] > now}
-
-    async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            held = self._claims.get(session_id)
-            if held is not None and held[1] > now and not take_over:
-                return False
-            self._claims[session_id] = (owner, now + ttl)
-            return True
-
-    async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            held = self._claims.get(session_id)
-            if held is None or held[0] != owner or held[1] <= now:
-                return False
-            self._claims[session_id] = (owner, now + ttl)
-            return True
-
-    async def release_stream(self, session_id: str, owner: str) -> None:
-        with self._lock:
-            held = self._claims.get(session_id)
-            if held is not None and held[0] == owner:
-                del self._claims[session_id]

@@ -1,15 +1,19 @@
-"""Redis connections for the Redis stores and bus, and the one place Redis failures become
-``StoreUnavailable``.
+"""Redis connections for everything that talks to Redis (stores, bus, rate limits, the audit
+spool), and the one place Redis failures become ``StoreUnavailable``.
 
 Owns ``RedisConnector``: a lazily built redis-py asyncio client per running event loop (an
 asyncio connection is bound to the loop that opened it; Django's ``async_to_sync`` and test runners
 make loops of their own), plus one thread-safe synchronous client for code with no loop
 (``Bus.publish_sync`` in a shell or a migration), and per loop one pipelined hot-path client
-(``fast.FastRedis``, or ``cluster.FastCluster`` on Redis Cluster). Which clients, for which
-topology (one server, Cluster, Sentinel), is ``topology.RedisTopology``'s business. Timeouts are
-short and each command is retried once on a fresh connection, so a Redis outage is reported
-within seconds and the pools reconnect by themselves when Redis returns (under Sentinel: to
-whichever master Sentinel names then); nothing is kept aside in memory meanwhile.
+(``pipelined.PipelinedRedis``, or ``cluster.PipelinedCluster`` on Redis Cluster). Which clients,
+for which topology (one server, Cluster, Sentinel), is ``topology.RedisTopology``'s business.
+Timeouts are short and each command is retried once on a fresh connection, so a Redis outage is
+reported within seconds and the pools reconnect by themselves when Redis returns (under
+Sentinel: to whichever master Sentinel names then); nothing is kept aside in memory meanwhile.
+
+``StoreUnavailable`` is the store contract's word for "the backend cannot be reached"
+(``stores/errors.py``, a module of exceptions only); the bus, the rate limiter and the audit
+spool answer with it too, so a transport turns every outage into one 503.
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry as SyncRetry
 
-from .base import StoreUnavailable
-from .cluster import REDIRECTS, FastCluster
-from .fast import FastRedis, Pipelined
+from ..stores.errors import StoreUnavailable
+from .cluster import REDIRECTS, PipelinedCluster
+from .pipelined import Pipelined, PipelinedRedis
 from .topology import RedisTopology
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -102,7 +106,7 @@ class RedisConnector:
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
-        self._fast: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pipelined] = (
+        self._pipelined: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pipelined] = (
             weakref.WeakKeyDictionary()
         )
         self._sync: SyncClient | None = None
@@ -163,22 +167,22 @@ class RedisConnector:
                     raise redis.exceptions.ConnectionError(str(exc)) from exc
         return client
 
-    def fast(self) -> Pipelined:
+    def pipelined(self) -> Pipelined:
         """The running loop's pipelined client for the hot-path commands."""
         loop = asyncio.get_running_loop()
-        fast = self._fast.get(loop)
-        if fast is None:
+        client = self._pipelined.get(loop)
+        if client is None:
             with self._lock:
-                fast = self._fast.get(loop)
-                if fast is None:
-                    fast = self._fast[loop] = self._build_fast()
-        return fast
+                client = self._pipelined.get(loop)
+                if client is None:
+                    client = self._pipelined[loop] = self._build_pipelined()
+        return client
 
-    def _build_fast(self) -> Pipelined:
+    def _build_pipelined(self) -> Pipelined:
         timeouts: dict[str, Any] = {"socket_timeout": self.socket_timeout,
                                     "connect_timeout": self.connect_timeout}
         if self.cluster:
-            return FastCluster(self.url, **timeouts)
+            return PipelinedCluster(self.url, **timeouts)
         if self.topology.mode == "sentinel":
             sentinel = self.topology.async_sentinel(self.socket_timeout, self.connect_timeout)
             name = self.topology.sentinel_master
@@ -187,8 +191,8 @@ class RedisConnector:
                 host, port = await sentinel.discover_master(name)
                 return str(host), int(port)
 
-            return FastRedis(self.url, locate=locate, **timeouts)
-        return FastRedis(self.url, **timeouts)
+            return PipelinedRedis(self.url, locate=locate, **timeouts)
+        return PipelinedRedis(self.url, **timeouts)
 
     async def transaction(self, func: Callable[[Any], Awaitable[None]], key: str) -> None:
         """Run ``func`` as an optimistic transaction (WATCH ``key``, then MULTI/EXEC, again on a
@@ -240,13 +244,13 @@ class RedisConnector:
         with self._lock:
             client = self._clients.pop(loop, None)
             self._clients.clear()
-            fast = self._fast.pop(loop, None)
-            self._fast.clear()
+            pipelined = self._pipelined.pop(loop, None)
+            self._pipelined.clear()
             sync, self._sync = self._sync, None
             nodes = self._nodes.pop(loop, {})
             self._nodes.clear()
-        if fast is not None:
-            fast.close()
+        if pipelined is not None:
+            pipelined.close()
         if client is not None:
             await client.aclose()
         for node in nodes.values():

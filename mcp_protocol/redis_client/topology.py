@@ -1,4 +1,5 @@
-"""Which Redis the Redis stores and bus talk to, and the redis-py clients that reach it.
+"""Which Redis the Redis stores, bus, rate limiter and audit spool talk to, and the redis-py
+clients that reach it.
 
 Owns ``RedisTopology`` (the ``mode`` option and what goes with it, checked once when a backend
 is built) and the client builders ``RedisConnector`` calls per event loop. Three modes, each
@@ -11,9 +12,9 @@ through redis-py's own support for it:
                 ``sentinels`` (host:port) on every (re)connect; ``url`` gives
                 only the master's credentials, database and TLS               redis.sentinel.Sentinel
 
-The hot-path client follows the same mode: ``fast.FastRedis`` (standalone; for Sentinel it asks
-Sentinel for the master's address whenever it connects) or ``cluster.FastCluster`` (one
-``FastRedis`` per master, commands routed by hash slot).
+The hot-path client follows the same mode: ``pipelined.PipelinedRedis`` (standalone; for Sentinel it asks
+Sentinel for the master's address whenever it connects) or ``cluster.PipelinedCluster`` (one
+``PipelinedRedis`` per master, commands routed by hash slot).
 """
 
 from __future__ import annotations

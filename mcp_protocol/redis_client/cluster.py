@@ -1,6 +1,6 @@
-"""The hot-path client on Redis Cluster: one ``FastRedis`` per master, commands routed by slot.
+"""The hot-path client on Redis Cluster: one ``PipelinedRedis`` per master, commands routed by slot.
 
-Owns ``FastCluster`` (the ``fast.Pipelined`` interface). The slot map comes from ``CLUSTER
+Owns ``PipelinedCluster`` (the ``pipelined.Pipelined`` interface). The slot map comes from ``CLUSTER
 SLOTS``, asked of a known node (the seed of ``url`` first); a key's slot is redis-py's
 ``key_slot`` (CRC16 of its hash tag). Every command and every part of a pipeline names one key,
 and the stores keep each part within one slot (``{sid}`` for a session's keys, ``{P:ev:<bucket>}``
@@ -38,7 +38,7 @@ import redis.exceptions
 from redis.asyncio.connection import parse_url
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
-from .fast import FastRedis, Part
+from .pipelined import Part, PipelinedRedis
 from .resp import Reply, encode
 
 REDIRECTS = 8  # MOVED/reconnect rounds; from the second on, with a pause (~0.7 s in all)
@@ -57,27 +57,27 @@ def _slot(key: str) -> int:
     return key_slot(key.encode())
 
 
-class FastCluster:
+class PipelinedCluster:
     def __init__(self, url: str, *, socket_timeout: float = 5.0, connect_timeout: float = 1.0) -> None:
         self.url = url
         self.socket_timeout = socket_timeout
         self.connect_timeout = connect_timeout
         options = parse_url(url)
         self._seeds = [(options.get("host", "127.0.0.1"), int(options.get("port", 6379)))]
-        self._nodes: dict[tuple[str, int], FastRedis] = {}
-        self._slots: list[FastRedis] | None = None
-        self._refreshing: asyncio.Future[list[FastRedis]] | None = None
+        self._nodes: dict[tuple[str, int], PipelinedRedis] = {}
+        self._slots: list[PipelinedRedis] | None = None
+        self._refreshing: asyncio.Future[list[PipelinedRedis]] | None = None
 
-    def _node_at(self, address: tuple[str, int]) -> FastRedis:
+    def _node_at(self, address: tuple[str, int]) -> PipelinedRedis:
         node = self._nodes.get(address)
         if node is None:
-            node = self._nodes[address] = FastRedis(
+            node = self._nodes[address] = PipelinedRedis(
                 self.url, socket_timeout=self.socket_timeout, connect_timeout=self.connect_timeout,
                 address=address)
         return node
 
     # -- the slot map --------------------------------------------------------------------------
-    async def _routes(self) -> list[FastRedis]:
+    async def _routes(self) -> list[PipelinedRedis]:
         if self._slots is not None:
             return self._slots
         if self._refreshing is None:  # one CLUSTER SLOTS for every caller that needs the map
@@ -85,12 +85,12 @@ class FastCluster:
             self._refreshing.add_done_callback(self._loaded)
         return await asyncio.shield(self._refreshing)
 
-    def _loaded(self, future: asyncio.Future[list[FastRedis]]) -> None:
+    def _loaded(self, future: asyncio.Future[list[PipelinedRedis]]) -> None:
         self._refreshing = None
         if not future.cancelled() and future.exception() is None:
             self._slots = future.result()
 
-    async def _load_routes(self) -> list[FastRedis]:
+    async def _load_routes(self) -> list[PipelinedRedis]:
         error: BaseException | None = None
         for address in [*self._nodes, *self._seeds]:
             try:
@@ -98,7 +98,7 @@ class FastCluster:
             except (redis.exceptions.RedisError, OSError) as exc:
                 error = exc
                 continue
-            slots: list[FastRedis | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
+            slots: list[PipelinedRedis | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
             for start, end, master, *_replicas in ranges:
                 host = master[0] if master[0] not in ("", "?") else address[0]
                 node = self._node_at((host, int(master[1])))
@@ -110,7 +110,7 @@ class FastCluster:
             return slots  # type: ignore[return-value]  # every entry was checked above
         raise redis.exceptions.ConnectionError(f"No Redis Cluster node answered CLUSTER SLOTS: {error}")
 
-    def _drop_unused(self, slots: list[FastRedis | None]) -> None:
+    def _drop_unused(self, slots: list[PipelinedRedis | None]) -> None:
         used = set(slots)
         for address, node in list(self._nodes.items()):
             if node not in used and address not in self._seeds:
@@ -121,7 +121,7 @@ class FastCluster:
         """The map may be wrong (a redirection, a node lost): reload it on next use."""
         self._slots = None
 
-    async def node_for(self, key: str) -> FastRedis:
+    async def node_for(self, key: str) -> PipelinedRedis:
         return (await self._routes())[_slot(key)]
 
     def shard_of(self, key: str) -> Hashable:
@@ -132,7 +132,7 @@ class FastCluster:
         error: BaseException | None = None
         loop = asyncio.get_running_loop()
         settle_by, pause, redirects = loop.time() + TRYAGAIN_BUDGET, TRYAGAIN_PAUSE, 0
-        moved_to: FastRedis | None = None
+        moved_to: PipelinedRedis | None = None
         while redirects < REDIRECTS:
             redirects += 1
             node, moved_to = moved_to or await self.node_for(key), None
@@ -167,7 +167,7 @@ class FastCluster:
                 redirects -= 1  # a wait for the migration, not a redirection
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, TRYAGAIN_PAUSE_MAX)
-            except redis.exceptions.ConnectionError as exc:  # FastRedis already retried once
+            except redis.exceptions.ConnectionError as exc:  # PipelinedRedis already retried once
                 error = exc
                 self.forget_routes()
                 if node is await self.node_for(key):
@@ -200,13 +200,13 @@ class FastCluster:
         caller raises their errors)."""
         results: list[list[Reply]] = [[] for _ in parts]
         todo = list(range(len(parts)))
-        asking: dict[int, FastRedis] = {}  # parts sent next to a node with ASKING first
-        moved: dict[int, FastRedis] = {}  # parts sent next to the node a MOVED named
+        asking: dict[int, PipelinedRedis] = {}  # parts sent next to a node with ASKING first
+        moved: dict[int, PipelinedRedis] = {}  # parts sent next to the node a MOVED named
         loop = asyncio.get_running_loop()
         settle_by, pause_for, redirects = loop.time() + TRYAGAIN_BUDGET, TRYAGAIN_PAUSE, 0
         while todo:
             last = redirects + 1 >= REDIRECTS
-            by_node: dict[FastRedis, list[int]] = {}
+            by_node: dict[PipelinedRedis, list[int]] = {}
             for i in todo:
                 node = asking.get(i) or moved.get(i) or await self.node_for(parts[i][0])
                 by_node.setdefault(node, []).append(i)
@@ -257,7 +257,8 @@ class FastCluster:
         return results
 
     @staticmethod
-    async def _send(node: FastRedis, parts: list[Part], asking: list[bool], retry: bool) -> list[list[Reply]]:
+    async def _send(node: PipelinedRedis, parts: list[Part], asking: list[bool],
+                    retry: bool) -> list[list[Reply]]:
         packed = b"".join([(_ASKING + p if ask else p) for (_, p, _), ask in zip(parts, asking, strict=True)])
         counts = [n + ask for (_, _, n), ask in zip(parts, asking, strict=True)]
         replies = await node.pipeline_packed(packed, sum(counts), retry=retry and len(parts) == 1)

@@ -1,13 +1,10 @@
-"""In-process session and event stores: the single-process default and the reference for Redis.
+"""``MemoryEventStore``: the in-process event store, the single-process default and the
+reference for Redis.
 
-Owns ``MemoryEventStore`` and re-exports ``MemorySessionStore`` (``memory_sessions.py``) so
-settings can name ``mcp_protocol.stores.memory.<Class>``. State lives in plain dicts guarded by a
-``threading.Lock`` (never held across an ``await``), so the stores stay correct when Django runs
-sync code in worker threads with loops of their own (``async_to_sync``). Records are kept as JSON
-copies, as Redis keeps them, so a caller mutating a loaded ``Session`` changes nothing until
-``save``. Expiry uses ``time.monotonic`` and is checked lazily on access (plus a sweep on writes).
-
-Nothing here is shared between processes: with several workers use ``stores.redis``.
+State lives in plain dicts guarded by a ``threading.Lock`` (never held across an ``await``), so
+the store stays correct when Django runs sync code in worker threads with loops of their own
+(``async_to_sync``). Payloads are kept as JSON text, as Redis keeps them. Expiry uses
+``time.monotonic`` and is checked lazily on access (plus a sweep on writes, ``logs.LogTable``).
 
 A listener that falls more than ``max_events`` behind its stream skips what was evicted before it
 read it (as with Redis): the log is bounded, a reader's lag is not buffered elsewhere.
@@ -24,20 +21,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import (
-    Claim,
-    Event,
-    EventStore,
-    StreamLagging,
-    UnknownEvent,
-    make_event_id,
-    parse_event_id,
-    stored_event,
-)
-from .memory_logs import LogTable
-from .memory_sessions import MemorySessionStore
-
-__all__ = ["MemoryEventStore", "MemorySessionStore"]
+from ..errors import StreamLagging, UnknownEvent
+from ..events import Event, EventStore, make_event_id, parse_event_id, stored_event
+from .claims import MemoryClaimStore
+from .logs import LogTable
 
 
 @dataclass(eq=False)
@@ -62,13 +49,14 @@ class _Waiter:
 
 
 class MemoryEventStore(EventStore):
+    claims: MemoryClaimStore
+
     def __init__(self, *, max_events: int = 1000, ttl: float = 3600.0, **options: Any) -> None:
         super().__init__(max_events=max_events, ttl=ttl, **options)
         self._lock = threading.Lock()
         self._table = LogTable(max_events=max_events, ttl=ttl)
         self._waiters: dict[tuple[str, str], set[_Waiter]] = {}
-        self._once: dict[str, tuple[Claim, float]] = {}
-        self._tried: dict[str, float] = {}  # jobs won and not finished yet (a lapse means RETAKEN)
+        self.claims = MemoryClaimStore()
         # One counter for the whole store: a stream's ids keep increasing even if its log expired
         # and was recreated, so an old Last-Event-ID can never name a newer event.
         self._seq = itertools.count(1)
@@ -211,33 +199,4 @@ class MemoryEventStore(EventStore):
     async def delete_session(self, session_id: str) -> None:
         with self._lock:
             self._table.drop_session(session_id)
-
-    async def claim_once(self, key: str, lease: float) -> Claim:
-        now = time.monotonic()
-        with self._lock:
-            for stale in [k for k, (_, exp) in self._once.items() if exp <= now]:
-                del self._once[stale]
-            held = self._once.get(key)
-            if held is not None:
-                return held[0]
-            self._once[key] = (Claim.HELD, now + lease)
-            retaken = key in self._tried
-            self._tried[key] = now
-            return Claim.RETAKEN if retaken else Claim.WON
-
-    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
-        # One process, one store: whoever holds a lease here is this worker.
-        now = time.monotonic()
-        renewed = set()
-        with self._lock:
-            for key in keys:
-                held = self._once.get(key)
-                if held is not None and held[0] is Claim.HELD and held[1] > now:
-                    self._once[key] = (Claim.HELD, now + lease)
-                    renewed.add(key)
-        return renewed
-
-    async def finish_once(self, key: str, ttl: float) -> None:
-        with self._lock:
-            self._once[key] = (Claim.DONE, time.monotonic() + ttl)
-            self._tried.pop(key, None)  # DONE answers from now on; the marker is not needed
+        self.claims.drop_stream(session_id)

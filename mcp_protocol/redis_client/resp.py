@@ -3,12 +3,12 @@
 Owns ``RespConnection`` (an ``asyncio.Protocol``: commands are written at once and their replies
 resolve futures in request order, so concurrent requests of one worker share one socket and
 pipeline by themselves) and the codec (``encode``, ``bulk``, the reply parser). The clients built
-on it are ``fast.FastRedis`` (one server) and ``cluster.FastCluster`` (Redis Cluster).
+on it are ``pipelined.PipelinedRedis`` (one server) and ``cluster.PipelinedCluster`` (Redis Cluster).
 
 Error replies become redis-py's exception classes, so callers catch one family: ``READONLY``
 (a master demoted by a failover) also retires the connection, so the next command reconnects
 and, under Sentinel, asks for the new master; ``MOVED``/``ASK``/``TRYAGAIN``/``CLUSTERDOWN`` are
-what ``cluster.FastCluster`` reacts to.
+what ``cluster.PipelinedCluster`` reacts to.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""Redis session and event stores: the state every worker shares ([L] transports.mdx "Session
-Management" and "Resumability"; no sticky sessions).
-
-Owns ``RedisSessionStore`` (this module) and re-exports ``RedisEventStore`` (``redis_events.py``)
-so settings can name ``mcp_protocol.stores.redis.<Class>``. Values are JSON, never pickle.
+"""``RedisSessionStore``: the session records every worker shares ([L] transports.mdx "Session
+Management"; no sticky sessions). Values are JSON, never pickle.
 
 Keys (``P`` = the ``prefix`` option, default ``mcp``)::
 
     P:session:{sid}          session JSON, PX = ttl, slid by load (GETEX) and save (WATCH/MULTI merge)
-    P:claim:{sid}            owner of the session's standalone GET stream (redis_stream_claims.py)
     {P}:live                 zset sid -> expected expiry (ms): the index of live sessions
     {P}:created              zset sid -> created_at: the admin's newest-first listing
     {P}:owned:<json>         zset sid -> expected expiry (ms) of one principal's sessions (its cap)
@@ -31,9 +27,9 @@ On Redis Cluster (``mode="cluster"``) nothing changes in this layout: every MULT
 script names keys of one tag (``{sid}`` or ``{P}``), and the pipelined GETs of the listings, which
 span slots, are not transactions (the Cluster client sends each to its slot's master).
 
-``load``, the stream claims and the pipelined GETs of the listings go over the loop's pipelined
-client (``fast.py``/``cluster.py``: a fraction of redis-py's CPU per command); the rest uses
-redis-py (``topology.py``: a plain, Cluster or Sentinel-managed client).
+``load`` and the pipelined GETs of the listings go over the loop's pipelined client
+(``redis_client.pipelined``/``redis_client.cluster``: a fraction of redis-py's CPU per command);
+the rest uses redis-py (``redis_client.topology``: a plain, Cluster or Sentinel-managed client).
 """
 
 from __future__ import annotations
@@ -46,15 +42,35 @@ from typing import Any
 
 from redis.commands.core import AsyncScript
 
-from ..session import Session
-from .base import CreateError, SessionLimitReached, SessionStore, UpdateError
-from .connection import DEFAULT_URL, AsyncClient, RedisConnector, px, unavailable_as_store_error
-from .redis_events import RedisEventStore
-from .redis_session_scripts import CAPS
-from .redis_stream_claims import StreamClaims, raise_first
-from .topology import check_prefix
+from ...redis_client.connection import (
+    DEFAULT_URL,
+    AsyncClient,
+    RedisConnector,
+    px,
+    unavailable_as_store_error,
+)
+from ...redis_client.pipelined import raise_first
+from ...redis_client.topology import check_prefix
+from ...session import Session
+from ..errors import CreateError, SessionLimitReached, UpdateError
+from ..sessions import SessionStore
 
-__all__ = ["RedisEventStore", "RedisSessionStore"]
+# KEYS: live, created, the principal's owned zset, principal-of hash. ARGV: sid, expiry ms,
+# created_at, max, max per principal (-1: no cap). Atomic, so concurrent creates cannot overshoot
+# a cap; O(log n) whatever the number of live sessions: the caps are two ZCARDs (the indexes are
+# kept exact by ``_refresh_index`` just before, which drops the entries of vanished sessions).
+CAPS = """
+local max = tonumber(ARGV[4])
+if max >= 0 and redis.call('ZCARD', KEYS[1]) >= max then return -1 end
+local maxpp = tonumber(ARGV[5])
+if maxpp >= 0 and redis.call('ZCARD', KEYS[3]) >= maxpp then return -2 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[1], KEYS[3])
+return 1
+"""
+
 
 class RedisSessionStore(SessionStore):
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", ttl: float = 1800.0,
@@ -72,7 +88,6 @@ class RedisSessionStore(SessionStore):
         self._created = f"{{{prefix}}}:created"
         self._owner = f"{{{prefix}}}:owner"
         self._scripts: dict[str, AsyncScript] = {}
-        self._streams = StreamClaims(self._redis, self.prefix)
 
     def _key(self, session_id: str) -> str:
         return f"{self.prefix}:session:{{{session_id}}}"
@@ -117,7 +132,7 @@ class RedisSessionStore(SessionStore):
         # The hot path: one GETEX on the loop's pipelined connection (resp.py), no write.
         key = self._key(session_id)
         with unavailable_as_store_error():
-            raw = await self._redis.fast().execute("GETEX", key, "PX", px(self.ttl), key=key)
+            raw = await self._redis.pipelined().execute("GETEX", key, "PX", px(self.ttl), key=key)
         if raw is None:
             return None
         session = Session.from_json(json.loads(raw))
@@ -128,7 +143,7 @@ class RedisSessionStore(SessionStore):
         # PEXPIRE slides the expiry as load()'s GETEX does, without the record and its parse.
         key = self._key(session_id)
         with unavailable_as_store_error():
-            return bool(await self._redis.fast().execute("PEXPIRE", key, px(self.ttl), key=key))
+            return bool(await self._redis.pipelined().execute("PEXPIRE", key, px(self.ttl), key=key))
 
     async def save(self, session: Session) -> None:
         changes = session.changes()
@@ -164,10 +179,7 @@ class RedisSessionStore(SessionStore):
     async def delete(self, session_id: str) -> bool:
         client = await self._redis.ready_client()
         with unavailable_as_store_error():
-            async with client.pipeline(transaction=True) as pipe:
-                pipe.getdel(self._key(session_id))
-                pipe.delete(self._streams.key(session_id))
-                raw, _ = await pipe.execute()
+            raw = await client.getdel(self._key(session_id))
             if raw is None:
                 return False
             data = json.loads(raw)
@@ -188,7 +200,7 @@ class RedisSessionStore(SessionStore):
         stale: list[Any] = await client.zrangebyscore(self._live, "-inf", int(time.time() * 1000))
         if not stale:
             return
-        ttls = await self._redis.fast().pipeline([("PTTL", self._key(sid)) for sid in stale])
+        ttls = await self._redis.pipelined().pipeline([("PTTL", self._key(sid)) for sid in stale])
         raise_first(ttls)
         owned_keys: list[Any] = await client.hmget(self._owner, stale)
         now = int(time.time() * 1000)
@@ -222,7 +234,7 @@ class RedisSessionStore(SessionStore):
                 if not ids:
                     break
                 start += len(ids)
-                replies = await self._redis.fast().pipeline(
+                replies = await self._redis.pipelined().pipeline(
                     [c for sid in ids for c in (("GET", self._key(sid)), ("PTTL", self._key(sid)))])
                 raise_first(replies)
                 now = time.time()
@@ -251,7 +263,7 @@ class RedisSessionStore(SessionStore):
     async def _get_many(self, ids: list[str]) -> list[str | None]:
         # One GET per key in a pipeline rather than MGET: the keys live in different slots (on a
         # Cluster, each GET goes to its slot's master).
-        replies = await self._redis.fast().pipeline([("GET", self._key(sid)) for sid in ids])
+        replies = await self._redis.pipelined().pipeline([("GET", self._key(sid)) for sid in ids])
         raise_first(replies)
         return replies
 
@@ -267,13 +279,13 @@ class RedisSessionStore(SessionStore):
         # parser and a round trip more cost the first stream ~5-10 ms). Only if some index
         # entry is stale is the index repaired and read again.
         with unavailable_as_store_error():
-            stale, ids = await self._redis.fast().pipeline(
+            stale, ids = await self._redis.pipelined().pipeline(
                 [("ZRANGEBYSCORE", self._live, "-inf", int(time.time() * 1000), "LIMIT", 0, 1),
                  ("ZRANGE", self._live, 0, -1)])
             raise_first([stale, ids])
             if stale:
                 await self._refresh_index(await self._redis.ready_client())
-                ids = await self._redis.fast().execute("ZRANGE", self._live, 0, -1, key=self._live)
+                ids = await self._redis.pipelined().execute("ZRANGE", self._live, 0, -1, key=self._live)
         return [str(sid) for sid in ids]
 
     async def initialized_session_ids(self) -> list[str]:
@@ -303,18 +315,6 @@ class RedisSessionStore(SessionStore):
             if stale:
                 await client.srem(self._subs(uri), *stale)
         return [str(sid) for sid in live]
-
-    async def claim_stream(self, session_id: str, owner: str, ttl: float, *, take_over: bool = False) -> bool:
-        return await self._streams.claim(session_id, owner, ttl, take_over=take_over)
-
-    async def open_streams(self, session_ids: list[str]) -> set[str]:
-        return await self._streams.held(session_ids)
-
-    async def refresh_claim(self, session_id: str, owner: str, ttl: float) -> bool:
-        return await self._streams.refresh(session_id, owner, ttl)
-
-    async def release_stream(self, session_id: str, owner: str) -> None:
-        await self._streams.release(session_id, owner)
 
     async def close(self) -> None:
         await self._redis.close()

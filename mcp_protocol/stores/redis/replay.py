@@ -1,6 +1,6 @@
 """The Redis event store's replay: the script that answers a ``listen`` from a Last-Event-ID
 ([L] basic/transports.mdx "Resumability and Redelivery") within the exact retained window, and
-the mapping between event sequence numbers and Redis entry ids (``redis_events.py`` explains the
+the mapping between event sequence numbers and Redis entry ids (``events.py`` explains the
 ids and the window).
 """
 
@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 
-from .base import Event, UnknownEvent, make_event_id, stored_event
-from .redis_tail import SEQ_BASE, entry_of
+from ..errors import UnknownEvent
+from ..events import Event, make_event_id, stored_event
+from .tail import SEQ_BASE, entry_of
 
 # KEYS: stream. ARGV: after entry id or '', max_events, ttl ms.
 # Returns {-1} if ``after`` is outside the retained window, else {1, newest id, id, payload, ...}.

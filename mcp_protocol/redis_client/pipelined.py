@@ -1,7 +1,7 @@
 """A lean pipelined Redis client for the hot path: one connection per event loop to one server.
 
-Owns ``FastRedis`` (the per-loop connection over ``resp.RespConnection``, its reconnect and
-timeouts) and ``Pipelined``, the interface the stores use, which ``cluster.FastCluster`` also
+Owns ``PipelinedRedis`` (the per-loop connection over ``resp.RespConnection``, its reconnect and
+timeouts) and ``Pipelined``, the interface the stores use, which ``cluster.PipelinedCluster`` also
 implements. Commands name their ``key`` so that a Cluster client can route them; here it is
 ignored (one server holds every key).
 
@@ -38,7 +38,7 @@ _RETRY = (redis.exceptions.ConnectionError, redis.exceptions.ReadOnlyError)
 
 
 class Pipelined(Protocol):
-    """The hot-path client interface (``FastRedis``, ``cluster.FastCluster``)."""
+    """The hot-path client interface (``PipelinedRedis``, ``cluster.PipelinedCluster``)."""
 
     socket_timeout: float
 
@@ -48,10 +48,17 @@ class Pipelined(Protocol):
                               retry: bool = False) -> list[Reply]: ...
     async def pipeline_many(self, parts: list[Part]) -> list[list[Reply]]: ...
     async def evalsha(self, sha: str, source: str, keys: list[str], args: list[Any]) -> Reply: ...
-    async def node_for(self, key: str) -> FastRedis: ...
+    async def node_for(self, key: str) -> PipelinedRedis: ...
     def shard_of(self, key: str) -> Hashable: ...
     def forget_routes(self) -> None: ...
     def close(self) -> None: ...
+
+
+def raise_first(replies: list[Reply]) -> None:
+    """A pipeline's replies carry errors as values: raise the first."""
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
 
 
 def _refused_as_replica(replies: list[Reply]) -> bool:
@@ -65,7 +72,7 @@ def _expire(conn: RespConnection, future: asyncio.Future[Reply], timeout: float)
         conn.abort(redis.exceptions.TimeoutError(f"Redis did not answer within {timeout:g} s"))
 
 
-class FastRedis:
+class PipelinedRedis:
     """The pipelined connection of one event loop (build one per loop; see ``RedisConnector``).
 
     ``address`` overrides the url's host and port (a Cluster node); ``locate`` is asked for them
@@ -204,7 +211,7 @@ class FastRedis:
         except redis.exceptions.NoScriptError:  # a restarted Redis lost its script cache
             return await self.execute("EVAL", source, len(keys), *keys, *args)
 
-    async def node_for(self, key: str) -> FastRedis:
+    async def node_for(self, key: str) -> PipelinedRedis:
         return self  # one server holds every key
 
     def shard_of(self, key: str) -> Hashable:

@@ -7,13 +7,14 @@ Owns ``RedisEventStore``. Keys (``P`` = prefix, ``b`` = the session's bucket)::
                                      PX = ttl, slid by each append
     {P:ev:b}:streams:<sid>           set of the session's stream keys (delete_session); the
                                      standalone stream (``_GET``) is named, not always indexed
-    {P:once:<key>}, {P:once:<key>}:tried   claim_once's lease and marker (``redis_once.py``)
+
+The claims (``claims``: stream claims, one-time jobs) have keys of their own (``claims.py``).
 
 Buckets, for Redis Cluster: ``b`` is CRC32 of the session id modulo ``buckets`` (default 16; every
 worker must use the same number: a change moves every log, and a Last-Event-ID issued before it
 is then unknown). A session's stream keys and its index share the hash tag ``{P:ev:b}``, so an
 append block is within one slot, and so are all the streams of one bucket: the live tail reads
-them with one ``XREAD`` per bucket (``redis_tail.py``), where a tag per session would need one
+them with one ``XREAD`` per bucket (``tail.py``), where a tag per session would need one
 blocked connection per open stream. On one server the bucket changes nothing but the key names.
 
 Event ids are ``<stream>.<seq>`` where ``seq`` encodes the Redis entry id ``<ms>-<n>`` as
@@ -28,18 +29,18 @@ the replay script applies the exact window (the newest ``max_events`` entries, n
 ``ttl``): an id outside it raises ``UnknownEvent`` even if Redis still holds it.
 
 ``listen`` replays with one script that also returns the newest entry id, then follows the live
-tail from that id through the process's shared readers (``redis_tail.py``: one ``XREAD BLOCK``
+tail from that id through the process's shared readers (``tail.py``: one ``XREAD BLOCK``
 over many streams, not a connection per listener): an append lands either at or before that id
 (replayed) or after it (read live), never in between and never twice.
 
-The hot-path commands (append, replay, claim_once) go over the loop's pipelined connection
-(``fast.py``; ``cluster.py`` on Redis Cluster). An append is one MULTI/EXEC block in one write
-(XADD per event, PEXPIRE, SADD; atomic, so never a stream left without its expiry; all its keys
-under the bucket's tag); ``append_many`` puts several events of a stream in one block (a POST
-stream's response and its end marker) and ``broadcast`` pipelines one block per session (to
-standalone streams: one MULTI/EXEC of XADD and PEXPIRE for up to ``SESSIONS_PER_BLOCK`` sessions of
-one bucket; no index entry), ``BROADCAST_BATCH`` sessions per write (on a Cluster: per master, the
-masters written at once).
+The hot-path commands (append, replay) go over the loop's pipelined connection
+(``redis_client.pipelined``; ``redis_client.cluster`` on Redis Cluster). An append is one
+MULTI/EXEC block in one write (XADD per event, PEXPIRE, SADD; atomic, so never a stream left
+without its expiry; all its keys under the bucket's tag); ``append_many`` puts several events of a
+stream in one block (a POST stream's response and its end marker) and ``broadcast`` pipelines one
+block per session (to standalone streams: one MULTI/EXEC of XADD and PEXPIRE for up to
+``SESSIONS_PER_BLOCK`` sessions of one bucket; no index entry), ``BROADCAST_BATCH`` sessions per
+write (on a Cluster: per master, the masters written at once).
 """
 
 from __future__ import annotations
@@ -54,22 +55,20 @@ from typing import Any
 
 import redis.exceptions
 
-from .base import (
-    STANDALONE_STREAM,
-    Claim,
-    Event,
-    EventStore,
-    StoreUnavailable,
-    UnknownEvent,
-    make_event_id,
-    parse_event_id,
+from ...redis_client.connection import (
+    DEFAULT_URL,
+    UNAVAILABLE,
+    RedisConnector,
+    px,
+    unavailable_as_store_error,
 )
-from .connection import DEFAULT_URL, UNAVAILABLE, RedisConnector, px, unavailable_as_store_error
-from .redis_once import OnceClaims
-from .redis_replay import REPLAY, REPLAY_SHA, entry_id_of, event_of
-from .redis_tail import Tail, seq_of
-from .resp import bulk, encode
-from .topology import check_prefix
+from ...redis_client.resp import bulk, encode
+from ...redis_client.topology import check_prefix
+from ..errors import StoreUnavailable, UnknownEvent
+from ..events import STANDALONE_STREAM, Event, EventStore, make_event_id, parse_event_id
+from .claims import RedisClaimStore
+from .replay import REPLAY, REPLAY_SHA, entry_id_of, event_of
+from .tail import Tail, seq_of
 
 BROADCAST_BATCH = 500
 SESSIONS_PER_BLOCK = 100  # standalone-stream appends of one bucket per MULTI/EXEC (broadcast)
@@ -78,6 +77,8 @@ _PEXPIRE = b"*3\r\n$7\r\nPEXPIRE\r\n"  # the command's head; the key and the ms 
 
 
 class RedisEventStore(EventStore):
+    claims: RedisClaimStore
+
     def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", max_events: int = 1000,
                  ttl: float = 3600.0, socket_timeout: float = 5.0, block_ms: int = 1000, buckets: int = 16,
                  mode: str = "standalone", sentinels: Sequence[str] | str = (),
@@ -95,7 +96,7 @@ class RedisEventStore(EventStore):
             url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
             sentinel_password=sentinel_password, socket_timeout=socket_timeout)
         self._tails: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Tail] = weakref.WeakKeyDictionary()
-        self._once = OnceClaims(self._redis, self.prefix)
+        self.claims = RedisClaimStore(self._redis, self.prefix)
 
     def _tag(self, session_id: str) -> str:
         return f"{{{self.prefix}:ev:{zlib.crc32(session_id.encode()) % self.buckets}}}"
@@ -110,7 +111,7 @@ class RedisEventStore(EventStore):
         loop = asyncio.get_running_loop()
         tail = self._tails.get(loop)
         if tail is None:
-            tail = self._tails[loop] = Tail(self._redis.fast(), self.block_ms, self.max_events)
+            tail = self._tails[loop] = Tail(self._redis.pipelined(), self.block_ms, self.max_events)
         return tail
 
     @property
@@ -171,7 +172,7 @@ class RedisEventStore(EventStore):
             return []
         block = self._append_block(session_id, stream_id, payloads)
         with unavailable_as_store_error():
-            replies = await self._redis.fast().pipeline_packed(
+            replies = await self._redis.pipelined().pipeline_packed(
                 block, self._block_replies(len(payloads)), key=self._streams(session_id), retry=True)
             entries = self._entries(replies, len(payloads))
         return [make_event_id(stream_id, seq_of(e)) for e in entries]
@@ -180,7 +181,7 @@ class RedisEventStore(EventStore):
                         *, tag: str | None = None) -> int:
         """Pipelined: one write and one read per ``BROADCAST_BATCH`` sessions, not a round trip
         each."""
-        fast = self._redis.fast()
+        pipelined = self._redis.pipelined()
         payload = bulk(json.dumps(message))
         marker = None if tag is None else bulk(tag)
         # A session's standalone stream needs no index entry (delete_session names it): its
@@ -200,7 +201,7 @@ class RedisEventStore(EventStore):
                 if not lean:
                     parts = [(self._streams(sid), self._append_block(sid, stream_id, [payload], marker), per)
                              for sid in batch]
-                    for replies in await fast.pipeline_many(parts):
+                    for replies in await pipelined.pipeline_many(parts):
                         self._entries(replies, 1)
                         written += 1
                     continue
@@ -213,7 +214,7 @@ class RedisEventStore(EventStore):
                           2 + 2 * len(appends[at:at + SESSIONS_PER_BLOCK]))
                          for bucket, appends in buckets.items()
                          for at in range(0, len(appends), SESSIONS_PER_BLOCK)]
-                for replies in await fast.pipeline_many(parts):
+                for replies in await pipelined.pipeline_many(parts):
                     self._entries(replies, 0)  # raises the block's error, if any
                     written += (len(replies) - 2) // 2
         return written
@@ -225,7 +226,7 @@ class RedisEventStore(EventStore):
         with unavailable_as_store_error():
             for start in range(0, len(session_ids), BROADCAST_BATCH):
                 batch = session_ids[start:start + BROADCAST_BATCH]
-                replies = await self._redis.fast().pipeline(
+                replies = await self._redis.pipelined().pipeline(
                     [("XREVRANGE", self._stream(sid, stream_id), "+", since) for sid in batch])
                 for sid, entries in zip(batch, replies, strict=True):
                     if isinstance(entries, Exception):
@@ -243,7 +244,7 @@ class RedisEventStore(EventStore):
             start = entry_id_of(seq)
         key = self._stream(session_id, stream_id)
         with unavailable_as_store_error():
-            reply: list[Any] = await self._redis.fast().evalsha(
+            reply: list[Any] = await self._redis.pipelined().evalsha(
                 REPLAY_SHA, REPLAY, [key], [start, self.max_events, self._ttl_ms])
         if reply[0] == -1:
             raise UnknownEvent(f"Event {after!r} is not retained")
@@ -280,15 +281,7 @@ class RedisEventStore(EventStore):
             keys: set[Any] = await client.smembers(index)
             # The standalone stream is not indexed when only broadcasts wrote it.
             await client.delete(index, *keys, self._stream(session_id, STANDALONE_STREAM))
-
-    async def claim_once(self, key: str, lease: float) -> Claim:
-        return await self._once.claim(key, lease)
-
-    async def finish_once(self, key: str, ttl: float) -> None:
-        await self._once.finish(key, ttl)
-
-    async def renew_once(self, keys: list[str], lease: float) -> set[str]:
-        return await self._once.renew(keys, lease)
+        await self.claims.drop_stream(session_id)
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
