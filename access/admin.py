@@ -1,22 +1,23 @@
 """API keys and the audit log in the Django admin.
 
-A new key's token is shown once, in the message after saving, and never again (only its SHA-256 is
-stored). Keys are revoked, not deleted, so the audit log keeps naming them; the audit log is
-read-only.
+A new key's token is shown once, on the page that answers the save (``secret_page``), and never
+again (only its SHA-256 is stored). Keys are revoked, not deleted, so the audit log keeps naming
+them; the audit log is read-only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
 from mcp_protocol.auth.keys import digest as token_digest
 from mcp_protocol.auth.keys import new_token
 
 from .models import ApiKey, AuditRecord
+from .secret_page import show_secret_once
 
 
 @admin.register(ApiKey)
@@ -38,10 +39,13 @@ class ApiKeyAdmin(admin.ModelAdmin):
             token, obj.prefix = new_token()
             obj.digest = token_digest(token)
             super().save_model(request, obj, form, change)
-            messages.warning(request, f"The key {obj.name!r} is {token} — copy it now: it will not be "
-                                      "shown again.")
+            obj._token = token  # type: ignore[attr-defined]  # for response_add, this request only
             return
         super().save_model(request, obj, form, change)
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None
+                     ) -> HttpResponse:
+        return show_secret_once(request, self, obj, obj._token)  # type: ignore[attr-defined]
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # revoke instead: audit records keep naming the key

@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         prepare_database(workdir, 100)
         servers.manage(workdir, "shell", "-c", "from django.contrib.auth.models import User; "
                        "User.objects.create_superuser('bench', '', 'bench-password')")
-        token = servers.manage(workdir, "create_management_token", "bench", "--name", "bench").strip()
+        token = servers.manage(workdir, "create_management_token", "--user", "bench",
+                               "--name", "bench").strip()
         listed = servers.manage(workdir, "shell", "-c", "from registry.models import Tool; "
                                 "print(*Tool.objects.order_by('pk').values_list('pk', flat=True)[:64])")
         ids = [int(i) for i in listed.splitlines()[-1].split()]

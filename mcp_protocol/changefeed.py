@@ -1,7 +1,7 @@
 """This process's feed of committed registry changes, for ``subscriptions/listen`` streams.
 
 Every worker already takes each change from the bus ``changes`` channel, in bus (= commit) order,
-once (``fanout.py``; stdio's watcher). It hands each one to ``ChangeFeed.publish`` after its
+once (``fanout/listener.py``; stdio's watcher). It hands each one to ``ChangeFeed.publish`` after its
 snapshot is rebuilt, and every listen stream open on this worker gets it, in that order, once: the
 stream reads its own queue. So a change committed anywhere reaches every listen stream on every
 worker exactly once, with no store in between: 2026-07-28 streams are not resumable

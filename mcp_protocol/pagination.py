@@ -23,7 +23,6 @@ from typing import Any, TypeVar
 from .errors import InvalidParams
 
 T = TypeVar("T")
-KINDS = ("tools", "resources", "resource_templates", "prompts")
 
 
 def _b64(data: bytes) -> str:

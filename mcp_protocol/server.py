@@ -239,7 +239,7 @@ class Server:
         )
         refreshing = self.provider.refreshing
         if refreshing is not None and not refreshing.done():
-            # A change was received and its list_changed may already be on its way (fanout.py
+            # A change was received and its list_changed may already be on its way (fanout/listener.py
             # writes before the rebuild ends): the client re-listing must see the change.
             # Shielded: a request that goes away does not cancel the worker's rebuild.
             await asyncio.shield(refreshing)

@@ -75,14 +75,13 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    # DRF tokens: MCP['PRINCIPAL_RESOLVER'] = django_auth.django_user accepts them on /mcp.
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "mcp_protocol",
     "registry",
     "access",
+    "management_api",
 ]
 
 MIDDLEWARE = [
@@ -306,18 +305,24 @@ else:
 REST_FRAMEWORK = {
     # Tokens first: the first class names the WWW-Authenticate challenge of a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "registry.api.auth.ManagementTokenAuthentication",
+        "management_api.auth.ManagementTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "registry.api.auth.AnonRateThrottle",
-        "registry.api.auth.UserRateThrottle",
+        "management_api.auth.AnonRateThrottle",
+        "management_api.auth.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),
         "user": os.environ.get("API_THROTTLE_USER", "6000/minute"),
     },
+    # DRF's, with the JSON parser's nesting bounded (a body too deep to parse was a 500).
+    "DEFAULT_PARSER_CLASSES": [
+        "management_api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # Errors of list items keyed by index (DRF 3.20's only form; the list form is deprecated).

@@ -14,7 +14,7 @@ urlpatterns = [
     # RFC 9728 protected resource metadata for /mcp (MCP_AUTH with oauth).
     path(".well-known/oauth-protected-resource", protected_resource_metadata),
     path(".well-known/oauth-protected-resource/mcp", protected_resource_metadata),
-    path("api/v1/", include("registry.api.urls")),
+    path("api/v1/", include("management_api.urls")),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", health.metrics_view, name="metrics"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest
 
@@ -25,7 +25,6 @@ from .forms import (
     TryURIForm,
 )
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
-from .tokens import ManagementToken
 
 
 @admin.register(Tool)
@@ -163,24 +162,3 @@ class PromptAdmin(ArgumentsTryMixin, RegistryAdmin):
 
     def run(self, obj: Prompt, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
         return tryit.try_prompt(obj, arguments, principal)
-
-
-@admin.register(ManagementToken)
-class ManagementTokenAdmin(admin.ModelAdmin):
-    """Tokens of the REST management API. Adding one shows the token once, in a message; only its
-    digest is stored. Deleting one revokes it."""
-
-    list_display = ("name", "user", "hint", "created_at", "expires_at", "last_used_at")
-    list_filter = ("user",)
-    fields = ("user", "name", "expires_at", "hint", "created_at", "last_used_at")
-    readonly_fields = ("hint", "created_at", "last_used_at")
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False if obj is not None else super().has_change_permission(request, obj)
-
-    def save_model(self, request: HttpRequest, obj: ManagementToken, form: Any, change: bool) -> None:
-        row, token = ManagementToken.issue(obj.user, obj.name, obj.expires_at)
-        obj.pk, obj.digest, obj.hint = row.pk, row.digest, row.hint
-        obj._state.adding = False
-        self.message_user(
-            request, f"The token (shown only now, copy it): {token}", messages.WARNING)

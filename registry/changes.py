@@ -27,9 +27,9 @@ from typing import Any, Protocol
 
 from django.db import models, transaction
 
-logger = logging.getLogger(__name__)
+from mcp_protocol.fanout.notifications import KINDS
 
-KINDS = ("tools", "resources", "prompts")
+logger = logging.getLogger(__name__)
 
 
 class Stale(Protocol):

@@ -208,4 +208,3 @@ class Tool(Definition):
 # users find them (each module imports ``Definition`` from above: these imports come last).
 from .prompt_models import Prompt, PromptArgument, PromptMessage  # noqa: E402, F401
 from .resource_models import Resource, ResourceTemplate  # noqa: E402, F401
-from .tokens import LiveSession, ManagementToken  # noqa: E402, F401

@@ -5,7 +5,8 @@ Rules and their sources:
 
 - names: 1-128 of ``[A-Za-z0-9_.-]`` (2025-11-25 server/tools.mdx "Tool names").
 - schemas: a valid JSON Schema 2020-12 object schema with ``type: "object"`` (server/tools.mdx
-  ``inputSchema`` / ``outputSchema``; 2025-11-25 basic/index.mdx "JSON Schema Usage").
+  ``inputSchema`` / ``outputSchema``; 2025-11-25 basic/index.mdx "JSON Schema Usage"), nested at
+  most ``MAX_SCHEMA_DEPTH`` deep.
 - ``x-mcp-header``: 2026-07-28 server/tools.mdx and transports "Custom Headers" (checklist 35).
 - URIs: RFC 3986 absolute URIs; URI templates: RFC 6570 (see ``uri_templates``).
 - media types (``mimeType``): RFC 6838 §4.2 ``type/subtype``, with RFC 9110 parameters.
@@ -44,6 +45,10 @@ MEDIA_TYPE_RE = re.compile(
 )
 
 ROLES = ("user", "assistant")
+# Objects and arrays in a schema, nested. jsonschema checks a schema (and validates arguments
+# against it) recursively, about ten Python frames a level: past a hundred levels a schema is a
+# RecursionError, not an answer. Real tool schemas nest a handful of levels.
+MAX_SCHEMA_DEPTH = 64
 
 env_var_name = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]*$", "An environment variable name: letters, digits, '_'."
@@ -67,10 +72,29 @@ def validate_json_object(value: Any, what: str = "value") -> None:
         )
 
 
+def nests_deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON objects and arrays nest more than ``limit`` deep in ``value`` (``{}`` is one
+    deep, a string none). Without recursion, so any depth is measured."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
 def validate_object_schema(value: Any) -> None:
     """A JSON Schema 2020-12 document describing an object."""
     if not isinstance(value, dict):
         raise ValidationError("The schema must be a JSON object.", code="not_object")
+    if nests_deeper_than(value, MAX_SCHEMA_DEPTH):
+        raise ValidationError(
+            f"The schema nests objects and arrays more than {MAX_SCHEMA_DEPTH} deep.", code="too_deep"
+        )
     dialect = value.get("$schema")
     if dialect is not None and dialect != JSON_SCHEMA_2020_12:
         raise ValidationError(

@@ -8,12 +8,15 @@ Modes (``MODE``, env ``MCP_AUTH``): ``open`` (no credentials; everyone is ``ANON
 ``WWW-Authenticate`` challenge (RFC 6750 §3; MCP basic/authorization.mdx: 401 with
 ``resource_metadata`` and ``scope`` in oauth mode, 403 ``insufficient_scope``).
 
-When a key's grant changes, the sessions of that key (on every worker, once: ``claim_once``) get
-``notifications/tools|resources|prompts/list_changed`` on their standalone stream.
+When a key's grant changes, the sessions of that key get what ``fanout.notifications`` maps a
+grant change to (``notifications/tools|resources|prompts/list_changed``) on their standalone
+stream, written by the fan-out's writer like a registry change: once across workers, and taken
+over from a writer that died midway (``fanout/writer.py``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 from collections.abc import Mapping
@@ -21,9 +24,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..bus.base import Bus
-from ..jsonrpc import notification
-from ..stores.claims import Claim
-from ..stores.events import STANDALONE_STREAM, EventStore
+from ..fanout.notifications import Change
+from ..fanout.writer import ChangeWriter
+from ..provider import ProviderCapabilities
+from ..stores.events import EventStore
 from ..stores.sessions import SessionStore
 from .audit import AuditQueue
 from .guard import Guard
@@ -54,7 +58,6 @@ DEFAULTS: dict[str, Any] = {
     "OAUTH_LEEWAY": 30.0,
     "OAUTH_JWKS_MIN_REFRESH": 10.0,
 }
-KINDS = ("tools", "resources", "prompts")
 
 
 def import_string(path: str) -> Any:
@@ -84,12 +87,16 @@ class AuthError(Exception):
 
 class Access:
     def __init__(self, config: Mapping[str, Any], bus: Bus, sessions: SessionStore,
-                 events: EventStore) -> None:
+                 events: EventStore, capabilities: ProviderCapabilities | None = None) -> None:
         mode = str(config["MODE"]).replace(" ", "")
         if mode not in MODES:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
         self.sessions, self.events = sessions, events
+        # A grant change is written like any change (its notifications: what the server declares).
+        self.writer = ChangeWriter(sessions, events)
+        self.capabilities = capabilities or ProviderCapabilities()
+        self._writes: set[asyncio.Task[None]] = set()
         self.keys: KeyRing | None = None
         self.verifier: TokenVerifier | None = None
         self.resource_url = str(config["RESOURCE_URL"])
@@ -121,8 +128,9 @@ class Access:
             max_in_flight=config["MAX_IN_FLIGHT"], audit=self.audit)
 
     @classmethod
-    def from_settings(cls, bus: Bus, sessions: SessionStore, events: EventStore) -> Access:
-        return cls(access_settings(), bus, sessions, events)
+    def from_settings(cls, bus: Bus, sessions: SessionStore, events: EventStore,
+                      capabilities: ProviderCapabilities | None = None) -> Access:
+        return cls(access_settings(), bus, sessions, events, capabilities)
 
     async def start(self) -> None:
         if self.keys is not None:
@@ -133,6 +141,10 @@ class Access:
     async def close(self) -> None:
         if self.keys is not None:
             await self.keys.close()
+        for write in list(self._writes):
+            write.cancel()
+        if self._writes:
+            await asyncio.wait(self._writes)
         if self.audit is not None:
             await self.audit.close()
         await self.guard.limiter.close()
@@ -189,14 +201,15 @@ class Access:
 
     # -- a key's grant changed ------------------------------------------------------------------
     async def scope_changed(self, change_id: str, principals: set[str]) -> None:
-        """``list_changed`` to the sessions of ``principals``, written by one worker only."""
-        key = f"access:{change_id}"
-        if await self.events.claims.claim_once(key, 5.0) is not Claim.WON:
-            return
-        sessions: list[str] = []
-        for pid in sorted(principals):
-            sessions += await self.sessions.principal_session_ids(pid)
-        for kind in KINDS:
-            note = notification(f"notifications/{kind}/list_changed", None)
-            await self.events.broadcast(sessions, STANDALONE_STREAM, note)
-        await self.events.claims.finish_once(key, 3600.0)
+        """Every list may have changed for the sessions of ``principals``: written by the fan-out's
+        writer (once across workers; a writer that died midway is taken over, as for a registry
+        change), in a task of its own: the key ring's next reload (a revocation) waits for no write."""
+        write = asyncio.ensure_future(self._write_grant(f"access:{change_id}", principals))
+        self._writes.add(write)
+        write.add_done_callback(self._writes.discard)
+
+    async def _write_grant(self, key: str, principals: set[str]) -> None:
+        try:
+            await self.writer.write(key, Change.of_grant(principals), self.capabilities)
+        except Exception:
+            logger.exception("could not notify the sessions of %d keys of their new grant", len(principals))

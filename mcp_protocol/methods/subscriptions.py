@@ -4,8 +4,9 @@ The request's filter (``notifications``: ``toolsListChanged``, ``promptsListChan
 ``resourcesListChanged``, ``resourceSubscriptions``) is cut down to what this server supports and
 acknowledged first (``notifications/subscriptions/acknowledged``: "MUST ... as the first message",
 listing "the subset the server agreed to honor"). Then every change of this process's
-``ChangeFeed`` becomes the notifications the filter asked for — only those ("MUST NOT send
-notification types the client has not explicitly requested") — each carrying
+``ChangeFeed`` becomes the notifications the filter asked for (``fanout.notifications``, the
+mapping every transport uses, with the filter as the stream's ``Audience``) — only those ("MUST
+NOT send notification types the client has not explicitly requested") — each carrying
 ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id. It runs until the
 client closes the stream (HTTP) or cancels it (stdio: ``notifications/cancelled``): the handler is
 then cancelled like any request. When the server ends it (shutdown) it answers the request with a
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..changefeed import EVERYTHING, Change
 from ..errors import InvalidParams
+from ..fanout.notifications import Audience, Change, notifications
 from .base import Call
 
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -52,21 +53,15 @@ def honoured_filter(call: Call) -> dict[str, Any]:
     return honoured
 
 
-def notifications_for(change: Change, honoured: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The (method, params) a stream with filter ``honoured`` gets for one change, in order."""
-    everything = change is EVERYTHING or change.get("kind") == "*"
-    out: list[tuple[str, dict[str, Any]]] = []
-    for kind, flag in _LIST_FLAGS.items():
-        if honoured.get(flag) and (everything or change.get("kind") == kind):
-            out.append((f"notifications/{kind}/list_changed", {}))
-    subscribed = honoured.get("resourceSubscriptions") or []
-    changed = subscribed if everything else [u for u in change.get("uris") or () if u in subscribed]
-    out.extend(("notifications/resources/updated", {"uri": uri}) for uri in changed)
-    return out
+def audience(honoured: dict[str, Any]) -> Audience:
+    """What a stream with filter ``honoured`` hears about."""
+    kinds = tuple(kind for kind, flag in _LIST_FLAGS.items() if honoured.get(flag))
+    return Audience(kinds, tuple(honoured.get("resourceSubscriptions") or ()))
 
 
 async def listen(call: Call) -> dict[str, Any]:
     honoured = honoured_filter(call)
+    hears, caps = audience(honoured), call.server.provider.capabilities
     meta = {META_SUBSCRIPTION_ID: call.ctx.request_id}
     outbound = call.ctx.outbound
     # Subscribed before the acknowledgment goes out: a change committed after the client has it
@@ -76,6 +71,6 @@ async def listen(call: Call) -> dict[str, Any]:
             "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured}
         )
         async for change in changes:
-            for method, params in notifications_for(change, honoured):
-                await outbound.notify(method, {"_meta": meta, **params})
+            for method, params in notifications(Change.of(change), caps, hears):
+                await outbound.notify(method, {"_meta": meta, **(params or {})})
     return {"_meta": dict(meta)}

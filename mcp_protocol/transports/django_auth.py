@@ -1,4 +1,4 @@
-"""Django's own authentication on ``/mcp``: a logged-in session cookie or a DRF token.
+"""Django's own authentication on ``/mcp``: a logged-in session cookie or a management API token.
 
 For in-house tools that act as the Django user. Turned on by a setting (or per route)::
 
@@ -7,10 +7,12 @@ For in-house tools that act as the Django user. Turned on by a setting (or per r
 
 ``django_user`` accepts the site's session cookie (``SESSION_COOKIE_NAME``; the session is
 verified like ``django.contrib.auth.get_user`` does, so a password change logs it out) or
-``Authorization: Token <key>`` (DRF's ``rest_framework.authtoken``, when installed). The principal
-is ``django-user:<pk>``: the same user by cookie or token owns the same sessions. Anything else is
-401 with ``WWW-Authenticate: Token``. A cookie-authenticated request from another site is refused
-before this runs by the Origin allow-list (``security.py``: 403).
+``Authorization: Bearer mcpm_…``, a management API token (the ``management_api`` app's, when
+installed; looked up by name in Django's app registry, so nothing here imports that app, which
+sits above this one). The principal is ``django-user:<pk>``: the same user by cookie or token owns
+the same sessions. Anything else is 401 with ``WWW-Authenticate: Bearer``. A cookie-authenticated
+request from another site is refused before this runs by the Origin allow-list (``security.py``:
+403).
 
 Looking the user up reads the database, so a verified credential is remembered for
 ``CACHE_SECONDS`` (keyed by its SHA-256, never the credential itself): the hot path stays off the
@@ -26,6 +28,7 @@ from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import aget_user, get_user_model
@@ -37,7 +40,7 @@ PREFIX = "django-user:"
 CACHE_SECONDS = 10.0
 CACHE_LIMIT = 10_000
 _verified: dict[bytes, tuple[float, str]] = {}
-CHALLENGE = [(b"www-authenticate", b'Token realm="mcp"')]
+CHALLENGE = [(b"www-authenticate", b'Bearer realm="mcp"')]
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -49,9 +52,9 @@ def _credential(scope: Scope) -> tuple[str, str] | None:
     authorization = _header(scope, b"authorization")
     if authorization:
         scheme, _, key = authorization.partition(" ")
-        if scheme.lower() == "token" and key.strip():
+        if scheme.lower() == "bearer" and key.strip():
             return "token", key.strip()
-        return None  # another scheme (API keys, OAuth) is not ours to accept
+        return None  # another scheme is not ours to accept
     cookie = _header(scope, b"cookie")
     if cookie:
         key = parse_cookie(cookie).get(settings.SESSION_COOKIE_NAME)
@@ -66,23 +69,21 @@ async def _session_user(key: str) -> Any:
 
 
 async def _token_user(key: str) -> Any:
-    if not apps.is_installed("rest_framework.authtoken"):
+    if not apps.is_installed("management_api"):
         return None
-    from rest_framework.authtoken.models import Token
-
-    try:
-        token = await Token.objects.select_related("user").aget(key=key)
-    except Token.DoesNotExist:
-        return None
-    return token.user
+    tokens = apps.get_model("management_api", "ManagementToken")
+    row = await sync_to_async(tokens.authenticate)(key)
+    return None if row is None else row.user
 
 
 async def django_user(scope: Scope) -> str:
     """The ``PrincipalResolver`` of a logged-in Django user; 401 without one."""
     found = _credential(scope)
     if found is None:
-        raise HTTPError(401, "Unauthorized: log in to the site or send 'Authorization: Token <key>'",
-                        headers=CHALLENGE)  # fmt: skip
+        raise HTTPError(
+            401, "Unauthorized: log in to the site or send 'Authorization: Bearer <management API token>'",
+            headers=CHALLENGE,
+        )
     kind, key = found
     digest = hashlib.sha256(f"{kind}:{key}".encode()).digest()
     now = time.monotonic()

@@ -2,7 +2,7 @@
 
 A worker used to build its runtime (provider snapshot, ``changes`` subscription, fan-out) on its
 first ``/mcp`` request. Until then it heard no change: with one worker writing a change's
-notifications and every other worker waiting for it (``fanout.py``), a client that resumed its
+notifications and every other worker waiting for it (``fanout/``), a client that resumed its
 stream on a worker that had served nothing lost whatever was published before that worker woke.
 So the runtime starts at process startup instead:
 

@@ -3,7 +3,7 @@
 Owns: the ``Server`` (from ``mcp_settings``), the settings-chosen stores, bus and provider, the
 session channels (server→client requests awaiting answers, cancels from other workers:
 ``pending.py``), the registry of live SSE streams per session (so DELETE closes them on this
-worker at once), and the ``changes`` listener (``fanout.py``). Daphne sends no ASGI
+worker at once), and the ``changes`` listener (``fanout/``). Daphne sends no ASGI
 lifespan events, so nothing is opened at import: the first request builds the runtime for its
 loop, refreshes the provider once and starts the listener. ``shutdown()`` closes it all; it is
 called on ``lifespan.shutdown`` (uvicorn) and from a reactor shutdown trigger under daphne.
@@ -84,7 +84,7 @@ class Runtime:
         self.events: EventStore = mcp_settings.backend("EVENT_STORE")
         self.bus: Bus = mcp_settings.backend("BUS")
         self.server: Server = build_server(self.provider)
-        self.access = Access.from_settings(self.bus, self.sessions, self.events)
+        self.access = Access.from_settings(self.bus, self.sessions, self.events, self.provider.capabilities)
         self.server.interceptor = self.access.guard  # rate limits and audit around each call
         if self.config.metrics and self.access.audit is not None:
             self.access.audit.on_drop = metrics.audit_dropped

@@ -17,8 +17,9 @@ Both eras share the pipe, told apart per message (2026-07-28 versioning.mdx "dua
 - Anything else is the legacy session (one per process). The transport owns its server→client
   requests: it numbers them, writes them to stdout and matches the client's responses itself.
   Definition changes published on the bus's ``changes`` channel refresh the provider and become
-  ``list_changed`` / ``resources/updated`` notifications for an initialized legacy session only
-  (2026-07-28 delivers those on ``subscriptions/listen``, not implemented).
+  the notifications ``fanout.notifications`` maps them to for the legacy session (once it is
+  initialized: ``list_changed``, ``resources/updated`` of its subscriptions); 2026-07-28 requests
+  on the pipe get them on ``subscriptions/listen`` (``changefeed.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .. import jsonrpc, versions
 from ..bus.base import CHANGES, RESYNC, Bus
 from ..changefeed import EVERYTHING
 from ..errors import ClientRequestError, InvalidRequest, MCPError, ParseError
+from ..fanout.notifications import Audience, Change, notifications
 from ..jsonrpc import Notification, Request, RequestId, Response
 from ..outbound import Outbound
 from ..provider import Provider
@@ -47,7 +49,6 @@ logger = logging.getLogger("mcp_protocol.transports.stdio")
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 SHUTDOWN_GRACE = 5.0
-_LIST_KINDS = ("tools", "resources", "prompts")
 
 
 class StdioOutbound(Outbound):
@@ -218,14 +219,9 @@ class StdioTransport:
         await provider.refresh()
         # 2026-07-28 requests on this pipe: their subscriptions/listen streams (changefeed.py).
         self.server.feed.publish(EVERYTHING if message == RESYNC else message)
-        if not self.session.initialized:
-            return
-        kind = message.get("kind")
-        if kind in _LIST_KINDS and provider.capabilities.list_changed:
-            self.send(jsonrpc.notification(f"notifications/{kind}/list_changed", None))
-        for uri in message.get("uris") or ():
-            if uri in self.session.subscriptions:
-                self.send(jsonrpc.notification("notifications/resources/updated", {"uri": uri}))
+        audience = Audience.of_session(self.session)
+        for method, params in notifications(Change.of(message), provider.capabilities, audience):
+            self.send(jsonrpc.notification(method, params))
 
     async def watch(self, provider: Provider, bus: Bus, ready: asyncio.Event | None = None) -> None:
         subscription = await bus.subscribe(CHANGES)

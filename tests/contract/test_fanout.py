@@ -1,6 +1,7 @@
-"""Change fan-out (mcp_protocol/fanout.py) across two workers sharing one store, on memory and on
+"""Change fan-out (mcp_protocol/fanout/) across two workers sharing one store, on memory and on
 Redis: each change is written once, and changes reach every stream in bus (commit) order even when
-the worker writing an earlier change is slower than the one that could write the next."""
+the worker writing an earlier change is slower than the one that could write the next; a key's
+grant change is written the same way, and taken over from a writer that died midway too."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from mcp_protocol.auth.access import DEFAULTS, Access
 from mcp_protocol.bus.memory import MemoryBus
-from mcp_protocol.fanout import Fanout, change_key
+from mcp_protocol.fanout import KINDS, Fanout, change_key
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.session import Session
 from mcp_protocol.stores.claims import Claim, ClaimStore
@@ -127,7 +129,7 @@ async def test_a_change_whose_writer_died_midway_is_completed_once_per_session(
     dead = make_event_store()
     assert await dead.claims.claim_once(key, 0.2) is Claim.WON
     note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-    await dead.broadcast([sessions[0].id, sessions[1].id], STANDALONE_STREAM, note, tag=f"{key}|list")
+    await dead.broadcast([sessions[0].id, sessions[1].id], STANDALONE_STREAM, note, tag=f"{key}|list:tools")
     survivor = Fanout(MemoryProvider(), make_session_store(), make_event_store(), MemoryBus(), lease=0.2)
     assert await within(survivor.apply(change)) == 2  # after the lease lapsed: the other two only
     for session in sessions:
@@ -171,3 +173,36 @@ async def test_a_writer_slower_than_its_lease_keeps_its_part_and_nothing_is_writ
         assert await nothing_more(listener)
     finally:
         await listener.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_scope_change_whose_writer_died_midway_still_reaches_every_session_of_the_key_once(
+        make_event_store: Callable[..., EventStore], make_session_store: Callable[..., SessionStore]) -> None:
+    mine = [Session.create(principal="key:1") for _ in range(4)]
+    other = Session.create(principal="key:2")
+    for session in [*mine, other]:
+        session.state = "ready"
+        await make_session_store().create(session)
+    key = "access:grant-1"
+    # The dead writer: it won the grant change, told two sessions tools changed, and never finished.
+    dead = make_event_store()
+    assert await dead.claims.claim_once(key, 0.2) is Claim.WON
+    tools = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    await dead.broadcast([mine[0].id, mine[1].id], STANDALONE_STREAM, tools, tag=f"{key}|list:tools")
+    survivor = Access({**DEFAULTS, "MODE": "open"}, MemoryBus(), make_session_store(), make_event_store())
+    try:
+        await survivor.scope_changed("grant-1", {"key:1"})  # retaken once the dead lease lapsed
+        for session in mine:
+            listener = make_event_store().listen(session.id, STANDALONE_STREAM)
+            try:
+                got = [(await within(anext(listener))).message["method"] for _ in KINDS]
+                assert sorted(got) == sorted(f"notifications/{kind}/list_changed" for kind in KINDS)
+                assert await nothing_more(listener)
+            finally:
+                await listener.aclose()  # type: ignore[attr-defined]
+        listener = make_event_store().listen(other.id, STANDALONE_STREAM)
+        try:
+            assert await nothing_more(listener)  # another key's session heard nothing
+        finally:
+            await listener.aclose()  # type: ignore[attr-defined]
+    finally:
+        await survivor.close()

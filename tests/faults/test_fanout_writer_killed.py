@@ -61,7 +61,7 @@ async def test_a_fanout_writer_killed_mid_publish_leaves_every_session_notified_
     keys = [events._stream(sid, STANDALONE_STREAM) for sid in ids]
     await events.close()
     change = {"id": uuid.uuid4().hex, "kind": "tools", "uris": []}
-    tag = f"{change_key(change)}|list"
+    tag = f"{change_key(change)}|list:tools"
     client = redis.Redis.from_url(url)
     bus = RedisBus(url=url, prefix=prefix)
     assert a.process is not None and b.process is not None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from registry.api.sessions import key_of
+from management_api.sessions import key_of
 from tests.support import LiveServer
 from tests.support.live_server import ROOT
 from tests.support.mcp_http import (
@@ -86,7 +86,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         try:
             manage(env, "migrate", "--noinput")
             manage(env, "createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com")
-            token = manage(env, "create_management_token", "ci", "--name", "fleet test").strip()
+            token = manage(env, "create_management_token", "--user", "ci", "--name", "fleet test").strip()
             with ThreadPoolExecutor(2) as pool:
                 for started in [pool.submit(s.start) for s in servers]:
                     started.result()

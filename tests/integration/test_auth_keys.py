@@ -320,7 +320,8 @@ async def test_every_call_is_audited_with_secrets_redacted(pair: Pair, client: h
     pair.manage("shell", "-c", "from django.contrib.auth import get_user_model as U; "
                 "U().objects.filter(username='auditor').exists() or "
                 "U().objects.create_superuser('auditor', 'a@example.com', 'x')")
-    api_token = pair.manage("create_management_token", "auditor", "--name", "audit test").splitlines()[-1]
+    api_token = pair.manage("create_management_token", "--user", "auditor",
+                            "--name", "audit test").splitlines()[-1]
     listed = await client.get(f"{pair.a.base_url}/api/v1/audit/", params={"session": sid[:8]},
                               headers={"authorization": f"Bearer {api_token}"})
     assert listed.status_code == 200, listed.text

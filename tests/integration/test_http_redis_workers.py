@@ -3,7 +3,7 @@
 Every request opens its own connection, so the kernel spreads them over both workers: sessions,
 the one-GET-stream claim, Last-Event-ID resume and a client's answer to a server→client request
 must work whichever worker gets each request. Changes published on the bus reach the GET stream
-exactly once (``fanout.py``: every worker hears them, one writes them). Skipped without Redis.
+exactly once (``fanout/``: every worker hears them, one writes them). Skipped without Redis.
 """
 
 from __future__ import annotations

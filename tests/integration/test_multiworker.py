@@ -270,7 +270,7 @@ async def test_a_tool_edited_in_the_admin_of_one_worker_reaches_the_stream_on_an
 async def test_a_client_re_listing_right_after_list_changed_sees_the_new_tool_everywhere(
     cluster: Cluster, client: httpx.AsyncClient
 ) -> None:
-    # The fan-out writes list_changed while each worker still rebuilds its snapshot (fanout.py:
+    # The fan-out writes list_changed while each worker still rebuilds its snapshot (fanout/listener.py:
     # commit -> first stream does not wait for the database read); a worker's requests wait
     # for its rebuild instead, so the re-list a client sends as soon as it is told sees the tool.
     name = f"fresh_{uuid.uuid4().hex[:8]}"

@@ -74,7 +74,7 @@ def admin_session(live: LiveServer) -> httpx.Client:
 
 def test_every_audit_surface_shows_only_the_session_ids_prefix(live: LiveServer) -> None:
     session = call_echo(live)
-    token = live.manage("create_management_token", "auditor", "--name", "audit-test").strip()
+    token = live.manage("create_management_token", "--user", "auditor", "--name", "audit-test").strip()
     rows, body = audit_rows(live, token)
     assert len(rows) == 1, body
     assert rows[0]["session"] == session[:SHOWN_PREFIX]

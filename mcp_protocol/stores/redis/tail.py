@@ -10,7 +10,7 @@ entries after its own position. A shard holds only keys one command may name tog
 (``Pipelined.shard_of``: any keys on one server; on Redis Cluster the keys of one hash slot, read
 on that slot's master) and of one hash tag (the event store's bucket), on one server too: a
 fan-out writes its sessions part by part, and a part is one or two buckets
-(``fanout_parts.part_of``), so a shard is woken while its buckets are written, not all along.
+(``fanout.writer.part_of``), so a shard is woken while its buckets are written, not all along.
 Redis scans every key of an ``XREAD`` each time it is sent, blocked and woken (1.6 ms for 500
 keys): with shards of mixed buckets every shard re-read through the whole fan-out and the XREADs
 took more of Redis' CPU than the appends.

@@ -13,7 +13,7 @@ from django.contrib.auth.models import Permission, User
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from registry.tokens import ManagementToken
+from management_api.tokens import ManagementToken
 
 # The property tests run once, on the pinned Django (the second, Django 6 run of
 # scripts/test-django6.sh would double their minute), and only where schemathesis is installed.

@@ -1,5 +1,6 @@
-"""``/api/v1/keys/`` and ``/api/v1/audit/`` (``access/api.py``): a key's token is answered once,
-its grant can be changed, DELETE revokes it; the audit log is read-only and filtered."""
+"""``/api/v1/keys/`` and ``/api/v1/audit/`` (``management_api/keys.py``, ``audit.py``): a key's
+token is answered once, its grant can be changed, DELETE revokes it; the audit log is read-only and
+filtered."""
 
 from __future__ import annotations
 

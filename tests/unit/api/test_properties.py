@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import status_code_conformance
 
+from management_api.tokens import ManagementToken
 from registry.models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
-from registry.tokens import ManagementToken
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from django.contrib.staticfiles import finders
 from django.urls import URLPattern, URLResolver
 from rest_framework.test import APIClient
 
-from registry.api import urls as api_urls
+from management_api import urls as api_urls
 
 pytestmark = pytest.mark.django_db
 NOT_IN_SCHEMA = {"/api/v1/schema/", "/api/v1/docs/", "/api/v1/"}  # the document, its page, the root

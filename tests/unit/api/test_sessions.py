@@ -14,12 +14,12 @@ from django.conf import settings
 from django.test import override_settings
 from rest_framework.test import APIClient
 
+from management_api.sessions import key_of
 from mcp_protocol.bus.base import session_channel
 from mcp_protocol.conf import mcp_settings
 from mcp_protocol.session import Session
 from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.transports.pending import SESSION_ENDED
-from registry.api.sessions import key_of
 
 from .conftest import client_for, staff_with
 

@@ -1,19 +1,21 @@
-"""Django's own auth on /mcp (transports/django_auth.py): a logged-in session cookie or a DRF token
-makes the caller ``django-user:<pk>``; nothing, a bad credential or a logged-out session is 401;
+"""Django's own auth on /mcp (transports/django_auth.py): a logged-in session cookie or a management
+API token makes the caller ``django-user:<pk>``; nothing, a bad credential or a logged-out session is 401;
 the setting picks the resolver. In-process ASGI calls against the test database."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
-from rest_framework.authtoken.models import Token
+from django.utils import timezone
 
+from management_api.tokens import ManagementToken
 from mcp_protocol.routing import mcp_path
 from mcp_protocol.transports import django_auth, runtime
 from mcp_protocol.transports.django_auth import django_user, user_of
@@ -53,10 +55,14 @@ async def test_a_logged_in_session_cookie_is_the_django_user(endpoint: MCPEndpoi
     assert (await user_of(session.principal)).username == "ada"
 
 
-async def test_a_drf_token_is_the_same_principal_as_the_users_session(endpoint: MCPEndpoint) -> None:
+async def _token_of(user: User) -> str:
+    return (await sync_to_async(ManagementToken.issue)(user, "mcp"))[1]
+
+
+async def test_a_management_token_is_the_same_principal_as_the_users_session(endpoint: MCPEndpoint) -> None:
     user = await User.objects.acreate(username="grace")
-    token = await Token.objects.acreate(user=user)
-    status, headers, _ = await post(endpoint, "/mcp", headers={"authorization": f"Token {token.key}"})
+    token = await _token_of(user)
+    status, headers, _ = await post(endpoint, "/mcp", headers={"authorization": f"Bearer {token}"})
     assert status == 200
     rt = await runtime.get_runtime()
     session = await rt.sessions.load(headers[b"mcp-session-id"].decode())
@@ -64,21 +70,27 @@ async def test_a_drf_token_is_the_same_principal_as_the_users_session(endpoint: 
 
 
 @pytest.mark.parametrize("headers", [
-    {}, {"authorization": "Token not-a-token"}, {"authorization": "Bearer abc"},
+    {}, {"authorization": "Bearer mcpm_not-a-token"}, {"authorization": "Bearer abc"},
+    {"authorization": "Token abc"},  # DRF's token scheme: not accepted any more
     {"cookie": f"{settings.SESSION_COOKIE_NAME}=nosuchsession"},
 ])
 async def test_no_or_a_bad_credential_is_401_with_a_challenge(
     endpoint: MCPEndpoint, headers: dict[str, str]
 ) -> None:
     status, response_headers, body = await post(endpoint, "/mcp", headers=headers)
-    assert status == 401 and response_headers[b"www-authenticate"].startswith(b"Token")
+    assert status == 401 and response_headers[b"www-authenticate"].startswith(b"Bearer")
     assert json.loads(body)["error"]["code"] == -32600
 
 
 async def test_an_inactive_users_token_is_refused(endpoint: MCPEndpoint) -> None:
-    user = await User.objects.acreate(username="gone", is_active=False)
-    token = await Token.objects.acreate(user=user)
-    assert (await post(endpoint, "/mcp", headers={"authorization": f"Token {token.key}"}))[0] == 401
+    token = await _token_of(await User.objects.acreate(username="gone", is_active=False))
+    assert (await post(endpoint, "/mcp", headers={"authorization": f"Bearer {token}"}))[0] == 401
+
+
+async def test_an_expired_management_token_is_refused(endpoint: MCPEndpoint) -> None:
+    token = await _token_of(await User.objects.acreate(username="late"))
+    await ManagementToken.objects.aupdate(expires_at=timezone.now() - timedelta(seconds=1))
+    assert (await post(endpoint, "/mcp", headers={"authorization": f"Bearer {token}"}))[0] == 401
 
 
 async def test_the_setting_chooses_the_resolver_of_a_default_route() -> None:

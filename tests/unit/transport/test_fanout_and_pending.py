@@ -1,4 +1,4 @@
-"""Cross-worker pieces with the in-memory backends: change fan-out (fanout.py) and the routing of a
+"""Cross-worker pieces with the in-memory backends: change fan-out (fanout/) and the routing of a
 client's answer to the worker awaiting it (transports/pending.py). Two instances stand for two
 workers sharing one store and one bus."""
 

@@ -9,7 +9,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
 class ManagementTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[misc]
-    target_class = "registry.api.auth.ManagementTokenAuthentication"
+    target_class = "management_api.auth.ManagementTokenAuthentication"
     name = "managementToken"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:

@@ -18,8 +18,10 @@ from django.db import models
 from drf_spectacular.utils import OpenApiExample, extend_schema_serializer
 from rest_framework import serializers
 
-from ..models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from registry.models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+
 from .errors import drf_errors, raise_drf
+from .parsers import FIELD_MAPPING
 
 READ_ONLY = ("id", "version", "created_at", "updated_at")
 
@@ -28,6 +30,8 @@ class NotNullSerializer(serializers.ModelSerializer):
     """Refuses ``null`` for columns that cannot hold it. DRF checks ``allow_null`` before parsing,
     so a JSON field sent as the form value ``null`` gets through; and ``full_clean`` skips a
     ``blank`` field whose value is ``None``. Without this the database would refuse it: a 500."""
+
+    serializer_field_mapping = FIELD_MAPPING
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         columns = {f.name: f for f in self.Meta.model._meta.concrete_fields}
@@ -71,7 +75,7 @@ class ToolSerializer(DefinitionSerializer):
             "annotations", "execution", "icons", "meta", "tags", "kind", "handler", "template_text",
             "template_structured", "http_url", "http_timeout", "http_secret_header",
             "http_secret_env", "version", "created_at", "updated_at",
-        )  # fmt: skip
+        )
         read_only_fields = READ_ONLY
 
 
@@ -85,7 +89,7 @@ class ResourceSerializer(DefinitionSerializer):
             "id", "uri", "name", "title", "description", "enabled", "kind", "mime_type", "text",
             "blob", "handler", "size", "annotations", "icons", "meta", "tags", "version", "created_at",
             "updated_at",
-        )  # fmt: skip
+        )
         read_only_fields = READ_ONLY
 
 
@@ -99,7 +103,7 @@ class ResourceTemplateSerializer(DefinitionSerializer):
             "id", "uri_template", "name", "title", "description", "enabled", "kind", "mime_type",
             "text_template", "handler", "completions", "completion_handler", "annotations", "icons",
             "meta", "tags", "version", "created_at", "updated_at",
-        )  # fmt: skip
+        )
         read_only_fields = READ_ONLY
 
 
@@ -143,7 +147,7 @@ class PromptSerializer(DefinitionSerializer):
         fields = (
             "id", "name", "title", "description", "enabled", "handler", "completion_handler",
             "arguments", "messages", "icons", "meta", "tags", "version", "created_at", "updated_at",
-        )  # fmt: skip
+        )
         read_only_fields = READ_ONLY
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from drf_spectacular.utils import (
 )
 from rest_framework import filters, viewsets
 
-from ..models import Prompt, Resource, ResourceTemplate, Tool
+from registry.models import Prompt, Resource, ResourceTemplate, Tool
+
 from . import filters as registry_filters
 from .auth import DEFINITION_PERMISSIONS
 from .pagination import DefinitionCursorPagination
@@ -61,6 +62,10 @@ ERRORS = {
     429: _error("Throttled", {"detail": "Request was throttled. Expected available in 12 seconds."}),
 }
 COMMON = (401, 403, 429)  # every route: not authenticated, not allowed, throttled
+# The responses of the API keys' and the audit log's routes (keys.py, audit.py).
+READS = {code: ERRORS[code] for code in (400, 401, 403, 404, 429)}  # 404: an unknown cursor
+ONE = {code: ERRORS[code] for code in (401, 403, 404, 429)}
+WRITES = {code: ERRORS[code] for code in (400, 401, 403, 404, 429)}
 
 
 def _answers(body: Any, *codes: int) -> dict[int, Any]:

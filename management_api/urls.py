@@ -18,11 +18,11 @@ router.register("resources", views.ResourceViewSet, basename="resource")
 router.register("resource-templates", views.ResourceTemplateViewSet, basename="resourcetemplate")
 router.register("prompts", views.PromptViewSet, basename="prompt")
 router.register("sessions", sessions.SessionViewSet, basename="session")
-if apps.is_installed("access"):  # issue 11: API keys for /mcp and the audit log
-    from access import api as access_api
+if apps.is_installed("access"):  # API keys for /mcp and the audit log (the access app's models)
+    from . import audit, keys
 
-    router.register("keys", access_api.ApiKeyViewSet, basename="apikey")
-    router.register("audit", access_api.AuditRecordViewSet, basename="auditrecord")
+    router.register("keys", keys.ApiKeyViewSet, basename="apikey")
+    router.register("audit", audit.AuditRecordViewSet, basename="auditrecord")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

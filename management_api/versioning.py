@@ -17,7 +17,8 @@ from django.utils.http import parse_etags, quote_etag
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ..concurrency import VersionConflict
+from registry.concurrency import VersionConflict
+
 from .errors import Conflict, PreconditionFailed
 
 

@@ -1,13 +1,10 @@
-"""``/api/v1/keys/`` and ``/api/v1/audit/``: API keys for ``/mcp`` and the audit log, in the REST
-management API (registered on its router in ``registry/api/urls.py``; same authentication,
+"""``/api/v1/keys/``: API keys for ``/mcp`` in the REST management API (same authentication,
 staff-only model permissions, throttles and cursor pagination as the definitions).
 
-- ``POST keys/`` makes a key and answers its ``token`` once (never again: only its digest is kept);
-  ``PATCH``/``PUT`` change its name, owner, expiry, grant or rates (every worker reloads it, and
-  its sessions get ``list_changed``); ``DELETE`` revokes it (204): keys are never deleted, so the
-  audit log keeps naming them. ``?status=active|expired|revoked``, ``?owner=<username>``.
-- ``GET audit/`` (read-only): ``?principal=``, ``?principal_id=``, ``?session=``, ``?method=``,
-  ``?name=``, ``?outcome=``, ``?revision=``, ``?since=`` / ``?until=`` (ISO 8601), newest first.
+``POST keys/`` makes a key and answers its ``token`` once (never again: only its digest is kept);
+``PATCH``/``PUT`` change its name, owner, expiry, grant or rates (every worker reloads it, and its
+sessions get ``list_changed``); ``DELETE`` revokes it (204): keys are never deleted, so the audit
+log keeps naming them. ``?status=active|expired|revoked``, ``?owner=<username>``.
 """
 
 from __future__ import annotations
@@ -23,30 +20,24 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from access.models import ApiKey
 from mcp_protocol.auth.keys import digest, new_token
-from registry.api.auth import DEFINITION_PERMISSIONS
-from registry.api.pagination import DefinitionCursorPagination
-from registry.api.views import ERRORS
 
-from .models import ApiKey, AuditRecord
-
-READS = {code: ERRORS[code] for code in (400, 401, 403, 404, 429)}  # 404: an unknown cursor
-ONE = {code: ERRORS[code] for code in (401, 403, 404, 429)}
-WRITES = {code: ERRORS[code] for code in (400, 401, 403, 404, 429)}
+from .auth import DEFINITION_PERMISSIONS
+from .pagination import DefinitionCursorPagination
+from .parsers import FIELD_MAPPING
+from .views import ONE, READS, WRITES
 
 
 class KeyPagination(DefinitionCursorPagination):
     ordering = ("-created_at", "-id")
 
 
-class AuditPagination(DefinitionCursorPagination):
-    ordering = ("-time", "-id")
-
-
 class ApiKeySerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(slug_field="username", queryset=get_user_model().objects.all(),
                                          required=False, allow_null=True)
     status = serializers.CharField(read_only=True)
+    serializer_field_mapping = FIELD_MAPPING
 
     class Meta:
         model = ApiKey
@@ -108,34 +99,3 @@ class ApiKeyViewSet(viewsets.ModelViewSet):
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         self.get_object().revoke()
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class AuditRecordSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = AuditRecord
-        fields = ("id", "time", "principal", "principal_id", "session", "revision", "method", "name",
-                  "arguments", "outcome", "error", "duration_ms")
-        read_only_fields = fields
-
-
-class AuditRecordFilter(django_filters.FilterSet):
-    since = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="lt")
-
-    class Meta:
-        model = AuditRecord
-        fields = ("principal", "principal_id", "session", "method", "name", "outcome", "revision",
-                  "since", "until")
-
-
-@extend_schema_view(
-    list=extend_schema(summary="The audit log of /mcp, newest first",
-                       responses={200: AuditRecordSerializer(many=True), **READS}),
-    retrieve=extend_schema(summary="One audit record", responses={200: AuditRecordSerializer, **ONE}),
-)
-class AuditRecordViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = AuditRecord.objects.all()
-    serializer_class = AuditRecordSerializer
-    permission_classes = DEFINITION_PERMISSIONS
-    pagination_class = AuditPagination
-    filterset_class = AuditRecordFilter

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django_filters import rest_framework as django_filters
 
-from ..models import Prompt, Resource, ResourceTemplate, Tool
+from registry.models import Prompt, Resource, ResourceTemplate, Tool
 
 
 class ToolFilter(django_filters.FilterSet):

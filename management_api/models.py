@@ -1,0 +1,24 @@
+"""The models of the management API: its bearer tokens (``tokens.py``) and ``LiveSession``, which
+carries the permissions of its sessions endpoint."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from .tokens import ManagementToken
+
+__all__ = ["LiveSession", "ManagementToken"]
+
+
+class LiveSession(models.Model):
+    """No table: live MCP sessions are in the session store (``mcp_protocol.stores``). This model
+    only carries the permissions of the management API's sessions endpoint, so they can be granted
+    in the admin like any other."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [
+            ("view_livesession", "Can view live MCP sessions"),
+            ("delete_livesession", "Can end live MCP sessions"),
+        ]

@@ -1,0 +1,57 @@
+"""JSON read by the management API, its nesting bounded: DRF's JSON parser (the request body) and
+DRF's serializer ``JSONField`` (a JSON value sent in a form field, as the browsable API sends it).
+
+A body nested deeper than Python's recursion limit (``[[[[…`` 50,000 deep) made ``json.loads``
+raise ``RecursionError``, which DRF's parser does not catch: a 500. One a little less deep parses,
+then breaks whatever walks it recursively later (jsonschema, the validators). Here any body whose
+objects and arrays nest more than ``MAX_DEPTH`` deep is a 400: keyed by the member that is too
+deep when the body is an object (a field error, as the serializers report), else ``detail``; and a
+form field's JSON nested too deep is that field's error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+from rest_framework import exceptions, parsers, serializers
+
+from registry.validators import nests_deeper_than
+
+MAX_DEPTH = 128  # serde_json's default; far above a registry document's (its schemas: registry.validators)
+
+
+class JSONParser(parsers.JSONParser):
+    max_depth = MAX_DEPTH
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        too_deep = f"Objects and arrays nest more than {self.max_depth} deep."
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError(f"JSON parse error - {too_deep}") from None
+        if isinstance(data, dict):
+            errors = {key: [too_deep] for key, value in data.items()
+                      if nests_deeper_than(value, self.max_depth - 1)}
+            if errors:
+                raise exceptions.ParseError(errors)
+        elif nests_deeper_than(data, self.max_depth):
+            raise exceptions.ParseError(f"JSON parse error - {too_deep}")
+        return data
+
+
+class JSONField(serializers.JSONField):
+    default_error_messages = {"too_deep": f"Objects and arrays nest more than {MAX_DEPTH} deep."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            value = super().to_internal_value(data)  # json.loads of a form field's string
+        except RecursionError:
+            self.fail("too_deep")
+        if nests_deeper_than(value, MAX_DEPTH):
+            self.fail("too_deep")
+        return value
+
+
+# For ModelSerializer.serializer_field_mapping: model JSON fields become the bounded JSONField.
+FIELD_MAPPING = {**serializers.ModelSerializer.serializer_field_mapping, models.JSONField: JSONField}
