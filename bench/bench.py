@@ -6,7 +6,7 @@
 
 For each mode (JSON responses; SSE responses: ours with ``MCP_ALWAYS_STREAM=1``, the peer in the
 SDK's default SSE mode) it starts each server as a subprocess (one worker), runs every scenario at
-every concurrency (see loadgen.py), stops the server, and finally prints requests/s, p50 and p99
+every concurrency (see harness/loadgen.py), stops the server, and finally prints requests/s, p50 and p99
 latency per row with the ratios ours/peer and the issue's targets. Not a test: nothing here is
 collected by pytest. See bench/README.md.
 """
@@ -23,9 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import servers
-from httpclient import Client, HttpxConnection, RawConnection, httpx_pool
-from loadgen import SCENARIOS, Result, run_scenario
+from harness import servers
+from harness.httpclient import Client, HttpxConnection, RawConnection, address, httpx_pool
+from harness.loadgen import SCENARIOS, Result, run_scenario
+from harness.servers import prepare_database
 
 REDIS_DEFAULT = "redis://127.0.0.1:6379/0"
 
@@ -57,7 +58,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--routing",
         action="store_true",
-        help="also run ours with a hand-written direct dispatch (bench/direct_asgi.py)",
+        help="also run ours with a hand-written direct dispatch (bench/apps/direct.py)",
     )
     parser.add_argument("--no-peer", action="store_true", help="skip the SDK peer")
     parser.add_argument("--no-ours", action="store_true", help="only the SDK peer (to check the harness)")
@@ -73,35 +74,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def prepare_database(workdir: Path, tools: int) -> None:
-    """migrate + load_demo, then seed filler tools so tools/list returns exactly ``tools`` tools."""
-    servers.manage(workdir, "migrate", "--noinput")
-    servers.manage(workdir, "load_demo")
-    count = int(
-        servers.manage(
-            workdir,
-            "shell",
-            "-c",
-            "from registry.models import Tool; print(Tool.objects.filter(enabled=True).count())",
-        ).split()[-1]
-    )
-    if count < tools:
-        servers.manage(workdir, "seed_tools", "--count", str(tools - count))
-    elif count > tools:
-        raise SystemExit(f"load_demo already has {count} tools, more than --tools {tools}")
-
-
 def connector(kind: str, url: str, concurrency: int) -> tuple[Callable[[], Client], Callable[[], object]]:
     """A factory of per-worker clients and the cleanup to run afterwards."""
     if kind == "httpx":
         pool = httpx_pool(concurrency)
         return (lambda: HttpxConnection(pool, url)), pool.aclose
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    host, port = address(url)
 
     async def nothing() -> None:
         return None
 
-    return (lambda: RawConnection(host, int(port), "/mcp")), nothing
+    return (lambda: RawConnection(host, port, "/mcp")), nothing
 
 
 async def measure(args: argparse.Namespace, url: str, scenario: str, concurrency: int) -> Result:

@@ -7,9 +7,9 @@ One uvicorn worker (memory stores, SQLite: migrate, load_demo, 100 tools), a sup
 management API token. Every round measures, back to back so a change in the machine's load hits
 them alike, and keeps the median-rate round per row:
 
-- ``mcp tools/call, API present`` / ``…, no API``: loadgen.py's ``call`` scenario on ``/mcp``
+- ``mcp tools/call, API present`` / ``…, no API``: harness/loadgen.py's ``call`` scenario on ``/mcp``
   (JSON mode) against this server and against a second one whose settings leave the API out
-  (``noapi_settings.py``), one after the other: the API's presence costs ``/mcp`` nothing;
+  (``apps/noapi_settings.py``), one after the other: the API's presence costs ``/mcp`` nothing;
 - ``api GET tools page=100``: ``GET /api/v1/tools/?page_size=100`` (a page of 100 tools);
 - ``api PATCH tool``: ``PATCH /api/v1/tools/<id>/`` changing the description, each client its own
   tool (validation, the versioned save, the publish, and the snapshot rebuild it causes);
@@ -35,11 +35,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import servers
-from httpclient import RawConnection
-from loadgen import Result, run_scenario
+from harness import servers
+from harness.httpclient import RawConnection
+from harness.loadgen import Result, run_scenario
+from harness.servers import prepare_database
 
-from bench import prepare_database
 from tests.support.live_server import LiveServer
 
 Request = Callable[[int, int], tuple[str, str, bytes | None]]  # (worker, n) -> method, path, body
@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 async def api_load(host: str, port: int, token: str, make: Request, concurrency: int,
                    duration: float, warmup: float) -> Result:
-    """Closed loop like loadgen.py: each worker sends its next request when the last is answered."""
+    """Closed loop like harness/loadgen.py: each worker sends its next request when the last is answered."""
     result = Result("api", concurrency)
     start = time.perf_counter() + warmup
     deadline = start + duration
@@ -116,16 +116,22 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         print("preparing the database (migrate, load_demo, seed_tools, a token) ...", flush=True)
         prepare_database(workdir, 100)
-        servers.manage(workdir, "shell", "-c", "from django.contrib.auth.models import User; "
-                       "User.objects.create_superuser('bench', '', 'bench-password')")
-        token = servers.manage(workdir, "create_management_token", "--user", "bench",
-                               "--name", "bench").strip()
-        listed = servers.manage(workdir, "shell", "-c", "from registry.models import Tool; "
-                                "print(*Tool.objects.order_by('pk').values_list('pk', flat=True)[:64])")
+        superuser = (
+            "from django.contrib.auth.models import User; "
+            "User.objects.create_superuser('bench', '', 'bench-password')"
+        )
+        servers.manage_bench_db(workdir, "shell", "-c", superuser)
+        mint = ["create_management_token", "--user", "bench", "--name", "bench"]
+        token = servers.manage_bench_db(workdir, *mint).strip()
+        first_pks = (
+            "from registry.models import Tool; "
+            "print(*Tool.objects.order_by('pk').values_list('pk', flat=True)[:64])"
+        )
+        listed = servers.manage_bench_db(workdir, "shell", "-c", first_pks)
         ids = [int(i) for i in listed.splitlines()[-1].split()]
         env = {**servers.our_env(workdir), "API_THROTTLE_USER": "100000000/minute"}
         server = LiveServer(env=env, migrate=False).start()
-        control = LiveServer(env={**env, "DJANGO_SETTINGS_MODULE": "bench.noapi_settings"},
+        control = LiveServer(env={**env, "DJANGO_SETTINGS_MODULE": "bench.apps.noapi_settings"},
                              migrate=False).start()
         try:
             host, port = server.host, server.port

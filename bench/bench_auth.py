@@ -4,7 +4,7 @@ each >= 0.85x open mode's req/s). Not a test; see bench/README.md.
     .venv/bin/python bench/bench_auth.py                         # c=16, JSON, 3 rounds of 5 s
     .venv/bin/python bench/bench_auth.py --concurrency 16,64 --rounds 5
 
-Three of our servers (uvicorn, one worker each, the bench database of bench.py with the audit log
+Three of our servers (uvicorn, one worker each, the bench database of harness/servers.py with the audit log
 written to it) run at once: ``MCP_AUTH=open``, ``keys`` (a key made with ``mcp_keys create``) and
 ``oauth`` (RS256 tokens from a key made here, the JWKS served by this process on loopback). Every
 row measures the three back to back (the machine's load hits them alike) and keeps the median
@@ -26,26 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import jwt
-import servers
 from cryptography.hazmat.primitives.asymmetric import rsa
-from httpclient import Client, RawConnection, Response
-from loadgen import Result, run_scenario
+from harness import servers
+from harness.httpclient import raw_connector
+from harness.loadgen import Result, run_scenario
+from harness.servers import prepare_database
 
-from bench import prepare_database
 from tests.support.live_server import LiveServer
-
-
-class Authorized:
-    """A bench client that sends ``Authorization: Bearer <token>`` with every request."""
-
-    def __init__(self, inner: Client, token: str | None) -> None:
-        self.inner, self.extra = inner, {"Authorization": f"Bearer {token}"} if token else {}
-
-    async def send(self, method: str, body: bytes | None, headers: dict[str, str]) -> Response:
-        return await self.inner.send(method, body, {**headers, **self.extra})
-
-    async def close(self) -> None:
-        await self.inner.close()
 
 
 def serve_jwks(private: rsa.RSAPrivateKey) -> tuple[str, ThreadingHTTPServer]:
@@ -69,9 +56,8 @@ def serve_jwks(private: rsa.RSAPrivateKey) -> tuple[str, ThreadingHTTPServer]:
 
 
 async def measure(url: str, token: str | None, concurrency: int, args: argparse.Namespace) -> Result:
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
-    return await run_scenario(lambda: Authorized(RawConnection(host, int(port), "/mcp"), token), "call",
-                              concurrency, args.duration, args.warmup, args.tools)
+    connect = raw_connector(url, token)
+    return await run_scenario(connect, "call", concurrency, args.duration, args.warmup, args.tools)
 
 
 def main() -> int:
@@ -117,7 +103,7 @@ def main() -> int:
                           f"p99 {result.p99_ms:6.2f} ms  errors {result.errors}{error}", flush=True)
             for name, measured in rounds.items():
                 rows[(name, c)] = sorted(measured, key=lambda r: r.rate)[len(measured) // 2]
-        audited = servers.manage(workdir, "shell", "-c",
+        audited = servers.manage_bench_db(workdir, "shell", "-c",
                                  "from access.models import AuditRecord; print(AuditRecord.objects.count())")
     jwks_server.shutdown()
     print("\ntools/call JSON, audit on   req/s   p50 ms   p99 ms   vs open (req/s)")

@@ -4,11 +4,12 @@ answered as an SSE stream (``always_stream``), and the stateless 2026-07-28 call
     .venv/bin/python bench/bench_inprocess.py [--calls 5000] [--rounds 7]
 
 The ASGI app is driven directly with a fake receive/send (no sockets, no HTTP server), memory
-stores and the in-memory demo provider, as ``bench_routing.py`` does. Each round times
-``--calls`` calls of each kind back to back in this process's CPU time (``time.process_time``,
-cyclic GC included: the finished POST-stream logs an SSE call leaves in the memory event store
-are collected here too), and the fastest round of each is kept. ``--gc`` prints the collector's
-share (gc callbacks' wall time per call) as well; ``--only sse`` runs one kind (under py-spy).
+stores and the in-memory demo provider, as ``bench_routing.py`` does (``harness/inprocess.py``).
+Each round times ``--calls`` calls of each kind back to back in this process's CPU time
+(``time.process_time``, cyclic GC included: the finished POST-stream logs an SSE call leaves in
+the memory event store are collected here too), and the fastest round of each is kept. ``--gc``
+prints the collector's share (gc callbacks' wall time per call) as well; ``--only sse`` runs one
+kind (under py-spy).
 """
 
 from __future__ import annotations
@@ -33,10 +34,12 @@ os.environ.setdefault("MCP_LOG_LEVEL", "WARNING")
 os.environ.setdefault("MCP_AUDIT", "0")
 os.environ.setdefault("MCP_METRICS", "0")
 
-from bench_routing import CALL, INITIALIZE, request  # noqa: E402
+from harness.inprocess import CALL, INITIALIZE, request  # noqa: E402
 
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 MODERN_HEADERS = [
     (b"host", b"127.0.0.1:8000"),
     (b"accept", b"application/json, text/event-stream"),

@@ -17,11 +17,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import servers
-from loadgen import run_scenario
-from run_all import SPOOL_PREFIX, Drain, connector
+from harness import servers
+from harness.drain import SPOOL_PREFIX, Drain
+from harness.httpclient import raw_connector
+from harness.loadgen import run_scenario
+from harness.servers import prepare_database
 
-from bench import prepare_database
 from tests.support.live_server import LiveServer
 
 
@@ -55,7 +56,7 @@ def main() -> int:
                     pid = server.process.pid if server.process else None
                     before = servers.cpu_seconds(pid)
                     token = None if name == "open" else key
-                    result = asyncio.run(run_scenario(connector(server.url, token), "call", 16,
+                    result = asyncio.run(run_scenario(raw_connector(server.url, token), "call", 16,
                                                       args.duration, 1.0, 100))
                     result.server_cpu = servers.cpu_seconds(pid) - before
                     found[name].append(result.server_us_per_request)

@@ -20,21 +20,18 @@ import asyncio
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from harness.httpclient import RawConnection
+from harness.loadgen import INITIALIZE, INITIALIZED, session_headers
 
-from httpclient import RawConnection  # noqa: E402
-from loadgen import INITIALIZE, INITIALIZED, session_headers  # noqa: E402
+from tests.support.live_server import MEMORY_PROVIDER, LiveServer
 
-from tests.support.live_server import MEMORY_PROVIDER, LiveServer  # noqa: E402
-
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}  # fmt: skip
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+}
 MODERN_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
 LEGACY_CALL = (
     b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}'
@@ -144,8 +141,8 @@ async def main(args: argparse.Namespace) -> None:
         mrtr = [
             await mrtr_round_trips(server.port, args.concurrency, args.duration) for _ in range(args.rounds)
         ]
-    print(f"tools/call echo, uvicorn, 1 worker, memory stores, c={args.concurrency}, "
-          f"{args.rounds} x {args.duration:g} s interleaved (median round)")  # fmt: skip
+    shape = f"{args.rounds} x {args.duration:g} s interleaved (median round)"
+    print(f"tools/call echo, uvicorn, 1 worker, memory stores, c={args.concurrency}, {shape}")
     for era, label in (("legacy", "legacy 2025-11-25 session"), ("modern", "modern 2026-07-28 stateless")):
         rate, p50 = sorted(rows[era])[len(rows[era]) // 2]
         us = statistics.median(cpu[era])

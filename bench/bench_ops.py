@@ -5,7 +5,7 @@
 
 Every server below runs at once on one prepared SQLite database (migrate, load_demo, 100 tools)
 and every round measures them back to back, so a change in the machine's load hits them alike;
-the round with the median rate is kept per row. JSON mode, ``tools/call echo`` (loadgen.py).
+the round with the median rate is kept per row. JSON mode, ``tools/call echo`` (harness/loadgen.py).
 
 - ``direct metrics off`` / ``direct metrics on``: one uvicorn worker, memory stores, with
   ``MCP_METRICS=0`` / ``1`` (each process reports its own metrics); ``direct metrics on,
@@ -30,11 +30,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import servers
-from httpclient import RawConnection
-from loadgen import Result, run_scenario
+from harness import servers
+from harness.httpclient import raw_connector
+from harness.loadgen import Result, run_scenario
+from harness.servers import prepare_database
 
-from bench import prepare_database
 from mcpsite.fleet import Balancer
 from tests.support.live_server import LiveServer
 
@@ -104,9 +104,8 @@ def start_all(stack: contextlib.ExitStack, workdir: Path, redis_url: str) -> lis
 
 
 async def measure(url: str, concurrency: int, args: argparse.Namespace) -> Result:
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
-    return await run_scenario(lambda: RawConnection(host, int(port), "/mcp"), "call", concurrency,
-                              args.duration, args.warmup, 100)  # fmt: skip
+    connect = raw_connector(url)
+    return await run_scenario(connect, "call", concurrency, args.duration, args.warmup, 100)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,9 +130,12 @@ def main(argv: list[str] | None = None) -> int:
                     per_request = (target.cpu_seconds() - before) / served * 1e6 if served else 0.0
                     rounds[target.label].append(result)
                     costs[target.label].append(per_request)
-                    print(f"  round {n + 1} {target.label:<34} c={concurrency:<3} {result.rate:8.0f} req/s  "
-                          f"p99 {result.p99_ms:6.2f} ms  server cpu {per_request:5.0f} us/req  "
-                          f"errors {result.errors}", flush=True)  # fmt: skip
+                    print(
+                        f"  round {n + 1} {target.label:<34} c={concurrency:<3} {result.rate:8.0f} req/s  "
+                        f"p99 {result.p99_ms:6.2f} ms  server cpu {per_request:5.0f} us/req  "
+                        f"errors {result.errors}",
+                        flush=True,
+                    )
             for label, measured in rounds.items():
                 rows[(label, concurrency)] = sorted(measured, key=lambda r: r.rate)[len(measured) // 2]
                 cpu[(label, concurrency)] = sorted(costs[label])[len(costs[label]) // 2]
@@ -153,8 +155,11 @@ def report(rows: Rows, cpu: dict[tuple[str, int], float], concurrencies: list[in
         print(f"{label:<34} {c:>3} {r.rate:7.0f} {r.p50_ms:7.2f} {r.p99_ms:7.2f}  {cpu[(label, c)]:8.0f}")
     for c in concurrencies:
         off, off_cpu = rate("direct metrics off", c), cpu[("direct metrics off", c)]
-        for label, what in (("direct metrics on", "one process"),
-                            ("direct metrics on, multiprocess", "multiprocess files")):  # fmt: skip
+        metered = {
+            "direct metrics on": "one process",
+            "direct metrics on, multiprocess": "multiprocess files",
+        }
+        for label, what in metered.items():
             print(f"c={c}: metrics ({what}): throughput {(1 - rate(label, c) / off) * 100:+5.1f} % lost, "
                   f"server CPU per request {(cpu[(label, c)] / off_cpu - 1) * 100:+5.1f} %")
         nginx = 1 - rate("nginx 1 worker", c) / rate("direct redis", c)

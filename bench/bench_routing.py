@@ -1,7 +1,7 @@
 """What routing ``/mcp`` through Channels costs: tools/call in-process, through
 ``mcpsite.asgi.router`` (``ProtocolTypeRouter`` → ``URLRouter`` → the endpoint, as a project that
 embeds mcpsite routes it, and as ``mcpsite.asgi:application`` does under a ``root_path``) and
-through a direct dispatch (``bench/direct_asgi.py``; ``mcpsite.asgi:application``'s
+through a direct dispatch (``bench/apps/direct.py``; ``mcpsite.asgi:application``'s
 ``EndpointFirst`` does the same), interleaved in one run.
 
     .venv/bin/python bench/bench_routing.py [--calls 3000] [--rounds 15]
@@ -23,7 +23,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -31,53 +30,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 os.environ["MCP_PROVIDER"] = "mcp_protocol.memory_provider.MemoryProvider"
 os.environ.setdefault("MCP_LOG_LEVEL", "WARNING")
 
-HEADERS = [
-    (b"host", b"127.0.0.1:8000"),
-    (b"accept", b"application/json, text/event-stream"),
-    (b"content-type", b"application/json"),
-    (b"mcp-protocol-version", b"2025-11-25"),
-]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}
-    },
-}  # fmt: skip
-CALL = {
-    "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-    "params": {"name": "echo", "arguments": {"message": "hi"}},
-}  # fmt: skip
-
-
-async def request(
-    app: Any, body: bytes, session: bytes | None = None, base: list[tuple[bytes, bytes]] = HEADERS
-) -> list[dict[str, Any]]:
-    """One POST to ``/mcp`` straight into the ASGI ``app``; the messages it sent."""
-    headers = base + ([(b"mcp-session-id", session)] if session else [])
-    scope = {
-        "type": "http", "method": "POST", "path": "/mcp", "root_path": "", "query_string": b"",
-        "headers": headers, "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 1), "scheme": "http",
-    }  # fmt: skip
-    sent: list[dict[str, Any]] = []
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def receive() -> dict[str, Any]:
-        return pending.pop() if pending else {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, send)
-    return sent
+from harness.inprocess import CALL, INITIALIZE, request  # noqa: E402
 
 
 async def main(calls: int, rounds: int) -> None:
     import django
 
     django.setup()
-    from direct_asgi import application as direct  # bench/ is sys.path[0] when run as a script
+    from apps.direct import application as direct  # bench/ is sys.path[0] (bench.py shadows bench.*)
 
     from mcpsite.asgi import router as routed
 

@@ -9,7 +9,7 @@ per request goes in the serving process, not in a harness.
 Rows: ``bare``, ``floor``, ``open``, ``sse``, ``keyed`` (an API key, the audit spool with a
 drain, metrics), as in ``run_all.py``. Tools:
 
-- ``cprofile``: the row's app behind ``profiled_asgi.py``, profiled over requests 1,000-6,000 of
+- ``cprofile``: the row's app behind ``apps/profiled.py``, profiled over requests 1,000-6,000 of
   the load (uvicorn's code included); ``--summary`` prints Python calls and self time per request
   (profiled time: cProfile slows calls down, compare rows with each other, not with /proc);
 - ``py-spy``: sampled stacks (``raw``, collapsed) over the load;
@@ -37,15 +37,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import servers
-from loadgen import run_scenario
-from run_all import SPOOL_PREFIX, Drain, connector, record
+from harness import servers
+from harness.drain import SPOOL_PREFIX, Drain
+from harness.httpclient import raw_connector
+from harness.loadgen import run_scenario
+from harness.recording import record
+from harness.servers import prepare_database
 
-from bench import prepare_database
 from tests.support.live_server import LiveServer
 
 OUR_APP = "mcpsite.asgi:application"
-WINDOW = 5000  # requests profiled by --tool cprofile (profiled_asgi.py's default window)
+WINDOW = 5000  # requests profiled by --tool cprofile (apps/profiled.py's default window)
 
 
 def row_env(row: str, workdir: Path, redis: str) -> tuple[dict[str, str], str, bool]:
@@ -59,11 +61,11 @@ def row_env(row: str, workdir: Path, redis: str) -> tuple[dict[str, str], str, b
         return {**plain, "MCP_AUTH": "keys", "MCP_AUDIT": "1", "MCP_METRICS": "1", "MCP_AUDIT_SINK": "redis",
                 "MCP_AUDIT_REDIS_URL": redis, "MCP_KEY_PREFIX": SPOOL_PREFIX}, OUR_APP, True
     if row == "floor":
-        return {}, "bench.floor_asgi:application", False
+        return {}, "bench.apps.floor:application", False
     recording = workdir / "bare.json"
     with LiveServer(env=plain, migrate=False) as ours:
         recording.write_text(json.dumps(asyncio.run(record(ours.url))))
-    return {"BENCH_BARE_RECORDING": str(recording)}, "bench.bare_asgi:application", False
+    return {"BENCH_BARE_RECORDING": str(recording)}, "bench.apps.bare:application", False
 
 
 def tool_argv(tool: str, pid: int, out: Path | None, seconds: float) -> list[str] | None:
@@ -89,12 +91,12 @@ def profile(args: argparse.Namespace) -> None:
         token = servers.create_key(workdir) if keyed else None
         if args.tool == "cprofile":
             env = {**env, "PROFILE_APP": app, "PROFILE_OUT": str(args.out)}
-            app = "bench.profiled_asgi:application"
+            app = "bench.apps.profiled:application"
         with contextlib.ExitStack() as stack:
             server = stack.enter_context(LiveServer(env=env, app=app, migrate=False))
             drain = stack.enter_context(Drain(env, args.redis)) if drained else None
             pid = server.process.pid if server.process else 0
-            connect = connector(server.url, token)
+            connect = raw_connector(server.url, token)
             if args.tool != "cprofile":
                 asyncio.run(run_scenario(connect, "call", 16, 1.0, 0.5, 100))  # warm, unmeasured
             if drain is not None:

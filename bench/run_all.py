@@ -5,12 +5,12 @@
     .venv/bin/python bench/run_all.py --no-fanout --rounds 5 --json-out figures.json
 
 Part one, the request path: four uvicorn processes (one worker each, the options of
-``tests/support/live_server.py``, memory stores, the bench database of ``bench.py``: 100 tools)
+``tests/support/live_server.py``, memory stores, the bench database of ``harness/servers.py``: 100 tools)
 run at once and every round measures each row back to back, so the machine's load hits both sides
 of a ratio alike; each row keeps the round of median rate. Closed loop, ``c`` keep-alive
-connections (``loadgen.py``), ``tools/call echo``:
+connections (``harness/loadgen.py``), ``tools/call echo``:
 
-- ``bare``: ``bench/bare_asgi.py`` answering our recorded JSON responses byte for byte: the
+- ``bare``: ``bench/apps/bare.py`` answering our recorded JSON responses byte for byte: the
   HTTP server's own cost for the same bytes;
 - ``open``: ours, ``MCP_AUTH=open`` with the audit log and metrics off; JSON responses. Also
   ``tools/list`` (100 tools) and the stateless 2026-07-28 call on the same process;
@@ -40,29 +40,25 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import redis as redis_lib
-import servers
-from bench_auth import Authorized
-from httpclient import Client, RawConnection
-from loadgen import CALL, INITIALIZE, INITIALIZED, Result, run_scenario, session_headers
+from harness import servers
+from harness.drain import SPOOL_PREFIX, Drain
+from harness.httpclient import raw_connector
+from harness.loadgen import Result, run_scenario
+from harness.recording import record
+from harness.servers import prepare_database
 
-from bench import prepare_database
-from tests.support.live_server import ROOT, LiveServer
+from tests.support.live_server import LiveServer
 
 HERE = Path(__file__).resolve().parent
-DROPPED_HEADERS = {b"date", b"server"}  # uvicorn adds its own to every answer, bare or not
 
 
 @dataclass(frozen=True)
@@ -109,39 +105,6 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-async def record(url: str) -> dict[str, object]:
-    """Our answers to initialize and to tools/call echo: what the bare app will send back."""
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
-    conn = RawConnection(host, int(port), "/mcp")
-    try:
-        init = await conn.send("POST", INITIALIZE, {})
-        assert init.session_id, init.body
-        await conn.send("POST", INITIALIZED, session_headers(init.session_id))
-        call = await conn.send("POST", CALL % 2, session_headers(init.session_id))
-        await conn.send("DELETE", None, session_headers(init.session_id))
-    finally:
-        await conn.close()
-    if init.status != 200 or call.status != 200 or b"hello" not in call.body:
-        raise RuntimeError(f"could not record our answers: {init.status} {call.status} {call.body[:200]!r}")
-
-    def kept(response: object) -> dict[str, object]:
-        headers = [
-            (k.decode("latin-1"), v.decode("latin-1"))
-            for k, v in response.headers.items()
-            if k not in DROPPED_HEADERS
-        ]  # type: ignore[attr-defined]
-        return {"status": response.status, "headers": headers, "body": response.body.decode()}  # type: ignore[attr-defined]
-
-    return {"initialize": kept(init), "call": kept(call)}
-
-
-def connector(url: str, token: str | None) -> Callable[[], Client]:
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
-    if token is None:
-        return lambda: RawConnection(host, int(port), "/mcp")
-    return lambda: Authorized(RawConnection(host, int(port), "/mcp"), token)
-
-
 def request_path(args: argparse.Namespace, workdir: Path) -> dict[str, list[Result]]:
     print("preparing the database (migrate, load_demo, seed_tools, an API key) ...", flush=True)
     prepare_database(workdir, 100)
@@ -168,11 +131,11 @@ def request_path(args: argparse.Namespace, workdir: Path) -> dict[str, list[Resu
         recording.write_text(json.dumps(asyncio.run(record(running["open"].url))))
         running["bare"] = stack.enter_context(
             LiveServer(
-                env={"BENCH_BARE_RECORDING": str(recording)}, app="bench.bare_asgi:application", migrate=False
+                env={"BENCH_BARE_RECORDING": str(recording)}, app="bench.apps.bare:application", migrate=False
             )
         )
         running["floor"] = stack.enter_context(
-            LiveServer(env={}, app="bench.floor_asgi:application", migrate=False)
+            LiveServer(env={}, app="bench.apps.floor:application", migrate=False)
         )
         rounds: dict[str, list[Result]] = {row.label: [] for row in rows}
         if drain is not None:
@@ -185,7 +148,7 @@ def request_path(args: argparse.Namespace, workdir: Path) -> dict[str, list[Resu
                 before = servers.cpu_seconds(pid)
                 result = asyncio.run(
                     run_scenario(
-                        connector(server.url, key if row.token else None),
+                        raw_connector(server.url, key if row.token else None),
                         row.scenario,
                         args.concurrency,
                         args.duration,
@@ -207,56 +170,7 @@ def request_path(args: argparse.Namespace, workdir: Path) -> dict[str, list[Resu
     return rounds
 
 
-SPOOL_PREFIX = f"bench-audit-{uuid.uuid4().hex[:8]}"
 DRAINED: dict[str, float] = {}  # the drain's figures, once request_path ends
-
-
-class Drain:
-    """``manage.py drain_audit`` beside the keyed server: its CPU from the first round until the
-    spool is empty after the last, per row it wrote (a process of its own, as in the fleet)."""
-
-    def __init__(self, env: dict[str, str], redis_url: str) -> None:
-        self.env, self.redis = {**os.environ, **env}, redis_lib.Redis.from_url(redis_url)
-        self.process: subprocess.Popen[str] | None = None
-        self.cpu_at_start = 0.0
-
-    def __enter__(self) -> Drain:
-        self.process = subprocess.Popen([sys.executable, "manage.py", "drain_audit"], cwd=ROOT, env=self.env,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        return self
-
-    def begin(self) -> None:
-        """From its first round on: its start (Django's setup and checks, ~1.2 s of CPU, still
-        under way when the servers are up) is not per row; counted, it made most of the figure."""
-        alive, deadline = f"{{{SPOOL_PREFIX}}}:audit:drain", time.monotonic() + 30
-        while not self.redis.exists(alive) and time.monotonic() < deadline:
-            time.sleep(0.05)  # its first step sets the heartbeat
-        self.cpu_at_start = servers.cpu_seconds(self.process.pid if self.process else None)
-
-    def finish(self) -> dict[str, float]:
-        """Wait until the keyed server flushed and the drain wrote everything; its figures."""
-        stream = f"{{{SPOOL_PREFIX}}}:audit:spool"
-        deadline = time.monotonic() + 30
-        time.sleep(1.0)  # the audit queue's tick (0.5 s) hands over the last entries
-        while self.redis.xlen(stream) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert self.process is not None
-        cpu = servers.cpu_seconds(self.process.pid) - self.cpu_at_start
-        self.process.send_signal(signal.SIGTERM)
-        out, err = self.process.communicate(timeout=30)
-        written = int(out.split("drained ")[1].split()[0]) if "drained " in out else 0
-        if not written:
-            raise RuntimeError(f"the audit drain wrote nothing:\n{out}\n{err[-2000:]}")
-        return {"rows": written, "cpu_s": cpu, "us_per_row": cpu / written * 1e6}
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
-        keys = list(self.redis.scan_iter(f"*{SPOOL_PREFIX}*"))
-        if keys:
-            self.redis.delete(*keys)
-        self.redis.close()
 
 
 def fanout(args: argparse.Namespace) -> dict[str, object]:
@@ -373,7 +287,7 @@ def figures(
             open_cpu <= 1.5,
         ),
         (
-            "  reference: the protocol floor (floor_asgi.py) / bare",
+            "  reference: the protocol floor (apps/floor.py) / bare",
             f"{floor_cpu:.2f}x ({us['floor']:.0f} / {us['bare']:.0f} us)",
             "",
             None,

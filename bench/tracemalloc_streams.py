@@ -4,7 +4,7 @@ Not a test: run by hand. RSS per stream (``bench_fanout.py``) moves by a few hun
 run to run; this counts what Python allocates for N idle streams, attributed to the line that
 allocated it, so a change of ~100 bytes a stream shows. One uvicorn worker (uvloop, httptools)
 runs in this process with the Redis stores and the demo registry (SQLite); the N streams are
-``bench_fanout.Stream`` protocols in the same loop, their own allocations filtered out.
+``harness.streams.Stream`` protocols in the same loop, their own allocations filtered out.
 
     .venv/bin/python bench/tracemalloc_streams.py [--streams 1000] [--top 40] [--redis URL]
 """
@@ -20,8 +20,9 @@ import tempfile
 import tracemalloc
 from pathlib import Path
 
-import bench_fanout
-from servers import ROOT, clean_redis, manage, our_env
+from harness import ROOT
+from harness import streams as held_streams
+from harness.servers import clean_redis, manage_bench_db, our_env
 
 PORT = 47999
 
@@ -37,10 +38,10 @@ async def measure(streams: int, top: int) -> None:
     serving = asyncio.ensure_future(server.serve())
     while not server.started:  # noqa: ASYNC110 - uvicorn.Server offers a flag, not an event
         await asyncio.sleep(0.05)
-    sessions = await bench_fanout.gather_limited(
-        [lambda: bench_fanout.new_session(PORT) for _ in range(streams)])
-    counter = bench_fanout.Counter(streams)
-    opened = [bench_fanout.Stream(PORT, sid, counter) for sid in sessions]
+    sessions = await held_streams.gather_limited(
+        [lambda: held_streams.new_session(PORT) for _ in range(streams)])
+    counter = held_streams.Counter(streams)
+    opened = [held_streams.Stream(PORT, sid, counter) for sid in sessions]
     await asyncio.sleep(1.0)
     gc.collect()
     before = tracemalloc.take_snapshot()
@@ -49,7 +50,7 @@ async def measure(streams: int, top: int) -> None:
     await asyncio.sleep(2.0)  # idle
     gc.collect()
     after = tracemalloc.take_snapshot()
-    ours = [tracemalloc.Filter(False, bench_fanout.__file__), tracemalloc.Filter(False, tracemalloc.__file__)]
+    ours = [tracemalloc.Filter(False, held_streams.__file__), tracemalloc.Filter(False, tracemalloc.__file__)]
     diff = after.filter_traces(ours).compare_to(before.filter_traces(ours), "lineno")
     print(f"{sum(d.size_diff for d in diff) / streams:.0f} B per idle stream ({streams} streams)")
     for d in diff[:top]:
@@ -71,15 +72,15 @@ def main() -> int:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="mcptracemalloc-"))
-    manage(workdir, "migrate", "--noinput")
-    manage(workdir, "load_demo")
+    manage_bench_db(workdir, "migrate", "--noinput")
+    manage_bench_db(workdir, "load_demo")
     os.environ.update(our_env(workdir, False, args.redis))
     os.environ.update({"MCP_MAX_SESSIONS_PER_PRINCIPAL": "1000000", "MCP_MAX_SESSIONS": "1000000"})
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
     tracemalloc.start(1)
     try:
-        bench_fanout.run(measure(args.streams, args.top))
+        held_streams.run(measure(args.streams, args.top))
     finally:
         clean_redis(args.redis)
     return 0

@@ -3,6 +3,8 @@ answers the save (``access.secret_page``); only its digest is stored. Deleting o
 
 A token acts as its user, so a staff user may add tokens only for themselves: the add form offers
 only them, and a forged POST naming another user is refused. Superusers may add one for anyone.
+Likewise a staff user sees (and so may delete) only their own tokens: another user's token names,
+hints and last use are none of their business, and revoking them would cut off that user's clients.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ class ManagementTokenAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False if obj is not None else super().has_change_permission(request, obj)
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        rows = super().get_queryset(request)
+        return rows if request.user.is_superuser else rows.filter(user=request.user.pk)
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        return self.list_filter if request.user.is_superuser else ()
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "user" and not request.user.is_superuser:

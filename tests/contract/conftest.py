@@ -11,11 +11,10 @@ skipped without ``redis-server``.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -33,24 +32,6 @@ from tests.support.redis_topologies import PrivateCluster, PrivateSentinel
 
 REDIS_URL = os.environ.get("MCP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 BACKENDS = ["memory", "redis", "cluster", "sentinel"]
-
-T = TypeVar("T")
-
-
-async def within(awaitable: Awaitable[T], seconds: float = 5.0) -> T:
-    """Every wait has a deadline."""
-    return await asyncio.wait_for(awaitable, seconds)
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], seconds: float = 5.0, step: float = 0.02) -> None:
-    """Poll ``check`` until true; fail at the deadline (for expiry, where no event exists)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {seconds} s")
-        await asyncio.sleep(step)
-
 
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateCluster]:

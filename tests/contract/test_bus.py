@@ -13,22 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_protocol.bus.base import CHANGES, Bus, Subscription, session_channel
-
-from .conftest import within
+from tests.support.polling import within
+from tests.support.subscriptions import take
 
 Make = Callable[..., Bus]
 
 
 async def receive(sub: Subscription, n: int = 1, seconds: float = 5.0) -> list[dict[str, Any]]:
-    async def collect() -> list[dict[str, Any]]:
-        got: list[dict[str, Any]] = []
-        async for message in sub:
-            got.append(message)
-            if len(got) == n:
-                break
-        return got
-
-    return await within(collect(), seconds)
+    return await take(sub, n, seconds)
 
 
 async def drained(sub: Subscription) -> list[dict[str, Any]]:

@@ -18,8 +18,7 @@ import pytest
 from mcp_protocol.session import Session
 from mcp_protocol.stores.claims import Claim, ClaimStore
 from mcp_protocol.stores.events import EventStore
-
-from .conftest import eventually, within
+from tests.support.polling import eventually, within
 
 Make = Callable[..., ClaimStore]
 

@@ -9,35 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from mcp_protocol.stores.errors import StreamLagging, UnknownEvent
-from mcp_protocol.stores.events import Event, EventStore, parse_event_id
-
-from .conftest import eventually, within
+from mcp_protocol.stores.events import EventStore, parse_event_id
+from tests.support.polling import eventually, within
+from tests.support.subscriptions import first, take
 
 Make = Callable[..., EventStore]
-
-
-async def take(events: AsyncIterator[Event], n: int, seconds: float = 5.0) -> list[Event]:
-    """The next ``n`` events, within a deadline."""
-
-    async def collect() -> list[Event]:
-        got: list[Event] = []
-        async for event in events:
-            got.append(event)
-            if len(got) == n:
-                break
-        return got
-
-    return await within(collect(), seconds)
-
-
-async def first(events: AsyncIterator[Event]) -> Event:
-    return (await take(events, 1))[0]
 
 
 async def test_ids_name_their_stream_and_increase_within_it(make_event_store: Make) -> None:

@@ -16,9 +16,8 @@ from mcp_protocol.session import Session
 from mcp_protocol.stores.events import Event, EventStore, parse_event_id
 from mcp_protocol.stores.redis.tail import SHARD_KEYS
 from mcp_protocol.stores.sessions import SessionStore
-
-from .conftest import within
-from .test_event_store import first, take
+from tests.support.polling import within
+from tests.support.subscriptions import first, take
 
 Make = Callable[..., EventStore]
 

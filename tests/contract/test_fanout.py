@@ -17,8 +17,7 @@ from mcp_protocol.session import Session
 from mcp_protocol.stores.claims import Claim, ClaimStore
 from mcp_protocol.stores.events import STANDALONE_STREAM, EventStore
 from mcp_protocol.stores.sessions import SessionStore
-
-from .conftest import within
+from tests.support.polling import within
 
 CHANGES = [{"id": f"order-{kind}", "kind": kind, "uris": []} for kind in ("tools", "prompts", "resources")]
 

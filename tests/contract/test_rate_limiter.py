@@ -12,8 +12,9 @@ import pytest
 
 from mcp_protocol.auth.limits import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from mcp_protocol.auth.principal import Rate
+from tests.support.polling import eventually
 
-from .conftest import _factory, eventually
+from .conftest import _factory
 
 
 @pytest.fixture

@@ -18,8 +18,7 @@ from mcp_protocol.stores.errors import SessionLimitReached
 from mcp_protocol.stores.memory import MemorySessionStore
 from mcp_protocol.stores.redis import RedisSessionStore
 from mcp_protocol.stores.sessions import SessionStore
-
-from .conftest import eventually, within
+from tests.support.polling import eventually, within
 
 Make = Callable[..., SessionStore]
 LIVE = 3000  # live sessions of one principal in the store under test

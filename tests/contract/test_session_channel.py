@@ -10,8 +10,7 @@ from collections.abc import Callable
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.jsonrpc import RequestId, Response
 from mcp_protocol.transports.pending import PendingRequests
-
-from .conftest import within
+from tests.support.polling import within
 
 
 async def test_cancel_and_answer_posted_to_one_worker_reach_the_worker_running_the_request(

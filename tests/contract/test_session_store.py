@@ -15,8 +15,7 @@ import pytest
 from mcp_protocol.session import Session
 from mcp_protocol.stores.errors import CreateError, SessionLimitReached, UpdateError
 from mcp_protocol.stores.sessions import SessionStore
-
-from .conftest import eventually, within
+from tests.support.polling import eventually, within
 
 Make = Callable[..., SessionStore]
 

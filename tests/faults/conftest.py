@@ -7,17 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.private_redis import have_redis_server
-
-from .fleet import Fleet
+from tests.support.fleets import Fleet, running_fleet
 
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    if not have_redis_server():
-        pytest.skip("needs redis-server and redis-cli")
-    started = Fleet(tmp_path)
-    try:
-        yield started
-    finally:
-        started.stop()
+    with running_fleet(tmp_path) as fleet:
+        yield fleet

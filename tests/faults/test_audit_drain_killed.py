@@ -25,6 +25,7 @@ from access.drain import GROUP
 from access.spool import RedisSpoolSink, SpoolKeys
 from mcp_protocol.auth.audit import AuditEntry, AuditQueue
 from tests.support.live_server import ROOT
+from tests.support.manage import manage
 from tests.support.postgres import temporary_database
 from tests.support.shared_redis import REDIS_URL, redis_prefix
 
@@ -39,13 +40,6 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
                "MCP_KEY_PREFIX": prefix, "MCP_AUDIT_SINK": "redis"}
         manage(env, "migrate", "--noinput", "--verbosity", "0")
         yield env
-
-
-def manage(env: dict[str, str], *argv: str) -> str:
-    done = subprocess.run([sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def drain(env: dict[str, str], *argv: str) -> subprocess.Popen[str]:

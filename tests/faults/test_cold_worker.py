@@ -20,6 +20,7 @@ import pytest
 
 from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
+from tests.support.fleets import KEEPALIVE, Fleet, kill9
 from tests.support.mcp_http import (
     SSEEvent,
     next_comment,
@@ -28,8 +29,6 @@ from tests.support.mcp_http import (
     sse_events,
     stream_headers,
 )
-
-from .fleet import KEEPALIVE, Fleet, kill9
 
 pytestmark = pytest.mark.timeout(120)
 EDITS, KILL_AFTER = 50, 25

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from mcp_protocol.transports.leases import LEASE, POLL
+from tests.support.fleets import Fleet, kill9
 from tests.support.mcp_http import (
     next_data,
     open_session,
@@ -25,8 +26,6 @@ from tests.support.mcp_http import (
     sse_events,
     stream_headers,
 )
-
-from .fleet import Fleet, kill9
 
 pytestmark = pytest.mark.timeout(120)
 WAIT = 20.0

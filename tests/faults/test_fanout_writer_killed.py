@@ -23,8 +23,7 @@ from mcp_protocol.fanout import change_key
 from mcp_protocol.session import Session
 from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
-
-from .fleet import Fleet, kill9
+from tests.support.fleets import Fleet, kill9
 
 pytestmark = pytest.mark.timeout(120)
 SESSIONS = 4000

@@ -12,9 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.support import MEMORY_PROVIDER, LiveServer
-
-from .asgi_call import Reply
-from .test_fuzz_jsonrpc import PING, bodies, check_reply, header_sets
+from tests.support.asgi_call import Reply
+from tests.support.jsonrpc_fuzz import PING, bodies, check_reply, header_sets
 
 EXAMPLES = 150  # about 10 s over loopback on the 2-core box
 POST = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

@@ -16,6 +16,7 @@ import time
 import httpx
 import pytest
 
+from tests.support.fleets import Fleet
 from tests.support.mcp_http import (
     next_data,
     open_session,
@@ -24,8 +25,6 @@ from tests.support.mcp_http import (
     sse_events,
     stream_headers,
 )
-
-from .fleet import Fleet
 
 pytestmark = pytest.mark.timeout(120)
 GRACE = 2.0

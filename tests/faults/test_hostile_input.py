@@ -14,8 +14,7 @@ import pytest
 
 from mcp_protocol.transports import runtime
 from mcp_protocol.transports.http import MCPEndpoint
-
-from .asgi_call import MEMORY_MCP, call, open_session
+from tests.support.asgi_call import MEMORY_MCP, call, open_session
 
 LEGACY = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN_META = {

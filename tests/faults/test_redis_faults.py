@@ -19,10 +19,9 @@ import redis
 
 from mcp_protocol.session import Session
 from mcp_protocol.stores.redis import RedisSessionStore
+from tests.support.fleets import Fleet
 from tests.support.mcp_http import POST_HEADERS, initialize_message, open_session, request, session_headers
 from tests.support.private_redis import PrivateRedis, have_redis_server
-
-from .fleet import Fleet
 
 pytestmark = pytest.mark.timeout(120)
 WAIT = 20.0

@@ -11,20 +11,16 @@ without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
 import pytest
 
 from management_api.sessions import key_of
-from tests.support import LiveServer
-from tests.support.live_server import ROOT
+from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support.fleets import running_fleet
 from tests.support.mcp_http import (
     next_comment,
     next_data,
@@ -35,7 +31,7 @@ from tests.support.mcp_http import (
     stream_headers,
 )
 from tests.support.postgres import temporary_database
-from tests.support.private_redis import PrivateRedis, have_redis_server
+from tests.support.private_redis import have_redis_server
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -51,7 +47,9 @@ TOOL = {
 
 
 @dataclass
-class Fleet:
+class ApiPair:
+    """Workers A and B, and a management token of the API."""
+
     a: LiveServer
     b: LiveServer
     token: str
@@ -61,40 +59,19 @@ class Fleet:
         return {"Authorization": f"Bearer {self.token}"}
 
 
-def manage(env: dict[str, str], *argv: str) -> str:
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, capture_output=True, timeout=120,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **env,
-             "DJANGO_SUPERUSER_PASSWORD": uuid.uuid4().hex},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr.decode(errors="replace")
-    return result.stdout.decode()
-
-
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    with temporary_database("mcpsite_api") as database_url:
-        redis_server = PrivateRedis(tmp_path_factory.mktemp("redis")).start()
-        env = {
-            "DATABASE_URL": database_url,
-            "REDIS_URL": redis_server.url,
-            "MCP_KEY_PREFIX": f"mcpapi-{uuid.uuid4().hex[:8]}",
-            "MCP_PROVIDER": "registry.provider.RegistryProvider",
-            "MCP_KEEPALIVE_SECONDS": "0.5",  # heartbeats notice a session ended elsewhere
-        }
-        a, b = servers = [LiveServer(env=env, migrate=False) for _ in range(2)]
-        try:
-            manage(env, "migrate", "--noinput")
-            manage(env, "createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com")
-            token = manage(env, "create_management_token", "--user", "ci", "--name", "fleet test").strip()
-            with ThreadPoolExecutor(2) as pool:
-                for started in [pool.submit(s.start) for s in servers]:
-                    started.result()
-            yield Fleet(a, b, token)
-        finally:
-            for server in servers:
-                server.stop()
-            redis_server.stop()
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiPair]:
+    with (
+        temporary_database("mcpsite_api") as database_url,
+        running_fleet(tmp_path_factory.mktemp("redis"), provider=REGISTRY_PROVIDER, database_url=database_url)
+        as fleet,
+    ):
+        fleet.manage("migrate", "--noinput")
+        admin = ["createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com"]
+        fleet.manage(*admin, DJANGO_SUPERUSER_PASSWORD=uuid.uuid4().hex)
+        token = fleet.manage("create_management_token", "--user", "ci", "--name", "fleet test").strip()
+        a, b = fleet.start(2)
+        yield ApiPair(a, b, token)
 
 
 @pytest.fixture
@@ -104,7 +81,7 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
 
 
 async def test_a_tool_created_through_the_api_on_a_is_announced_and_callable_on_b(
-        fleet: Fleet, client: httpx.AsyncClient) -> None:
+        fleet: ApiPair, client: httpx.AsyncClient) -> None:
     session_id = await open_session(client, fleet.b.url)
     async with client.stream("GET", fleet.b.url, headers=stream_headers(session_id)) as stream:
         assert stream.status_code == 200
@@ -122,7 +99,7 @@ async def test_a_tool_created_through_the_api_on_a_is_announced_and_callable_on_
 
 
 async def test_a_session_terminated_through_the_api_on_a_is_a_404_on_b(
-        fleet: Fleet, client: httpx.AsyncClient) -> None:
+        fleet: ApiPair, client: httpx.AsyncClient) -> None:
     session_id = await open_session(client, fleet.b.url)
     async with client.stream("GET", fleet.b.url, headers=stream_headers(session_id)) as stream:
         assert stream.status_code == 200

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -29,7 +26,7 @@ import httpx
 import pytest
 
 from tests.support import LiveServer
-from tests.support.live_server import ROOT
+from tests.support.manage import manage
 from tests.support.mcp_http import (
     POST_HEADERS,
     initialize_message,
@@ -53,11 +50,7 @@ class Pair:
     env: dict[str, str]
 
     def manage(self, *argv: str) -> str:
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **self.env}
-        done = subprocess.run([sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=env,
-                              capture_output=True, timeout=60, text=True)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
+        return manage(self.env, *argv, timeout=60).strip()
 
     def key(self, name: str, *options: str) -> str:
         return self.manage("mcp_keys", "create", name, *options)

@@ -36,8 +36,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from tests.support import MEMORY_PROVIDER, LiveServer
-from tests.support.live_server import free_port
 from tests.support.mcp_http import POST_HEADERS, initialize_message, notification, request, session_headers
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.timeout(90)
 

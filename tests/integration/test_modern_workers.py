@@ -14,19 +14,14 @@ Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
-import uuid
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support import LiveServer
-from tests.support.live_server import ROOT
+from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support.fleets import running_fleet
 from tests.support.mcp_http import (
     SSEEvent,
     modern_headers,
@@ -36,7 +31,7 @@ from tests.support.mcp_http import (
     sse_events,
 )
 from tests.support.postgres import temporary_database
-from tests.support.private_redis import PrivateRedis, have_redis_server
+from tests.support.private_redis import have_redis_server
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -57,34 +52,14 @@ def database_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def workers(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[LiveServer]]:
-    redis_server = PrivateRedis(tmp_path_factory.mktemp("redis")).start()
-    env = {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_server.url,
-        "MCP_KEY_PREFIX": f"mcpmod-{uuid.uuid4().hex[:8]}",
-        "MCP_PROVIDER": "registry.provider.RegistryProvider",
-        "MCP_KEEPALIVE_SECONDS": str(KEEPALIVE),
-    }
-    manage_env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **env}
-    servers = [
-        LiveServer(env=env, migrate=False),
-        LiveServer(env=env, migrate=False),
-        LiveServer(env={**env, "MCP_REQUEST_STATE_TTL": "0"}, migrate=False),
-    ]
-    try:
-        for argv in (["migrate", "--noinput"], ["load_conformance"]):
-            subprocess.run(
-                [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=manage_env, check=True,
-                capture_output=True, timeout=120,
-            )  # fmt: skip
-        with ThreadPoolExecutor(3) as pool:
-            for started in [pool.submit(s.start) for s in servers]:
-                started.result()
-        yield servers
-    finally:
-        for server in servers:
-            server.stop()
-        redis_server.stop()
+    directory = tmp_path_factory.mktemp("redis")
+    options = {"provider": REGISTRY_PROVIDER, "database_url": database_url, "keepalive": KEEPALIVE}
+    with running_fleet(directory, **options) as fleet:
+        fleet.manage("migrate", "--noinput")
+        fleet.manage("load_conformance")
+        a, b = fleet.start(2)
+        c = fleet.worker(MCP_REQUEST_STATE_TTL="0")  # every state it seals is already expired
+        yield [a, b, c]
 
 
 @pytest.fixture
@@ -125,9 +100,13 @@ async def test_a_multi_round_call_completes_with_each_retry_on_another_worker(
     assert second.status_code == 200, second.text
     assert list(second.json()["result"]["inputRequests"]) == ["step2"]
     third = await call_tool(
-        client, a, 3, name, inputResponses={"step2": accept(color="green")},
+        client,
+        a,
+        3,
+        name,
+        inputResponses={"step2": accept(color="green")},
         requestState=second.json()["result"]["requestState"],
-    )  # fmt: skip
+    )
     result = third.json()["result"]
     assert result["resultType"] == "complete" and result["content"][0]["text"] == "Ada likes green"
 
@@ -223,7 +202,9 @@ async def test_a_listen_stream_on_b_gets_changes_committed_on_a_once_in_order_an
         first = (await next_data(both_events, WAIT)).message
         second = (await next_data(both_events, WAIT)).message
         assert [first["method"], second["method"]] == [
-            "notifications/tools/list_changed", "notifications/prompts/list_changed"]  # fmt: skip
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+        ]
         assert first["params"]["_meta"][SUB] == "both" and "id" not in first
         only = (await next_data(prompts_events, WAIT)).message
         assert only["method"] == "notifications/prompts/list_changed" and only["params"]["_meta"][SUB] == 9
@@ -239,8 +220,8 @@ async def test_discover_reports_the_change_notifications_listen_delivers(
     workers: list[LiveServer], client: httpx.AsyncClient
 ) -> None:
     message = modern_message(12, "server/discover")
-    capabilities = (await client.post(workers[1].url, headers=modern_headers(message), json=message)).json()[
-        "result"]["capabilities"]  # fmt: skip
+    discovered = await client.post(workers[1].url, headers=modern_headers(message), json=message)
+    capabilities = discovered.json()["result"]["capabilities"]
     assert capabilities["tools"] == {"listChanged": True}
     assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
 
@@ -273,9 +254,12 @@ async def test_sdk_client_in_modern_mode_answers_input_requests_through_mrtr(
 
     async with asyncio.timeout(30):
         async with Client(
-            workers[0].url, mode="2026-07-28", elicitation_callback=on_elicit, sampling_callback=on_sample,
+            workers[0].url,
+            mode="2026-07-28",
+            elicitation_callback=on_elicit,
+            sampling_callback=on_sample,
             list_roots_callback=on_roots,
-        ) as client:  # fmt: skip
+        ) as client:
             tools = await client.list_tools()
             assert "test_input_required_result_multi_round" in {t.name for t in tools.tools}
             result = await client.call_tool("test_input_required_result_multi_round", {})

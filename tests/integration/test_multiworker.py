@@ -24,11 +24,8 @@ import asyncio
 import os
 import secrets
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,9 +39,9 @@ from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.standalone import StandaloneOutbound
 from mcpsite.fleet import Balancer, nginx_binary
-from tests.support import LiveServer
+from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.admin_client import form_errors, log_in, submit_change
-from tests.support.live_server import ROOT
+from tests.support.fleets import Fleet, running_fleet
 from tests.support.mcp_http import (
     POST_HEADERS,
     SSEEvent,
@@ -98,26 +95,27 @@ class Cluster:
     a: LiveServer | Balanced
     b: LiveServer | Balanced
     c: LiveServer | Balanced
-    redis: PrivateRedis
-    env: dict[str, str]
+    fleet: Fleet
 
     @property
     def workers(self) -> list[LiveServer | Balanced]:
         return [self.a, self.b, self.c]
 
+    @property
+    def redis(self) -> PrivateRedis:
+        return self.fleet.redis
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.fleet.env
+
     def manage(self, *argv: str, env: dict[str, str] | None = None) -> str:
         """A management command in its own process, against the cluster's database and Redis."""
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", **self.env, **(env or {})}
-        result = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=env, capture_output=True,
-            timeout=120,
-        )
-        assert result.returncode == 0, result.stderr.decode(errors="replace")
-        return result.stdout.decode()
+        return self.fleet.manage(*argv, **(env or {}))
 
     def worker(self) -> LiveServer:
-        """A further worker of the cluster (the caller stops it)."""
-        return LiveServer(env=self.env, migrate=False).start()
+        """A further worker of the cluster (the caller may stop it; the fleet does at the end)."""
+        return self.fleet.worker()
 
 
 @pytest.fixture(scope="module")
@@ -128,28 +126,13 @@ def database_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def workers(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    redis_server = PrivateRedis(tmp_path_factory.mktemp("redis")).start()
-    env = {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_server.url,
-        "MCP_KEY_PREFIX": f"mcpmw-{uuid.uuid4().hex[:8]}",
-        "MCP_PROVIDER": "registry.provider.RegistryProvider",
-        "MCP_KEEPALIVE_SECONDS": str(KEEPALIVE),
-    }
-    a, b, c = servers = [LiveServer(env=env, migrate=False) for _ in range(3)]
-    try:
-        cluster = Cluster(a, b, c, redis=redis_server, env=env)
-        cluster.manage("migrate", "--noinput")
-        cluster.manage("load_demo")
-        with ThreadPoolExecutor(3) as pool:  # the three start at once
-            for started in [pool.submit(s.start) for s in servers]:
-                started.result()
-        yield cluster
-    finally:
-        for server in servers:
-            server.stop()
-        if redis_server.ping():
-            redis_server.stop()
+    directory = tmp_path_factory.mktemp("redis")
+    options = {"provider": REGISTRY_PROVIDER, "database_url": database_url, "keepalive": KEEPALIVE}
+    with running_fleet(directory, **options) as fleet:
+        fleet.manage("migrate", "--noinput")
+        fleet.manage("load_demo")
+        a, b, c = fleet.start(3)  # the three start at once
+        yield Cluster(a, b, c, fleet)
 
 
 @pytest.fixture(scope="module", params=["worker by worker", "through nginx"])
@@ -188,6 +171,16 @@ async def post(
 
 
 
+
+
+def count_down(request_id: int, *, steps: int, delay: float, progress_token: str) -> dict[str, Any]:
+    """A tools/call of the demo's ``count_down``, reporting its progress under ``progress_token``."""
+    params = {
+        "name": "count_down",
+        "arguments": {"steps": steps, "delay": delay},
+        "_meta": {"progressToken": progress_token},
+    }
+    return request(request_id, "tools/call", params)
 
 
 async def quiet_for(events: AsyncIterator[SSEEvent], keepalives: int = 2) -> None:
@@ -384,10 +377,7 @@ async def test_a_post_stream_dropped_on_one_worker_resumes_on_another(
     cluster: Cluster, client: httpx.AsyncClient
 ) -> None:
     session_id = await open_session(client, cluster.a.url)
-    call = request(
-        5, "tools/call",
-        {"name": "count_down", "arguments": {"steps": 4, "delay": 0.3}, "_meta": {"progressToken": "cd"}},
-    )
+    call = count_down(5, steps=4, delay=0.3, progress_token="cd")
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         assert stream.status_code == 200
         first = await next_data(sse_events(stream))
@@ -422,10 +412,7 @@ async def test_delete_on_one_worker_stops_a_request_of_the_session_running_on_an
     cluster: Cluster, client: httpx.AsyncClient
 ) -> None:
     session_id = await open_session(client, cluster.a.url)
-    call = request(
-        8, "tools/call",
-        {"name": "count_down", "arguments": {"steps": 20, "delay": 0.5}, "_meta": {"progressToken": "d"}},
-    )
+    call = count_down(8, steps=20, delay=0.5, progress_token="d")
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         events = sse_events(stream)
         assert (await next_data(events)).message["method"] == "notifications/progress"
@@ -496,10 +483,7 @@ async def test_a_cancel_posted_to_one_worker_stops_the_request_running_on_anothe
 ) -> None:
     session_id = await open_session(client, cluster.a.url)
     steps = 20
-    call = request(
-        8, "tools/call",
-        {"name": "count_down", "arguments": {"steps": steps, "delay": 0.5}, "_meta": {"progressToken": "x"}},
-    )
+    call = count_down(8, steps=steps, delay=0.5, progress_token="x")
     async with client.stream("POST", cluster.b.url, headers=session_headers(session_id), json=call) as stream:
         assert stream.status_code == 200
         events = sse_events(stream)
@@ -527,11 +511,12 @@ async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_its
         # Committed, but its publication fails (logged): no worker hears of it on the bus.
         await asyncio.to_thread(cluster.manage, "shell", "-c", edit)
         for worker in cluster.workers:
-            for response in (
+            responses = (
                 await post(client, worker, session_id, echo),
                 await client.post(worker.url, headers=POST_HEADERS, json=initialize_message()),
                 await client.get(worker.url, headers=get_headers(session_id)),
-            ):
+            )
+            for response in responses:
                 assert response.status_code == 503, response.text
                 body = response.json()
                 assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32603

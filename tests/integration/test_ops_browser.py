@@ -24,26 +24,31 @@ import os
 import secrets
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcpsite.fleet import PLAIN_HTTP, Balancer, nginx_binary
-from tests.support import LiveServer
+from mcpsite.fleet import PLAIN_HTTP, Balancer
+from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support.fleets import running_fleet
 from tests.support.live_server import ROOT
-from tests.support.private_redis import PrivateRedis, have_redis_server
+from tests.support.private_redis import have_redis_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(os.environ.get("MCPSITE_SCREENSHOTS") or ROOT / "test-artifacts" / "browser")
 # /work/.library/env/machines/python-svc.md: without the networking flags chromium keeps trying
 # to reach Google's hosts, which this machine's closed network refuses.
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 WAIT = 20.0
 BAD_SCHEMA = '{"type": "object", "properties": {"city": {"type": 5}}}'
 GOOD_SCHEMA = '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}'
@@ -56,7 +61,9 @@ pytestmark = [
 
 
 @dataclass
-class Fleet:
+class AdminSite:
+    """The balancer in front of workers A and B, worker C outside it, and the admin's login."""
+
     balancer: Balancer
     c: LiveServer
     username: str
@@ -64,44 +71,25 @@ class Fleet:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    try:
-        nginx_binary()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdminSite]:
     base = tmp_path_factory.mktemp("browser-fleet")
-    redis_server = PrivateRedis(base).start()
-    env = {
-        "DATABASE_URL": f"sqlite:///{base / 'db.sqlite3'}",
-        "REDIS_URL": redis_server.url,
-        "MCP_KEY_PREFIX": f"browser-{uuid.uuid4().hex[:8]}",
-        "MCP_PROVIDER": "registry.provider.RegistryProvider",
-        "DJANGO_DEBUG": "0",
-        **PLAIN_HTTP,  # the balancer serves plain HTTP on loopback
-        "SECRET_KEY": secrets.token_urlsafe(40),
-        "DJANGO_STATIC_ROOT": str(base / "static"),
-        "MCP_KEEPALIVE_SECONDS": "1",
-    }
     username, password = "ops-browser", secrets.token_urlsafe(12)
-    first = LiveServer(env=env, load=[["load_demo"], ["collectstatic", "--noinput", "--verbosity", "0"]])
-    workers = [first, LiveServer(env=env, migrate=False), LiveServer(env=env, migrate=False)]
-    balancer: Balancer | None = None
-    try:
-        first.start()
-        first.env.update(DJANGO_SUPERUSER_USERNAME=username, DJANGO_SUPERUSER_PASSWORD=password)
-        first.manage("ensure_admin")
-        with ThreadPoolExecutor(2) as pool:
-            for started in [pool.submit(w.start) for w in workers[1:]]:
-                started.result()
-        a, b, c = workers
-        balancer = Balancer([f"127.0.0.1:{a.port}", f"127.0.0.1:{b.port}"]).start()
-        yield Fleet(balancer, c, username, password)
-    finally:
-        if balancer is not None:
-            balancer.stop()
-        for worker in workers:
-            worker.stop()
-        redis_server.stop()
+    with running_fleet(
+        base,
+        provider=REGISTRY_PROVIDER,
+        database_url=f"sqlite:///{base / 'db.sqlite3'}",
+        keepalive=1.0,
+        DJANGO_DEBUG="0",
+        **PLAIN_HTTP,  # the balancer serves plain HTTP on loopback
+        SECRET_KEY=secrets.token_urlsafe(40),
+        DJANGO_STATIC_ROOT=str(base / "static"),
+    ) as fleet:
+        fleet.manage("migrate", "--noinput")
+        fleet.manage("load_demo")
+        fleet.manage("collectstatic", "--noinput", "--verbosity", "0")
+        fleet.manage("ensure_admin", DJANGO_SUPERUSER_USERNAME=username, DJANGO_SUPERUSER_PASSWORD=password)
+        a, b, c = fleet.start(3)
+        yield AdminSite(fleet.balance(a, b), c, username, password)
 
 
 class Listener:
@@ -117,7 +105,7 @@ class Listener:
 
 
 async def test_a_tool_made_in_the_admin_through_nginx_reaches_a_client_on_another_worker(
-    fleet: Fleet,
+    fleet: AdminSite,
 ) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client

@@ -27,8 +27,6 @@ from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
 from mcp_protocol.stores.errors import StoreUnavailable
-from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
-from tests.contract.test_redis_outage import anext_message
 from tests.support import MEMORY_PROVIDER, LiveServer
 from tests.support.mcp_http import (
     next_comment,
@@ -38,8 +36,11 @@ from tests.support.mcp_http import (
     session_headers,
     sse_events,
 )
+from tests.support.polling import eventually
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateCluster
+from tests.support.redis_workers import redis_workers
+from tests.support.subscriptions import anext_message
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -47,6 +48,7 @@ pytestmark = [
 ]
 PREFIX = f"mcpcl-{uuid.uuid4().hex[:8]}"
 WAIT = 10.0  # s: the deadline of every wait for something the server does by itself
+FAILOVER = 20.0  # s: a replica promoted, and the clients on it (a failover has no event to wait on)
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
 
@@ -137,17 +139,26 @@ async def test_a_session_on_a_redis_cluster_calls_tools_gets_changes_and_resumes
     assert len(set(ids)) == 3
 
 
-async def test_stores_and_bus_follow_a_cluster_failover_to_the_promoted_replica(tmp_path: Path) -> None:
+@pytest.fixture
+def replicated_cluster(tmp_path: Path) -> Iterator[PrivateCluster]:
+    redis_cluster = PrivateCluster(tmp_path, replicas=1).start()
+    try:
+        yield redis_cluster
+    finally:
+        redis_cluster.stop()
+
+
+async def test_stores_and_bus_follow_a_cluster_failover_to_the_promoted_replica(
+    replicated_cluster: PrivateCluster,
+) -> None:
     # A master dies; the Cluster promotes its replica. The hot-path client reloads its slot map
     # (CLUSTER SLOTS from a live node), redis-py's client does the same, and the bus moves its
     # pub/sub connection off the dead node: all by themselves, no restart.
-    redis_cluster = PrivateCluster(tmp_path, replicas=1).start()
-    options: dict[str, Any] = {"url": redis_cluster.url, "mode": "cluster", "prefix": "fo",
-                               "socket_timeout": 1.0}
-    sessions = RedisSessionStore(**options)
-    events = RedisEventStore(block_ms=200, **options)
-    bus, other_worker = RedisBus(**options), RedisBus(**options)
-    try:
+    redis_cluster = replicated_cluster
+    options = {"url": redis_cluster.url, "mode": "cluster", "prefix": "fo", "socket_timeout": 1.0}
+    async with redis_workers(**options) as workers:
+        sessions, events = workers.sessions, workers.events
+        bus, other_worker = workers.bus, workers.other_worker
         doomed = redis_cluster.master_of("fo:changes")  # the bus's pub/sub node
         session = Session.create("alice")
         while {redis_cluster.master_of(sessions._key(session.id)),
@@ -167,7 +178,7 @@ async def test_stores_and_bus_follow_a_cluster_failover_to_the_promoted_replica(
             except StoreUnavailable:
                 return False
 
-        await eventually(served_again)
+        await eventually(served_again, seconds=FAILOVER, step=0.1)
         after = await events.append(session.id, "r1", {"n": 1})
         resumed = events.listen(session.id, "r1", after=before)
         assert (await asyncio.wait_for(anext(resumed), WAIT)).id == after
@@ -181,19 +192,6 @@ async def test_stores_and_bus_follow_a_cluster_failover_to_the_promoted_replica(
             await asyncio.wait([received], timeout=0.2)
             return received.done()
 
-        await eventually(bus_hears_again)
+        await eventually(bus_hears_again, seconds=FAILOVER, step=0.1)
         assert received.result() == {"n": "after"}
         await sub.close()
-    finally:
-        for closeable in (sessions, events, bus, other_worker):
-            await closeable.close()
-        redis_cluster.stop()
-
-
-async def eventually(check: Any, seconds: float = 20.0, step: float = 0.1) -> None:
-    """Poll ``check`` until true; fail at the deadline (a failover has no event to wait on)."""
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {seconds} s")
-        await asyncio.sleep(step)

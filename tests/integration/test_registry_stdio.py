@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import secrets
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,9 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.support.manage import ROOT, manage
 from tests.support.shared_redis import REDIS_URL, require_redis
 
-ROOT = Path(__file__).resolve().parents[2]
 PYTHON = (
     str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 )
@@ -53,26 +52,9 @@ def env(tmp_path: Path) -> dict[str, str]:
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", str(tmp_path)),
     }
-    for args in (["migrate", "--noinput", "-v", "0"], ["load_demo"]):
-        subprocess.run(
-            [PYTHON, "manage.py", *args], cwd=ROOT, env=values, check=True, timeout=120, capture_output=True
-        )
+    manage(values, "migrate", "--noinput", "-v", "0", inherit=False, python=PYTHON)
+    manage(values, "load_demo", inherit=False, python=PYTHON)
     return values
-
-
-async def manage(env: dict[str, str], *args: str) -> str:
-    process = await asyncio.create_subprocess_exec(
-        PYTHON,
-        "manage.py",
-        *args,
-        cwd=ROOT,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
-    return out.decode()
 
 
 async def test_sdk_client_sees_a_tool_added_through_the_orm_after_list_changed(env: dict[str, str]) -> None:
@@ -98,7 +80,7 @@ async def test_sdk_client_sees_a_tool_added_through_the_orm_after_list_changed(e
             echoed = await session.call_tool("echo", {"message": "from the registry"})
             assert echoed.content[0].text == "from the registry"
 
-            await manage(env, "shell", "-c", ADD_TOOL)
+            await asyncio.to_thread(manage, env, "shell", "-c", ADD_TOOL, inherit=False, python=PYTHON)
             await asyncio.wait_for(changed.wait(), 20)
 
             after = (await session.list_tools()).tools

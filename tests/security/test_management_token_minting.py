@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
+from django.urls import reverse
 
 pytestmark = pytest.mark.django_db
 
@@ -71,3 +72,21 @@ def test_create_management_token_runs_the_models_validation(superuser: User, tok
     with pytest.raises(CommandError, match="name"):
         call_command("create_management_token", "--user", "root", "--name", "")
     assert not token_model.objects.exists()
+
+
+def test_staff_user_neither_sees_nor_revokes_another_users_tokens(
+    client: Client, superuser: User, token_clerk: User, token_model: Any
+) -> None:
+    theirs, _ = token_model.issue(superuser, "root's CI")
+    mine, _ = token_model.issue(token_clerk, "clerk's CI")
+    meta = token_model._meta
+    client.force_login(token_clerk)
+    listing = client.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
+    assert listing.status_code == 200
+    assert list(listing.context["cl"].queryset) == [mine]
+    delete = reverse(f"admin:{meta.app_label}_{meta.model_name}_delete", args=[theirs.pk])
+    client.post(delete, {"post": "yes"})
+    assert token_model.objects.filter(pk=theirs.pk).exists()
+    client.force_login(superuser)  # a superuser sees every token
+    listing = client.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
+    assert set(listing.context["cl"].queryset) == {theirs, mine}

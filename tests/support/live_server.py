@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,15 +33,11 @@ import pytest
 
 from mcpsite.fleet import stop_group
 
-ROOT = Path(__file__).resolve().parents[2]
+from .manage import ROOT, manage
+from .ports import free_port
+
 MEMORY_PROVIDER = "mcp_protocol.memory_provider.MemoryProvider"
 REGISTRY_PROVIDER = "registry.provider.RegistryProvider"
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 class LiveServer:
@@ -132,35 +127,21 @@ class LiveServer:
 
     def manage(self, *argv: str) -> str:
         """Run a management command against this server's database and environment; returns stdout."""
-        result = subprocess.run(
-            [self.python, str(self.project_dir / "manage.py"), *argv],
-            cwd=self.project_dir,
-            env=self.env,
-            capture_output=True,
-            timeout=120,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(
-                f"manage.py {' '.join(argv)} failed ({result.returncode}):\n"
-                f"{result.stdout.decode(errors='replace')}\n{result.stderr.decode(errors='replace')}"
-            )
-        return result.stdout.decode(errors="replace")
+        return manage(self.env, *argv, inherit=False, project_dir=self.project_dir, python=self.python)
 
     def command(self) -> list[str]:
         app = self.app
         if self.server == "uvicorn":
-            return [
-                self.python, "-m", "uvicorn", app, "--host", self.host, "--port", str(self.port),
-                "--workers", str(self.workers), "--log-level", "warning", "--no-access-log",
-                *self.extra_args,
-            ]  # fmt: skip
+            address = ["--host", self.host, "--port", str(self.port), "--workers", str(self.workers)]
+            quiet = ["--log-level", "warning", "--no-access-log"]
+            return [self.python, "-m", "uvicorn", app, *address, *quiet, *self.extra_args]
         if self.workers != 1:
             raise ValueError(f"{self.server} runs one process; use uvicorn for several workers")
         if self.server == "runserver":
             # Django's development server as daphne's runserver replaces it (daphne in
             # INSTALLED_APPS), autoreloader included: it serves ASGI_APPLICATION, not ``app``.
-            return [self.python, str(self.project_dir / "manage.py"), "runserver", f"{self.host}:{self.port}",
-                    *self.extra_args]  # fmt: skip
+            address = f"{self.host}:{self.port}"
+            return [self.python, str(self.project_dir / "manage.py"), "runserver", address, *self.extra_args]
         return [self.python, "-m", "daphne", "-b", self.host, "-p", str(self.port), *self.extra_args, app]
 
     def start(self) -> LiveServer:
@@ -173,9 +154,13 @@ class LiveServer:
                 self.manage(*argv)
             with open(self.log_path, "wb") as log:
                 self.process = subprocess.Popen(
-                    self.command(), cwd=self.project_dir, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                    self.command(),
+                    cwd=self.project_dir,
+                    env=self.env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
                     start_new_session=True,  # its own process group: stop() reaches every worker
-                )  # fmt: skip
+                )
             self._wait_ready()
         except BaseException:
             self.stop()

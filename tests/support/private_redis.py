@@ -8,18 +8,50 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from .live_server import free_port
+from .polling import wait_until
+from .ports import free_port
 
 
 def have_redis_server() -> bool:
     return shutil.which("redis-server") is not None and shutil.which("redis-cli") is not None
+
+
+def redis_client(
+    port: int, *, connect_timeout: float = 0.2, timeout: float = 0.2, decode_responses: bool = False
+) -> redis.Redis:
+    """A client of the server on ``port`` that never retries: a probe answers now or fails."""
+    return redis.Redis(
+        port=port,
+        socket_connect_timeout=connect_timeout,
+        socket_timeout=timeout,
+        decode_responses=decode_responses,
+        retry=Retry(NoBackoff(), 0),
+    )
+
+
+def start_server(port: int, directory: Path, *extra: str, config: Path | None = None) -> None:
+    """``redis-server`` daemonized on ``127.0.0.1:port``, its files under ``directory``, keeping
+    nothing across a restart (``--save ""``, no AOF). Returns once started, not once answering."""
+    directory.mkdir(parents=True, exist_ok=True)
+    head = [str(config)] if config is not None else []
+    address = ["--port", str(port), "--bind", "127.0.0.1"]
+    volatile = ["--save", "", "--appendonly", "no"]
+    files = ["--dir", str(directory), "--pidfile", str(directory / "redis.pid")]
+    log = ["--logfile", str(directory / "redis.log")]
+    argv = ["redis-server", *head, *address, *volatile, "--daemonize", "yes", *files, *log, *extra]
+    subprocess.run(argv, check=True, timeout=10)
+
+
+def shutdown(port: int) -> None:
+    """``SHUTDOWN NOSAVE`` the server on ``port`` (by its port, never by name)."""
+    argv = ["redis-cli", "-p", str(port), "shutdown", "nosave"]
+    subprocess.run(argv, check=False, timeout=10, capture_output=True)
 
 
 class PrivateRedis:
@@ -29,8 +61,7 @@ class PrivateRedis:
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
     def ping(self) -> bool:
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2, socket_timeout=0.2,
-                             retry=Retry(NoBackoff(), 0))  # fmt: skip
+        client = redis_client(self.port)
         try:
             return bool(client.ping())
         except redis.exceptions.ConnectionError:
@@ -39,23 +70,13 @@ class PrivateRedis:
             client.close()
 
     def _wait(self, up: bool) -> None:
-        deadline = time.monotonic() + 10
-        while self.ping() != up:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"private redis on {self.port} did not go {'up' if up else 'down'}")
-            time.sleep(0.05)
+        wait_until(f"private redis on {self.port} {'up' if up else 'down'}", lambda: self.ping() == up, 10)
 
     def start(self) -> PrivateRedis:
-        subprocess.run(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--daemonize", "yes", "--dir", str(self.directory),
-             "--pidfile", str(self.directory / "redis.pid"), "--logfile", str(self.directory / "redis.log")],
-            check=True, timeout=10,
-        )  # fmt: skip
+        start_server(self.port, self.directory)
         self._wait(up=True)
         return self
 
     def stop(self) -> None:
-        subprocess.run(["redis-cli", "-p", str(self.port), "shutdown", "nosave"],
-                       check=False, timeout=10, capture_output=True)  # fmt: skip
+        shutdown(self.port)
         self._wait(up=False)

@@ -14,48 +14,36 @@ the same program.
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import redis
-from redis.backoff import NoBackoff
 from redis.crc import key_slot
-from redis.retry import Retry
 
-from .live_server import free_port
+from .polling import wait_until
+from .ports import free_port
+from .private_redis import redis_client, shutdown, start_server
 
 DEADLINE = 20.0  # s: the longest any topology change may take here
 
 
 def _client(port: int) -> redis.Redis:
-    return redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=2.0, decode_responses=True,
-                       retry=Retry(NoBackoff(), 0))  # fmt: skip
+    return redis_client(port, connect_timeout=0.5, timeout=2.0, decode_responses=True)
 
 
 def _until(what: str, check: Callable[[], bool], seconds: float = DEADLINE) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
+    def answered() -> bool:  # a node that is down or busy answers later
         try:
-            if check():
-                return
+            return check()
         except (redis.exceptions.RedisError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {seconds} s")
-        time.sleep(0.05)
+            return False
+
+    wait_until(what, answered, seconds)
 
 
 def _start(port: int, directory: Path, *extra: str, config: Path | None = None) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    head = [str(config)] if config is not None else []
-    subprocess.run(
-        ["redis-server", *head, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--daemonize", "yes", "--dir", str(directory),
-         "--pidfile", str(directory / "redis.pid"), "--logfile", str(directory / "redis.log"), *extra],
-        check=True, timeout=10,
-    )  # fmt: skip
+    start_server(port, directory, *extra, config=config)
     _until(f"redis on {port} up", lambda: bool(_client(port).ping()), 10.0)
 
 
@@ -68,11 +56,6 @@ def _slots(port: int) -> list[tuple[int, int, int]]:
     """CLUSTER SLOTS as ``port`` sees it: (first slot, last slot, master's port) per range."""
     ranges: list[Any] = _client(port).execute_command("CLUSTER SLOTS")
     return [(int(r[0]), int(r[1]), int(r[2][1])) for r in ranges]
-
-
-def _shutdown(port: int) -> None:
-    subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"],
-                   check=False, timeout=10, capture_output=True)  # fmt: skip
 
 
 class PrivateCluster:
@@ -99,11 +82,9 @@ class PrivateCluster:
                        "--cluster-config-file", str(node / "nodes.conf"), "--cluster-node-timeout", "2000",
                        # Replicas sync at once, and may take over however long they were cut off.
                        "--repl-diskless-sync-delay", "0", "--cluster-replica-validity-factor", "0")
-            subprocess.run(
-                ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
-                 "--cluster-replicas", str(self.replicas), "--cluster-yes"],
-                check=True, timeout=30, capture_output=True,
-            )  # fmt: skip
+            nodes = [f"127.0.0.1:{p}" for p in self.ports]
+            create = ["redis-cli", "--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas)]
+            subprocess.run([*create, "--cluster-yes"], check=True, timeout=30, capture_output=True)
             self._wait_settled()
         except BaseException:
             self.stop()
@@ -148,7 +129,7 @@ class PrivateCluster:
         replicas = [p for p in self.ports if p not in self.dead and p != old
                     and _client(p).info("replication").get("master_port") == old]
         _until("replicas have every write", lambda: all(offset(r) >= offset(old) for r in replicas))
-        _shutdown(old)
+        shutdown(old)
         self.dead.add(old)
         _until(f"{key!r} failed over", lambda: self.master_of(key) not in self.dead)
         self._wait_settled()
@@ -157,7 +138,7 @@ class PrivateCluster:
     def stop(self) -> None:
         for port in self.ports:
             if port not in self.dead:
-                _shutdown(port)
+                shutdown(port)
 
 
 class PrivateSentinel:
@@ -237,7 +218,7 @@ class PrivateSentinel:
             return int(info.get("master_repl_offset", 0))
 
         _until("replica in sync", lambda: offset(replica) >= offset(old))
-        _shutdown(old)
+        shutdown(old)
         self._sentinel().execute_command("SENTINEL FAILOVER", self.master_name)
         _until("sentinel names the new master", lambda: self.master_port_now() == replica)
         _until("new master is writable", lambda: _client(replica).execute_command("ROLE")[0] == "master")
@@ -248,4 +229,4 @@ class PrivateSentinel:
 
     def stop(self) -> None:
         for port in (self.sentinel_port, self.replica_port, self.master_port):
-            _shutdown(port)
+            shutdown(port)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -65,3 +66,29 @@ def demo(db: None) -> None:
 def provider(db: None) -> RegistryProvider:
     """A provider whose state is built lazily, in the test's thread (so it sees the test's rows)."""
     return RegistryProvider()
+
+
+def tool_form(**overrides: Any) -> dict[str, Any]:
+    data = {
+        "name": "admin_tool",
+        "title": "",
+        "description": "Made in the admin",
+        "enabled": "on",
+        "input_schema": json.dumps(
+            {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]}
+        ),
+        "output_schema": "",
+        "kind": "template",
+        "handler": "",
+        "template_text": "Hi {{ who }}",
+        "template_structured": "",
+        "http_url": "",
+        "http_timeout": "10",
+        "http_secret_header": "",
+        "http_secret_env": "",
+        "annotations": "",
+        "icons": "[]",
+        "meta": "{}",
+        "execution": "",
+    }
+    return {**data, **overrides}

@@ -12,35 +12,11 @@ from django.urls import reverse
 
 from registry.models import Prompt, Resource, ResourceTemplate, Tool
 
+from .conftest import tool_form
+
 pytestmark = pytest.mark.django_db
 
 MODELS = {"tool": Tool, "resource": Resource, "resourcetemplate": ResourceTemplate, "prompt": Prompt}
-
-
-def tool_form(**overrides: Any) -> dict[str, Any]:
-    data = {
-        "name": "admin_tool",
-        "title": "",
-        "description": "Made in the admin",
-        "enabled": "on",
-        "input_schema": json.dumps(
-            {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]}
-        ),
-        "output_schema": "",
-        "kind": "template",
-        "handler": "",
-        "template_text": "Hi {{ who }}",
-        "template_structured": "",
-        "http_url": "",
-        "http_timeout": "10",
-        "http_secret_header": "",
-        "http_secret_env": "",
-        "annotations": "",
-        "icons": "[]",
-        "meta": "{}",
-        "execution": "",
-    }
-    return {**data, **overrides}
 
 
 def inline_management(prefix: str, total: int) -> dict[str, str]:

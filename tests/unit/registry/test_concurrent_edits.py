@@ -14,7 +14,7 @@ from django.urls import reverse
 from registry.concurrency import VersionConflict
 from registry.models import Tool
 
-from .test_admin import tool_form
+from .conftest import tool_form
 
 pytestmark = pytest.mark.django_db
 

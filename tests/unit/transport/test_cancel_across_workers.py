@@ -18,7 +18,7 @@ from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.transports.pending import PendingRequests
 from mcp_protocol.transports.streams import PostStream
 from tests.unit.protocol.conftest import initialized, make_server
-from tests.unit.transport.test_post_stream import FakeRuntime, Wire
+from tests.unit.transport.conftest import FakeRuntime, Wire
 
 OBJECT: dict[str, Any] = {"type": "object"}
 

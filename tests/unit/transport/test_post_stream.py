@@ -10,66 +10,13 @@ from typing import Any
 
 import pytest
 
-from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.errors import ClientRequestError
 from mcp_protocol.jsonrpc import Response
 from mcp_protocol.session import Session
 from mcp_protocol.stores.memory import MemoryEventStore
-from mcp_protocol.transports.later import Wheel
-from mcp_protocol.transports.leases import Leases
-from mcp_protocol.transports.pending import PendingRequests
-from mcp_protocol.transports.runtime import TransportConfig
 from mcp_protocol.transports.streams import PostStream
 
-
-class FakeRuntime:
-    """Just what PostStream uses of ``runtime.Runtime``."""
-
-    def __init__(self, **config: Any) -> None:
-        defaults: dict[str, Any] = dict(
-            always_stream=False, keepalive=30.0, retry_ms=100, close_after=None, max_body=1000,
-            allowed_hosts=[], allowed_origins=[],
-        )
-        self.config = TransportConfig(**{**defaults, **config})
-        self.events = MemoryEventStore()
-        self.pending = PendingRequests(MemoryBus())
-        self.leases = Leases(self.events)
-        self.stopping = False
-        self.later = Wheel()
-        self.live: list[asyncio.Event] = []
-
-    def register_stream(self, session_id: str) -> asyncio.Event:
-        event = asyncio.Event()
-        self.live.append(event)
-        return event
-
-    def unregister_stream(self, session_id: str, ended: asyncio.Event) -> None:
-        self.live.remove(ended)
-
-
-class Wire:
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-        self.gone = asyncio.Event()
-        self.changed = asyncio.Event()
-
-    async def send(self, message: Any) -> None:
-        self.sent.append(message)
-        self.changed.set()
-
-    async def until(self, needle: bytes) -> None:
-        async with asyncio.timeout(5):
-            while needle not in self.body:
-                self.changed.clear()
-                await self.changed.wait()
-
-    async def receive(self) -> dict[str, Any]:
-        await self.gone.wait()
-        return {"type": "http.disconnect"}
-
-    @property
-    def body(self) -> bytes:
-        return b"".join(m.get("body", b"") for m in self.sent if m["type"] == "http.response.body")
+from .conftest import FakeRuntime, Wire
 
 
 def session(version: str = "2025-11-25") -> Session:
@@ -98,9 +45,8 @@ async def test_a_notification_switches_to_sse_and_every_event_is_stored_first() 
     text = wire.body.decode()
     assert text.startswith(f"id: {stream.stream_id}.") and "retry: 100" in text  # the priming event
     stored = [e async for e in _drain(rt.events, stream.stream_id)]
-    assert [m.get("method") or m.get("_mcpsite") or m.get("id") for m in stored] == [
-        "prime", "notifications/progress", 1, "end",
-    ]
+    kinds = [m.get("method") or m.get("_mcpsite") or m.get("id") for m in stored]
+    assert kinds == ["prime", "notifications/progress", 1, "end"]
     assert rt.live == []  # unregistered once finished
 
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from httpclient import Client, Response
+from .httpclient import Client, Response
 
 PROTOCOL = "2025-11-25"
 SCENARIOS = ("call", "list", "session", "stateless")

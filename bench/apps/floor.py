@@ -1,6 +1,6 @@
 """The floor for ``/mcp`` in CPython: the least a conforming server does for a session tools/call.
 
-``bench/bare_asgi.py`` is the ceiling: it answers recorded bytes and does no protocol work at all.
+``bench/apps/bare.py`` is the ceiling: it answers recorded bytes and does no protocol work at all.
 This app does the protocol work no Streamable HTTP server may skip, written straight into one
 function with no framework, no stores, no auth seam, no task per request: so its CPU per call over
 the bare app's is what any Python implementation pays at least, and issue 16's "ours / bare" target
@@ -31,7 +31,7 @@ import json
 import uuid
 from typing import Any
 
-from bench.minimal_asgi import lifespan, read_body
+from bench.apps.minimal import lifespan, read_body
 
 VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 HOSTS = frozenset({b"127.0.0.1", b"localhost"})

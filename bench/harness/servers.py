@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from mcpsite.fleet import PLAIN_HTTP
+from tests.support.live_server import REGISTRY_PROVIDER, LiveServer
+from tests.support.manage import manage
+from tests.support.ports import free_port
 
-from mcpsite.fleet import PLAIN_HTTP  # noqa: E402
-from tests.support.live_server import REGISTRY_PROVIDER, LiveServer  # noqa: E402
+from . import ROOT
 
 BIN = Path(sys.executable).parent
 REDIS_PREFIX = f"mcpbench{os.getpid()}"
@@ -39,12 +39,6 @@ class ServerSpec:
     label: str
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Running:
@@ -115,7 +109,7 @@ def cpu_seconds(pid: int | None) -> float:
 
 def create_key(workdir: Path, name: str = "bench") -> str:
     """A new API key (``mcp_keys create``) in the bench database of ``workdir``: its token."""
-    return manage(workdir, "mcp_keys", "create", name).strip().splitlines()[-1]
+    return manage_bench_db(workdir, "mcp_keys", "create", name).strip().splitlines()[-1]
 
 
 def our_env(workdir: Path, sse: bool = False, redis_url: str | None = None) -> dict[str, str]:
@@ -151,29 +145,31 @@ def clean_redis(redis_url: str) -> int:
         client.close()
 
 
-def manage(workdir: Path, *args: str) -> str:
-    """Run ``manage.py`` against the bench database; its output, or an error with the output."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env={**os.environ, **our_env(workdir)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode:
-        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
-    return done.stdout
+def manage_bench_db(workdir: Path, *args: str) -> str:
+    """``manage.py args`` against the bench database of ``workdir``; its output."""
+    return manage(our_env(workdir), *args, timeout=300)
 
 
-DIRECT_APP = "bench.direct_asgi:application"
+def prepare_database(workdir: Path, tools: int) -> None:
+    """migrate + load_demo, then seed filler tools so tools/list returns exactly ``tools`` tools."""
+    manage_bench_db(workdir, "migrate", "--noinput")
+    manage_bench_db(workdir, "load_demo")
+    enabled = "from registry.models import Tool; print(Tool.objects.filter(enabled=True).count())"
+    count = int(manage_bench_db(workdir, "shell", "-c", enabled).split()[-1])
+    if count < tools:
+        manage_bench_db(workdir, "seed_tools", "--count", str(tools - count))
+    elif count > tools:
+        raise SystemExit(f"load_demo already has {count} tools, more than --tools {tools}")
+
+
+DIRECT_APP = "bench.apps.direct:application"
 
 
 def ours(
     server: str, sse: bool, workdir: Path, redis_url: str | None = None, direct: bool = False
 ) -> tuple[str, LiveServer]:
     """Our server on the prepared database (no migrate/load of its own), not yet started.
-    ``direct``: the hand-written dispatch (``bench/direct_asgi.py``) instead of ``mcpsite.asgi``."""
+    ``direct``: the hand-written dispatch (``bench/apps/direct.py``) instead of ``mcpsite.asgi``."""
     variant = ("-redis" if redis_url else "") + ("-direct" if direct else "")
     label = f"ours-{server}{variant}-{'sse' if sse else 'json'}"
     kwargs = {"app": DIRECT_APP} if direct else {}
@@ -183,7 +179,7 @@ def ours(
 def peer(sse: bool, tools: int, workdir: Path, lowlevel: bool = False) -> tuple[str, Running]:
     argv = [
         str(BIN / "python"),
-        str(ROOT / "bench" / "peer_server.py"),
+        str(ROOT / "bench" / "apps" / "peer_server.py"),
         "--port",
         "{port}",
         "--tools",

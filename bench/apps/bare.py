@@ -19,7 +19,7 @@ import json
 import os
 from typing import Any
 
-from bench.minimal_asgi import lifespan, read_body
+from bench.apps.minimal import lifespan, read_body
 
 Headers = list[tuple[bytes, bytes]]
 

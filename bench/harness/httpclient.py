@@ -11,6 +11,7 @@ README.md). One connection per concurrent worker, kept alive across requests.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -118,3 +119,31 @@ class HttpxConnection:
 def httpx_pool(concurrency: int) -> httpx.AsyncClient:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     return httpx.AsyncClient(limits=limits, timeout=30.0, trust_env=False)
+
+
+def address(url: str) -> tuple[str, int]:
+    """The host and port of ``http://host:port/...``."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    return host, int(port)
+
+
+class Authorized:
+    """A bench client that sends ``Authorization: Bearer <token>`` with every request."""
+
+    def __init__(self, inner: Client, token: str | None) -> None:
+        self.inner, self.extra = inner, {"Authorization": f"Bearer {token}"} if token else {}
+
+    async def send(self, method: str, body: bytes | None, headers: dict[str, str]) -> Response:
+        return await self.inner.send(method, body, {**headers, **self.extra})
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def raw_connector(url: str, token: str | None = None) -> Callable[[], Client]:
+    """A factory of raw keep-alive connections to the MCP endpoint at ``url``, with ``token``."""
+    host, port = address(url)
+    if token is None:
+        return lambda: RawConnection(host, port, "/mcp")
+    return lambda: Authorized(RawConnection(host, port, "/mcp"), token)
+

@@ -6,7 +6,7 @@ It hosts the same workload as ours after ``load_demo`` + ``seed_tools``: an ``ec
 the SDK's JSON-response mode (``--json``) or its default SSE mode (``--sse``), with sessions, the
 SDK's defaults otherwise (DNS-rebinding protection on for 127.0.0.1).
 
-    .venv/bin/python bench/peer_server.py --port 8765 --json
+    .venv/bin/python bench/apps/peer_server.py --port 8765 --json
 
 ``MCPServer`` (formerly FastMCP) is the server API the SDK documents first and the one most
 Python MCP servers use, so it is the fair peer; ``--lowlevel`` swaps in the bare ``Server`` with

@@ -16,16 +16,14 @@ from typing import Any
 import pytest
 import redis
 
-from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
 from mcp_protocol.stores.claims import Claim
 from mcp_protocol.stores.errors import StoreUnavailable
-from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from tests.support.polling import eventually, within
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateSentinel
-
-from .conftest import eventually, within
-from .test_redis_outage import anext_event, anext_message
+from tests.support.redis_workers import before_the_fault, carries_on, redis_workers
+from tests.support.subscriptions import anext_event
 
 pytestmark = pytest.mark.skipif(not have_redis_server(), reason="needs redis-server")
 
@@ -41,27 +39,23 @@ def sentinel(tmp_path: Path) -> Iterator[PrivateSentinel]:
 
 async def test_stores_and_bus_follow_a_sentinel_failover_to_the_new_master(sentinel: PrivateSentinel) -> None:
     options: dict[str, Any] = {
-        "url": sentinel.url, "mode": "sentinel", "sentinels": sentinel.sentinels,
-        "sentinel_master": sentinel.master_name, "prefix": "failover", "socket_timeout": 1.0,
+        "url": sentinel.url,
+        "mode": "sentinel",
+        "sentinels": sentinel.sentinels,
+        "sentinel_master": sentinel.master_name,
+        "prefix": "failover",
+        "socket_timeout": 1.0,
     }
-    sessions = RedisSessionStore(**options)
-    events = RedisEventStore(block_ms=200, **options)
-    bus, other_worker = RedisBus(**options), RedisBus(**options)
-    try:
-        session = Session.create("alice")
-        await sessions.create(session)
-        before = await events.append(session.id, "r1", {"n": 0})
-        sub = await bus.subscribe("changes")
-        await other_worker.publish("changes", {"n": "before"})
-        assert await within(anext_message(sub)) == {"n": "before"}
-        live = events.listen(session.id, "r1", after=before)
-        blocked = asyncio.create_task(anext_event(live))  # in XREAD on the old master
+    async with redis_workers(**options) as workers:
+        sessions, events = workers.sessions, workers.events
+        before = await before_the_fault(workers)
+        session = before.session
 
         new_master = await within(asyncio.to_thread(sentinel.failover), 30.0)
 
         # The reader on the dead master ends (the SSE stream would close; the client resumes).
         with pytest.raises(StoreUnavailable):
-            await within(blocked, 10.0)
+            await within(before.blocked, 10.0)
 
         async def served_again() -> bool:
             try:
@@ -78,7 +72,7 @@ async def test_stores_and_bus_follow_a_sentinel_failover_to_the_new_master(senti
         await sessions.save(fresh)
         assert (await sessions.load(fresh.id)) == fresh
         after = await events.append(session.id, "r1", {"n": 1})
-        resumed = events.listen(session.id, "r1", after=before)
+        resumed = events.listen(session.id, "r1", after=before.first_event)
         assert (await within(anext_event(resumed))).id == after
         assert await events.claims.claim_once("k", 5) is Claim.WON
         assert await events.claims.claim_stream(session.id, "w", 5)
@@ -90,25 +84,5 @@ async def test_stores_and_bus_follow_a_sentinel_failover_to_the_new_master(senti
 
         # The subscription made before the failover carries on once redis-py re-subscribed on
         # the new master.
-        got: list[dict[str, Any]] = []
-        receiving = asyncio.create_task(anext_message(sub))
-
-        async def resubscribed() -> bool:
-            await other_worker.publish("changes", {"n": "after"})
-            try:
-                got.append(await asyncio.wait_for(asyncio.shield(receiving), 0.2))
-            except TimeoutError:
-                return False
-            return True
-
-        await eventually(resubscribed, seconds=15.0, step=0.05)
-        assert got == [{"n": "after"}]
-        await within(asyncio.to_thread(other_worker.publish_sync, "changes", {"n": "sync"}))
-        message = await within(anext_message(sub))
-        while message == {"n": "after"}:  # a slow probe's copy may still be queued
-            message = await within(anext_message(sub))
-        assert message == {"n": "sync"}
-        await sub.close()
-    finally:
-        for closeable in (sessions, events, bus, other_worker):
-            await closeable.close()
+        await carries_on(before.sub, workers.other_worker, seconds=15.0)
+        await before.sub.close()

@@ -15,15 +15,14 @@ from typing import Any
 
 import pytest
 
-from mcp_protocol.bus.base import RESYNC, Subscription
-from mcp_protocol.bus.redis import RedisBus
+from mcp_protocol.bus.base import RESYNC
 from mcp_protocol.session import Session
 from mcp_protocol.stores.claims import Claim
 from mcp_protocol.stores.errors import StoreUnavailable
-from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from tests.support.polling import eventually, within
 from tests.support.private_redis import PrivateRedis, have_redis_server
-
-from .conftest import eventually, within
+from tests.support.redis_workers import before_the_fault, carries_on, redis_workers
+from tests.support.subscriptions import anext_event, anext_message
 
 pytestmark = pytest.mark.skipif(not have_redis_server(), reason="needs redis-server")
 
@@ -45,25 +44,17 @@ async def raises_unavailable(op: Callable[[], Awaitable[Any]]) -> None:
 
 
 async def test_redis_outage_gives_store_unavailable_and_service_resumes_by_itself(
-        private_redis: PrivateRedis) -> None:
-    options = {"url": private_redis.url, "prefix": "outage", "socket_timeout": 1.0}
-    sessions = RedisSessionStore(**options)
-    events = RedisEventStore(block_ms=200, **options)
-    bus, other_worker = RedisBus(**options), RedisBus(**options)
-    try:
-        session = Session.create("alice")
-        await sessions.create(session)
-        event_id = await events.append(session.id, "r1", {"n": 0})
-        sub = await bus.subscribe("changes")
-        await other_worker.publish("changes", {"n": "before"})
-        assert await within(anext_message(sub)) == {"n": "before"}
-        live = events.listen(session.id, "r1", after=event_id)
-        blocked = asyncio.create_task(anext_event(live))  # waiting in XREAD when Redis dies
+    private_redis: PrivateRedis,
+) -> None:
+    async with redis_workers(url=private_redis.url, prefix="outage", socket_timeout=1.0) as workers:
+        sessions, events, other_worker = workers.sessions, workers.events, workers.other_worker
+        before = await before_the_fault(workers)
+        session = before.session
 
         private_redis.stop()
 
         with pytest.raises(StoreUnavailable):
-            await within(blocked, 10.0)
+            await within(before.blocked, 10.0)  # the listen waiting in XREAD when Redis died
         await raises_unavailable(lambda: sessions.create(Session.create()))
         await raises_unavailable(lambda: sessions.load(session.id))
         await raises_unavailable(lambda: sessions.save(session))
@@ -102,53 +93,11 @@ async def test_redis_outage_gives_store_unavailable_and_service_resumes_by_itsel
 
         # The subscription made before the outage carries on once redis-py re-subscribed, and
         # first says it may have missed messages (RESYNC: a worker then rebuilds its snapshot).
-        got: list[dict[str, Any]] = []
-        seen: list[dict[str, Any]] = []
-
-        async def next_published(sub: Subscription) -> dict[str, Any]:
-            async for message in sub:
-                seen.append(message)
-                if message != RESYNC:
-                    return message
-            raise AssertionError("subscription ended")
-
-        receiving = asyncio.create_task(next_published(sub))
-
-        async def resubscribed() -> bool:
-            await other_worker.publish("changes", {"n": "after"})
-            try:
-                got.append(await asyncio.wait_for(asyncio.shield(receiving), 0.2))
-            except TimeoutError:
-                return False
-            return True
-
-        await eventually(resubscribed, seconds=10.0, step=0.05)
-        assert got == [{"n": "after"}] and seen[0] == RESYNC
-        await within(asyncio.to_thread(other_worker.publish_sync, "changes", {"n": "sync"}))
-        message = await within(anext_message(sub))
-        while message == {"n": "after"}:  # a slow probe's copy may still be queued
-            message = await within(anext_message(sub))
-        assert message == {"n": "sync"}
+        seen = await carries_on(before.sub, other_worker, seconds=10.0)
+        assert seen[0] == RESYNC
         # A SUBSCRIBE that failed during the outage does not jam the channel afterwards.
         elsewhere = await within(other_worker.subscribe("elsewhere"))
-        await bus.publish("elsewhere", {"n": "elsewhere"})
+        await workers.bus.publish("elsewhere", {"n": "elsewhere"})
         assert await within(anext_message(elsewhere)) == {"n": "elsewhere"}
         await elsewhere.close()
-        await sub.close()
-    finally:
-        for closeable in (sessions, events, bus, other_worker):
-            await closeable.close()
-
-
-async def anext_message(sub: Subscription) -> dict[str, Any]:
-    """The next published message (a backend's RESYNC after a reconnect is skipped)."""
-    async for message in sub:
-        if message != RESYNC:
-            return message
-    raise AssertionError("subscription ended")
-
-
-async def anext_event(events: Any) -> Any:
-    async for event in events:
-        return event
-    raise AssertionError("listen ended")
+        await before.sub.close()

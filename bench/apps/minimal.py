@@ -1,4 +1,4 @@
-"""What the bench's hand-written ASGI apps (``bare_asgi.py``, ``floor_asgi.py``) share: the
+"""What the bench's hand-written ASGI apps (``bare.py``, ``floor.py``) share: the
 lifespan handshake and reading a whole request body, each written once and as cheaply as ASGI
 allows (both apps exist to measure what little they do)."""
 

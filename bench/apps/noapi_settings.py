@@ -5,4 +5,4 @@ from mcpsite.settings import *  # noqa: F403
 
 _API_APPS = ("django_filters", "drf_spectacular", "drf_spectacular_sidecar")
 INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in _API_APPS]  # noqa: F405
-ROOT_URLCONF = "bench.noapi_urls"
+ROOT_URLCONF = "bench.apps.noapi_urls"
