@@ -168,6 +168,12 @@ class DatabaseAuditSink(AuditSink):
 
 
 def prune(days: int | None = None) -> int:
+    """Delete the records older than ``days`` (default ``MCP_AUDIT_RETENTION_DAYS``), at least 1:
+    0 or less would delete every record, the newest included (``ValueError``)."""
+    given = "--days" if days is not None else "MCP_AUDIT_RETENTION_DAYS"
     days = int(settings.MCP_AUDIT_RETENTION_DAYS if days is None else days)
+    if days < 1:
+        raise ValueError(f"{given} must be at least 1 (days of audit records to keep), not {days}: "
+                         "0 or less would delete every record")
     deleted, _ = AuditRecord.objects.filter(time__lt=timezone.now() - timedelta(days=days)).delete()
     return deleted

@@ -8,6 +8,7 @@ implement that package's ``KeySource`` and ``AuditSink`` against these models.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -24,8 +25,15 @@ def everything() -> list[str]:
     return ["*"]
 
 
+_RATE = re.compile(r"\s*[0-9]+\s*/\s*[0-9]+(\.[0-9]+)?\s*")
+
+
 def _rate_or_error(value: str) -> None:
+    """``N/S`` written out, as the help text, the admin and the README say (``Rate.parse`` alone
+    would take a bare ``10`` as 10 per second)."""
     try:
+        if value.strip() and not _RATE.fullmatch(value):
+            raise ValueError(f"a rate is N/S, N requests per S seconds, not {value!r}")
         Rate.parse(value)
     except ValueError as exc:
         raise ValidationError(f"{exc} (e.g. 60/60 for 60 requests a minute)") from None
@@ -34,6 +42,37 @@ def _rate_or_error(value: str) -> None:
 def _names(value: Any) -> None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValidationError('must be a list of strings, e.g. ["search", "fetch"] or ["*"]')
+
+
+def _served(kind: str, value: Any) -> None:
+    """Every name (but ``*``) is a tool or prompt the MCP provider serves: a key scoped to a name
+    that is misspelt or gone would silently grant nothing of it."""
+    if not isinstance(value, list):
+        return  # _names says what is wrong
+    names = [v for v in value if isinstance(v, str) and v != "*"]
+    if not names:
+        return
+    from django.utils.module_loading import import_string
+
+    from mcp_django.conf import mcp_settings
+
+    # A provider of its own, built now from the database as this transaction sees it: the serving
+    # one may not have heard of a change yet (it learns after commit).
+    spec = mcp_settings.PROVIDER
+    snapshot = import_string(spec["BACKEND"])(**spec.get("OPTIONS", {})).snapshot()
+    find = snapshot.tool if kind == "tool" else snapshot.prompt
+    unknown = [name for name in names if find(name) is None]
+    if unknown:
+        raise ValidationError(f"no {kind} named {', '.join(map(repr, unknown))} is served (unknown or "
+                              f"disabled); name {kind}s the server lists, or \"*\" for every {kind}")
+
+
+def _served_tools(value: Any) -> None:
+    _served("tool", value)
+
+
+def _served_prompts(value: Any) -> None:
+    _served("prompt", value)
 
 
 class ApiKey(models.Model):
@@ -48,11 +87,11 @@ class ApiKey(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: never expires.")
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
-    tools = models.JSONField(default=everything, blank=True, validators=[_names],
+    tools = models.JSONField(default=everything, blank=True, validators=[_names, _served_tools],
                              help_text='Tool names this key may list and call; ["*"]: every tool.')
     resources = models.JSONField(default=everything, blank=True, validators=[_names],
                                  help_text='Resource URIs and URI templates; ["*"]: every resource.')
-    prompts = models.JSONField(default=everything, blank=True, validators=[_names],
+    prompts = models.JSONField(default=everything, blank=True, validators=[_names, _served_prompts],
                                help_text='Prompt names; ["*"]: every prompt.')
     tags = models.JSONField(default=list, blank=True, validators=[_names],
                             help_text="Definitions carrying any of these tags are granted too.")
@@ -103,7 +142,9 @@ class AuditRecord(models.Model):
     time = models.DateTimeField(db_index=True)
     principal = models.CharField(max_length=300, help_text="Key prefix, or OAuth issuer and subject.")
     principal_id = models.CharField(max_length=300, blank=True, db_index=True)
-    session = models.CharField(max_length=100, blank=True)
+    # The session id's first characters only (mcp_protocol.session.SHOWN_PREFIX): the id is its
+    # client's credential, and the audit log is read by staff.
+    session = models.CharField(max_length=100, blank=True, help_text="The session id's first characters.")
     revision = models.CharField(max_length=20)
     method = models.CharField(max_length=40)
     name = models.CharField(max_length=500, db_index=True)

@@ -47,6 +47,7 @@ def setup(database: str, workdir: Path) -> str:
         os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'db.sqlite3'}"
     os.environ["DJANGO_SETTINGS_MODULE"] = "mcpsite.settings"
     os.environ["DJANGO_DEBUG"] = "0"  # as run_all and production: no SQL logging cursor
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-use-0123456789")
     import django
 
     django.setup()

@@ -124,7 +124,8 @@ async def mrtr_round_trips(port: int, concurrency: int, duration: float) -> tupl
 
 
 async def main(args: argparse.Namespace) -> None:
-    env = {"MCP_LOG_LEVEL": "WARNING", "DJANGO_DEBUG": "0", "MCP_METRICS": "1"}
+    env = {"MCP_LOG_LEVEL": "WARNING", "DJANGO_DEBUG": "0", "MCP_METRICS": "1",
+           "SECRET_KEY": "bench-only-secret-key-not-for-production-use-0123456789"}
     with LiveServer(provider=MEMORY_PROVIDER, env=env) as server:
         for era in ("legacy", "modern"):  # warm-up
             await closed_loop(server.port, args.concurrency, 0.5, era)

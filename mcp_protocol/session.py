@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 State = Literal["new", "ready", "closed"]
+# A session id is its client's credential: what may be shown or kept of it outside the session
+# store (log lines, the audit log) is this many first characters (README "Operations").
+SHOWN_PREFIX = 8
+
 # Set once at creation: never part of a change.
 _FIXED = frozenset({"id", "created_at", "last_seen", "subscriptions"})
 

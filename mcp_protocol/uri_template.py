@@ -303,12 +303,18 @@ def _text(op: str, var: VarSpec, lenient: bool) -> str:
     separator after it goes to the next one, and the URI's end to the last."""
     if op in ("+", "#"):
         if var.prefix is None:
-            return rf"(?:{_PCT_CHAR}|\S)*?"  # reserved expansion: anything, whole characters first
+            # reserved expansion: anything, whole characters first. Each alternative excludes the
+            # others where they start (the lookaheads): with two ways to read "%41" a URI of n
+            # triplets that fails to match would cost 2**n steps (ReDoS, found in review).
+            return rf"(?:{_PCT_CHAR}|(?!{_PCT_CHAR})\S)*?"
         # §2.4.1: at most N characters; a reserved character's %XX is kept, so it counts 3.
-        return rf"(?:(?!(?i:{_RESERVED_TRIPLET.pattern})){_PCT_CHAR}|\S){{0,{var.prefix}}}?"
+        char = rf"(?!(?i:{_RESERVED_TRIPLET.pattern})){_PCT_CHAR}"
+        return rf"(?:{char}|(?!{char})\S){{0,{var.prefix}}}?"
     allowed = (_LENIENT if lenient else _STRICT)[op] + ("/" if var.explode and op == "/" else "")
     if var.prefix is None:
-        return f"(?:[{allowed}]|{_PCT_CHAR}|{_PCT})*?"  # whole UTF-8 characters first
+        # whole UTF-8 characters first; a lone %XX only where no whole character starts (one way
+        # to read each triplet: see the reserved case above)
+        return f"(?:[{allowed}]|{_PCT_CHAR}|(?!{_PCT_CHAR}){_PCT})*?"
     return f"(?:[{allowed}]|{_PCT_CHAR}){{0,{var.prefix}}}?"  # §2.4.1: at most N characters
 
 

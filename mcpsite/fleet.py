@@ -164,14 +164,27 @@ class Balancer:
         self.stop()
 
 
+# The HTTPS settings that DJANGO_DEBUG=0 turns on (mcpsite/settings.py), off: for a fleet or a test
+# server that serves plain HTTP on loopback, where a redirect to https or a Secure cookie has no
+# TLS to go to. Never for a deployment.
+PLAIN_HTTP = {
+    "DJANGO_SECURE_SSL_REDIRECT": "0",
+    "DJANGO_SECURE_HSTS_SECONDS": "0",
+    "DJANGO_SESSION_COOKIE_SECURE": "0",
+    "DJANGO_CSRF_COOKIE_SECURE": "0",
+}
+
+
 class Fleet:
-    """``workers`` uvicorn processes and a ``Balancer``, under ``prefix``."""
+    """``workers`` uvicorn processes and a ``Balancer``, under ``prefix``: plain HTTP on loopback
+    (``PLAIN_HTTP`` unless ``env`` or the environment says otherwise)."""
 
     def __init__(self, workers: int, *, port: int | None = None, prefix: Path | None = None,
                  env: dict[str, str] | None = None) -> None:  # fmt: skip
         self.prefix = prefix or Path(tempfile.mkdtemp(prefix="mcpsite-fleet-"))
         self.metrics_dir = self.prefix / "metrics"
         self.env = {
+            **PLAIN_HTTP,
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "mcpsite.settings",
             "REDIS_URL": os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",

@@ -53,9 +53,38 @@ def or_unset(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
-# Development-only default; production sets SECRET_KEY in the environment.
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-insecure-mcpsite-secret-key-change-me")
+# Development-only default; production sets SECRET_KEY in the environment. With DEBUG off the
+# development key is refused outright: it is public (in this file), and it signs sessions, CSRF
+# tokens, pagination cursors and the requestState of every worker.
+_DEVELOPMENT_SECRET_KEY = "dev-insecure-mcpsite-secret-key-change-me"
+SECRET_KEY = os.environ.get("SECRET_KEY", _DEVELOPMENT_SECRET_KEY)
+if not DEBUG and SECRET_KEY == _DEVELOPMENT_SECRET_KEY:
+    raise ImproperlyConfigured(
+        "DJANGO_DEBUG=0 needs a SECRET_KEY of its own: set SECRET_KEY in the environment (50 or more "
+        "random characters, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'); the "
+        "development default is public"
+    )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+
+# HTTPS (README "Deploy with compose"): with DEBUG off, by default, the admin and the API redirect
+# to https, send HSTS, and mark the session and CSRF cookies Secure, as `manage.py check --deploy`
+# asks; each has its variable (the loopback fleet and tests over plain HTTP turn them off:
+# mcpsite.fleet.PLAIN_HTTP). Behind a TLS proxy the scheme comes from uvicorn --proxy-headers
+# (X-Forwarded-Proto of the trusted balancer only, FORWARDED_ALLOW_IPS); a server that does not
+# read it is told by DJANGO_SECURE_PROXY_SSL_HEADER (a header the proxy always sets, e.g.
+# X-Forwarded-Proto). /mcp is not behind Django's middleware: the proxy's TLS covers it.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
+# Probes reach a worker over the private network in plain HTTP (the image's HEALTHCHECK, readiness).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", not DEBUG)
+if os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = (
+        "HTTP_" + os.environ["DJANGO_SECURE_PROXY_SSL_HEADER"].strip().upper().replace("-", "_"), "https"
+    )
 
 INSTALLED_APPS = [
     "daphne",
@@ -142,6 +171,11 @@ STORAGES = {
 
 # Hosts the registry's "http" tool kind may POST to (exact names or "*.example.com").
 REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
+# Environment variables an http tool may send as its secret header (registry/secret_env.py; unset:
+# names starting with MCP_TOOL_SECRET_ only).
+if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:
+    REGISTRY_HTTP_SECRET_ENV_PREFIXES = env_list("REGISTRY_HTTP_SECRET_ENV_PREFIXES", [])
+REGISTRY_HTTP_SECRET_ENV_ALLOWED = env_list("REGISTRY_HTTP_SECRET_ENV_ALLOWED", [])
 
 REDIS_URL = os.environ.get("REDIS_URL") or None
 _KEY_PREFIX = os.environ.get("MCP_KEY_PREFIX", "mcp")
@@ -310,6 +344,10 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # Errors of list items keyed by index (DRF 3.20's only form; the list form is deprecated).
     "LIST_SERIALIZER_ERRORS_AS_DICT": True,
+    # A throttled client is REMOTE_ADDR, which the ASGI server sets from X-Forwarded-For only when
+    # the trusted balancer sent it; DRF's default would count the raw header, which any client
+    # writes (issue 24 item 11).
+    "NUM_PROXIES": 0,
 }
 
 SPECTACULAR_SETTINGS = {

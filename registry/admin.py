@@ -106,6 +106,10 @@ class ResourceTemplateAdmin(RegistryAdmin):
     )
 
     def run_try(self, request: HttpRequest, obj: ResourceTemplate) -> tuple[Any, tryit.Outcome | None]:
+        """Reads only a URI of this template, and only what the user may view: a URI the registry
+        serves as a concrete resource (read before any template) needs the resources' view
+        permission too (issue 24 item 6). The template's own is implied by the change permission
+        the page asks for."""
         from mcp_protocol.uri_template import parse_template
 
         if request.method != "POST":
@@ -113,7 +117,17 @@ class ResourceTemplateAdmin(RegistryAdmin):
         form = TryURIForm(request.POST)
         if not form.is_valid():
             return form, None
-        return form, tryit.try_read(form.cleaned_data["uri"], obj.enabled, request.user.get_username())
+        uri = form.cleaned_data["uri"]
+        if parse_template(obj.uri_template).match(uri) is None:
+            form.add_error("uri", f"{uri} does not match the template {obj.uri_template}: this page "
+                                  "reads only what the template serves.")
+            return form, None
+        if tryit.serves_resource(uri) and not self.admin_site.get_model_admin(Resource).has_view_permission(
+            request, Resource.objects.filter(uri=uri).first()
+        ):
+            form.add_error("uri", f"{uri} is served as a resource of its own, which you may not view.")
+            return form, None
+        return form, tryit.try_read(uri, obj.enabled, request.user.get_username())
 
 
 class PromptArgumentInline(admin.TabularInline):

@@ -10,9 +10,10 @@ import json
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
@@ -129,11 +130,13 @@ class RegistryAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(request.get_full_path())
 
     def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        obj = get_object_or_404(self.model, pk=object_id)
+        # The admin's own lookup: an id that is no primary key ("abc") is a missing object, a 404
+        # as on the change page, not the ValueError (500) of a bare pk= filter.
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            raise Http404(f"No {self.opts.verbose_name} with id {object_id!r}.")
         # Running a definition can have effects (an http tool POSTs): change permission, not view.
         if not self.has_change_permission(request, obj):
-            from django.core.exceptions import PermissionDenied
-
             raise PermissionDenied
         form, outcome = self.run_try(request, obj)
         context = {

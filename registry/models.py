@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from . import handlers
+from . import handlers, secret_env
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
 from .validators import (
@@ -191,6 +191,8 @@ class Tool(Definition):
                 errors["http_secret_env"] = (
                     "Give both the secret header name and its environment variable, or neither."
                 )
+            elif self.http_secret_env and not secret_env.allowed(self.http_secret_env):
+                errors["http_secret_env"] = f"{self.http_secret_env!r} cannot be sent: {secret_env.rule()}."
         elif self.kind == self.Kind.TEMPLATE:
             if not self.template_text.strip() and self.template_structured is None:
                 errors["template_text"] = "A template tool needs a text template or a structured template."

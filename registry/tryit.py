@@ -121,5 +121,11 @@ def try_read(uri: str, enabled: bool, principal: str | None = None) -> Outcome:
     return Outcome(result={"contents": contents}, notifications=_captured(outbound))
 
 
+def serves_resource(uri: str) -> bool:
+    """Whether ``uri`` is a concrete resource of the registry (a row or code): ``resources/read``
+    serves those before any template."""
+    return uri in _provider().state().resources
+
+
 def _captured(outbound: NullOutbound) -> list[dict[str, Any]]:
     return [{"method": method, "params": params} for method, params in outbound.notifications]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from mcpsite.fleet import PLAIN_HTTP
 from tests.support.live_server import REGISTRY_PROVIDER, LiveServer
 from tests.support.manage import manage
 from tests.support.ports import free_port
@@ -118,6 +119,7 @@ def our_env(workdir: Path, sse: bool = False, redis_url: str | None = None) -> d
         "MCP_PROVIDER": REGISTRY_PROVIDER,
         "DJANGO_DEBUG": "0",
         "SECRET_KEY": "bench-only-secret-key-not-for-production-use-0123456789",
+        **PLAIN_HTTP,  # the API benches speak plain HTTP on loopback
         "MCP_LOG_LEVEL": "WARNING",
         "MCP_ALWAYS_STREAM": "1" if sse else "0",
     }

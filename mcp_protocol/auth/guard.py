@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import MCPError
 from ..methods.base import Call, Handler
+from ..session import SHOWN_PREFIX
 from .audit import AuditQueue
 from .limits import Bucket, InFlight, RateLimiter
 from .principal import Rate, current
@@ -133,8 +134,10 @@ class Guard:
         params = call.params
         name = params.get(AUDITED[method])
         session = call.session
-        # A Row (audit.py), AuditEntry's fields in order: no dataclass per call on this thread.
-        audit.add((started, principal.label, principal.id, None if session.stateless else session.id,
+        # A Row (audit.py), AuditEntry's fields in order: no dataclass per call on this thread. Of
+        # the session id only its first characters: the id is a credential, the log is read by staff.
+        audit.add((started, principal.label, principal.id,
+                   None if session.stateless else session.id[:SHOWN_PREFIX],
                    call.version, method, name if isinstance(name, str) else "",
                    params.get("arguments") if method != "resources/read" else None,
                    outcome, error[:500], (time.perf_counter() - clock) * 1000))

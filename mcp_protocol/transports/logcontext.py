@@ -15,13 +15,15 @@ from collections.abc import MutableMapping
 from contextvars import ContextVar
 from typing import Any
 
+from ..session import SHOWN_PREFIX
+
 Scope = MutableMapping[str, Any]
 
 PRINCIPAL = "mcp.principal"  # set by the endpoint once it knows who is calling
 _REQUEST_ID = "mcp.request_id"
 _TOKEN = re.compile(rb"[A-Za-z0-9._-]{1,64}")
 _current: ContextVar[Scope | None] = ContextVar("mcp_request_scope", default=None)
-SESSION_PREFIX = 8  # characters of the session id a log line shows
+SESSION_PREFIX = SHOWN_PREFIX  # characters of the session id a log line shows
 
 
 def bind(scope: Scope) -> None:

@@ -6,7 +6,8 @@
   for subdomains) at *call* time, so tightening the setting takes effect without editing rows.
   Redirects are not followed (a redirect could leave the allow-list).
 - An optional secret header is read from an environment variable at call time; it is never
-  stored in the database nor echoed in errors.
+  stored in the database nor echoed in errors. Only variables that ``secret_env`` allows are sent
+  (checked again here: a row may predate the rule or have been written around validation).
 - The reply maps to a result: a JSON object with ``content`` is taken as a ``CallToolResult``;
   any other JSON object becomes ``structuredContent`` (plus its JSON text); other bodies become
   text. Every failure (host not allowed, timeout, connection error, HTTP ≥ 400, oversized reply)
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,10 +29,12 @@ from django.conf import settings
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
+from .. import secret_env
 from ..results import text_block, tool_result
 from ..snapshot import ToolSpec
 
 MAX_REPLY_BYTES = 1024 * 1024
+logger = logging.getLogger(__name__)
 
 
 def allowed_hosts() -> list[str]:
@@ -60,6 +64,12 @@ async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> di
         "X-MCP-Tool": spec.name,
     }
     if spec.http_secret_header:
+        if not secret_env.allowed(spec.http_secret_env):
+            # Saved around validation (a raw write, an older row, a tightened rule): never sent.
+            logger.warning("tool %r names environment variable %r as its secret, which a tool may not "
+                           "send: the call is refused", spec.name, spec.http_secret_env)
+            raise ToolError(f"Tool {spec.name!r} is misconfigured: {spec.http_secret_env!r} cannot be "
+                            f"sent ({secret_env.rule()})")
         secret = os.environ.get(spec.http_secret_env)
         if not secret:
             raise ToolError(

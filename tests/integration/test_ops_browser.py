@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from mcpsite.fleet import Balancer
+from mcpsite.fleet import PLAIN_HTTP, Balancer
 from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.fleets import running_fleet
 from tests.support.live_server import ROOT
@@ -80,6 +80,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdminSite]:
         database_url=f"sqlite:///{base / 'db.sqlite3'}",
         keepalive=1.0,
         DJANGO_DEBUG="0",
+        **PLAIN_HTTP,  # the balancer serves plain HTTP on loopback
         SECRET_KEY=secrets.token_urlsafe(40),
         DJANGO_STATIC_ROOT=str(base / "static"),
     ) as fleet:

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mcpsite.fleet import PLAIN_HTTP
 from tests.support import LiveServer
 
 pytestmark = pytest.mark.timeout(90)
@@ -29,7 +30,8 @@ def development() -> Iterator[LiveServer]:
 @pytest.fixture(scope="module")
 def production(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     root = tmp_path_factory.mktemp("static")
-    env = {"DJANGO_DEBUG": "0", "DJANGO_STATIC_ROOT": str(root), "SECRET_KEY": "test-only-" + "x" * 40}
+    env = {"DJANGO_DEBUG": "0", "DJANGO_STATIC_ROOT": str(root), "SECRET_KEY": "test-only-" + "x" * 40,
+           **PLAIN_HTTP}
     server = LiveServer(env=env, load=[["collectstatic", "--noinput"]]).start()
     try:
         yield server

@@ -20,7 +20,7 @@ from access.models import ApiKey
 
 pytestmark = pytest.mark.django_db
 SECRET = re.compile(r"mcp_[0-9a-f]{8}_[A-Za-z0-9_-]{43}|mcpm_[A-Za-z0-9_-]{43}")
-KEY_FORM = {"name": "ci", "owner": "", "expires_at_0": "", "expires_at_1": "", "tools": '["echo"]',
+KEY_FORM = {"name": "ci", "owner": "", "expires_at_0": "", "expires_at_1": "", "tools": '["*"]',
             "resources": "[]", "prompts": "[]", "tags": "[]", "rate": "", "tool_rate": ""}
 
 

@@ -33,6 +33,11 @@ class Command(BaseCommand):
         parser.add_argument("--hold-after-commit", type=float, default=0.0, help=argparse.SUPPRESS)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        bounds = (("--batch", options["batch"], 1), ("--claim-after", options["claim_after"], 0),
+                  ("--linger", options["linger"], 0))
+        for name, value, least in bounds:
+            if value < least:
+                raise CommandError(f"{name} must be at least {least:g}, not {value:g}")
         access = access_settings()
         if access.get("AUDIT_SINK") != "access.spool.RedisSpoolSink":
             raise CommandError("the audit log is not spooled to Redis (MCP_AUDIT_SINK=redis): "

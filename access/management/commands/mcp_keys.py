@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
@@ -55,16 +56,20 @@ class Command(BaseCommand):
             except get_user_model().DoesNotExist:
                 raise CommandError(f"no user {options['owner']!r}") from None
         expires = options["expires_days"]
+        if expires is not None and not 0 < expires < 36500:  # not an already expired key
+            raise CommandError(f"--expires-days must be more than 0 (and under 100 years), not {expires:g}")
         key = ApiKey(name=options["name"], owner=owner, tools=_list(options["tools"]),
                      resources=_list(options["resources"]), prompts=_list(options["prompts"]),
                      tags=[t for t in _list(options["tags"]) if t != "*"], rate=options["rate"],
                      tool_rate=options["tool_rate"],
-                     expires_at=timezone.now() + timedelta(days=expires) if expires else None)
+                     expires_at=timezone.now() + timedelta(days=expires) if expires is not None else None)
         key.prefix, key.digest = "x", "x"  # placeholders for validation; replaced by issue()
         try:
             key.full_clean(exclude=["prefix", "digest"])
-        except Exception as exc:
-            raise CommandError(str(exc)) from None
+        except ValidationError as exc:
+            problems = "; ".join(f"--{field.replace('_', '-')}: {' '.join(messages)}"
+                                 for field, messages in exc.message_dict.items())
+            raise CommandError(f"key not created: {problems}") from None
         fields = {f: getattr(key, f) for f in ("owner", "tools", "resources", "prompts", "tags", "rate",
                                                "tool_rate", "expires_at")}
         created, token = ApiKey.issue(key.name, **fields)

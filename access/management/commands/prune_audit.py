@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from access.audit import prune
 
@@ -13,8 +13,11 @@ class Command(BaseCommand):
     help = "Delete audit records older than MCP_AUDIT_RETENTION_DAYS (or --days)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--days", type=int, help="keep this many days instead of the setting")
+        parser.add_argument("--days", type=int, help="keep this many days (at least 1), not the setting's")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        deleted = prune(options["days"])
+        try:
+            deleted = prune(options["days"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         self.stdout.write(f"Deleted {deleted} audit record(s).")

@@ -13,6 +13,8 @@ import os
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 
@@ -31,7 +33,11 @@ class Command(BaseCommand):
         if users.objects.filter(username=username).exists():
             self.stdout.write(f"Admin '{username}' exists; left unchanged.")
             return
-        users.objects.create_superuser(
-            username=username, email=os.environ.get("DJANGO_SUPERUSER_EMAIL", ""), password=password
-        )
+        email = os.environ.get("DJANGO_SUPERUSER_EMAIL", "")
+        try:  # the model's own rules (username characters, the e-mail's form) and the password's
+            users(username=username, email=email).full_clean(exclude=["password"])
+            validate_password(password, users(username=username, email=email))
+        except ValidationError as exc:
+            raise CommandError(f"admin not created: {' '.join(exc.messages)}") from None
+        users.objects.create_superuser(username=username, email=email, password=password)
         self.stdout.write(f"Admin '{username}' created.")

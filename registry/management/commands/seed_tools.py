@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from registry.models import Tool
@@ -19,6 +20,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         count, prefix = options["count"], options["prefix"]
+        if count < 0:
+            raise CommandError(f"--count must be 0 or more, not {count}")
         names = [f"{prefix}{i:04d}" for i in range(1, count + 1)]
         existing = set(Tool.objects.filter(name__in=names).values_list("name", flat=True))
         new = [
@@ -33,7 +36,10 @@ class Command(BaseCommand):
             if name not in existing
         ]
         for tool in new:
-            tool.full_clean()
+            try:
+                tool.full_clean()
+            except ValidationError as exc:  # a --prefix that makes no valid tool name
+                raise CommandError(f"{tool.name!r}: {exc.messages[0]}") from None
         with transaction.atomic():
             Tool.objects.bulk_create(new)  # one change message (ChangeQuerySet)
         self.stdout.write(self.style.SUCCESS(f"{len(new)} tools created, {len(existing)} already there."))

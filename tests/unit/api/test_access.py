@@ -12,9 +12,17 @@ from rest_framework.test import APIClient
 
 from access.models import ApiKey, AuditRecord
 from mcp_protocol.auth.keys import digest
+from registry.models import Tool
+
+
+def served_tools(*names: str) -> None:
+    """A key's grant names tools the server serves (issue 24 item 12)."""
+    for name in names:
+        Tool.objects.create(name=name, kind="template", template_text="x")
 
 
 def test_a_key_made_through_the_api_answers_its_token_once(api: APIClient, superuser: User) -> None:
+    served_tools("echo")
     made = api.post("/api/v1/keys/", {"name": "ci", "owner": "root", "tools": ["echo"]}, format="json")
     assert made.status_code == 201, made.content
     body = made.json()
@@ -28,6 +36,7 @@ def test_a_key_made_through_the_api_answers_its_token_once(api: APIClient, super
 
 
 def test_a_keys_grant_changes_and_delete_revokes(api: APIClient) -> None:
+    served_tools("echo", "greet")
     key, _ = ApiKey.issue("k")
     change = {"tools": ["echo", "greet"], "rate": "60/60"}
     changed = api.patch(f"/api/v1/keys/{key.pk}/", change, format="json")

@@ -22,6 +22,7 @@ from access.keys import DatabaseKeySource
 from access.models import ApiKey, AuditRecord
 from mcp_protocol.auth.keys import ACCESS_CHANNEL, KeyRing, digest
 from mcp_protocol.bus.memory import MemoryBus
+from registry.models import Tool
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,6 +35,7 @@ def admin(client: Client) -> Client:
 
 
 def test_a_key_made_in_the_admin_is_shown_once_and_stored_as_a_digest(admin: Client) -> None:
+    Tool.objects.create(name="echo", kind="template", template_text="{{ message }}")  # a served tool
     form = {"name": "ci", "owner": "", "expires_at_0": "", "expires_at_1": "", "tools": '["echo"]',
             "resources": '["*"]', "prompts": "[]", "tags": "[]", "rate": "", "tool_rate": ""}
     response = admin.post(reverse("admin:access_apikey_add"), form, follow=True)
@@ -48,6 +50,8 @@ def test_a_key_made_in_the_admin_is_shown_once_and_stored_as_a_digest(admin: Cli
 
 
 def test_mcp_keys_creates_lists_and_revokes() -> None:
+    for name in ("a", "b"):  # a key names tools the server serves
+        Tool.objects.create(name=name, kind="template", template_text="x")
     out, err = io.StringIO(), io.StringIO()
     call_command("mcp_keys", "create", "bot", "--tools", "a,b", "--expires-days", "1", stdout=out, stderr=err)
     token = out.getvalue().strip()
@@ -97,13 +101,13 @@ async def test_audit_rows_written_by_the_sink_read_back_as_recorded() -> None:
 
 def test_prune_audit_keeps_the_retention_window() -> None:
     now = timezone.now()
-    for age in (1, 100):
+    for age in (2, 100):
         AuditRecord.objects.create(time=now - timedelta(days=age), principal="p", revision="v",
                                    method="tools/call", name="t", outcome="ok", duration_ms=1)
     assert prune(90) == 1
     assert AuditRecord.objects.count() == 1
     out = io.StringIO()
-    call_command("prune_audit", "--days", "0", stdout=out)
+    call_command("prune_audit", "--days", "1", stdout=out)
     assert "Deleted 1" in out.getvalue()
 
 

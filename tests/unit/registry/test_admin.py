@@ -374,7 +374,8 @@ def test_try_it_renders_prompts_and_reads_resources_and_templates(admin_client: 
     result = admin_client.post(try_url("resourcetemplate", greeting), {"uri": "demo://greeting/Zed"})
     assert result.context["outcome"].result["contents"][0]["text"].startswith("Hello, Zed!")
     result = admin_client.post(try_url("resourcetemplate", greeting), {"uri": "demo://elsewhere"})
-    assert "Resource not found" in result.context["outcome"].error
+    assert result.context["outcome"] is None  # not this template's: not read (issue 24 item 6)
+    assert "does not match the template" in result.content.decode()
 
 
 def test_try_it_on_a_disabled_tool_says_so(admin_client: Client, demo: None) -> None:

@@ -256,13 +256,13 @@ def http_server() -> Iterator[str]:
 def test_http_kind_posts_the_arguments_and_maps_a_json_object_to_structured_content(
     http_server: str, provider: RegistryProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TEST_TOOL_SECRET", "s3cret")
+    monkeypatch.setenv("MCP_TOOL_SECRET_TEST", "s3cret")
     make_tool(
         name="remote",
         kind="http",
         http_url=f"{http_server}/structured",
         http_secret_header="X-Api-Key",
-        http_secret_env="TEST_TOOL_SECRET",
+        http_secret_env="MCP_TOOL_SECRET_TEST",
     )
     result = call(provider, "remote", {"q": "weather", "n": 2})
     assert result["structuredContent"] == {"echo": {"q": "weather", "n": 2}}
@@ -332,16 +332,16 @@ def test_http_kind_timeout_is_a_deadline_for_the_whole_call_even_when_bytes_keep
 def test_http_kind_with_its_secret_variable_unset_fails_without_calling(
     http_server: str, provider: RegistryProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("TEST_TOOL_SECRET", raising=False)
+    monkeypatch.delenv("MCP_TOOL_SECRET_TEST", raising=False)
     make_tool(
         name="remote",
         kind="http",
         http_url=f"{http_server}/structured",
         http_secret_header="Authorization",
-        http_secret_env="TEST_TOOL_SECRET",
+        http_secret_env="MCP_TOOL_SECRET_TEST",
     )
     result = call(provider, "remote", {})
-    assert result["isError"] and "TEST_TOOL_SECRET" in result["content"][0]["text"]
+    assert result["isError"] and "MCP_TOOL_SECRET_TEST" in result["content"][0]["text"]
     assert Recorder.received == []
 
 

@@ -159,7 +159,8 @@ def test_each_tool_kind_requires_its_settings() -> None:
         tool(kind="http", http_url="https://example.com/x", http_secret_header="X-Key")
     )
     tool(
-        kind="http", http_url="https://example.com/x", http_secret_header="X-Key", http_secret_env="API_KEY"
+        kind="http", http_url="https://example.com/x", http_secret_header="X-Key",
+        http_secret_env="MCP_TOOL_SECRET_API_KEY",
     ).full_clean()
     assert "template_text" in errors_of(tool(kind="template", template_text=""))
 
