@@ -51,8 +51,14 @@ class Exchange:
         self.status = 0
 
     def scope(self) -> dict[str, Any]:
-        return {"type": "http", "method": "POST", "path": "/mcp", "headers": self.headers,
-                "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000)}  # fmt: skip
+        return {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "headers": self.headers,
+            "server": ("127.0.0.1", 8000),
+            "client": ("127.0.0.1", 5000),
+        }
 
     async def receive(self) -> dict[str, Any]:
         return {"type": "http.request", "body": self.body, "more_body": False}
@@ -67,10 +73,23 @@ async def run(args: argparse.Namespace) -> None:
     from mcp_protocol.transports.http import MCPEndpoint
 
     endpoint = MCPEndpoint(get_service())
-    base = [(b"host", b"127.0.0.1:8000"), (b"accept", b"application/json, text/event-stream"),
-            (b"content-type", b"application/json")]  # fmt: skip
-    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}})
+    base = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"content-type", b"application/json"),
+    ]
+    init = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "b", "version": "1"},
+            },
+        }
+    )
     opened = Exchange(init.encode(), base)
     captured: list[bytes] = []
 
@@ -82,11 +101,16 @@ async def run(args: argparse.Namespace) -> None:
     session = [(b"mcp-session-id", captured[0]), (b"mcp-protocol-version", b"2025-11-25")]
     ready = Exchange(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', base + session)
     await endpoint(ready.scope(), ready.receive, ready.send)
-    call = Exchange(b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
-                    b'"params":{"name":"echo","arguments":{"message":"hello"}}}', base + session)  # fmt: skip
+    call = Exchange(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        b'"params":{"name":"echo","arguments":{"message":"hello"}}}',
+        base + session,
+    )
     rt = await get_service().runtime()
-    configs = {"on": dataclasses.replace(rt.config, metrics=True),
-               "off": dataclasses.replace(rt.config, metrics=False)}  # fmt: skip
+    configs = {
+        "on": dataclasses.replace(rt.config, metrics=True),
+        "off": dataclasses.replace(rt.config, metrics=False),
+    }
     best = {"on": float("inf"), "off": float("inf")}
     sides = (args.only,) if args.only else ("off", "on")
     for _ in range(args.blocks):
@@ -103,8 +127,10 @@ async def run(args: argparse.Namespace) -> None:
         return
     off, on = best["off"] * 1e6, best["on"] * 1e6
     mode = "multiprocess files" if args.multiprocess else "one process"
-    print(f"tools/call through MCPEndpoint, metrics off: {off:6.1f} us, on ({mode}): {on:6.1f} us "
-          f"-> metrics cost {on - off:4.1f} us = {(on / off - 1) * 100:4.1f} % of the endpoint's time")
+    print(
+        f"tools/call through MCPEndpoint, metrics off: {off:6.1f} us, on ({mode}): {on:6.1f} us "
+        f"-> metrics cost {on - off:4.1f} us = {(on / off - 1) * 100:4.1f} % of the endpoint's time"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

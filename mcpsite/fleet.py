@@ -116,8 +116,14 @@ def nginx_binary() -> str:
 class Balancer:
     """nginx on a free loopback port in front of ``upstreams``, under a prefix of its own."""
 
-    def __init__(self, upstreams: Sequence[str], *, port: int | None = None, prefix: Path | None = None,
-                 host: str = "127.0.0.1") -> None:  # fmt: skip
+    def __init__(
+        self,
+        upstreams: Sequence[str],
+        *,
+        port: int | None = None,
+        prefix: Path | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
         self.upstreams = list(upstreams)
         self.host = host
         self.port = port or free_port(host)
@@ -142,8 +148,9 @@ class Balancer:
         log = self.prefix / "nginx-error.log"
         # -e: nginx opens its error log before reading the config; the default is under /var/log.
         argv = [nginx_binary(), "-p", str(self.prefix), "-c", str(conf), "-e", str(log)]
-        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                        start_new_session=True)  # fmt: skip
+        self.process = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
             _wait_http(f"{self.base_url}/healthz", self.process, log, "nginx")
         except BaseException:
@@ -179,8 +186,14 @@ class Fleet:
     """``workers`` uvicorn processes and a ``Balancer``, under ``prefix``: plain HTTP on loopback
     (``PLAIN_HTTP`` unless ``env`` or the environment says otherwise)."""
 
-    def __init__(self, workers: int, *, port: int | None = None, prefix: Path | None = None,
-                 env: dict[str, str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        workers: int,
+        *,
+        port: int | None = None,
+        prefix: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.prefix = prefix or Path(tempfile.mkdtemp(prefix="mcpsite-fleet-"))
         self.metrics_dir = self.prefix / "metrics"
         self.env = {
@@ -198,31 +211,50 @@ class Fleet:
         self.balancer = Balancer([f"127.0.0.1:{p}" for p in self.ports], port=port, prefix=self.prefix)
 
     def manage(self, *argv: str) -> None:
-        subprocess.run([sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=self.env,
-                       check=True, timeout=300)  # fmt: skip
+        subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=self.env, check=True, timeout=300
+        )
 
     def start_worker(self, port: int) -> subprocess.Popen[bytes]:
         log = self.prefix / f"worker-{port}.log"
         argv = [
-            sys.executable, "-m", "uvicorn", "mcpsite.asgi:application", "--host", "127.0.0.1",
-            "--port", str(port), "--no-access-log", "--proxy-headers", "--forwarded-allow-ips", "127.0.0.1",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "mcpsite.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--proxy-headers",
+            "--forwarded-allow-ips",
+            "127.0.0.1",
+        ]
         with log.open("ab") as out:
-            process = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                       start_new_session=True)  # fmt: skip
+            process = subprocess.Popen(
+                argv, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         _wait_http(f"http://127.0.0.1:{port}/healthz", process, log, f"worker on {port}")
         return process
 
     def start_drain(self) -> subprocess.Popen[bytes] | None:
         """The audit spool's drain (``manage.py drain_audit``), unless the audit log is off or
         written by the workers themselves (``MCP_AUDIT=0``, ``MCP_AUDIT_SINK=database``)."""
-        if self.env.get("MCP_AUDIT", "1") in ("0", "false", "no", "off") or \
-                self.env.get("MCP_AUDIT_SINK", "redis") != "redis":
+        if (
+            self.env.get("MCP_AUDIT", "1") in ("0", "false", "no", "off")
+            or self.env.get("MCP_AUDIT_SINK", "redis") != "redis"
+        ):
             return None
         with (self.prefix / "drain.log").open("ab") as out:
-            return subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "drain_audit"], cwd=ROOT,
-                                    env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            return subprocess.Popen(
+                [sys.executable, str(ROOT / "manage.py"), "drain_audit"],
+                cwd=ROOT,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def start(self, *, prepare: bool = True) -> Fleet:
         # A fresh directory: files of dead processes from an earlier run would be summed in.
@@ -253,8 +285,12 @@ class Fleet:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="N uvicorn workers behind nginx, on loopback.")
     parser.add_argument("--workers", type=int, default=int(os.environ.get("MCP_FLEET_WORKERS", "3")))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("MCP_FLEET_PORT", "0")) or None,
-                        help="the balancer's port (default: a free one)")  # fmt: skip
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("MCP_FLEET_PORT", "0")) or None,
+        help="the balancer's port (default: a free one)",
+    )
     parser.add_argument("--dir", type=Path, help="the prefix for every file (default: a new temp dir)")
     args = parser.parse_args(argv)
     fleet = Fleet(args.workers, port=args.port, prefix=args.dir)

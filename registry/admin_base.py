@@ -57,14 +57,19 @@ def code_definitions(model: Any) -> list[dict[str, str]]:
 
     table = model.code_key[1]
     to_wire = {
-        Tool: versions.tool_to_wire, Resource: versions.resource_to_wire,
-        ResourceTemplate: versions.template_to_wire, Prompt: versions.prompt_to_wire,
-    }[model]  # fmt: skip
+        Tool: versions.tool_to_wire,
+        Resource: versions.resource_to_wire,
+        ResourceTemplate: versions.template_to_wire,
+        Prompt: versions.prompt_to_wire,
+    }[model]
     return [
-        {"key": key, "origin": code.origin(entry.func),
-         "preview": _pretty({v: to_wire(entry.definition, v) for v in PREVIEW_VERSIONS})}
+        {
+            "key": key,
+            "origin": code.origin(entry.func),
+            "preview": _pretty({v: to_wire(entry.definition, v) for v in PREVIEW_VERSIONS}),
+        }
         for key, entry in sorted(code.TABLES[table].items())
-    ]  # fmt: skip
+    ]
 
 
 class RegistryAdmin(admin.ModelAdmin):
@@ -125,8 +130,11 @@ class RegistryAdmin(admin.ModelAdmin):
             # Another save committed between this form's check and its own save (the form's
             # clean() catches the usual case, with the differing fields).
             self.message_user(
-                request, f"Not saved: someone else saved it at the same moment ({exc}). "
-                "Reload the page to edit the current version.", messages.ERROR)
+                request,
+                f"Not saved: someone else saved it at the same moment ({exc}). "
+                "Reload the page to edit the current version.",
+                messages.ERROR,
+            )
             return HttpResponseRedirect(request.get_full_path())
 
     def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:

@@ -14,8 +14,13 @@ def check_installed_together(app_configs: Any = None, **kwargs: Any) -> list[Che
     its ``mcp_stdio`` command and the endpoint's settings checks are missing."""
     if apps.is_installed("mcp_django"):
         return []
-    return [Error("'registry' is in INSTALLED_APPS but 'mcp_django' is not",
-                  hint="Add 'mcp_django' to INSTALLED_APPS (before 'registry').", id="registry.E001")]
+    return [
+        Error(
+            "'registry' is in INSTALLED_APPS but 'mcp_django' is not",
+            hint="Add 'mcp_django' to INSTALLED_APPS (before 'registry').",
+            id="registry.E001",
+        )
+    ]
 
 
 @register(Tags.database)
@@ -36,15 +41,20 @@ def check_code_names(app_configs: Any = None, databases: Any = None, **kwargs: A
         if not names:
             continue
         try:
-            clashing = list(model.objects.filter(enabled=True, **{f"{field}__in": names})
-                            .values_list("pk", field))  # fmt: skip
+            clashing = list(
+                model.objects.filter(enabled=True, **{f"{field}__in": names}).values_list("pk", field)
+            )
         except DatabaseError:  # not migrated yet: nothing stored can clash
             return []
         for pk, key in clashing:
-            messages.append(Error(
-                f"{model._meta.verbose_name} {key!r} is defined both in code ({code.code_owner(table, key)}) "
-                f"and in the database (row {pk}); only the code one is served",
-                hint="Rename or disable the row in the admin, or rename the code definition.",
-                obj=model, id="registry.E002",
-            ))  # fmt: skip
+            owner = code.code_owner(table, key)
+            messages.append(
+                Error(
+                    f"{model._meta.verbose_name} {key!r} is defined both in code ({owner}) "
+                    f"and in the database (row {pk}); only the code one is served",
+                    hint="Rename or disable the row in the admin, or rename the code definition.",
+                    obj=model,
+                    id="registry.E002",
+                )
+            )
     return messages

@@ -70,8 +70,10 @@ class Definition(Versioned):
     )
     meta = models.JSONField("_meta", default=dict, blank=True, validators=[validate_meta])
     tags = models.JSONField(
-        default=list, blank=True, validators=[validate_tags],
-        help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use '
+        default=list,
+        blank=True,
+        validators=[validate_tags],
+        help_text="Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use "
         'this definition, e.g. ["public"].',
     )
     enabled = models.BooleanField(default=True, help_text="Disabled definitions are not served.")
@@ -97,10 +99,12 @@ class Definition(Versioned):
 
             owner = code_owner(table, getattr(self, field))
             if owner:
-                errors.setdefault(field, []).append(ValidationError(
-                    f"{getattr(self, field)!r} is defined in code by {owner}: choose another.",
-                    code="defined_in_code",
-                ))  # fmt: skip
+                errors.setdefault(field, []).append(
+                    ValidationError(
+                        f"{getattr(self, field)!r} is defined in code by {owner}: choose another.",
+                        code="defined_in_code",
+                    )
+                )
         if errors:
             raise ValidationError(errors)
 

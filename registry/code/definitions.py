@@ -56,8 +56,12 @@ TOOLS: dict[str, CodeTool] = {}
 RESOURCES: dict[str, CodeResource] = {}  # by URI
 TEMPLATES: dict[str, CodeResource] = {}  # by URI template
 PROMPTS: dict[str, CodePrompt] = {}
-TABLES: dict[str, dict[str, Any]] = {"TOOLS": TOOLS, "RESOURCES": RESOURCES, "TEMPLATES": TEMPLATES,
-                                     "PROMPTS": PROMPTS}  # fmt: skip
+TABLES: dict[str, dict[str, Any]] = {
+    "TOOLS": TOOLS,
+    "RESOURCES": RESOURCES,
+    "TEMPLATES": TEMPLATES,
+    "PROMPTS": PROMPTS,
+}
 
 
 def origin(func: Callable[..., Any]) -> str:
@@ -74,8 +78,10 @@ def _check_name(name: str) -> None:
 def _add(table: dict[str, Any], key: str, entry: Any, what: str) -> None:
     existing = table.get(key)
     if existing is not None and origin(existing.func) != origin(entry.func):
-        raise ValueError(f"{what} {key!r} is already defined by {origin(existing.func)}; "
-                         f"{origin(entry.func)} cannot take it")  # fmt: skip
+        raise ValueError(
+            f"{what} {key!r} is already defined by {origin(existing.func)}; "
+            f"{origin(entry.func)} cannot take it"
+        )
     table[key] = entry
 
 
@@ -95,9 +101,14 @@ def _completions(f: Callable[..., Any], values: Mapping[str, Any] | None, names:
 def tool(func: F, /) -> F: ...
 @overload
 def tool(
-    *, name: str | None = ..., title: str | None = ..., description: str | None = ...,
-    annotations: Mapping[str, Any] | None = ..., icons: Any = ..., meta: Mapping[str, Any] | None = ...,
-) -> Callable[[F], F]: ...  # fmt: skip
+    *,
+    name: str | None = ...,
+    title: str | None = ...,
+    description: str | None = ...,
+    annotations: Mapping[str, Any] | None = ...,
+    icons: Any = ...,
+    meta: Mapping[str, Any] | None = ...,
+) -> Callable[[F], F]: ...
 def tool(func: Any = None, /, **options: Any) -> Any:
     """Offer ``func`` as an MCP tool: ``@tool`` or ``@tool(name=..., title=..., annotations=...)``.
     Typed parameters become ``inputSchema``, the return annotation ``outputSchema``, the docstring
@@ -109,11 +120,15 @@ def tool(func: Any = None, /, **options: Any) -> Any:
         _check_name(name)
         signature = read(f)
         definition = d.Tool(
-            name=name, input_schema=signature.input_schema,
-            description=options.get("description") or signature.description, title=options.get("title"),
-            output_schema=signature.output_schema, annotations=options.get("annotations"),
-            icons=_icons(options.get("icons")), meta=options.get("meta"),
-        )  # fmt: skip
+            name=name,
+            input_schema=signature.input_schema,
+            description=options.get("description") or signature.description,
+            title=options.get("title"),
+            output_schema=signature.output_schema,
+            annotations=options.get("annotations"),
+            icons=_icons(options.get("icons")),
+            meta=options.get("meta"),
+        )
         _add(TOOLS, name, CodeTool(f, signature, definition), "Tool")
         return f
 
@@ -121,10 +136,17 @@ def tool(func: Any = None, /, **options: Any) -> Any:
 
 
 def resource(
-    uri: str, *, name: str | None = None, title: str | None = None, description: str | None = None,
-    mime_type: str | None = None, annotations: Mapping[str, Any] | None = None, icons: Any = None,
-    meta: Mapping[str, Any] | None = None, completions: Mapping[str, Any] | None = None,
-) -> Callable[[F], F]:  # fmt: skip
+    uri: str,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    icons: Any = None,
+    meta: Mapping[str, Any] | None = None,
+    completions: Mapping[str, Any] | None = None,
+) -> Callable[[F], F]:
     """Offer ``func`` as a resource at ``uri``, or as a resource template when ``uri`` has RFC
     6570 variables (``notes://{id}``): the function's parameters are the variables, and
     ``completions`` may list values for them. It returns ``str`` (text), ``bytes`` (binary) or
@@ -135,9 +157,14 @@ def resource(
         _check_name(label)
         signature = read(f)
         common = dict(
-            name=label, title=title, description=description or signature.description, mime_type=mime_type,
-            annotations=annotations, icons=_icons(icons), meta=meta,
-        )  # fmt: skip
+            name=label,
+            title=title,
+            description=description or signature.description,
+            mime_type=mime_type,
+            annotations=annotations,
+            icons=_icons(icons),
+            meta=meta,
+        )
         if "{" not in uri:
             try:
                 validate_uri(uri)
@@ -152,8 +179,13 @@ def resource(
         missing = [p.name for p in signature.params if p.required and p.name not in parsed.variables]
         if missing:
             raise TypeError(f"{origin(f)}: parameters {missing} are not variables of {uri!r}")
-        entry = CodeResource(f, signature, d.ResourceTemplate(uri_template=uri, **common), parsed,
-                             _completions(f, completions, parsed.variables))  # fmt: skip
+        entry = CodeResource(
+            f,
+            signature,
+            d.ResourceTemplate(uri_template=uri, **common),
+            parsed,
+            _completions(f, completions, parsed.variables),
+        )
         _add(TEMPLATES, uri, entry, "Resource template")
         return f
 
@@ -164,9 +196,14 @@ def resource(
 def prompt(func: F, /) -> F: ...
 @overload
 def prompt(
-    *, name: str | None = ..., title: str | None = ..., description: str | None = ..., icons: Any = ...,
-    meta: Mapping[str, Any] | None = ..., completions: Mapping[str, Any] | None = ...,
-) -> Callable[[F], F]: ...  # fmt: skip
+    *,
+    name: str | None = ...,
+    title: str | None = ...,
+    description: str | None = ...,
+    icons: Any = ...,
+    meta: Mapping[str, Any] | None = ...,
+    completions: Mapping[str, Any] | None = ...,
+) -> Callable[[F], F]: ...
 def prompt(func: Any = None, /, **options: Any) -> Any:
     """Offer ``func`` as a prompt: its parameters are the prompt's arguments (required when they
     have no default; they arrive as strings and are converted to the annotated types), and
@@ -177,13 +214,18 @@ def prompt(func: Any = None, /, **options: Any) -> Any:
         name = options.get("name") or f.__name__
         _check_name(name)
         signature = read(f)
-        arguments = tuple(d.PromptArgument(name=p.name, description=p.description, required=p.required)
-                          for p in signature.params)  # fmt: skip
+        arguments = tuple(
+            d.PromptArgument(name=p.name, description=p.description, required=p.required)
+            for p in signature.params
+        )
         definition = d.Prompt(
-            name=name, title=options.get("title"),
-            description=options.get("description") or signature.description, arguments=arguments,
-            icons=_icons(options.get("icons")), meta=options.get("meta"),
-        )  # fmt: skip
+            name=name,
+            title=options.get("title"),
+            description=options.get("description") or signature.description,
+            arguments=arguments,
+            icons=_icons(options.get("icons")),
+            meta=options.get("meta"),
+        )
         values = _completions(f, options.get("completions"), [p.name for p in signature.params])
         _add(PROMPTS, name, CodePrompt(f, signature, definition, values), "Prompt")
         return f

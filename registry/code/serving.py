@@ -30,16 +30,24 @@ logger = logging.getLogger("registry.code")
 def clashes(table: Mapping[str, Any], keys: list[str], what: str) -> set[str]:
     taken = {key for key in keys if key in table}
     for key in sorted(taken):
-        logger.warning("%s %r is defined in code (%s) and in the database: serving the code", what, key,
-                       code.origin(table[key].func))  # fmt: skip
+        logger.warning(
+            "%s %r is defined in code (%s) and in the database: serving the code",
+            what,
+            key,
+            code.origin(table[key].func),
+        )
     return taken
 
 
 def add_code(
-    tools: list[d.Tool], tool_specs: dict[str, ToolSpec], resources: list[d.Resource],
-    resource_specs: dict[str, ResourceSpec], templates: list[TemplateSpec], prompts: list[d.Prompt],
+    tools: list[d.Tool],
+    tool_specs: dict[str, ToolSpec],
+    resources: list[d.Resource],
+    resource_specs: dict[str, ResourceSpec],
+    templates: list[TemplateSpec],
+    prompts: list[d.Prompt],
     prompt_specs: dict[str, PromptSpec],
-) -> None:  # fmt: skip
+) -> None:
     """The definitions written in Python (``registry.code``), merged in listing order."""
     for name, tool in code.TOOLS.items():
         tools.append(tool.definition)
@@ -47,18 +55,26 @@ def add_code(
     for uri, entry in code.RESOURCES.items():
         assert isinstance(entry.definition, d.Resource)
         resources.append(entry.definition)
-        resource_specs[uri] = ResourceSpec(uri=uri, kind="code", mime_type=entry.definition.mime_type,
-                                           handler=uri)  # fmt: skip
+        resource_specs[uri] = ResourceSpec(
+            uri=uri, kind="code", mime_type=entry.definition.mime_type, handler=uri
+        )
     for uri_template, entry in code.TEMPLATES.items():
         assert isinstance(entry.definition, d.ResourceTemplate) and entry.template is not None
-        templates.append(TemplateSpec(
-            definition=entry.definition, parsed=entry.template, kind="code",
-            mime_type=entry.definition.mime_type, handler=uri_template, completions=entry.completions,
-        ))  # fmt: skip
+        templates.append(
+            TemplateSpec(
+                definition=entry.definition,
+                parsed=entry.template,
+                kind="code",
+                mime_type=entry.definition.mime_type,
+                handler=uri_template,
+                completions=entry.completions,
+            )
+        )
     for name, prompt in code.PROMPTS.items():
         prompts.append(prompt.definition)
-        prompt_specs[name] = PromptSpec(name=name, description=prompt.definition.description, code=True,
-                                        completions=prompt.completions)  # fmt: skip
+        prompt_specs[name] = PromptSpec(
+            name=name, description=prompt.definition.description, code=True, completions=prompt.completions
+        )
     # Sorted again only when code added something: a database-only listing keeps the database's
     # collation order exactly as before.
     if code.TOOLS:
@@ -74,9 +90,11 @@ def add_code(
 def code_versions() -> list[str]:
     """What identifies the code definitions in the state's version: each one's origin and wire
     form (a restart with changed code gives a new version, so cursors from before are refused)."""
-    return [f"{code.origin(e.func)}={e.definition!r}"
-            for table in (code.TOOLS, code.RESOURCES, code.TEMPLATES, code.PROMPTS)
-            for e in table.values()]  # fmt: skip
+    return [
+        f"{code.origin(e.func)}={e.definition!r}"
+        for table in (code.TOOLS, code.RESOURCES, code.TEMPLATES, code.PROMPTS)
+        for e in table.values()
+    ]
 
 
 async def _run(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:

@@ -77,8 +77,10 @@ class Signature:
             data = self.output.dump_python(value, mode="json")
             structured = {"result": data} if self.wrapped else data
             # server/tools.mdx "Structured Content": also serialized in a TextContent block.
-            return {"content": [text_block(json.dumps(data, ensure_ascii=False))],
-                    "structuredContent": structured}  # fmt: skip
+            return {
+                "content": [text_block(json.dumps(data, ensure_ascii=False))],
+                "structuredContent": structured,
+            }
         if isinstance(value, str | list) or (
             isinstance(value, dict) and ("content" in value or "structuredContent" in value)
         ):
@@ -153,8 +155,10 @@ def read(func: Any) -> Signature:
         if output_schema.get("type") != "object":
             defs = output_schema.pop("$defs", None)
             output_schema = {
-                "type": "object", "properties": {"result": output_schema}, "required": ["result"]
-            }  # fmt: skip
+                "type": "object",
+                "properties": {"result": output_schema},
+                "required": ["result"],
+            }
             if defs:
                 output_schema["$defs"] = defs
             wrapped = True

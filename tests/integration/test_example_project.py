@@ -43,8 +43,11 @@ from tests.support.wheel import ROOT, build_wheel
 
 pytestmark = pytest.mark.timeout(240)
 EXAMPLE = ROOT / "examples" / "shopdesk"
-ADMIN = {"DJANGO_SUPERUSER_USERNAME": "boss", "DJANGO_SUPERUSER_PASSWORD": "example-pw",
-         "DJANGO_SUPERUSER_EMAIL": "boss@example.com"}  # fmt: skip
+ADMIN = {
+    "DJANGO_SUPERUSER_USERNAME": "boss",
+    "DJANGO_SUPERUSER_PASSWORD": "example-pw",
+    "DJANGO_SUPERUSER_EMAIL": "boss@example.com",
+}
 
 
 @dataclass
@@ -57,16 +60,24 @@ class Installed:
     def server(self, **kwargs: Any) -> LiveServer:
         env = {"DJANGO_SETTINGS_MODULE": "shopdesk.settings", "MCP_KEEPALIVE_SECONDS": "1", **ADMIN}
         return LiveServer(
-            app="shopdesk.asgi:application", project_dir=self.project, python=self.python,
-            mcp_path="/internal/mcp", env=env, **kwargs,
-        )  # fmt: skip
+            app="shopdesk.asgi:application",
+            project_dir=self.project,
+            python=self.python,
+            mcp_path="/internal/mcp",
+            env=env,
+            **kwargs,
+        )
 
     def run(self, *argv: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
         done = subprocess.run(
-            [self.python, *argv], cwd=cwd or self.project, capture_output=True, text=True, timeout=120,
+            [self.python, *argv],
+            cwd=cwd or self.project,
+            capture_output=True,
+            text=True,
+            timeout=120,
             env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
             | (env or {}),
-        )  # fmt: skip
+        )
         assert done.returncode == 0, f"{argv} failed:\n{done.stdout}\n{done.stderr}"
         return done.stdout + done.stderr
 
@@ -78,10 +89,30 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
-    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())  # fmt: skip
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-                    "--target", str(site), str(wheel)], check=True, timeout=120)  # fmt: skip
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        timeout=120,
+    )
     # The dependencies, not mcpsite: the test venv's editable install is a .pth file there, and
     # .pth files of a directory added this way are not processed.
     (site / "test-venv-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -106,8 +137,9 @@ def test_the_wheel_carries_the_apps_non_python_files(installed: Installed) -> No
     expected = {
         p.relative_to(ROOT).as_posix()
         for folder in ("registry/templates", "registry/static", "registry/fixtures")
-        for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts
-    }  # fmt: skip
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     assert expected and expected <= installed.wheel_names
     assert {
         "mcp_protocol/py.typed",
@@ -121,8 +153,11 @@ def test_the_wheel_carries_the_apps_non_python_files(installed: Installed) -> No
 
 
 def test_the_apps_come_from_the_installed_wheel_and_the_checks_pass(installed: Installed) -> None:
-    where = installed.run("-c", "import registry, mcp_protocol as p, mcp_django as d; "
-                          "print(registry.__file__, p.__file__, d.__file__)")
+    where = installed.run(
+        "-c",
+        "import registry, mcp_protocol as p, mcp_django as d; "
+        "print(registry.__file__, p.__file__, d.__file__)",
+    )
     assert where.count(str(installed.site_packages)) == 3, where
     checked = installed.run("manage.py", "check", env={"DJANGO_SETTINGS_MODULE": "shopdesk.settings"})
     assert "no issues" in checked
@@ -177,10 +212,14 @@ async def test_an_admin_edit_reaches_the_sdk_client_as_list_changed(live: LiveSe
     async with connect(live.url, heard) as session:
         await session.list_tools()
         async with httpx.AsyncClient(base_url=live.base_url, timeout=10) as browser:
-            await log_in(browser, live.base_url, ADMIN["DJANGO_SUPERUSER_USERNAME"],
-                         ADMIN["DJANGO_SUPERUSER_PASSWORD"])  # fmt: skip
-            saved = await submit_change(browser, f"/admin/registry/tool/{pk.split()[-1]}/change/",
-                                        description="Edited in the shopdesk admin")  # fmt: skip
+            await log_in(
+                browser, live.base_url, ADMIN["DJANGO_SUPERUSER_USERNAME"], ADMIN["DJANGO_SUPERUSER_PASSWORD"]
+            )
+            saved = await submit_change(
+                browser,
+                f"/admin/registry/tool/{pk.split()[-1]}/change/",
+                description="Edited in the shopdesk admin",
+            )
             assert saved.status_code == 302, saved.text[:2000]
         async with asyncio.timeout(20):
             await heard.changed.wait()
@@ -190,8 +229,9 @@ async def test_an_admin_edit_reaches_the_sdk_client_as_list_changed(live: LiveSe
 
 async def test_the_admin_shows_the_projects_code_tools_read_only(live: LiveServer) -> None:
     async with httpx.AsyncClient(base_url=live.base_url, timeout=10) as browser:
-        await log_in(browser, live.base_url, ADMIN["DJANGO_SUPERUSER_USERNAME"],
-                     ADMIN["DJANGO_SUPERUSER_PASSWORD"])  # fmt: skip
+        await log_in(
+            browser, live.base_url, ADMIN["DJANGO_SUPERUSER_USERNAME"], ADMIN["DJANGO_SUPERUSER_PASSWORD"]
+        )
         page = (await browser.get("/admin/registry/tool/")).text
     assert "Defined in code (read-only)" in page and "orders.mcp_handlers.order_status" in page
 
@@ -207,8 +247,10 @@ async def test_runserver_reloads_when_the_projects_tools_change(installed: Insta
         async with httpx.AsyncClient(timeout=10) as client:
             handlers = installed.project / "orders" / "mcp_handlers.py"
             original = handlers.read_text()
-            handlers.write_text(original + '\n\n@tool\ndef ping() -> str:\n    """Added while running."""\n'
-                                "    return 'pong'\n")  # fmt: skip
+            handlers.write_text(
+                original + '\n\n@tool\ndef ping() -> str:\n    """Added while running."""\n'
+                "    return 'pong'\n"
+            )
             try:
                 names: set[str] = set()
                 # A restart is a new process (Django setup, system checks, daphne): generous, since
@@ -223,8 +265,9 @@ async def test_runserver_reloads_when_the_projects_tools_change(installed: Insta
                         await asyncio.sleep(1.0)
                         try:
                             session_id = await open_session(client, server.url)
-                            listed = await client.post(server.url, headers=session_headers(session_id),
-                                                       json=request(1, "tools/list"))  # fmt: skip
+                            listed = await client.post(
+                                server.url, headers=session_headers(session_id), json=request(1, "tools/list")
+                            )
                             names = {t["name"] for t in listed.json()["result"]["tools"]}
                         except (httpx.TransportError, AssertionError):
                             continue  # between the old process and the new one

@@ -99,9 +99,13 @@ async def connect(
 
     async with sse_client(url, httpx_client_factory=factory) as (read, write):
         async with ClientSession(
-            read, write, sampling_callback=on_sampling, elicitation_callback=on_elicit,
-            list_roots_callback=on_roots, logging_callback=on_log,
-        ) as session:  # fmt: skip
+            read,
+            write,
+            sampling_callback=on_sampling,
+            elicitation_callback=on_elicit,
+            list_roots_callback=on_roots,
+            logging_callback=on_log,
+        ) as session:
             with anyio.fail_after(30):
                 yield session
 

@@ -65,8 +65,9 @@ async def test_a_browser_opening_mcp_gets_a_page_and_clients_are_unaffected(live
 
 
 def test_the_python_sdk_snippet_on_the_page_works(live: LiveServer) -> None:
-    ran = subprocess.run([sys.executable, "-c", python_sdk_snippet(live.url)], capture_output=True,
-                         text=True, timeout=30)  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, "-c", python_sdk_snippet(live.url)], capture_output=True, text=True, timeout=30
+    )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.startswith("tools: ") and "echo" in ran.stdout
 

@@ -116,8 +116,9 @@ async def test_a_known_load_shows_in_full_in_a_scrape_of_any_worker(
         await echo(client, balancer, session_id, n)
     for where in (a, b, balancer):
         # Each worker hands its counts to the shared files at most FLUSH_SECONDS after a request.
-        found = await settled(lambda w=where: scrape(w), "mcp_tool_calls_total", before + 13,
-                              tool="echo", outcome="ok")  # fmt: skip
+        found = await settled(
+            lambda w=where: scrape(w), "mcp_tool_calls_total", before + 13, tool="echo", outcome="ok"
+        )
         assert found.value("mcp_tool_calls_total", tool="echo", outcome="ok") == before + 13, where
         assert found.value("mcp_tool_call_duration_seconds_count", tool="echo") >= 13
     # Each worker wrote its own samples (two processes), summed at scrape time.
@@ -216,12 +217,22 @@ def test_the_fleet_command_serves_through_nginx_and_stops_everything_on_sigterm(
     require_nginx()
     prefix = tmp_path / "fleet"
     env = {
-        **os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": redis_server.url,
-        "MCP_KEY_PREFIX": f"cli-{uuid.uuid4().hex[:8]}", "PYTHONUNBUFFERED": "1",
-    }  # fmt: skip
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "REDIS_URL": redis_server.url,
+        "MCP_KEY_PREFIX": f"cli-{uuid.uuid4().hex[:8]}",
+        "PYTHONUNBUFFERED": "1",
+    }
     command = [sys.executable, "-m", "mcpsite.fleet", "--workers", "1", "--dir", str(prefix)]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert process.stdout is not None
         printed: list[str] = []

@@ -14,8 +14,11 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def test_every_line_of_a_worker_is_a_json_object() -> None:
-    server = LiveServer(env={"MCP_LOG_FORMAT": "json", "MCP_LOG_LEVEL": "INFO"}, migrate=True,
-                        extra_args=["--log-level", "info"])  # fmt: skip
+    server = LiveServer(
+        env={"MCP_LOG_FORMAT": "json", "MCP_LOG_LEVEL": "INFO"},
+        migrate=True,
+        extra_args=["--log-level", "info"],
+    )
     server.start()
     try:
         assert httpx.get(f"{server.base_url}/readyz", timeout=10).status_code == 200

@@ -16,9 +16,11 @@ from tests.support.mcp_http import open_session, request, session_headers, sse_e
 
 pytestmark = pytest.mark.timeout(90)
 live = live_server_fixture(
-    server="runserver", provider=MEMORY_PROVIDER, startup_timeout=60.0,
+    server="runserver",
+    provider=MEMORY_PROVIDER,
+    startup_timeout=60.0,
     env={"MCP_KEEPALIVE_SECONDS": "0.3", "DJANGO_DEBUG": "1"},
-)  # fmt: skip
+)
 
 
 @pytest.fixture
@@ -31,8 +33,9 @@ async def test_runserver_answers_a_streaming_tool_call_with_sse_event_by_event(
     live: LiveServer, client: httpx.AsyncClient
 ) -> None:
     session_id = await open_session(client, live.url)
-    call = request(7, "tools/call", {"name": "countdown", "arguments": {"steps": 3},
-                                     "_meta": {"progressToken": "p"}})  # fmt: skip
+    call = request(
+        7, "tools/call", {"name": "countdown", "arguments": {"steps": 3}, "_meta": {"progressToken": "p"}}
+    )
     async with client.stream("POST", live.url, headers=session_headers(session_id), json=call) as response:
         assert response.status_code == 200
         assert response.headers["content-type"] == "text/event-stream"

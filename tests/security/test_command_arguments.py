@@ -26,8 +26,15 @@ pytestmark = pytest.mark.django_db
 def audit_rows(*ages_in_days: float) -> None:
     now = timezone.now()
     for age in ages_in_days:
-        AuditRecord.objects.create(time=now - timedelta(days=age), principal="key ab", revision="2025-11-25",
-                                   method="tools/call", name="echo", outcome="ok", duration_ms=1.0)
+        AuditRecord.objects.create(
+            time=now - timedelta(days=age),
+            principal="key ab",
+            revision="2025-11-25",
+            method="tools/call",
+            name="echo",
+            outcome="ok",
+            duration_ms=1.0,
+        )
 
 
 @pytest.mark.parametrize("days", ["-1", "0"])
@@ -48,15 +55,18 @@ def test_prune_audit_refuses_a_setting_that_deletes_every_record(settings: Any) 
     assert AuditRecord.objects.count() == 1
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--rate", "10"], "--rate: a rate is N/S"),
-    (["--tool-rate", "5"], "--tool-rate: a rate is N/S"),
-    (["--rate", "10/0"], "--rate:"),
-    (["--expires-days", "-5"], "--expires-days must be more than 0"),
-    (["--expires-days", "0"], "--expires-days must be more than 0"),
-    (["--tools", "no_such_tool"], "--tools: no tool named 'no_such_tool' is served"),
-    (["--prompts", "no_such_prompt"], "--prompts: no prompt named 'no_such_prompt' is served"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--rate", "10"], "--rate: a rate is N/S"),
+        (["--tool-rate", "5"], "--tool-rate: a rate is N/S"),
+        (["--rate", "10/0"], "--rate:"),
+        (["--expires-days", "-5"], "--expires-days must be more than 0"),
+        (["--expires-days", "0"], "--expires-days must be more than 0"),
+        (["--tools", "no_such_tool"], "--tools: no tool named 'no_such_tool' is served"),
+        (["--prompts", "no_such_prompt"], "--prompts: no prompt named 'no_such_prompt' is served"),
+    ],
+)
 def test_mcp_keys_create_refuses_what_the_admin_refuses(argv: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message.replace("(", r"\(")):
         call_command("mcp_keys", "create", "bot", *argv)
@@ -79,18 +89,31 @@ def test_the_api_and_the_admin_refuse_a_key_scoped_to_an_unknown_tool(admin_user
     assert rate.status_code == 400 and "N/S" in rate.content.decode()
     admin = Client()
     admin.force_login(admin_user)
-    form = {"name": "ci", "owner": "", "expires_at_0": "", "expires_at_1": "", "tools": json.dumps(["nope"]),
-            "resources": '["*"]', "prompts": '["*"]', "tags": "[]", "rate": "", "tool_rate": ""}
+    form = {
+        "name": "ci",
+        "owner": "",
+        "expires_at_0": "",
+        "expires_at_1": "",
+        "tools": json.dumps(["nope"]),
+        "resources": '["*"]',
+        "prompts": '["*"]',
+        "tags": "[]",
+        "rate": "",
+        "tool_rate": "",
+    }
     page = admin.post("/admin/access/apikey/add/", form)
     assert page.status_code == 200 and "no tool named &#x27;nope&#x27;" in page.content.decode()
     assert not ApiKey.objects.exists()
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--batch", "0"], "--batch must be at least 1"),
-    (["--linger", "-1"], "--linger must be at least 0"),
-    (["--claim-after", "-1"], "--claim-after must be at least 0"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--batch", "0"], "--batch must be at least 1"),
+        (["--linger", "-1"], "--linger must be at least 0"),
+        (["--claim-after", "-1"], "--claim-after must be at least 0"),
+    ],
+)
 def test_drain_audit_refuses_impossible_numbers(argv: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         call_command("drain_audit", "--once", *argv)

@@ -41,8 +41,9 @@ HTTP_TOOL: dict[str, Any] = {
 def test_the_rest_api_refuses_a_tool_naming_a_server_variable(variable: str) -> None:
     client = APIClient()
     client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
-    response = client.post("/api/v1/tools/", {**HTTP_TOOL, "name": "leaky", "http_secret_env": variable},
-                           format="json")
+    response = client.post(
+        "/api/v1/tools/", {**HTTP_TOOL, "name": "leaky", "http_secret_env": variable}, format="json"
+    )
     assert response.status_code == 400, response.content
     error = " ".join(response.json()["http_secret_env"])
     assert variable in error and "MCP_TOOL_SECRET_" in error  # names the rule
@@ -53,12 +54,26 @@ def test_the_rest_api_refuses_a_tool_naming_a_server_variable(variable: str) -> 
 @pytest.mark.django_db
 def test_the_admin_refuses_a_tool_naming_a_server_variable(admin_client: Client) -> None:
     form = {
-        "name": "leaky", "description": "", "title": "", "enabled": "on", "kind": "http",
-        "input_schema": json.dumps(HTTP_TOOL["input_schema"]), "output_schema": "", "handler": "",
-        "template_text": "", "template_structured": "", "http_url": HTTP_TOOL["http_url"],
-        "http_timeout": "10", "http_secret_header": "X-Upstream-Key", "http_secret_env": "SECRET_KEY",
-        "annotations": "", "icons": "[]", "meta": "{}", "tags": "[]", "execution": "",
-    }  # fmt: skip
+        "name": "leaky",
+        "description": "",
+        "title": "",
+        "enabled": "on",
+        "kind": "http",
+        "input_schema": json.dumps(HTTP_TOOL["input_schema"]),
+        "output_schema": "",
+        "handler": "",
+        "template_text": "",
+        "template_structured": "",
+        "http_url": HTTP_TOOL["http_url"],
+        "http_timeout": "10",
+        "http_secret_header": "X-Upstream-Key",
+        "http_secret_env": "SECRET_KEY",
+        "annotations": "",
+        "icons": "[]",
+        "meta": "{}",
+        "tags": "[]",
+        "execution": "",
+    }
     response = admin_client.post("/admin/registry/tool/add/", form)
     assert response.status_code == 200  # the form again, not a redirect to the saved tool
     errors = response.context["adminform"].form.errors
@@ -120,14 +135,20 @@ for name, variable in {rows!r}:
 
 @pytest.fixture(scope="module")
 def live(upstream: str) -> Iterator[LiveServer]:
-    rows = [("sends_secret_key", "SECRET_KEY"), ("sends_database_url", "DATABASE_URL"),
-            ("sends_its_own", "MCP_TOOL_SECRET_UPSTREAM")]  # fmt: skip
+    rows = [
+        ("sends_secret_key", "SECRET_KEY"),
+        ("sends_database_url", "DATABASE_URL"),
+        ("sends_its_own", "MCP_TOOL_SECRET_UPSTREAM"),
+    ]
     server = LiveServer(
-        env={"REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1", "SECRET_KEY": SERVER_SECRET_KEY,
-             "MCP_TOOL_SECRET_UPSTREAM": TOOL_SECRET},
+        env={
+            "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+            "SECRET_KEY": SERVER_SECRET_KEY,
+            "MCP_TOOL_SECRET_UPSTREAM": TOOL_SECRET,
+        },
         provider="registry.provider.RegistryProvider",
         load=[["shell", "-c", FORCE_ROWS.format(rows=rows, url=upstream)]],  # before the server starts
-    )  # fmt: skip
+    )
     server.start()
     try:
         yield server
@@ -141,13 +162,19 @@ def call_tool(live: LiveServer, name: str) -> dict[str, Any]:
         session = opened.headers["mcp-session-id"]
         initialized = notification("notifications/initialized")
         client.post(live.url, headers=session_headers(session), json=initialized)
-        answer = client.post(live.url, headers=session_headers(session),
-                             json=request(1, "tools/call", {"name": name, "arguments": {}}))
+        answer = client.post(
+            live.url,
+            headers=session_headers(session),
+            json=request(1, "tools/call", {"name": name, "arguments": {}}),
+        )
     assert answer.status_code == 200, answer.text
     text = answer.text
     if answer.headers["content-type"].startswith("text/event-stream"):
-        text = next(line[5:] for line in text.splitlines() if line.startswith("data:") and '"id":1' in line
-                    .replace(" ", ""))
+        text = next(
+            line[5:]
+            for line in text.splitlines()
+            if line.startswith("data:") and '"id":1' in line.replace(" ", "")
+        )
     assert "result" in json.loads(text), text
     result: dict[str, Any] = json.loads(text)["result"]
     return result

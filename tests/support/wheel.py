@@ -15,9 +15,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_SOURCE = shutil.ignore_patterns(
-    ".git", ".venv*", ".tools", "node_modules", "__pycache__", "*.pyc", "build", "*.egg-info",
-    ".pytest_cache", ".mypy_cache", ".ruff_cache", "staticfiles", "*.sqlite3", ".notes",
-)  # fmt: skip
+    ".git",
+    ".venv*",
+    ".tools",
+    "node_modules",
+    "__pycache__",
+    "*.pyc",
+    "build",
+    "*.egg-info",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    "staticfiles",
+    "*.sqlite3",
+    ".notes",
+)
 
 
 def build_wheel(workdir: Path, timeout: float = 300.0) -> Path:
@@ -26,7 +38,9 @@ def build_wheel(workdir: Path, timeout: float = 300.0) -> Path:
     shutil.copytree(ROOT, source, ignore=NOT_SOURCE, symlinks=True)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(out), str(source)],
-        check=True, timeout=timeout, capture_output=True,
-    )  # fmt: skip
+        check=True,
+        timeout=timeout,
+        capture_output=True,
+    )
     (wheel,) = out.glob("mcpsite-*.whl")
     return wheel

@@ -41,8 +41,12 @@ def have_compose_plugin() -> bool:
 
 def test_the_compose_file_is_valid_against_the_compose_spec_schema() -> None:
     checker = Path(sys.executable).parent / "check-jsonschema"
-    done = subprocess.run([str(checker), "--builtin-schema", "vendor.compose-spec", str(COMPOSE)],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [str(checker), "--builtin-schema", "vendor.compose-spec", str(COMPOSE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -59,11 +63,20 @@ def test_docker_compose_config_accepts_it_and_requires_a_secret_key() -> None:
 
 def test_migrations_run_once_before_the_workers_and_the_balancer_waits_for_healthy_workers() -> None:
     services = compose()["services"]
-    assert set(services) == {"postgres", "redis", "migrate", "worker1", "worker2", "worker3",
-                             "audit-drain", "lb"}
+    assert set(services) == {
+        "postgres",
+        "redis",
+        "migrate",
+        "worker1",
+        "worker2",
+        "worker3",
+        "audit-drain",
+        "lb",
+    }
     assert services["migrate"]["depends_on"] == {
-        "postgres": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}
-    }  # fmt: skip
+        "postgres": {"condition": "service_healthy"},
+        "redis": {"condition": "service_healthy"},
+    }
     assert services["migrate"]["restart"] == "no"
     command = " ".join(services["migrate"]["command"])
     assert "migrate --noinput" in command and "ensure_admin" in command
@@ -97,8 +110,12 @@ def test_the_balancer_mounts_files_that_exist_and_uses_the_fleets_routes() -> No
     assert "include /etc/nginx/mcp-proxy.conf;" in nginx
     assert f"include {PROXY_CONF};" in nginx_config(["127.0.0.1:1"], 2, Path("/tmp/x"))
     routes = PROXY_CONF.read_text()
-    for directive in ("proxy_buffering off;", "proxy_read_timeout 3600s;", "proxy_http_version 1.1;",
-                      'proxy_set_header Connection "";'):  # fmt: skip
+    for directive in (
+        "proxy_buffering off;",
+        "proxy_read_timeout 3600s;",
+        "proxy_http_version 1.1;",
+        'proxy_set_header Connection "";',
+    ):
         assert directive in routes
     assert "ip_hash" not in nginx + routes and "sticky" not in nginx + routes  # no affinity
     assert "keepalive" in nginx
@@ -108,7 +125,7 @@ def test_the_image_is_non_root_collects_static_files_and_checks_health() -> None
     dockerfile = (DOCKER / "Dockerfile").read_text()
     assert "\nUSER mcp\n" in dockerfile
     assert "collectstatic --noinput" in dockerfile
-    assert 'HEALTHCHECK' in dockerfile and "docker/healthcheck.py" in dockerfile
+    assert "HEALTHCHECK" in dockerfile and "docker/healthcheck.py" in dockerfile
     assert '"--proxy-headers"' in dockerfile
     for line in dockerfile.splitlines():
         if line.startswith("COPY "):
@@ -123,6 +140,7 @@ def test_the_image_is_non_root_collects_static_files_and_checks_health() -> None
 def test_the_healthcheck_script_sends_an_allowed_host(tmp_path: Path) -> None:
     # Run against nothing listening: it must fail cleanly (exit 1), not crash.
     env = {**os.environ, "DJANGO_ALLOWED_HOSTS": ".example.com,worker1"}
-    done = subprocess.run([sys.executable, str(DOCKER / "healthcheck.py")], env=env, capture_output=True,
-                          text=True, timeout=30)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(DOCKER / "healthcheck.py")], env=env, capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 1 and done.stderr.startswith("healthz:")

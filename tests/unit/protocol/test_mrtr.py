@@ -52,8 +52,11 @@ def server():
 
 
 async def modern_call(server, name, *, caps=ALL_CAPS, id=1, principal="alice", arguments=None, **extra):
-    params = {"name": name, "arguments": arguments or {}, "_meta": modern_meta(**{
-        "io.modelcontextprotocol/clientCapabilities": caps})}  # fmt: skip
+    params = {
+        "name": name,
+        "arguments": arguments or {},
+        "_meta": modern_meta(**{"io.modelcontextprotocol/clientCapabilities": caps}),
+    }
     params.update(extra)
     response = await server.handle_stateless(
         Request(id, "tools/call", params), RecordingOutbound(), principal
@@ -97,7 +100,10 @@ async def test_multi_round_replays_the_handler_with_the_answers(server):
 async def test_concurrent_questions_come_back_in_one_round(server):
     first = (await modern_call(server, "fan_out"))["result"]
     assert {q["method"] for q in first["inputRequests"].values()} == {
-        "elicitation/create", "sampling/createMessage", "roots/list"}  # fmt: skip
+        "elicitation/create",
+        "sampling/createMessage",
+        "roots/list",
+    }
     answers = {
         "elicitation-1": accept(name="x"),
         "sampling-1": {"role": "assistant", "content": {"type": "text", "text": "y"}, "model": "m"},
@@ -138,9 +144,12 @@ async def test_undeclared_capability_gets_32021_with_the_capability_named(server
 async def test_forged_request_state_gets_32602(server, state_for):
     first = (await modern_call(server, "interview"))["result"]
     response = await modern_call(
-        server, "interview", id=2, inputResponses={"name": accept(name="x")},
+        server,
+        "interview",
+        id=2,
+        inputResponses={"name": accept(name="x")},
         requestState=state_for(first["requestState"]),
-    )  # fmt: skip
+    )
     assert response["error"]["code"] == -32602 and "requestState" in response["error"]["message"]
 
 

@@ -80,7 +80,9 @@ async def test_a_lost_bus_tells_every_stream_that_everything_it_asked_may_have_c
     server.feed.publish(EVERYTHING)
     await settle()
     assert [m for m, _ in outbound.notifications[1:]] == [
-        "notifications/prompts/list_changed", "notifications/resources/updated"]  # fmt: skip
+        "notifications/prompts/list_changed",
+        "notifications/resources/updated",
+    ]
     task.cancel()
     await asyncio.wait((task,))
 

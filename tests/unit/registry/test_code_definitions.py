@@ -58,8 +58,16 @@ async def slow_count(steps: int, ctx: Context) -> str:
 
 
 async def confirm(item: str, ctx: Context) -> str:
-    answer = await ctx.elicit({"message": f"Really delete {item}?", "requestedSchema": {
-        "type": "object", "properties": {"sure": {"type": "boolean"}}, "required": ["sure"]}})
+    answer = await ctx.elicit(
+        {
+            "message": f"Really delete {item}?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"sure": {"type": "boolean"}},
+                "required": ["sure"],
+            },
+        }
+    )
     return "deleted" if answer.get("action") == "accept" and answer["content"]["sure"] else "kept"
 
 
@@ -127,8 +135,11 @@ def test_typed_parameters_and_docstrings_become_the_tool_definition(code: None) 
     added = snapshot.tool("math.add")
     assert added is not None and added.title == "Add" and added.annotations == {"readOnlyHint": True}
     # A number is not an object: wrapped as {"result": ...} (server/tools.mdx "Output Schema").
-    assert added.output_schema == {"type": "object", "properties": {"result": {"type": "integer"}},
-                                   "required": ["result"]}  # fmt: skip
+    assert added.output_schema == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
 
 
 def test_calls_return_structured_content_validated_by_the_output_schema(code: None) -> None:
@@ -189,7 +200,8 @@ def test_prompts_take_string_arguments_converted_to_their_types(code: None) -> N
     definition = provider.snapshot().prompt("review")
     assert definition is not None
     assert [(a.name, a.required, a.description) for a in definition.arguments] == [
-        ("code", True, "The diff."), ("strict", False, None)
+        ("code", True, "The diff."),
+        ("strict", False, None),
     ]
     result = run(provider.get_prompt(definition, {"code": "+x", "strict": "true"}, make_context()))
     assert result == {
@@ -261,10 +273,15 @@ def test_the_admin_and_api_validation_refuse_a_name_defined_in_code(code: None) 
     Tool(name="subtract", kind="template", template_text="x").full_clean()
 
 
-@pytest.mark.parametrize(("model", "shown"), [
-    ("tool", ["forecast", "math.add"]), ("resourcetemplate", ["notes://{note_id}"]),
-    ("resource", ["motd://today"]), ("prompt", ["review"]),
-])
+@pytest.mark.parametrize(
+    ("model", "shown"),
+    [
+        ("tool", ["forecast", "math.add"]),
+        ("resourcetemplate", ["notes://{note_id}"]),
+        ("resource", ["motd://today"]),
+        ("prompt", ["review"]),
+    ],
+)
 def test_the_admin_lists_code_definitions_read_only_beside_the_rows(
     code: None, admin_client: Any, model: str, shown: list[str]
 ) -> None:
@@ -291,8 +308,7 @@ def test_the_rest_api_refuses_a_name_defined_in_code(code: None, admin_user: Any
 
     api = APIClient()
     api.force_login(admin_user)
-    body = {"name": "forecast", "kind": "template", "template_text": "x",
-            "input_schema": {"type": "object"}}  # fmt: skip
+    body = {"name": "forecast", "kind": "template", "template_text": "x", "input_schema": {"type": "object"}}
     response = api.post("/api/v1/tools/", body, format="json")
     assert response.status_code == 400
     assert "defined in code" in str(response.json()["name"])

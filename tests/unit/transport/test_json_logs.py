@@ -14,8 +14,15 @@ SESSION = "3f1c9a2b7d4e4f6a8b0c1d2e3f405162"
 
 
 def line(message: str, *args: object, exc: BaseException | None = None) -> dict[str, object]:
-    record = logging.LogRecord("mcp_protocol.test", logging.ERROR, __file__, 1, message, args,
-                               (type(exc), exc, exc.__traceback__) if exc else None)  # fmt: skip
+    record = logging.LogRecord(
+        "mcp_protocol.test",
+        logging.ERROR,
+        __file__,
+        1,
+        message,
+        args,
+        (type(exc), exc, exc.__traceback__) if exc else None,
+    )
     text = JSONFormatter().format(record)
     assert "\n" not in text  # one line, whatever the traceback
     return dict(json.loads(text))
@@ -32,8 +39,10 @@ def test_a_line_outside_a_request_has_no_request_fields() -> None:
 
 
 def test_a_line_inside_a_request_names_it_and_truncates_the_session() -> None:
-    scope = {"headers": [(b"x-request-id", b"lb-1234"), (b"mcp-session-id", SESSION.encode())],
-             logcontext.PRINCIPAL: "key:ci-bot"}  # fmt: skip
+    scope = {
+        "headers": [(b"x-request-id", b"lb-1234"), (b"mcp-session-id", SESSION.encode())],
+        logcontext.PRINCIPAL: "key:ci-bot",
+    }
 
     async def inside() -> dict[str, object]:
         logcontext.bind(scope)

@@ -21,6 +21,8 @@ from mcp_protocol.transports.http import MCPEndpoint
 from tests.support.asgi_call import post
 
 MEMORY = {"PROVIDER": {"BACKEND": "mcp_protocol.memory_provider.MemoryProvider", "OPTIONS": {}}}
+
+
 async def fallback(scope: Any, receive: Any, send: Any) -> None:
     """Stands in for Django's handler: answers 299 so a test sees the request went past /mcp."""
     await send({"type": "http.response.start", "status": 299, "headers": []})
@@ -32,11 +34,13 @@ async def websocket_app(scope: Any, receive: Any, send: Any) -> None:
 
 
 def project(route: str = "internal/mcp") -> ProtocolTypeRouter:
-    return ProtocolTypeRouter({
-        "http": URLRouter([mcp_path(route), re_path(r"", fallback)]),
-        "websocket": URLRouter([re_path(r"^ws/echo/$", websocket_app)]),
-        "lifespan": lifespan,
-    })  # fmt: skip
+    return ProtocolTypeRouter(
+        {
+            "http": URLRouter([mcp_path(route), re_path(r"", fallback)]),
+            "websocket": URLRouter([re_path(r"^ws/echo/$", websocket_app)]),
+            "lifespan": lifespan,
+        }
+    )
 
 
 @pytest.fixture
@@ -48,9 +52,14 @@ async def memory_runtime() -> AsyncIterator[None]:
             await get_service().shutdown()
 
 
-@pytest.mark.parametrize(("path", "root_path"), [
-    ("/internal/mcp", ""), ("/internal/mcp/", ""), ("/app/internal/mcp", "/app"),
-])
+@pytest.mark.parametrize(
+    ("path", "root_path"),
+    [
+        ("/internal/mcp", ""),
+        ("/internal/mcp/", ""),
+        ("/app/internal/mcp", "/app"),
+    ],
+)
 async def test_the_endpoint_answers_at_its_prefix_behind_any_root_path(
     memory_runtime: None, path: str, root_path: str
 ) -> None:
@@ -104,11 +113,14 @@ def test_the_walk_finds_the_endpoint_of_this_project() -> None:
 unrouted = ProtocolTypeRouter({"http": URLRouter([re_path(r"", fallback)])})
 
 
-@pytest.mark.parametrize(("asgi_application", "expected"), [
-    (None, "mcp.W010"),
-    ("tests.unit.transport.test_routing.unrouted", "mcp.W011"),
-    ("tests.unit.transport.nowhere.application", "mcp.E010"),
-])
+@pytest.mark.parametrize(
+    ("asgi_application", "expected"),
+    [
+        (None, "mcp.W010"),
+        ("tests.unit.transport.test_routing.unrouted", "mcp.W011"),
+        ("tests.unit.transport.nowhere.application", "mcp.E010"),
+    ],
+)
 def test_the_check_names_a_missing_route(asgi_application: str | None, expected: str) -> None:
     with override_settings(ASGI_APPLICATION=asgi_application):
         messages = check_mcp_routing()
