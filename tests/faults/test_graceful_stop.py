@@ -29,6 +29,7 @@ from tests.support.mcp_http import (
 pytestmark = pytest.mark.timeout(120)
 GRACE = 2.0
 WAIT = 20.0
+EARLY = 0.05  # seconds: see the last assertion
 SLACK = 5.0  # s: beyond the grace period, for the answer to be written and read
 
 
@@ -89,4 +90,7 @@ async def test_sigterm_lets_requests_finish_for_the_grace_period_then_answers_th
     for body, rid in ((long_reply.json(), 2), (answer.message, 3)):
         assert body["id"] == rid and body["error"]["code"] == -32603, (body, figures)
         assert "stopped" in body["error"]["message"], body
-    assert GRACE <= long_after <= GRACE + SLACK and exited_after <= GRACE + SLACK, figures
+    # The worker's grace clock starts when it gets the signal, a moment before this process reads
+    # its own clock after killpg, and asyncio may run a timer up to its clock resolution early: an
+    # answer at 1.997 s of a 2.0 s grace is on time.
+    assert GRACE - EARLY <= long_after <= GRACE + SLACK and exited_after <= GRACE + SLACK, figures

@@ -1,6 +1,6 @@
 """Issue 24 item 2: a key scoped to one resource template cannot read another template's resources.
 
-One RFC 6570 matcher (``mcp_protocol/uri_template.py``) serves the grant check, ``resources/read``,
+One RFC 6570 matcher (``mcp_protocol/uri_template/``) serves the grant check, ``resources/read``,
 completion and both providers; a read is granted for the template that serves it, and overlapping
 templates resolve by the documented rule (most literal characters, fewest variables, template
 text), never by name. Shown here:
@@ -31,7 +31,9 @@ from mcp_protocol.auth.scopes import granted_uri, view
 from mcp_protocol.definitions import ResourceTemplate
 from mcp_protocol.errors import ResourceNotFound
 from mcp_protocol.memory_provider import MemoryProvider
-from mcp_protocol.uri_template import parse_template, serving_template
+from mcp_protocol.uri_template import MAX_URI_LENGTH, parse_template, serving_template
+from mcp_protocol.uri_template.matching import Solver
+from mcp_protocol.uri_template.template import compiled_program
 from tests.support import REGISTRY_PROVIDER, LiveServer, live_server_fixture
 from tests.support.mcp_http import POST_HEADERS, initialize_message, notification, request, session_headers
 
@@ -130,6 +132,26 @@ def test_a_uri_of_many_percent_triplets_that_matches_nothing_is_refused_at_once(
     # cost 2**n backtracking steps for n triplets: a resources/read of 100 bytes held a worker for
     # hours. Each alternative now excludes the others where they start.
     assert parse_template(template).match("demo://x/" + "%41" * 64 + "/nope") is None
+
+
+# Variables that can share characters: a backtracking matcher tries every way to split the URI
+# between them, O(n**k) for k of them on a URI that matches nothing (3 variables and 300
+# characters took seconds, 4096 characters would take hours).
+SHARING = ["{a}{b}{c}", "t://{a}.{b}.{c}.{d}", "t://{+a}/{+b}/{+c}/end", "t://{.a}{.b}{.c}",
+           "t://{/a*}{/b*}{/c*}", "t://{#a,b,c}", "{x,y,z}", "t://{+a,b}{c}", "t://{;a*}{;b*}{;c*}"]
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("template", SHARING)
+def test_matching_costs_at_most_one_step_per_node_and_position(template: str) -> None:
+    """Each (node, position) of the matcher's program is decided once, whatever the template."""
+    nodes, _ = compiled_program(template, False)
+    filler = {"t://{+a}/{+b}/{+c}/end": "/", "t://{a}.{b}.{c}.{d}": ".", "{x,y,z}": ","}.get(template, "x")
+    uri = ("" if template.startswith("{") else "t://") + filler * (MAX_URI_LENGTH - 10) + " "
+    solver = Solver(nodes, uri)
+    assert solver.captures() is None
+    assert len(solver.can) + len(solver.ends) <= 2 * len(nodes) * (len(uri) + 1)
+    assert parse_template(template).match(uri) is None
 
 
 def test_overlapping_templates_resolve_by_literal_characters_not_by_name() -> None:
