@@ -24,8 +24,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from mcp_protocol.session import Session
+from mcp_protocol.store_errors import StoreUnavailable
 from mcp_protocol.stores.claims import ClaimStore
-from mcp_protocol.stores.errors import StoreUnavailable
 from mcp_protocol.stores.sessions import SessionStore
 from mcp_protocol.transports.host import RuntimeHost
 

@@ -22,17 +22,32 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
+from ..definitions import Snapshot
 from ..errors import MCPError
-from ..methods.base import Call, Handler
-from ..session import SHOWN_PREFIX
+from ..session import SHOWN_PREFIX, Session
 from .audit import AuditQueue
 from .limits import Bucket, InFlight, RateLimiter
 from .principal import Rate, current
 
 logger = logging.getLogger("mcp_protocol.auth")
+
+
+class GuardedCall(Protocol):
+    """What the guard reads of a method call (``methods/base.Call``): a Protocol, so auth/ does not
+    import the method handlers (which import auth/scopes.py for the grant's view)."""
+
+    params: dict[str, Any]
+    session: Session
+    version: str
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+
+C = TypeVar("C", bound=GuardedCall)
 
 RATE_LIMITED = -32000  # implementation-defined server error range (JSON-RPC 2.0 §5.1)
 UNLIMITED = frozenset({"initialize", "ping"})
@@ -56,7 +71,9 @@ class Guard:
         self.limited = bool(rate or tool_rate or self.tool_rates or max_in_flight)
         self._warned_at = 0.0
 
-    async def __call__(self, method: str, call: Call, handler: Handler) -> dict[str, Any]:
+    async def __call__(
+        self, method: str, call: C, handler: Callable[[C], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
         if method in UNLIMITED:
             return await handler(call)
         principal = current()
@@ -93,7 +110,7 @@ class Guard:
             if limited:
                 self.in_flight.leave(principal.id)
 
-    async def _take(self, method: str, call: Call) -> float:
+    async def _take(self, method: str, call: GuardedCall) -> float:
         principal = current()
         buckets: list[Bucket] = []
         rate = principal.rate or self.rate
@@ -116,7 +133,7 @@ class Guard:
                 self._warned_at = now
             return 0.0
 
-    def _refuse(self, method: str, call: Call, wait: float, why: str, started: float,
+    def _refuse(self, method: str, call: GuardedCall, wait: float, why: str, started: float,
                 clock: float) -> dict[str, Any]:
         retry = math.ceil(wait * 10) / 10
         self._record(method, call, "rate_limited", why, started, clock)
@@ -125,7 +142,7 @@ class Guard:
             return {"content": [{"type": "text", "text": text}], "isError": True}
         raise RateLimited(why, {"retryAfter": retry})
 
-    def _record(self, method: str, call: Call, outcome: str, error: str, started: float,
+    def _record(self, method: str, call: GuardedCall, outcome: str, error: str, started: float,
                 clock: float) -> None:
         audit = self.audit
         if audit is None or method not in AUDITED:

@@ -43,7 +43,7 @@ from ..redis_client.connection import (
     unavailable_as_store_error,
 )
 from ..redis_client.topology import check_prefix
-from ..stores.errors import StoreUnavailable
+from ..store_errors import StoreUnavailable
 from .base import RESYNC, Bus, Subscription
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ reported within seconds and the pools reconnect by themselves when Redis returns
 Sentinel: to whichever master Sentinel names then); nothing is kept aside in memory meanwhile.
 
 ``StoreUnavailable`` is the store contract's word for "the backend cannot be reached"
-(``stores/errors.py``, a module of exceptions only); the bus, the rate limiter and the audit
+(``store_errors.py``, a module of exceptions only); the bus, the rate limiter and the audit
 spool answer with it too, so a transport turns every outage into one 503.
 """
 
@@ -33,7 +33,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry as SyncRetry
 
-from ..stores.errors import StoreUnavailable
+from ..store_errors import StoreUnavailable
 from .cluster import REDIRECTS, PipelinedCluster
 from .pipelined import Pipelined, PipelinedRedis
 from .topology import RedisTopology

@@ -7,7 +7,8 @@
     claims.py     ``ClaimStore``: who among the workers holds what: a session's standalone GET
                   stream (``claim_stream``), a one-time job such as writing one change into
                   every log (``claim_once``)
-    errors.py     the exception tree every contract and backend raises from
+    (the exception tree every contract and backend raises from is ../store_errors.py, beside
+    the Redis wire client that raises StoreUnavailable too)
 
 Backends, one package each, implement all three: ``memory/`` (one process; the reference) and
 ``redis/`` (shared by every worker: one server, Redis Cluster or Sentinel, through

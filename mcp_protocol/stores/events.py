@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..jsonrpc import dumps
+from ..store_errors import UnknownEvent
 from .claims import ClaimStore
-from .errors import UnknownEvent
 
 
 @dataclass(frozen=True, slots=True)

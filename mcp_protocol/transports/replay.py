@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..jsonrpc import dumps
-from ..stores.errors import StreamLagging
+from ..store_errors import StreamLagging
 from ..stores.events import Event
 from ..versions import sends_priming_event
 from . import sse

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, MCPError
 from ..jsonrpc import RequestId, dumps, error_response
-from ..stores.errors import SessionLimitReached, StoreUnavailable, UnknownEvent
+from ..store_errors import SessionLimitReached, StoreUnavailable, UnknownEvent
 from . import metrics
 
 logger = logging.getLogger("mcp_protocol.transports")

@@ -26,7 +26,7 @@ from ..fanout import Fanout
 from ..provider import Provider
 from ..server import Server
 from ..session import Session
-from ..stores.errors import StoreUnavailable
+from ..store_errors import StoreUnavailable
 from ..stores.events import EventStore
 from ..stores.sessions import SessionStore
 from . import auth, metrics

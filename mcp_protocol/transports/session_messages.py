@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..jsonrpc import Notification
 from ..outbound import NullOutbound
 from ..session import Session
-from ..stores.errors import UpdateError
+from ..store_errors import UpdateError
 from .pending import CANCELLED
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_protocol.stores.errors import StreamLagging, UnknownEvent
+from mcp_protocol.store_errors import StreamLagging, UnknownEvent
 from mcp_protocol.stores.events import EventStore, parse_event_id
 from tests.support.polling import eventually, within
 from tests.support.subscriptions import first, take

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcp_protocol.session import Session
-from mcp_protocol.stores.errors import SessionLimitReached
+from mcp_protocol.store_errors import SessionLimitReached
 from mcp_protocol.stores.memory import MemorySessionStore
 from mcp_protocol.stores.redis import RedisSessionStore
 from mcp_protocol.stores.sessions import SessionStore

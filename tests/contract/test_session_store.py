@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from mcp_protocol.session import Session
-from mcp_protocol.stores.errors import CreateError, SessionLimitReached, UpdateError
+from mcp_protocol.store_errors import CreateError, SessionLimitReached, UpdateError
 from mcp_protocol.stores.sessions import SessionStore
 from tests.support.polling import eventually, within
 

@@ -20,7 +20,7 @@ import redis
 
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
-from mcp_protocol.stores.errors import StoreUnavailable
+from mcp_protocol.store_errors import StoreUnavailable
 from mcp_protocol.stores.events import STANDALONE_STREAM
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from tests.support.private_redis import PrivateRedis, have_redis_server

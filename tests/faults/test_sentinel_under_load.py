@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from mcp_protocol.session import Session
-from mcp_protocol.stores.errors import StoreUnavailable
+from mcp_protocol.store_errors import StoreUnavailable
 from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateSentinel

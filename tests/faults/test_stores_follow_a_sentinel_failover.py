@@ -17,8 +17,8 @@ import pytest
 import redis
 
 from mcp_protocol.session import Session
+from mcp_protocol.store_errors import StoreUnavailable
 from mcp_protocol.stores.claims import Claim
-from mcp_protocol.stores.errors import StoreUnavailable
 from tests.support.polling import eventually, within
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateSentinel

@@ -17,8 +17,8 @@ import pytest
 
 from mcp_protocol.bus.base import RESYNC
 from mcp_protocol.session import Session
+from mcp_protocol.store_errors import StoreUnavailable
 from mcp_protocol.stores.claims import Claim
-from mcp_protocol.stores.errors import StoreUnavailable
 from tests.support.polling import eventually, within
 from tests.support.private_redis import PrivateRedis, have_redis_server
 from tests.support.redis_workers import before_the_fault, carries_on, redis_workers

@@ -26,7 +26,7 @@ import pytest
 from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.session import Session
-from mcp_protocol.stores.errors import StoreUnavailable
+from mcp_protocol.store_errors import StoreUnavailable
 from tests.support import MEMORY_PROVIDER, LiveServer
 from tests.support.mcp_http import (
     next_comment,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from mcp_protocol.stores.errors import UnknownEvent
+from mcp_protocol.store_errors import UnknownEvent
 from mcp_protocol.stores.memory import MemoryEventStore
 
 

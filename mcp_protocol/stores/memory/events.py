@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StreamLagging, UnknownEvent
+from ...store_errors import StreamLagging, UnknownEvent
 from ..events import Event, EventStore, make_event_id, parse_event_id, stored_event
 from .claims import MemoryClaimStore
 from .logs import LogTable

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from ...session import Session
-from ..errors import CreateError, SessionLimitReached, UpdateError
+from ...store_errors import CreateError, SessionLimitReached, UpdateError
 from ..sessions import SessionStore
 
 

@@ -64,7 +64,7 @@ from ...redis_client.connection import (
 )
 from ...redis_client.resp import bulk, encode
 from ...redis_client.topology import check_prefix
-from ..errors import StoreUnavailable, UnknownEvent
+from ...store_errors import StoreUnavailable, UnknownEvent
 from ..events import STANDALONE_STREAM, Event, EventStore, make_event_id, parse_event_id
 from .claims import RedisClaimStore
 from .replay import REPLAY, REPLAY_SHA, entry_id_of, event_of

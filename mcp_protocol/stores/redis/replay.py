@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..errors import UnknownEvent
+from ...store_errors import UnknownEvent
 from ..events import Event, make_event_id, stored_event
 from .tail import SEQ_BASE, entry_of
 

@@ -52,7 +52,7 @@ from ...redis_client.connection import (
 from ...redis_client.pipelined import raise_first
 from ...redis_client.topology import check_prefix
 from ...session import Session
-from ..errors import CreateError, SessionLimitReached, UpdateError
+from ...store_errors import CreateError, SessionLimitReached, UpdateError
 from ..sessions import SessionStore
 
 # KEYS: live, created, the principal's owned zset, principal-of hash. ARGV: sid, expiry ms,

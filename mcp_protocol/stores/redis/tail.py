@@ -36,7 +36,7 @@ from typing import Any
 from ...redis_client.connection import UNAVAILABLE, raise_pending_cancel
 from ...redis_client.pipelined import Pipelined, PipelinedRedis
 from ...redis_client.resp import RespConnection, bulk
-from ..errors import StreamLagging
+from ...store_errors import StreamLagging
 
 logger = logging.getLogger("mcp_protocol.stores")
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from mcp_protocol.errors import InvalidParams, ParseError
-from mcp_protocol.stores.errors import SessionLimitReached, StoreUnavailable, UnknownEvent
+from mcp_protocol.store_errors import SessionLimitReached, StoreUnavailable, UnknownEvent
 from mcp_protocol.transports import sse
 from mcp_protocol.transports.responses import HTTPError, modern_status, send_error, wire_error
 
