@@ -17,9 +17,14 @@ state derived from them (a worker's registry snapshot) rebuilds it.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any
+
+logger = logging.getLogger("mcp_protocol.bus")
 
 CHANGES = "changes"
 RESYNC: dict[str, str] = {"mcpsite": "resync"}  # never published: made by a backend that reconnected
@@ -43,6 +48,50 @@ class Subscription(ABC):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+class QueuedSubscription(Subscription):
+    """A subscription fed through a bounded queue on its subscriber's loop, as both backends do:
+    ``deliver`` on that loop, ``end`` to stop a reader blocked in ``__aiter__``. Delivery is
+    at-most-once: a subscriber ``max_queue`` messages behind loses the newest."""
+
+    def __init__(self, channel: str, max_queue: int) -> None:
+        self.channel = channel
+        self.queue: asyncio.Queue[object] = asyncio.Queue(max_queue)
+        self.closed = False
+
+    def deliver(self, payload: str) -> None:
+        """Runs on the subscriber's loop."""
+        if self.closed:
+            return
+        try:
+            self.queue.put_nowait(json.loads(payload))
+        except asyncio.QueueFull:
+            pass  # at-most-once: a subscriber this far behind drops messages
+        except ValueError:
+            logger.warning("Dropped a non-JSON message on %s", self.channel)
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        while not self.closed:
+            item = await self.queue.get()
+            if item is _CLOSED:
+                return
+            assert isinstance(item, dict)
+            yield item
+
+    def end(self) -> None:
+        """Closed: wake a reader blocked in ``__aiter__`` (it may be another task of this loop),
+        making room for the wake-up if the queue is full."""
+        self.closed = True
+        while True:
+            try:
+                self.queue.put_nowait(_CLOSED)
+                return
+            except asyncio.QueueFull:
+                self.queue.get_nowait()
+
+
+_CLOSED = object()
 
 
 class Bus(ABC):

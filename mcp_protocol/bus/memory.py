@@ -1,6 +1,6 @@
 """In-process bus: per-channel subscriber queues, for a single process (the embedded default).
 
-Owns ``MemoryBus`` and its ``Subscription``. Each subscription's queue belongs to the event loop
+Owns ``MemoryBus`` and its ``MemorySubscription`` (a ``base.QueuedSubscription``). Each subscription's queue belongs to the event loop
 that subscribed; publishers on any thread (a Django signal handler run by ``sync_to_async``, a
 shell with no loop at all) hand messages over with ``loop.call_soon_threadsafe``. Messages travel
 as JSON copies, as over Redis, so a subscriber never shares an object with the publisher.
@@ -12,51 +12,22 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
 from typing import Any
 
-from .base import Bus, Subscription
-
-_CLOSED = object()
+from .base import Bus, QueuedSubscription, Subscription
 
 
-class MemorySubscription(Subscription):
+class MemorySubscription(QueuedSubscription):
     def __init__(self, bus: MemoryBus, channel: str, max_queue: int) -> None:
+        super().__init__(channel, max_queue)
         self._bus = bus
-        self.channel = channel
         self.loop = asyncio.get_running_loop()
-        self.queue: asyncio.Queue[object] = asyncio.Queue(max_queue)
-        self.closed = False
-
-    def deliver(self, payload: str) -> None:
-        """Runs on the subscriber's loop."""
-        if self.closed:
-            return
-        try:
-            self.queue.put_nowait(json.loads(payload))
-        except asyncio.QueueFull:
-            pass  # at-most-once: a subscriber this far behind drops messages
-
-    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
-        while not self.closed:
-            item = await self.queue.get()
-            if item is _CLOSED:
-                return
-            assert isinstance(item, dict)
-            yield item
 
     async def close(self) -> None:
         if self.closed:
             return
-        self.closed = True
         self._bus._remove(self)
-        # Wake a reader blocked in __aiter__ (it may be another task of this loop).
-        while True:
-            try:
-                self.queue.put_nowait(_CLOSED)
-                break
-            except asyncio.QueueFull:
-                self.queue.get_nowait()
+        self.end()
 
 
 class MemoryBus(Bus):

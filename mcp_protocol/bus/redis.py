@@ -29,7 +29,7 @@ import json
 import logging
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +44,10 @@ from ..redis_client.connection import (
 )
 from ..redis_client.topology import check_prefix
 from ..store_errors import StoreUnavailable
-from .base import RESYNC, Bus, Subscription
+from .base import RESYNC, Bus, QueuedSubscription, Subscription
 
 logger = logging.getLogger(__name__)
 
-_CLOSED = object()
 RESYNC_PAYLOAD = json.dumps(RESYNC)
 # Cluster: failed reads of one node in a row before the subscriptions move to a new connection.
 MOVE_AFTER_FAILURES = 3
@@ -70,42 +69,16 @@ class _Listener:
     task: asyncio.Task[None] | None = None
 
 
-class RedisSubscription(Subscription):
+class RedisSubscription(QueuedSubscription):
     def __init__(self, bus: RedisBus, listener: _Listener, channel: str, max_queue: int) -> None:
+        super().__init__(channel, max_queue)
         self._bus = bus
         self._listener = listener
-        self.channel = channel
-        self.queue: asyncio.Queue[object] = asyncio.Queue(max_queue)
-        self.closed = False
-
-    def deliver(self, payload: str) -> None:
-        if self.closed:
-            return
-        try:
-            self.queue.put_nowait(json.loads(payload))
-        except asyncio.QueueFull:
-            pass  # at-most-once: a subscriber this far behind drops messages
-        except ValueError:
-            logger.warning("Dropped a non-JSON message on %s", self.channel)
-
-    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
-        while not self.closed:
-            item = await self.queue.get()
-            if item is _CLOSED:
-                return
-            assert isinstance(item, dict)
-            yield item
 
     async def close(self) -> None:
         if self.closed:
             return
-        self.closed = True
-        while True:
-            try:
-                self.queue.put_nowait(_CLOSED)
-                break
-            except asyncio.QueueFull:
-                self.queue.get_nowait()
+        self.end()
         await self._bus._unsubscribe(self._listener, self)
 
 
@@ -281,9 +254,7 @@ class RedisBus(Bus):
         if listener is not None:
             for subs in list(listener.subs.values()):
                 for sub in list(subs):
-                    sub.closed = True
-                    with contextlib.suppress(asyncio.QueueFull):
-                        sub.queue.put_nowait(_CLOSED)
+                    sub.end()
             listener.subs.clear()
             if listener.task is not None:
                 listener.task.cancel()
