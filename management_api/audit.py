@@ -6,11 +6,13 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from django_filters import rest_framework as django_filters
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
 
 from access.models import AuditRecord
+from mcp_protocol.session import SHOWN_PREFIX
 
 from .auth import DEFINITION_PERMISSIONS
 from .pagination import DefinitionCursorPagination
@@ -32,6 +34,12 @@ class AuditRecordSerializer(serializers.ModelSerializer):
 class AuditRecordFilter(django_filters.FilterSet):
     since = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="gte")
     until = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="lt")
+    # The log keeps a session id's first characters only (the id is a credential): a whole id
+    # pasted from a client's log finds its records too.
+    session = django_filters.CharFilter(method="by_session")
+
+    def by_session(self, queryset: QuerySet[AuditRecord], name: str, value: str) -> QuerySet[AuditRecord]:
+        return queryset.filter(session=value[:SHOWN_PREFIX])
 
     class Meta:
         model = AuditRecord

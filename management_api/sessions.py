@@ -23,7 +23,7 @@ from rest_framework import exceptions, permissions, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from mcp_protocol.session import Session
+from mcp_protocol.session import SHOWN_PREFIX, Session
 from mcp_protocol.store_errors import StoreUnavailable
 from mcp_protocol.stores.claims import ClaimStore
 from mcp_protocol.stores.sessions import SessionStore
@@ -64,7 +64,7 @@ class SessionSerializer(serializers.Serializer):
     def row(session: Session, streaming: bool) -> dict[str, Any]:
         return {
             "key": key_of(session.id),
-            "id": session.id[:6] + "…",
+            "id": session.id[:SHOWN_PREFIX] + "…",  # the id is a credential: its start only
             "principal": session.principal,
             "protocol_version": session.protocol_version,
             "state": session.state,

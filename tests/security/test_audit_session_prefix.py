@@ -79,6 +79,11 @@ def test_every_audit_surface_shows_only_the_session_ids_prefix(live: LiveServer)
     assert len(rows) == 1, body
     assert rows[0]["session"] == session[:SHOWN_PREFIX]
     assert session not in body
+    # A whole id (from a client's log) finds the record; so does the prefix the log shows.
+    for wanted in (session, session[:SHOWN_PREFIX]):
+        found = httpx.get(f"{live.base_url}/api/v1/audit/", params={"session": wanted},
+                          headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        assert [row["id"] for row in found.json()["results"]] == [rows[0]["id"]], found.text
     admin = admin_session(live)
     try:
         listing = admin.get("/admin/access/auditrecord/")

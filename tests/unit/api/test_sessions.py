@@ -59,7 +59,7 @@ def test_sessions_are_listed_newest_first_without_their_ids(api: APIClient) -> N
     rows = answer.json()["results"]
     assert [r["key"] for r in rows] == [key_of(s.id) for s in sessions]
     first = rows[0]
-    assert first["id"] == sessions[0].id[:6] + "…" and sessions[0].id not in answer.content.decode()
+    assert first["id"] == sessions[0].id[:8] + "…" and sessions[0].id not in answer.content.decode()
     assert (first["principal"], first["protocol_version"], first["state"]) == ("alice", "2025-11-25", "ready")
     assert first["client_info"]["name"].startswith("client")
     assert first["created_at"].startswith("2023-11-14T22:1") and first["last_seen"]
