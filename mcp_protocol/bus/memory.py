@@ -1,10 +1,11 @@
 """In-process bus: per-channel subscriber queues, for a single process (the embedded default).
 
-Owns ``MemoryBus`` and its ``MemorySubscription`` (a ``base.QueuedSubscription``). Each subscription's queue belongs to the event loop
-that subscribed; publishers on any thread (a Django signal handler run by ``sync_to_async``, a
-shell with no loop at all) hand messages over with ``loop.call_soon_threadsafe``. Messages travel
-as JSON copies, as over Redis, so a subscriber never shares an object with the publisher.
-Delivery is at-most-once: a subscriber that falls ``max_queue`` messages behind loses the newest.
+Owns ``MemoryBus`` and its ``MemorySubscription`` (a ``base.QueuedSubscription``). Each
+subscription's queue belongs to the event loop that subscribed; publishers on any thread (a Django
+signal handler run by ``sync_to_async``, a shell with no loop at all) hand messages over with
+``loop.call_soon_threadsafe``. Messages travel as JSON copies, as over Redis, so a subscriber never
+shares an object with the publisher. Delivery is at-most-once: a subscriber that falls
+``max_queue`` messages behind loses the newest.
 """
 
 from __future__ import annotations
