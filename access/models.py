@@ -152,7 +152,8 @@ class AuditRecord(models.Model):
     # No index: a handful of values. The API and admin ask for the newest rows of one outcome;
     # SQLite without ANALYZE (Django never runs it) searched this index and sorted every row of
     # that outcome (340 ms for a page of "ok" in 200,000 rows) where a backward scan of ``time``
-    # stops after the page (0.6 ms). It also cost the drain ~0.5 us a row (bench/README.md).
+    # stops after the page (0.6 ms). It also cost the drain ~0.5 us a row
+    # (bench/results/2026-11-24-audit-drain-session12.md).
     outcome = models.CharField(max_length=20)
     error = models.TextField(blank=True)
     duration_ms = models.FloatField()

@@ -3,8 +3,9 @@ batch of prepared (redacted, capped) entries to a Redis stream in one round trip
 (``manage.py drain_audit``) moves them into ``AuditRecord`` from another process.
 
 Why: with ``DatabaseAuditSink`` the insert runs in a thread of the serving process and takes the
-GIL from the event loop (~25 µs of its CPU per audited call, measured in bench/README.md); here
-the serving process only encodes an entry and appends it.
+GIL from the event loop (~25 µs of its CPU per audited call, measured in
+bench/results/2026-11-24-1629-audit-spool-session11.md); here the serving process only encodes an
+entry and appends it.
 
 The stream ``{P}:audit:spool`` holds one entry per audited call, two fields: ``h``, the JSON array
 of ``HEAD`` and ``a``, the arguments' JSON text exactly as capping measured it ("" for none).

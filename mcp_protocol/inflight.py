@@ -1,7 +1,7 @@
 """The requests a worker is running, by (scope, request id): what cancellation and stopping reach.
 
 The handler runs in the caller's task, not a task of its own (one loop turn and a Task less per
-request: bench/README.md "The request hot path"). To stop it, ``cancel``, ``stop_all`` and an MRTR
+request: bench/results/2026-11-24-hot-path-issue16.md). To stop it, ``cancel``, ``stop_all`` and an MRTR
 question cancel that task, and the frame that runs the handler takes the cancellation back
 (``take_back``, with ``Task.uncancel`` as ``asyncio.timeout`` does), so the caller carries on and
 answers. A cancellation from outside (the client left, the worker is torn down) is not ours and

@@ -219,7 +219,7 @@ MCP_AUDIT_RETENTION_DAYS = int(os.environ.get("MCP_AUDIT_RETENTION_DAYS", "90"))
 # Where the serving processes put audit entries (README "The audit log"): "database" (a thread of
 # each worker inserts them) or "redis" (appended to a Redis stream that `manage.py drain_audit`,
 # a process of its own, writes to the database). With the fleet's REDIS_URL the spool is the
-# default: the insert leaves the serving process (bench/README.md "Session 11").
+# default: the insert leaves the serving process (bench/results/2026-11-24-1629-audit-spool-session11.md).
 _AUDIT_SINKS = {"database": "access.audit.DatabaseAuditSink", "redis": "access.spool.RedisSpoolSink"}
 _AUDIT_SINK = os.environ.get("MCP_AUDIT_SINK") or ("redis" if REDIS_URL else "database")
 _AUDIT_REDIS_URL = os.environ.get("MCP_AUDIT_REDIS_URL") or REDIS_URL

@@ -101,8 +101,9 @@ def unregister(family: str, name: str) -> None:
 
 
 # Handler -> is a coroutine function. ``inspect.iscoroutinefunction`` unwraps partials and
-# methods on every call (~1.5 us per tools/call in the served profile, bench/README.md "Session
-# 12"); handlers are a fixed set of module functions, so the answer is kept (bounded all the same).
+# methods on every call (~1.5 us per tools/call in the served profile,
+# bench/results/2026-11-24-1850-ours-vs-bare-session12.md); handlers are a fixed set of module
+# functions, so the answer is kept (bounded all the same).
 _async: dict[Handler, bool] = {}
 
 

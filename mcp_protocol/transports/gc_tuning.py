@@ -2,8 +2,9 @@
 
 A worker holds thousands of long-lived objects per open stream (10,000 GET streams: ~680,000
 tracked objects), and CPython's full collection walks them all: ~300 ms each, ten of them in a
-10,000-stream fan-out bench (py-spy: 23 % of a worker's CPU in ``gc_collect_main``; bench/README.md
-"Fan-out to 10,000 GET streams"). So at startup (``RuntimeHost.startup``: the ASGI lifespan, or
+10,000-stream fan-out bench (py-spy: 23 % of a worker's CPU in ``gc_collect_main``;
+bench/results/2026-11-24-fanout-10000-streams.md). So at startup (``RuntimeHost.startup``: the
+ASGI lifespan, or
 daphne's reactor start) what the process built so far (Django, the apps, the MCP runtime and its
 snapshot) is frozen out of every collection, and young collections run every 50,000 allocations
 instead of 700: a fan-out's short-lived objects die before they are promoted, and full

@@ -126,7 +126,8 @@ class PostStream(Outbound):
         id of this stream: only a client with an id can resume it on another worker, and only
         that resume needs the lease to tell a running owner from a dead one. So an always-stream
         call answered within WATCH_AFTER (priming, response and end in one write, the log
-        complete before it) takes none: ~6 us of its CPU, in-process (bench/README.md)."""
+        complete before it) takes none: ~6 us of its CPU, in-process
+        (bench/results/2026-11-24-hot-path-issue16.md)."""
         if self._leasing is None:
             self.lease = self.rt.leases.lease(self.session.id, self.stream_id, self.request_ids)
             self._leasing = asyncio.ensure_future(self.lease.take())

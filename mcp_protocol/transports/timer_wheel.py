@@ -4,8 +4,9 @@ Every request arms an "if it is still running in ~0.1 s" check or two (``streams
 watch and, always-stream, the stream watch; ``modern.py``: the disconnect watch) and nearly
 always disarms it a millisecond later. A ``loop.call_later`` each costs a ``TimerHandle`` (a
 context copy, a heap push, a cancelled entry left in the heap until its time): ~2 us of CPU per
-timer measured alone, more in a request (bench/README.md "Session 11"). Here arming is a dict
-insert into the bucket of the tick it is due at, disarming a dict pop, and the wheel ticks only
+timer measured alone, more in a request
+(bench/results/2026-11-24-1700-sse-and-stateless-session11.md). Here arming is a dict insert into
+the bucket of the tick it is due at, disarming a dict pop, and the wheel ticks only
 while something is armed.
 
 A callback runs between ``delay`` and ``delay + STEP`` seconds after it was armed (later still if

@@ -100,7 +100,8 @@ class MemoryEventStore(EventStore):
     def _finish(self, key: tuple[str, str]) -> None:
         """Keep a complete stream's log as ``Finished`` for the rest of its ttl. Every
         always-stream POST leaves one, thousands a second: as ``Log`` objects the cyclic
-        collector walked each of them in every full collection (bench/README.md "Session 11")."""
+        collector walked each of them in every full collection
+        (bench/results/2026-11-24-1700-sse-and-stateless-session11.md)."""
         with self._lock:
             if key not in self._waiters:
                 self._table.finish(key, time.monotonic())

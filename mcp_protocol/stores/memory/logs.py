@@ -12,8 +12,9 @@ served past its ttl between two sweeps.
 Neither costs memory per log beyond what a session already had: the index holds a session's one
 stream id itself (a set only from its second stream), and the sweep walks the live logs at most
 every ``SWEEP_EVERY`` (a heap of due times cost 80 B a log, a set per session 216 B: at 10,000
-idle GET streams that was 0.3 KB of each stream's ~19 KB, bench/README.md "Session 12"). A walk
-over 10,000 logs takes ~2 ms under the store's lock, once a minute at most.
+idle GET streams that was 0.3 KB of each stream's ~19 KB,
+bench/results/2026-11-24-2000-run_all-session12.md). A walk over 10,000 logs takes ~2 ms under
+the store's lock, once a minute at most.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ class Log:
 
     Every POST stream leaves one for ``ttl``, so it holds as few objects the garbage collector
     tracks as it can (no ``__dict__``; ``tags`` only once tagged): at a few thousand SSE requests a
-    second, full collections walking these logs cost more than serving them (bench/README.md
-    "The request hot path")."""
+    second, full collections walking these logs cost more than serving them
+    (bench/results/2026-11-24-hot-path-issue16.md)."""
 
     entries: deque[tuple[int, str, float]]
     touched: float

@@ -47,7 +47,8 @@ UNBLOCK_RETRY = 0.002
 # of streams over ~100 ms; reading again at once returned a few entries per XREAD of 500 keys
 # (py-spy: a fifth of a worker's CPU went to building and parsing those XREADs). 10 ms rather
 # than 2: each XREAD costs Redis ~4 us per key (INFO commandstats), and 10,000 streams took
-# 232 -> 142 XREADs and 250 -> 129 ms of Redis CPU per change (bench/README.md, Session 10).
+# 232 -> 142 XREADs and 250 -> 129 ms of Redis CPU per change
+# (bench/results/2026-11-24-1350-fanout-session10.md).
 LINGER = 0.010
 SEQ_BASE = 1_000_000
 
