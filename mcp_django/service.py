@@ -17,11 +17,13 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
+from mcp_protocol import tracing
 from mcp_protocol.auth.policy import MODES, AccessPolicy
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.provider import ProviderCapabilities
 from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.sessions import SessionStore
+from mcp_protocol.tracing import RequestTracing
 from mcp_protocol.transports import gc_tuning
 from mcp_protocol.transports.host import Backends, RuntimeHost
 from mcp_protocol.transports.runtime import Runtime, TransportConfig
@@ -77,7 +79,19 @@ def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
     if mcp_settings.PRINCIPAL_RESOLVER != DEFAULTS["PRINCIPAL_RESOLVER"]:
         resolver = mcp_settings.principal_resolver()
     return Runtime(loop, config=config, provider=provider, sessions=sessions, events=events, bus=bus,
-                   server=server, access=access, guard=guard, resolve_principal=resolver)
+                   server=server, access=access, guard=guard, resolve_principal=resolver,
+                   tracing=process_tracing())
+
+
+_tracing: list[RequestTracing | None] = []
+
+
+def process_tracing() -> RequestTracing | None:
+    """The process's tracing (one tracer provider, whatever the loops), from the ``OTEL_*``
+    environment on first use: None, and OpenTelemetry never imported, when it leaves it off."""
+    if not _tracing:
+        _tracing.append(tracing.from_environment())
+    return _tracing[0]
 
 
 def backends() -> Backends:

@@ -47,6 +47,7 @@ from .provider import Provider
 from .request_state import RequestStateSealer
 from .session import Session
 from .shapes import check_params
+from .tracing import RequestTracing
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,8 @@ class Server:
         self.inflight = InFlight()
         # Runs each request instead of its handler when set: rate limits and audit (auth/guard.py).
         self.interceptor: Interceptor | None = None
+        # Spans of requests (tracing/); None, the default, costs the request path one test.
+        self.tracing: RequestTracing | None = None
 
     # -- capabilities ---------------------------------------------------------------------------
     def capabilities(self, version: str) -> dict[str, Any]:
@@ -127,9 +130,10 @@ class Server:
         except MCPError as exc:
             return jsonrpc.error_response(message.id, exc)
         version = session.protocol_version or versions.LATEST_LEGACY
-        return await self._run(
+        run = self._run(
             message, session, outbound, entry[0], version, session.id, cancellable=method != "initialize"
         )
+        return await (run if self.tracing is None else self.tracing.serve(message, session, version, run))
 
     def _notification(self, message: Notification, scope: str) -> None:
         if message.method == "notifications/cancelled":
@@ -183,10 +187,9 @@ class Server:
             mrtr = start_round(message.method, message.params or {}, session.principal, self.request_state)
         except MCPError as exc:
             return jsonrpc.error_response(message.id, exc)
-        response = await self._run(
-            message, session, outbound, entry[0], session.protocol_version, scope, cancellable=True,
-            mrtr=mrtr,
-        )
+        version = session.protocol_version
+        run = self._run(message, session, outbound, entry[0], version, scope, cancellable=True, mrtr=mrtr)
+        response = await (run if self.tracing is None else self.tracing.serve(message, session, version, run))
         if response is not None and "result" in response:
             info = self._modern_server_info
             decorate_result(message.method, response["result"], self.cache_ttl_ms, self.cache_scope, info)

@@ -37,6 +37,9 @@ _FIELDS = {
     b"host": "host",
     b"mcp-method": "mcp_method",
     b"mcp-name": "mcp_name",
+    # W3C Trace Context: the parent of a request's span when its _meta carries none (tracing/).
+    b"traceparent": "traceparent",
+    b"tracestate": "tracestate",
 }
 
 
@@ -52,6 +55,8 @@ class RequestHeaders:
     host: str | None = None
     mcp_method: str | None = None
     mcp_name: str | None = None
+    traceparent: str | None = None
+    tracestate: str | None = None
 
 
 def parse_headers(raw: Headers) -> RequestHeaders:

@@ -23,6 +23,7 @@ import asyncio
 from time import perf_counter
 from typing import Any
 
+from .. import tracing
 from ..auth import principal as caller
 from ..auth.principal import Principal
 from ..errors import InvalidRequest, MCPError
@@ -119,6 +120,11 @@ class MCPEndpoint:
             try:
                 method = scope["method"]
                 if method == "POST":
+                    if headers.traceparent is not None and rt.server.tracing is not None:
+                        trace = {"traceparent": headers.traceparent}
+                        if headers.tracestate is not None:
+                            trace["tracestate"] = headers.tracestate
+                        tracing.incoming.set(trace)
                     await self.post(rt, scope, receive, tracked, headers)
                 elif method == "GET":
                     # Served from this frame, not from one more coroutine's: a GET stream may stay

@@ -29,6 +29,7 @@ from ..session import Session
 from ..store_errors import StoreUnavailable
 from ..stores.events import EventStore
 from ..stores.sessions import SessionStore
+from ..tracing import RequestTracing
 from . import auth, metrics
 from .auth import PrincipalResolver
 from .pending import PendingRequests
@@ -72,6 +73,7 @@ class Runtime:
         access: AccessPolicy,
         guard: OriginGuard,
         resolve_principal: PrincipalResolver | None = None,
+        tracing: RequestTracing | None = None,
     ) -> None:
         self.loop = loop
         self.config = config
@@ -79,6 +81,7 @@ class Runtime:
         self.server = server
         self.access = access
         self.server.interceptor = self.access.guard  # rate limits and audit around each call
+        self.server.tracing = tracing  # one span per request (tracing/), None when off
         self.access.on_revoke = self.principals_revoked
         if self.config.metrics and self.access.audit is not None:
             self.access.audit.on_drop = metrics.audit_dropped

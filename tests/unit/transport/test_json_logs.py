@@ -69,3 +69,21 @@ def test_without_a_usable_request_id_one_is_made_once_per_request() -> None:
     first, second = asyncio.run(twice())
     assert first["request_id"] == second["request_id"]
     assert "injected" not in str(first["request_id"]) and len(str(first["request_id"])) == 16
+
+
+def test_a_line_logged_inside_a_traced_span_carries_its_trace_and_span_ids() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from mcp_protocol.tracing import base, otel
+
+    tracer = TracerProvider().get_tracer("test")  # not the global provider: nothing exported
+    base.set_log_ids(otel.current_ids)
+    try:
+        assert "trace_id" not in line("outside any span")
+        with tracer.start_as_current_span("tools/call echo") as span:
+            inside = line("inside")
+        context = span.get_span_context()
+        assert inside["trace_id"] == format(context.trace_id, "032x")
+        assert inside["span_id"] == format(context.span_id, "016x")
+    finally:
+        base.set_log_ids(None)

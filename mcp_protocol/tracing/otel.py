@@ -1,0 +1,169 @@
+"""Spans of MCP requests with the OpenTelemetry SDK (imported only when tracing is on).
+
+One SERVER span per request, per the semantic conventions for MCP (open-telemetry/
+semantic-conventions-genai, docs/gen-ai/mcp.md "Server"): named ``{mcp.method.name} {target}``
+with the tool or prompt name as the target (never a resource URI: high cardinality), attributes
+``mcp.method.name``, ``jsonrpc.request.id``, ``mcp.protocol.version``, ``mcp.session.id`` (its
+first characters only: a session id is a credential), ``gen_ai.tool.name`` /
+``gen_ai.operation.name = execute_tool``, ``gen_ai.prompt.name``, ``mcp.resource.uri``,
+``enduser.id`` (the principal's id, never a token), and on failure ``error.type`` (the JSON-RPC
+code, or ``tool_error`` for a result with ``isError``) with the span's status ERROR.
+
+Parent: "MCP server instrumentation SHOULD, by default, use context extracted from MCP
+params._meta as a parent ... and SHOULD link current ambient context" (ibid., "Context
+propagation"; the keys are SEP-414's unprefixed ``traceparent``, ``tracestate``, ``baggage``).
+Without ``_meta`` context the HTTP request's own ``traceparent`` is the parent.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Awaitable, Mapping
+from typing import Any
+
+from opentelemetry import propagate, trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+
+from ..jsonrpc import Request
+from ..session import SHOWN_PREFIX, Session
+from .base import incoming, set_log_ids
+
+_META_KEYS = ("traceparent", "tracestate", "baggage")  # SEP-414: unprefixed in params._meta
+_NAMED = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
+_URI = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def _exporter(environ: Mapping[str, str], name: str) -> SpanExporter:
+    if name == "console":
+        return ConsoleSpanExporter()
+    protocol = (
+        environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or ""
+    )
+    if protocol.strip().lower() == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
+
+        return Grpc()
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Http
+
+    return Http()  # http/protobuf, the SDK's default protocol
+
+
+class OtelTracing:
+    def __init__(self, provider: TracerProvider) -> None:
+        self.provider = provider
+        self.tracer = provider.get_tracer("mcpsite")
+
+    @classmethod
+    def from_environment(
+        cls, environ: Mapping[str, str], processors: tuple[SpanProcessor, ...] = ()
+    ) -> OtelTracing:
+        attributes: dict[str, str] = {"service.instance.id": worker_id()}
+        resource = environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
+        if not (environ.get("OTEL_SERVICE_NAME") or "service.name=" in resource):
+            attributes["service.name"] = "mcpsite"
+        # The sampler (OTEL_TRACES_SAMPLER, _ARG) and the batch processor's OTEL_BSP_* settings
+        # are read by the SDK.
+        provider = TracerProvider(resource=Resource.create(attributes))
+        names = environ.get("OTEL_TRACES_EXPORTER") or "otlp"
+        for name in (n.strip().lower() for n in names.split(",")):
+            if name and name != "none":
+                provider.add_span_processor(BatchSpanProcessor(_exporter(environ, name)))
+        for processor in processors:
+            provider.add_span_processor(processor)
+        # Global, so spans started elsewhere in the process (an http tool's upstream call) join
+        # the request's trace.
+        trace.set_tracer_provider(provider)
+        set_log_ids(current_ids)
+        return cls(provider)
+
+    async def serve(
+        self, message: Request, session: Session, version: str, run: Awaitable[dict[str, Any] | None]
+    ) -> dict[str, Any] | None:
+        params = message.params or {}
+        method = message.method
+        attributes: dict[str, Any] = {
+            "mcp.method.name": method,
+            "jsonrpc.request.id": str(message.id),
+            "mcp.protocol.version": version,
+        }
+        if not session.stateless:
+            attributes["mcp.session.id"] = session.id[:SHOWN_PREFIX]
+        if session.principal:
+            attributes["enduser.id"] = session.principal
+        span_name = method
+        target = params.get("name") if method in _NAMED else None
+        if isinstance(target, str):
+            attributes[_NAMED[method]] = target
+            span_name = f"{method} {target}"
+            if method == "tools/call":
+                attributes["gen_ai.operation.name"] = "execute_tool"
+        elif method in _URI and isinstance(params.get("uri"), str):
+            attributes["mcp.resource.uri"] = params["uri"]
+        parent, links = _parent(params.get("_meta"), incoming.get())
+        with self.tracer.start_as_current_span(
+            span_name,
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes=attributes,
+            links=links,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                response = await run
+            except BaseException as exc:
+                span.set_attribute("error.type", type(exc).__qualname__)
+                span.set_status(Status(StatusCode.ERROR))
+                raise
+            _outcome(span, response)
+            return response
+
+    def shutdown(self) -> None:
+        self.provider.shutdown()
+
+
+def _parent(meta: object, header: Mapping[str, str] | None) -> tuple[Any, list[Link]]:
+    carried = {}
+    if isinstance(meta, dict):
+        carried = {key: value for key in _META_KEYS if isinstance(value := meta.get(key), str)}
+    if "traceparent" not in carried:
+        return (propagate.extract(header) if header else None), []
+    parent = propagate.extract(carried)
+    links: list[Link] = []
+    if header:  # the transport's own context, linked (ibid.: "SHOULD link current ambient context")
+        ambient = trace.get_current_span(propagate.extract(header)).get_span_context()
+        if ambient.is_valid:
+            links.append(Link(ambient))
+    return parent, links
+
+
+def _outcome(span: trace.Span, response: dict[str, Any] | None) -> None:
+    if response is None:
+        return
+    error = response.get("error")
+    if isinstance(error, dict):
+        code = str(error.get("code"))
+        span.set_attribute("error.type", code)
+        span.set_attribute("rpc.response.status_code", code)
+        message = error.get("message")
+        span.set_status(Status(StatusCode.ERROR, message if isinstance(message, str) else None))
+        return
+    result = response.get("result")
+    if isinstance(result, dict) and result.get("isError") is True:
+        span.set_attribute("error.type", "tool_error")  # a tool's own failure: not a JSON-RPC error
+        span.set_status(Status(StatusCode.ERROR))
+
+
+def current_ids() -> dict[str, str]:
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return {}
+    return {"trace_id": format(context.trace_id, "032x"), "span_id": format(context.span_id, "016x")}
