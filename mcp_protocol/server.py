@@ -18,7 +18,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from . import jsonrpc, versions
+from . import jsonrpc, tracing, versions
 from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
 from .errors import (
@@ -247,6 +247,8 @@ class Server:
             # Shielded: a request that goes away does not cancel the worker's rebuild.
             await asyncio.shield(refreshing)
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
+        if self.tracing is not None:
+            handler = traced(handler, message.method)
         run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)
         # The handler runs in this task; cancel/stop_all/an MRTR question cancel it and
         # ``take_back`` withdraws what was ours (inflight.py).
@@ -311,3 +313,14 @@ class Server:
         """The worker is stopping and its grace period is over: every request still running ends
         now, answered with ``WorkerStopped`` (the client may retry it elsewhere)."""
         return self.inflight.stop_all()
+
+
+def traced(handler: Handler, method: str) -> Handler:
+    """``handler`` inside a child span of the request's (tracing on only): the method's own work,
+    apart from the limits and audit around it."""
+
+    async def run(call: Call) -> dict[str, Any]:
+        with tracing.child(f"handle {method}"):
+            return await handler(call)
+
+    return run

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from django.db import models, transaction
 
+from mcp_protocol import tracing
 from mcp_protocol.fanout.notifications import KINDS
 
 logger = logging.getLogger(__name__)
@@ -105,10 +106,16 @@ def publish(kinds: dict[str, set[str]]) -> None:
             continue
         # "at" (wall clock) lets every worker measure the bus delivery lag (/metrics).
         message = {"id": uuid.uuid4().hex, "kind": kind, "uris": sorted(kinds[kind]), "at": time.time()}
-        try:
-            mcp_settings.backend("BUS").publish_sync(CHANGES, message)
-        except Exception:
-            logger.exception("Could not publish registry change %s on the bus", message)
+        # With tracing on, the publish is a PRODUCER span whose context travels in the message, so
+        # each worker's fan-out of it (fanout/listener.py) is its child: one trace per change.
+        with tracing.producer(f"publish registry change {kind}", {"mcp.change.id": message["id"]}):
+            carried = tracing.carrier()
+            if carried:
+                message["trace"] = carried
+            try:
+                mcp_settings.backend("BUS").publish_sync(CHANGES, message)
+            except Exception:
+                logger.exception("Could not publish registry change %s on the bus", message)
 
 
 class ChangeQuerySet(models.QuerySet):

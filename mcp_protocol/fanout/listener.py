@@ -28,6 +28,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from .. import tracing
 from ..bus.base import CHANGES, RESYNC, Bus, Subscription
 from ..changefeed import EVERYTHING, ChangeFeed
 from ..provider import Provider
@@ -102,6 +103,13 @@ class Fanout:
 
     async def apply(self, message: dict[str, Any]) -> int:
         """Handle one change; returns the number of notifications this worker wrote."""
+        # With tracing on: a CONSUMER span, the child of the publish that sent the change.
+        kind = message.get("kind")
+        attributes = {"mcp.change.id": str(message.get("id")), "mcp.change.kind": str(kind)}
+        with tracing.consumer(f"fan out registry change {kind}", message.get("trace"), attributes):
+            return await self._apply(message)
+
+    async def _apply(self, message: dict[str, Any]) -> int:
         # The snapshot is rebuilt (a database read in a thread, 8-30 ms under load) while the
         # change is written, not before: the first streams do not wait for it. A client that
         # re-lists on this worker after list_changed waits for it instead (Server._run awaits

@@ -33,6 +33,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry as SyncRetry
 
+from .. import tracing
 from ..store_errors import StoreUnavailable
 from .cluster import REDIRECTS, PipelinedCluster
 from .pipelined import Pipelined, PipelinedRedis
@@ -66,12 +67,17 @@ def px(seconds: float) -> int:
 
 @contextlib.contextmanager
 def unavailable_as_store_error() -> Iterator[None]:
-    """Wrap Redis calls: unreachable Redis → ``StoreUnavailable``; a swallowed cancel → re-raised."""
+    """Wrap Redis calls: unreachable Redis → ``StoreUnavailable``; a swallowed cancel → re-raised.
+    With tracing on, each is a ``redis`` span inside the request's (tracing/)."""
     try:
-        yield
+        with tracing.child("redis", REDIS_SPAN):
+            yield
     except UNAVAILABLE as exc:
         raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
     raise_pending_cancel()
+
+
+REDIS_SPAN = {"db.system.name": "redis"}  # OpenTelemetry semantic conventions, database spans
 
 
 def raise_pending_cancel() -> None:

@@ -3,8 +3,8 @@ formatters may ask, whether or not tracing is on."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from contextvars import ContextVar
+from collections.abc import Awaitable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
 from ..jsonrpc import Request
@@ -21,19 +21,76 @@ class RequestTracing(Protocol):
         """Export what is buffered; called once when the process stops."""
 
 
-# The W3C trace headers (``traceparent``, ``tracestate``) of the HTTP request being served, set by
-# the transport only while tracing is on: the parent of a request whose ``_meta`` carries none.
-incoming: ContextVar[Mapping[str, str] | None] = ContextVar("mcp_incoming_trace", default=None)
+class Hooks(Protocol):
+    """What the OpenTelemetry side offers the rest of the code once tracing is on (otel.py)."""
 
-_log_ids: Callable[[], dict[str, str]] | None = None
+    def log_ids(self) -> dict[str, str]: ...
+
+    def child(self, name: str, attributes: Mapping[str, Any] | None) -> AbstractContextManager[Any]: ...
+
+    def producer(self, name: str, attributes: Mapping[str, Any] | None) -> AbstractContextManager[Any]: ...
+
+    def consumer(
+        self, name: str, carrier: Mapping[str, str], attributes: Mapping[str, Any] | None
+    ) -> AbstractContextManager[Any]: ...
+
+    def carrier(self) -> dict[str, str]: ...
+
+    def http_request(
+        self, carrier: Mapping[str, str], attributes: Mapping[str, Any]
+    ) -> AbstractContextManager[Any]: ...
+
+
+_hooks: Hooks | None = None
+_NOTHING = nullcontext()
+
+
+def install(hooks: Hooks | None) -> None:
+    global _hooks
+    _hooks = hooks
 
 
 def log_fields() -> dict[str, str]:
     """``trace_id`` and ``span_id`` of the current span for a log line (JSON log format), or
     nothing when tracing is off or no span is current."""
-    return _log_ids() if _log_ids is not None else {}
+    return _hooks.log_ids() if _hooks is not None else {}
 
 
-def set_log_ids(source: Callable[[], dict[str, str]] | None) -> None:
-    global _log_ids
-    _log_ids = source
+def child(name: str, attributes: Mapping[str, Any] | None = None) -> AbstractContextManager[Any]:
+    """A span inside the current one (a Redis round trip, an upstream call); nothing when off."""
+    return _NOTHING if _hooks is None else _hooks.child(name, attributes)
+
+
+def producer(name: str, attributes: Mapping[str, Any] | None = None) -> AbstractContextManager[Any]:
+    """A PRODUCER span around sending a message to other workers (a registry change)."""
+    return _NOTHING if _hooks is None else _hooks.producer(name, attributes)
+
+
+def carrier() -> dict[str, str]:
+    """The current span's W3C trace context, to travel in a message (empty when off)."""
+    return {} if _hooks is None else _hooks.carrier()
+
+
+def http_request(
+    traceparent: str | None, tracestate: str | None, method: str, path: str
+) -> AbstractContextManager[Any]:
+    """A SERVER span for one HTTP request to the endpoint, the child of its ``traceparent``
+    header: the session's store round trips are its children, and each MCP request's span (the
+    child of the request's own ``_meta`` trace context when it has one, linked to this then)."""
+    if _hooks is None:
+        return _NOTHING
+    carried = {"traceparent": traceparent} if traceparent else {}
+    if tracestate and traceparent:
+        carried["tracestate"] = tracestate
+    return _hooks.http_request(carried, {"http.request.method": method, "url.path": path})
+
+
+def consumer(
+    name: str, carried: object, attributes: Mapping[str, Any] | None = None
+) -> AbstractContextManager[Any]:
+    """A CONSUMER span for handling a message, the child of the span that sent it (``carried``:
+    the message's ``trace``, from ``carrier()``), so one trace shows a change reaching every
+    worker; nothing when off or when the message carries no trace."""
+    if _hooks is None or not isinstance(carried, dict):
+        return _NOTHING
+    return _hooks.consumer(name, {k: v for k, v in carried.items() if isinstance(v, str)}, attributes)

@@ -12,7 +12,8 @@ code, or ``tool_error`` for a result with ``isError``) with the span's status ER
 Parent: "MCP server instrumentation SHOULD, by default, use context extracted from MCP
 params._meta as a parent ... and SHOULD link current ambient context" (ibid., "Context
 propagation"; the keys are SEP-414's unprefixed ``traceparent``, ``tracestate``, ``baggage``).
-Without ``_meta`` context the HTTP request's own ``traceparent`` is the parent.
+Over HTTP the ambient context is the HTTP request's own SERVER span (``http_request``, the child
+of its ``traceparent`` header), so the session's store round trips share the trace.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Awaitable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from opentelemetry import propagate, trace
@@ -30,7 +32,7 @@ from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from ..jsonrpc import Request
 from ..session import SHOWN_PREFIX, Session
-from .base import incoming, set_log_ids
+from .base import install
 
 _META_KEYS = ("traceparent", "tracestate", "baggage")  # SEP-414: unprefixed in params._meta
 _NAMED = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
@@ -81,8 +83,9 @@ class OtelTracing:
         # Global, so spans started elsewhere in the process (an http tool's upstream call) join
         # the request's trace.
         trace.set_tracer_provider(provider)
-        set_log_ids(current_ids)
-        return cls(provider)
+        tracing = cls(provider)
+        install(tracing)
+        return tracing
 
     async def serve(
         self, message: Request, session: Session, version: str, run: Awaitable[dict[str, Any] | None]
@@ -107,7 +110,7 @@ class OtelTracing:
                 attributes["gen_ai.operation.name"] = "execute_tool"
         elif method in _URI and isinstance(params.get("uri"), str):
             attributes["mcp.resource.uri"] = params["uri"]
-        parent, links = _parent(params.get("_meta"), incoming.get())
+        parent, links = _parent(params.get("_meta"))
         with self.tracer.start_as_current_span(
             span_name,
             context=parent,
@@ -129,20 +132,47 @@ class OtelTracing:
     def shutdown(self) -> None:
         self.provider.shutdown()
 
+    # -- base.Hooks: spans the rest of the code asks for -------------------------------------------
+    def log_ids(self) -> dict[str, str]:
+        return current_ids()
 
-def _parent(meta: object, header: Mapping[str, str] | None) -> tuple[Any, list[Link]]:
+    def child(self, name: str, attributes: Mapping[str, Any] | None) -> AbstractContextManager[Any]:
+        return self.tracer.start_as_current_span(name, attributes=attributes)
+
+    def producer(self, name: str, attributes: Mapping[str, Any] | None) -> AbstractContextManager[Any]:
+        return self.tracer.start_as_current_span(name, kind=SpanKind.PRODUCER, attributes=attributes)
+
+    def consumer(
+        self, name: str, carrier: Mapping[str, str], attributes: Mapping[str, Any] | None
+    ) -> AbstractContextManager[Any]:
+        parent = propagate.extract(carrier) if "traceparent" in carrier else None
+        kind = SpanKind.CONSUMER
+        return self.tracer.start_as_current_span(name, context=parent, kind=kind, attributes=attributes)
+
+    def http_request(
+        self, carrier: Mapping[str, str], attributes: Mapping[str, Any]
+    ) -> AbstractContextManager[Any]:
+        parent = propagate.extract(carrier) if carrier else None
+        name = f"{attributes['http.request.method']} {attributes['url.path']}"
+        kind = SpanKind.SERVER
+        return self.tracer.start_as_current_span(name, context=parent, kind=kind, attributes=attributes)
+
+    def carrier(self) -> dict[str, str]:
+        carried: dict[str, str] = {}
+        propagate.inject(carried)
+        return carried
+
+
+def _parent(meta: object) -> tuple[Any, list[Link]]:
+    """The request's ``_meta`` trace context as the parent, the ambient span (the HTTP request's)
+    linked; without one, the ambient span is the parent."""
     carried = {}
     if isinstance(meta, dict):
         carried = {key: value for key in _META_KEYS if isinstance(value := meta.get(key), str)}
     if "traceparent" not in carried:
-        return (propagate.extract(header) if header else None), []
-    parent = propagate.extract(carried)
-    links: list[Link] = []
-    if header:  # the transport's own context, linked (ibid.: "SHOULD link current ambient context")
-        ambient = trace.get_current_span(propagate.extract(header)).get_span_context()
-        if ambient.is_valid:
-            links.append(Link(ambient))
-    return parent, links
+        return None, []
+    ambient = trace.get_current_span().get_span_context()
+    return propagate.extract(carried), [Link(ambient)] if ambient.is_valid else []
 
 
 def _outcome(span: trace.Span, response: dict[str, Any] | None) -> None:

@@ -120,12 +120,12 @@ class MCPEndpoint:
             try:
                 method = scope["method"]
                 if method == "POST":
-                    if headers.traceparent is not None and rt.server.tracing is not None:
-                        trace = {"traceparent": headers.traceparent}
-                        if headers.tracestate is not None:
-                            trace["tracestate"] = headers.tracestate
-                        tracing.incoming.set(trace)
-                    await self.post(rt, scope, receive, tracked, headers)
+                    if rt.server.tracing is None:
+                        await self.post(rt, scope, receive, tracked, headers)
+                    else:
+                        parent = headers.traceparent, headers.tracestate
+                        with tracing.http_request(*parent, method, scope["path"]):
+                            await self.post(rt, scope, receive, tracked, headers)
                 elif method == "GET":
                     # Served from this frame, not from one more coroutine's: a GET stream may stay
                     # open for hours, and each frame it keeps alive is ~300 B per idle stream.

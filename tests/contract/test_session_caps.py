@@ -6,7 +6,6 @@ and deletion (they free it), with no load or save needed to notice."""
 from __future__ import annotations
 
 import asyncio
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -55,7 +54,9 @@ async def test_create_costs_the_same_with_thousands_of_live_sessions(
 
     await within(asyncio.gather(*(fill() for _ in range(16))), 120)
     # Interleaved pairs, so load from elsewhere on the box (a parallel test run) hits both sides
-    # alike; the median pair decides.
+    # alike; the second-best pair decides. Load only ever slows one side of a pair, and a scan per
+    # create never reaches RATIO in any pair, while the median of five fell to 0.496 on a loaded
+    # machine (pairs 0.50, 0.15, 0.98, 0.43, 0.76) with creates that cost the same.
     ratios = []
     try:
         for _ in range(PAIRS):
@@ -63,7 +64,7 @@ async def test_create_costs_the_same_with_thousands_of_live_sessions(
             ratios.append(await _block_rate(full, "alice") / at_empty)
     finally:
         await empty.close()
-    ratio = statistics.median(ratios)
+    ratio = sorted(ratios)[-2]
     assert await full.count("alice") == LIVE + PAIRS * BLOCK
     assert ratio >= RATIO, (
         f"creates/s with {LIVE:,}+ live sessions of one principal are {ratio:.2f}x those with none "

@@ -3,9 +3,10 @@ exporter to a real receiver on loopback (tests/support/otlp.py), which decodes t
 
 Pinned (open-telemetry/semantic-conventions-genai docs/gen-ai/mcp.md, "Server" and "Context
 propagation"; SEP-414): one SERVER span per request named ``{method} {target}``; its parent is
-the request's ``params._meta`` trace context, else the HTTP ``traceparent`` header, and with both
-the header's context is linked; ``error.type`` is ``tool_error`` for an ``isError`` result and the
-JSON-RPC code for an error; the session id is never exported whole.
+the request's ``params._meta`` trace context, else the HTTP request's span (``POST /mcp``, the
+child of the ``traceparent`` header), which is linked when ``_meta`` is the parent;
+``error.type`` is ``tool_error`` for an ``isError`` result and the JSON-RPC code for an error;
+the session id is never exported whole.
 """
 
 from __future__ import annotations
@@ -71,8 +72,10 @@ def test_a_tools_call_is_one_server_span_parented_to_the_http_traceparent(traced
         called = client.post(server.url, headers={**session_headers(session), "traceparent": header},
                              json=request(7, "tools/call", {"name": "echo", "arguments": {"message": "hi"}}))
         assert called.status_code == 200, called.text
+    http = otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "POST /mcp")
+    assert http.parent_span_id == parent_id and http.kind == SERVER
     span = otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "tools/call echo")
-    assert span.parent_span_id == parent_id and span.kind == SERVER
+    assert span.parent_span_id == http.span_id and span.kind == SERVER
     assert span.attributes["mcp.method.name"] == "tools/call"
     assert span.attributes["gen_ai.tool.name"] == "echo"
     assert span.attributes["gen_ai.operation.name"] == "execute_tool"
@@ -94,9 +97,11 @@ def test_the_meta_trace_context_is_the_parent_and_the_header_is_linked(traced) -
     answer = httpx.post(server.url, headers={**modern_headers(message), "traceparent": header},
                         json=message, timeout=10)
     assert answer.status_code == 200, answer.text
-    span = otlp.wait_for(lambda s: s.trace_id == meta_trace)
+    span = otlp.wait_for(lambda s: s.trace_id == meta_trace and s.name == "tools/call echo")
     assert span.parent_span_id == meta_span
-    assert span.links == [(header_trace, header_span)]
+    http = otlp.wait_for(lambda s: s.trace_id == header_trace and s.name == "POST /mcp")
+    assert http.parent_span_id == header_span
+    assert span.links == [(header_trace, http.span_id)]  # the HTTP request's span, linked
     assert span.attributes["mcp.protocol.version"] == "2026-07-28"
     assert "mcp.session.id" not in span.attributes  # stateless: no session
 
@@ -111,9 +116,9 @@ def test_a_tool_error_and_a_json_rpc_error_set_error_type(traced) -> None:
                                (missing, {"name": "no_such_tool", "arguments": {}})):
             client.post(server.url, headers={**session_headers(session), "traceparent": header},
                         json=request(2, "tools/call", params))
-    tool_error = otlp.wait_for(lambda s: s.trace_id == failing_trace)
+    tool_error = otlp.wait_for(lambda s: s.trace_id == failing_trace and s.name == "tools/call fail")
     assert tool_error.attributes["error.type"] == "tool_error" and tool_error.status_code == ERROR
-    unknown = otlp.wait_for(lambda s: s.trace_id == missing_trace)
+    unknown = otlp.wait_for(lambda s: s.trace_id == missing_trace and s.name.startswith("tools/call"))
     assert unknown.attributes["error.type"] == unknown.attributes["rpc.response.status_code"] == "-32602"
     assert unknown.status_code == ERROR and unknown.status_message
 
@@ -125,4 +130,5 @@ def test_a_request_without_trace_context_starts_its_own_trace(traced) -> None:
         client.post(server.url, headers=session_headers(session), json=request(3, "tools/list"))
     shown = session[:SHOWN_PREFIX]
     span = otlp.wait_for(lambda s: s.name == "tools/list" and s.attributes.get("mcp.session.id") == shown)
-    assert span.parent_span_id == "" and len(span.trace_id) == 32
+    http = otlp.wait_for(lambda s: s.trace_id == span.trace_id and s.name == "POST /mcp")
+    assert http.parent_span_id == "" and span.parent_span_id == http.span_id

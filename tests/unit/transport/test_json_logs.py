@@ -76,8 +76,9 @@ def test_a_line_logged_inside_a_traced_span_carries_its_trace_and_span_ids() -> 
 
     from mcp_protocol.tracing import base, otel
 
-    tracer = TracerProvider().get_tracer("test")  # not the global provider: nothing exported
-    base.set_log_ids(otel.current_ids)
+    tracing = otel.OtelTracing(TracerProvider())  # not the global provider: nothing exported
+    tracer = tracing.tracer
+    base.install(tracing)
     try:
         assert "trace_id" not in line("outside any span")
         with tracer.start_as_current_span("tools/call echo") as span:
@@ -86,4 +87,4 @@ def test_a_line_logged_inside_a_traced_span_carries_its_trace_and_span_ids() -> 
         assert inside["trace_id"] == format(context.trace_id, "032x")
         assert inside["span_id"] == format(context.span_id, "016x")
     finally:
-        base.set_log_ids(None)
+        base.install(None)

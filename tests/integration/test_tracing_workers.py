@@ -1,0 +1,121 @@
+"""Traces across a fleet: two workers (A and B) sharing PostgreSQL and a private Redis, both
+exporting with the real OTLP exporter to one receiver on loopback (tests/support/otlp.py).
+
+- A tool created through the REST API on A publishes the change inside a PRODUCER span; B's
+  fan-out of it is a CONSUMER span of the same trace, its child: one trace shows an edit on one
+  worker reaching the streams of another.
+- A tools/call on B with Redis stores is one trace: the HTTP request's SERVER span (the child of
+  its ``traceparent`` header) holding the session's Redis round trips and the MCP request's span,
+  which holds the handler's.
+
+Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support.fleets import running_fleet
+from tests.support.mcp_http import POST_HEADERS, initialize_message, notification, request, session_headers
+from tests.support.otlp import OtlpReceiver, ReceivedSpan
+from tests.support.postgres import temporary_database
+from tests.support.private_redis import have_redis_server
+
+pytestmark = [
+    pytest.mark.timeout(120),
+    pytest.mark.skipif(not have_redis_server(), reason="needs redis-server"),
+]
+PRODUCER, CONSUMER, SERVER = 4, 5, 2  # OTLP protobuf SpanKind
+
+
+@dataclass
+class TracedPair:
+    a: LiveServer
+    b: LiveServer
+    token: str
+    otlp: OtlpReceiver
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracedPair]:
+    with (
+        OtlpReceiver() as otlp,
+        temporary_database("mcpsite_tracing") as database_url,
+        running_fleet(
+            tmp_path_factory.mktemp("redis"),
+            provider=REGISTRY_PROVIDER,
+            database_url=database_url,
+            OTEL_EXPORTER_OTLP_ENDPOINT=otlp.endpoint,
+            OTEL_BSP_SCHEDULE_DELAY="50",
+        ) as fleet,
+    ):
+        fleet.manage("migrate", "--noinput")
+        fleet.manage("load_demo")
+        admin = ["createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com"]
+        fleet.manage(*admin, DJANGO_SUPERUSER_PASSWORD=uuid.uuid4().hex)
+        token = fleet.manage("create_management_token", "--user", "ci", "--name", "tracing").strip()
+        a, b = fleet.start(2)
+        yield TracedPair(a, b, token, otlp)
+
+
+def test_an_edit_on_one_worker_and_its_fan_out_on_the_other_are_one_trace(pair: TracedPair) -> None:
+    name = f"traced_{uuid.uuid4().hex[:8]}"
+    tool = {"name": name, "kind": "template", "template_text": "hi",
+            "input_schema": {"type": "object", "properties": {}}}
+    made = httpx.post(f"{pair.a.base_url}/api/v1/tools/", json=tool,
+                      headers={"Authorization": f"Bearer {pair.token}"}, timeout=10)
+    assert made.status_code == 201, made.text
+    publish = pair.otlp.wait_for(
+        lambda s: s.kind == PRODUCER and s.resource["service.instance.id"] == instance(pair.a)
+    )
+    assert publish.name == "publish registry change tools"
+    fanouts = [fan_out_on(pair.otlp, instance(worker), publish.trace_id) for worker in (pair.a, pair.b)]
+    for fanout in fanouts:
+        assert fanout.parent_span_id == publish.span_id
+        assert fanout.name == "fan out registry change tools"
+        assert fanout.attributes["mcp.change.id"] == publish.attributes["mcp.change.id"]
+
+
+def fan_out_on(otlp: OtlpReceiver, worker: str, trace_id: str) -> ReceivedSpan:
+    return otlp.wait_for(
+        lambda s: s.kind == CONSUMER and s.trace_id == trace_id
+        and s.resource["service.instance.id"] == worker
+    )
+
+
+def instance(worker: LiveServer) -> str:
+    """The ``service.instance.id`` a worker exports under: its host name and pid."""
+    assert worker.process is not None
+    return f"{socket.gethostname()}-{worker.process.pid}"
+
+
+def test_a_tools_call_has_its_handler_and_redis_round_trips_as_children(pair: TracedPair) -> None:
+    trace_id, parent = secrets.token_hex(16), secrets.token_hex(8)
+    with httpx.Client(timeout=10) as client:
+        opened = client.post(pair.b.url, headers=POST_HEADERS, json=initialize_message())
+        session = opened.headers["mcp-session-id"]
+        initialized = notification("notifications/initialized")
+        client.post(pair.b.url, headers=session_headers(session), json=initialized)
+        called = client.post(
+            pair.b.url,
+            headers={**session_headers(session), "traceparent": f"00-{trace_id}-{parent}-01"},
+            json=request(5, "tools/call", {"name": "echo", "arguments": {"message": "traced"}}),
+        )
+        assert called.status_code == 200, called.text
+    http = pair.otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "POST /mcp")
+    assert http.kind == SERVER and http.parent_span_id == parent
+    call = pair.otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "tools/call echo")
+    assert call.kind == SERVER and call.parent_span_id == http.span_id
+    handler = pair.otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "handle tools/call")
+    assert handler.parent_span_id == call.span_id
+    # The session's load and save: Redis round trips of the same HTTP request.
+    redis = pair.otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "redis")
+    assert redis.attributes["db.system.name"] == "redis"
