@@ -71,6 +71,14 @@ class Provider(ABC):
     @abstractmethod
     def snapshot(self) -> Snapshot: ...
 
+    async def start(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """A runtime starts serving on the running loop: acquire what serving there needs (the
+        registry opens its pooled HTTP client for http tools). One provider may serve several
+        loops, each runtime calling this on its own; awaited before the first ``refresh``."""
+
+    async def stop(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """The runtime of the running loop closes: release what ``start`` acquired on it."""
+
     async def refresh(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Rebuild the snapshot from the source of truth (may query a database, off the hot path).
 

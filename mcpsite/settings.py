@@ -171,6 +171,13 @@ STORAGES = {
 
 # Hosts the registry's "http" tool kind may POST to (exact names or "*.example.com").
 REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
+# The http kind's pooled client per worker (defaults: registry/upstream/config.py).
+if os.environ.get("REGISTRY_HTTP_MAX_CONNECTIONS"):
+    REGISTRY_HTTP_MAX_CONNECTIONS = int(os.environ["REGISTRY_HTTP_MAX_CONNECTIONS"])
+if os.environ.get("REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST"):
+    REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST = int(os.environ["REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST"])
+if os.environ.get("REGISTRY_HTTP_KEEPALIVE_SECONDS"):
+    REGISTRY_HTTP_KEEPALIVE_SECONDS = float(os.environ["REGISTRY_HTTP_KEEPALIVE_SECONDS"])
 # Environment variables an http tool may send as its secret header (registry/secret_env.py; unset:
 # names starting with MCP_TOOL_SECRET_ only).
 if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:

@@ -1,5 +1,7 @@
 """The ``http`` kind: POST the arguments as JSON to a URL on the host allow-list.
 
+- The request goes out on the worker's pooled session (``upstream/clients.py``: keep-alive
+  connections, a bound per host), or on a one-shot session on a loop no runtime serves.
 - ``http_timeout`` is a deadline for the whole call (connect, send, every byte of the reply), not
   per network phase.
 - The host must match ``settings.REGISTRY_HTTP_ALLOWED_HOSTS`` (exact names, or ``*.example.com``
@@ -23,8 +25,7 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-from django.conf import settings
+import aiohttp
 
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
@@ -32,13 +33,11 @@ from mcp_protocol.errors import ToolError
 from .. import secret_env
 from ..results import text_block, tool_result
 from ..snapshot import ToolSpec
+from ..upstream import config
+from ..upstream.clients import UpstreamClients
 
 MAX_REPLY_BYTES = 1024 * 1024
 logger = logging.getLogger(__name__)
-
-
-def allowed_hosts() -> list[str]:
-    return [h.lower() for h in getattr(settings, "REGISTRY_HTTP_ALLOWED_HOSTS", [])]
 
 
 def host_allowed(host: str, allowed: list[str]) -> bool:
@@ -51,9 +50,12 @@ def host_allowed(host: str, allowed: list[str]) -> bool:
     return False
 
 
-async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    host = urlsplit(spec.http_url).hostname or ""
-    if not host_allowed(host, allowed_hosts()):
+async def execute(
+    spec: ToolSpec, arguments: dict[str, Any], ctx: Context, clients: UpstreamClients
+) -> dict[str, Any]:
+    url = urlsplit(spec.http_url)
+    host = url.hostname or ""
+    if not host_allowed(host, config.allowed_hosts()):
         raise ToolError(
             f"Tool {spec.name!r} cannot call {host!r}: the host is not in REGISTRY_HTTP_ALLOWED_HOSTS"
         )
@@ -78,37 +80,52 @@ async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> di
             )
         headers[spec.http_secret_header] = secret
     try:
-        # httpx's timeout bounds each phase (connect, each read, ...), so a server sending a byte
-        # just inside the read timeout would hold the call forever; asyncio.timeout bounds the
-        # whole exchange, body included, by the row's timeout.
-        async with asyncio.timeout(spec.http_timeout):
-            response, body = await _post(spec, arguments, headers, host)
-    except (TimeoutError, httpx.TimeoutException):
+        # A per-phase timeout (connect, each read) would let a server sending a byte just inside
+        # it hold the call forever; asyncio.timeout bounds the whole exchange, body included, by
+        # the row's timeout.
+        async with asyncio.timeout(spec.http_timeout), clients.session() as session:
+            status, content_type, body = await _post(session, spec, arguments, headers, host)
+    except TimeoutError:
         raise ToolError(f"Tool {spec.name!r}: {host} did not answer within {spec.http_timeout:g} s") from None
-    except httpx.HTTPError as exc:
+    except aiohttp.ClientError as exc:
         raise ToolError(
             f"Tool {spec.name!r}: request to {host} failed ({type(exc).__name__}: {exc})"
         ) from None
-    text = body.decode(response.encoding or "utf-8", errors="replace")
-    if response.status_code >= 300:
+    text = body.decode(_charset(content_type), errors="replace")
+    if status >= 300:
         snippet = text[:500] + ("…" if len(text) > 500 else "")
-        raise ToolError(f"Tool {spec.name!r}: {host} answered HTTP {response.status_code}: {snippet}")
-    return map_reply(text, response.headers.get("content-type", ""))
+        raise ToolError(f"Tool {spec.name!r}: {host} answered HTTP {status}: {snippet}")
+    return map_reply(text, content_type)
 
 
 async def _post(
-    spec: ToolSpec, arguments: dict[str, Any], headers: dict[str, str], host: str
-) -> tuple[httpx.Response, bytes]:
-    async with httpx.AsyncClient(timeout=spec.http_timeout, follow_redirects=False) as client:
-        async with client.stream("POST", spec.http_url, json=arguments, headers=headers) as response:
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_REPLY_BYTES:
-                    raise ToolError(
-                        f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes"
-                    )
-    return response, bytes(body)
+    session: aiohttp.ClientSession, spec: ToolSpec, arguments: dict[str, Any], headers: dict[str, str],
+    host: str,
+) -> tuple[int, str, bytes]:
+    body = json.dumps(arguments, ensure_ascii=False).encode("utf-8")
+    async with session.request(
+        "POST", spec.http_url, data=body, headers=headers, allow_redirects=False
+    ) as response:
+        reply = bytearray()
+        async for chunk in response.content.iter_any():
+            reply += chunk
+            if len(reply) > MAX_REPLY_BYTES:
+                raise ToolError(f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes")
+        return response.status, response.headers.get("Content-Type", ""), bytes(reply)
+
+
+def _charset(content_type: str) -> str:
+    """The ``charset`` parameter of a Content-Type (RFC 9110 §8.3.2), else UTF-8."""
+    for part in content_type.split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset" and value:
+            charset = value.strip('"')
+            try:
+                "".encode(charset)
+            except LookupError:
+                return "utf-8"
+            return charset
+    return "utf-8"
 
 
 def map_reply(text: str, content_type: str) -> dict[str, Any]:

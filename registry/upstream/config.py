@@ -1,0 +1,30 @@
+"""The ``REGISTRY_HTTP_*`` settings of the ``http`` tool kind, and their only defaults.
+
+Read when asked (``override_settings`` in tests, no reload signal needed), like
+``REGISTRY_HTTP_ALLOWED_HOSTS``; ``mcpsite/settings.py`` sets a key only when its environment
+variable is present.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+DEFAULTS: dict[str, Any] = {
+    # Hosts an http tool may call: exact names, "*.example.com" for subdomains, "*" for any.
+    "REGISTRY_HTTP_ALLOWED_HOSTS": [],
+    # The pooled client of each worker: connections in all, kept alive, and how long an idle one
+    # stays open. Per host: at most this many requests (so connections) at once to one origin.
+    "REGISTRY_HTTP_MAX_CONNECTIONS": 100,
+    "REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST": 32,
+    "REGISTRY_HTTP_KEEPALIVE_SECONDS": 30.0,
+}
+
+
+def get(name: str) -> Any:
+    return getattr(settings, name, DEFAULTS[name])
+
+
+def allowed_hosts() -> list[str]:
+    return [h.lower() for h in get("REGISTRY_HTTP_ALLOWED_HOSTS")]
