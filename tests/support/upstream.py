@@ -15,7 +15,7 @@ Routes (any method):
 - ``/signed``: checks ``X-MCP-Signature`` over ``X-MCP-Timestamp`` + "." + body with ``secret``
   (HMAC-SHA256, hex, ``v1=`` prefix) and answers ``{"verified": bool}``.
 
-Every request is recorded (method, path, query, headers, body bytes, the client's port). The
+Every request is recorded (method, path, raw path, query, headers, body bytes, the client's port). The
 server runs on its own loop in a daemon thread, on a free port, stopped on exit.
 """
 
@@ -40,6 +40,7 @@ from .ports import free_port
 class Received:
     method: str
     path: str
+    raw_path: str  # as sent: percent-encoded, with the query
     query: dict[str, str]
     headers: dict[str, str]
     body: bytes
@@ -80,6 +81,7 @@ class Upstream:
             Received(
                 request.method,
                 request.path,
+                request.raw_path,
                 dict(request.query),
                 dict(request.headers),
                 body,

@@ -106,3 +106,171 @@ def test_stopping_the_runtime_closes_its_loop_session(api: Upstream, provider: R
 
     session = run_served(provider, work)
     assert session is not None and session.closed
+
+
+# -- requests an API can take -----------------------------------------------------------------------
+PET_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "limit": {"type": "integer"},
+        "tags": {"type": "array"},
+        "name": {"type": "string"},
+        "age": {"type": "integer"},
+    },
+}
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "PUT", "PATCH", "DELETE"])
+def test_each_method_reaches_the_upstream_with_its_url_and_body(
+    api: Upstream, provider: RegistryProvider, method: str
+) -> None:
+    make_tool(
+        name=f"pet_{method.lower()}",
+        http_method=method,
+        input_schema=PET_SCHEMA,
+        http_url=f"{api.url}/echo/pets/{{id}}{{?limit}}",
+    )
+    arguments = {"id": "7", "limit": 2, "name": "Rex", "age": 3}
+    result = run_served(provider, lambda: call(provider, f"pet_{method.lower()}", arguments))
+    assert "isError" not in result, result
+    sent = api.requests[-1]
+    assert (sent.method, sent.path, sent.query) == (method, "/echo/pets/7", {"limit": "2"})
+    if method in ("GET", "DELETE"):
+        assert sent.body == b"" and "Content-Type" not in sent.headers
+    else:  # the arguments the URL did not use
+        assert sent.json() == {"name": "Rex", "age": 3}
+        assert sent.headers["Content-Type"] == "application/json"
+
+
+def test_url_template_values_are_percent_encoded_and_lists_explode(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(
+        name="search",
+        http_method="GET",
+        input_schema=PET_SCHEMA,
+        http_url=f"{api.url}/echo/pets/{{id}}{{?tags*}}",
+    )
+    run_served(provider, lambda: call(provider, "search", {"id": "a b/c", "tags": ["x", "y&z"]}))
+    assert api.requests[-1].raw_path == "/echo/pets/a%20b%2Fc?tags=x&tags=y%26z"
+
+
+def test_a_body_template_static_headers_and_a_result_pointer(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(
+        name="create_pet",
+        http_method="POST",
+        input_schema=PET_SCHEMA,
+        http_url=f"{api.url}/echo/pets",
+        http_headers={"Accept-Language": "fr", "X-Team": "core"},
+        http_body_template={"pet": {"name": "{{ name }}", "age": "{{ age }}"}, "note": "by {{ name }}"},
+        http_result_pointer="/body/pet",
+    )
+    result = run_served(provider, lambda: call(provider, "create_pet", {"name": "Rex", "age": 3}))
+    assert result["structuredContent"] == {"name": "Rex", "age": 3}
+    sent = api.requests[-1]
+    assert sent.json() == {"pet": {"name": "Rex", "age": 3}, "note": "by Rex"}
+    assert sent.headers["Accept-Language"] == "fr" and sent.headers["X-Team"] == "core"
+    assert sent.headers["X-MCP-Tool"] == "create_pet"
+
+
+def test_a_non_object_result_is_wrapped_when_the_tool_declares_an_output_schema(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(
+        name="tags_of",
+        http_method="GET",
+        http_url=f"{api.url}/echo/tags",
+        http_result_pointer="/path",
+        output_schema={"type": "object", "properties": {"result": {"type": "string"}}},
+    )
+    make_tool(
+        name="tags_text", http_method="GET", http_url=f"{api.url}/echo/tags", http_result_pointer="/path"
+    )
+    wrapped = run_served(provider, lambda: call(provider, "tags_of", {}))
+    assert wrapped["structuredContent"] == {"result": "/echo/tags"}
+    plain = run_served(provider, lambda: call(provider, "tags_text", {}))
+    assert "structuredContent" not in plain and plain["content"][0]["text"] == '"/echo/tags"'
+
+
+def test_an_upstream_error_is_a_tool_error_with_the_upstreams_message(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(name="missing", http_method="GET", http_url=f"{api.url}/status/404")
+    result = run_served(provider, lambda: call(provider, "missing", {}))
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Tool 'missing': 127.0.0.1 answered HTTP 404: upstream says 404"
+
+
+def test_existing_rows_keep_posting_every_argument(api: Upstream, provider: RegistryProvider) -> None:
+    row = make_tool(name="legacy", http_url=f"{api.url}/echo/legacy")
+    assert (row.http_method, row.http_body_template, row.http_result_pointer) == ("POST", None, "")
+    result = run_served(provider, lambda: call(provider, "legacy", {"q": "weather", "n": 2}))
+    assert api.requests[-1].json() == {"q": "weather", "n": 2}
+    assert result["structuredContent"]["body"] == {"q": "weather", "n": 2}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        ({"http_url": "https://api.example.com{+path}"}, "http_url", "host is literal"),
+        ({"http_url": "https://{host}/x"}, "http_url", "absolute http"),
+        ({"http_url": "https://api.example.com/pets/{nope}"}, "http_url", "nope"),
+        (
+            {"http_url": "https://api.example.com/x", "http_method": "GET", "http_body_template": {"a": 1}},
+            "http_body_template",
+            "GET request has no body",
+        ),
+        (
+            {"http_url": "https://api.example.com/x", "http_headers": {"Content-Length": "1"}},
+            "http_headers",
+            "set by the server",
+        ),
+        (
+            {"http_url": "https://api.example.com/x", "http_headers": {"X-A": "a\r\nB: b"}},
+            "http_headers",
+            "line breaks",
+        ),
+        (
+            {"http_url": "https://api.example.com/x", "http_result_pointer": "data"},
+            "http_result_pointer",
+            "JSON Pointer",
+        ),
+    ],
+)
+def test_an_http_tool_that_cannot_work_is_refused_at_save(
+    fields: dict[str, Any], field: str, words: str
+) -> None:
+    from django.core.exceptions import ValidationError
+
+    row = Tool(name="bad", description="d", kind="http", input_schema=PET_SCHEMA, **fields)
+    with pytest.raises(ValidationError) as caught:
+        row.full_clean()
+    assert field in caught.value.message_dict
+    assert words in " ".join(caught.value.message_dict[field])
+
+
+def test_export_and_import_carry_the_request_fields(api: Upstream) -> None:
+    from registry.transfer import export_document, import_document
+
+    make_tool(
+        name="carried",
+        http_method="PATCH",
+        input_schema=PET_SCHEMA,
+        http_url=f"{api.url}/echo/{{id}}",
+        http_headers={"X-A": "1"},
+        http_body_template={"n": "{{ name }}"},
+        http_result_pointer="/body",
+    )
+    exported = next(t for t in export_document()["tools"] if t["name"] == "carried")
+    assert (exported["http_method"], exported["http_headers"], exported["http_result_pointer"]) == (
+        "PATCH",
+        {"X-A": "1"},
+        "/body",
+    )
+    Tool.objects.filter(name="carried").delete()
+    import_document({"tools": [exported]}, mode="merge")
+    row = Tool.objects.get(name="carried")
+    assert (row.http_method, row.http_body_template) == ("PATCH", {"n": "{{ name }}"})
