@@ -52,6 +52,9 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                     "http_timeout",
                     "http_secret_header",
                     "http_secret_env",
+                    "http_signing_secret_env",
+                    "http_forward_principal",
+                    "http_forward_trace",
                 )
             },
         ),

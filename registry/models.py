@@ -203,6 +203,24 @@ class Tool(Definition):
         validators=[env_var_name],
         help_text="http kind: the secret is read from this variable at call time.",
     )
+    http_signing_secret_env = models.CharField(
+        "HTTP signing secret environment variable",
+        max_length=128,
+        blank=True,
+        validators=[env_var_name],
+        help_text="http kind: sign each request (X-MCP-Signature: HMAC-SHA256 of timestamp and body) "
+        "with the secret in this variable, read at call time.",
+    )
+    http_forward_principal = models.BooleanField(
+        "Forward the caller's principal",
+        default=False,
+        help_text="http kind: send the caller's principal id (never a token) as X-MCP-Principal.",
+    )
+    http_forward_trace = models.BooleanField(
+        "Forward trace context",
+        default=False,
+        help_text="http kind: send the request's W3C traceparent/tracestate (from params._meta).",
+    )
     template_text = models.TextField(
         blank=True, help_text="template kind: text with {{ argument }} placeholders."
     )

@@ -34,6 +34,9 @@ class ToolSpec:
     http_headers: tuple[tuple[str, str], ...] = ()
     http_body_template: Any = None
     http_result_pointer: str = ""
+    http_signing_secret_env: str = ""
+    http_forward_principal: bool = False
+    http_forward_trace: bool = False
     structured_output: bool = False  # the tool declares an outputSchema
     template_text: str = ""
     template_structured: Any = None
@@ -194,6 +197,9 @@ def build_state() -> RegistryState:
             http_headers=tuple((row.http_headers or {}).items()),
             http_body_template=row.http_body_template,
             http_result_pointer=row.http_result_pointer,
+            http_signing_secret_env=row.http_signing_secret_env,
+            http_forward_principal=row.http_forward_principal,
+            http_forward_trace=row.http_forward_trace,
             structured_output=bool(row.output_schema),
             template_text=row.template_text,
             template_structured=row.template_structured,

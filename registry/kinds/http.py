@@ -11,7 +11,10 @@
   editing rows. Redirects are not followed (a redirect could leave the allow-list).
 - An optional secret header is read from an environment variable at call time; it is never
   stored in the database nor echoed in errors. Only variables that ``secret_env`` allows are sent
-  (checked again here: a row may predate the rule or have been written around validation).
+  (checked again here: a row may predate the rule or have been written around validation). The
+  signing secret (``upstream/signing.py``) follows the same rule.
+- Forwarded context, when the row asks: the caller's principal id, W3C trace context
+  (``upstream/forwarding.py``).
 - Every failure (host not allowed, timeout, connection error, HTTP ≥ 300, oversized reply) is a
   ``ToolError``, so the client gets ``isError: true`` with a clear message.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,7 +35,7 @@ from mcp_protocol.errors import ToolError
 
 from .. import secret_env
 from ..snapshot import ToolSpec
-from ..upstream import config, reply, request
+from ..upstream import config, forwarding, reply, request, signing
 from ..upstream.clients import UpstreamClients
 
 MAX_REPLY_BYTES = 1024 * 1024
@@ -48,18 +52,16 @@ def host_allowed(host: str, allowed: list[str]) -> bool:
     return False
 
 
-def _secret(spec: ToolSpec) -> str:
-    if not secret_env.allowed(spec.http_secret_env):
+def _secret(spec: ToolSpec, variable: str) -> str:
+    if not secret_env.allowed(variable):
         # Saved around validation (a raw write, an older row, a tightened rule): never sent.
         logger.warning("tool %r names environment variable %r as its secret, which a tool may not "
-                       "send: the call is refused", spec.name, spec.http_secret_env)
-        raise ToolError(f"Tool {spec.name!r} is misconfigured: {spec.http_secret_env!r} cannot be "
+                       "send: the call is refused", spec.name, variable)
+        raise ToolError(f"Tool {spec.name!r} is misconfigured: {variable!r} cannot be "
                         f"sent ({secret_env.rule()})")
-    secret = os.environ.get(spec.http_secret_env)
+    secret = os.environ.get(variable)
     if not secret:
-        raise ToolError(
-            f"Tool {spec.name!r} is misconfigured: environment variable {spec.http_secret_env!r} is not set"
-        )
+        raise ToolError(f"Tool {spec.name!r} is misconfigured: environment variable {variable!r} is not set")
     return secret
 
 
@@ -73,7 +75,14 @@ async def execute(
             f"Tool {spec.name!r} cannot call {host!r}: the host is not in REGISTRY_HTTP_ALLOWED_HOSTS"
         )
     if spec.http_secret_header:
-        outgoing.headers[spec.http_secret_header] = _secret(spec)
+        outgoing.headers[spec.http_secret_header] = _secret(spec, spec.http_secret_env)
+    if spec.http_forward_principal:
+        outgoing.headers.update(forwarding.principal_headers(ctx.principal))
+    if spec.http_forward_trace:
+        outgoing.headers.update(forwarding.trace_headers(ctx.meta))
+    if spec.http_signing_secret_env:
+        key = _secret(spec, spec.http_signing_secret_env).encode("utf-8")
+        outgoing.headers.update(signing.headers(key, int(time.time()), outgoing.body))
     try:
         # A per-phase timeout (connect, each read) would let a server sending a byte just inside
         # it hold the call forever; asyncio.timeout bounds the whole exchange, body included, by

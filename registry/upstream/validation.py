@@ -3,7 +3,7 @@
 Field validators: ``validate_http_headers`` (static headers), ``validate_result_pointer`` (an RFC
 6901 JSON Pointer). ``http_tool_errors`` checks the fields together: the URL template's variables
 and the body template's placeholders are input properties, a GET sends no body, and the secret's
-environment variable is one a tool may send (``secret_env``).
+and the signing secret's environment variables are ones a tool may use (``secret_env``).
 """
 
 from __future__ import annotations
@@ -82,4 +82,7 @@ def http_tool_errors(tool: Any) -> dict[str, str]:
         errors["http_secret_env"] = f"{tool.http_secret_env!r} cannot be sent: {secret_env.rule()}."
     elif tool.http_secret_header and tool.http_secret_header.lower() in RESERVED_HEADERS:
         errors["http_secret_header"] = f"{tool.http_secret_header!r} is set by the server."
+    if tool.http_signing_secret_env and not secret_env.allowed(tool.http_signing_secret_env):
+        errors["http_signing_secret_env"] = (
+            f"{tool.http_signing_secret_env!r} cannot be used: {secret_env.rule()}.")
     return errors

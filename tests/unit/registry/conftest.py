@@ -90,6 +90,7 @@ def tool_form(**overrides: Any) -> dict[str, Any]:
         "http_timeout": "10",
         "http_secret_header": "",
         "http_secret_env": "",
+        "http_signing_secret_env": "",
         "annotations": "",
         "icons": "[]",
         "meta": "{}",

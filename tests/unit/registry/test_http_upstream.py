@@ -274,3 +274,92 @@ def test_export_and_import_carry_the_request_fields(api: Upstream) -> None:
     import_document({"tools": [exported]}, mode="merge")
     row = Tool.objects.get(name="carried")
     assert (row.http_method, row.http_body_template) == ("PATCH", {"n": "{{ name }}"})
+
+
+# -- signed calls, forwarded context ----------------------------------------------------------------
+def context_of(principal: str | None = None, meta: dict[str, Any] | None = None) -> Any:
+    from mcp_protocol.context import Context
+    from mcp_protocol.session import Session
+
+    from .conftest import RecordingOutbound
+
+    session = Session(id="s", protocol_version="2025-11-25", state="ready", client_capabilities={})
+    return Context(session=session, outbound=RecordingOutbound(), principal=principal, meta=meta)
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+def test_a_signed_call_is_verified_by_the_upstream(
+    api: Upstream, provider: RegistryProvider, monkeypatch: pytest.MonkeyPatch, method: str
+) -> None:
+    monkeypatch.setenv("MCP_TOOL_SECRET_SIGNING", "shared-secret")
+    make_tool(
+        name="signed",
+        http_method=method,
+        http_url=f"{api.url}/signed",
+        http_signing_secret_env="MCP_TOOL_SECRET_SIGNING",
+        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+    )
+    result = run_served(provider, lambda: call(provider, "signed", {"n": 1}))
+    assert result["structuredContent"] == {"verified": True}
+    sent = api.requests[-1]
+    assert sent.headers["X-MCP-Signature"].startswith("v1=") and sent.headers["X-MCP-Timestamp"].isdigit()
+    assert "shared-secret" not in str(sent.headers)
+
+
+def test_a_call_signed_with_another_secret_fails_the_upstreams_check(
+    api: Upstream, provider: RegistryProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_TOOL_SECRET_SIGNING", "not-the-shared-one")
+    make_tool(name="forged", http_url=f"{api.url}/signed", http_signing_secret_env="MCP_TOOL_SECRET_SIGNING")
+    assert run_served(provider, lambda: call(provider, "forged", {}))["structuredContent"] == {
+        "verified": False
+    }
+
+
+def test_a_signing_secret_unset_or_not_allowed_sends_nothing(
+    api: Upstream, provider: RegistryProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.core.exceptions import ValidationError
+
+    monkeypatch.delenv("MCP_TOOL_SECRET_SIGNING", raising=False)
+    make_tool(
+        name="unsigned", http_url=f"{api.url}/signed", http_signing_secret_env="MCP_TOOL_SECRET_SIGNING"
+    )
+    result = run_served(provider, lambda: call(provider, "unsigned", {}))
+    assert result["isError"] and "MCP_TOOL_SECRET_SIGNING" in result["content"][0]["text"]
+    assert api.requests == []
+    with pytest.raises(ValidationError) as caught:
+        Tool(
+            name="leaky", kind="http", http_url=f"{api.url}/signed", http_signing_secret_env="SECRET_KEY"
+        ).full_clean()
+    assert "http_signing_secret_env" in caught.value.message_dict
+
+
+def test_principal_and_trace_context_are_forwarded_only_when_the_tool_says_so(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    make_tool(
+        name="forwarding",
+        http_url=f"{api.url}/echo/fwd",
+        http_forward_principal=True,
+        http_forward_trace=True,
+    )
+    make_tool(name="quiet", http_url=f"{api.url}/echo/quiet")
+    meta = {"traceparent": parent, "tracestate": "vendor=abc", "progressToken": 1}
+
+    async def work() -> None:
+        for name in ("forwarding", "quiet"):
+            tool = provider.snapshot().tool(name)
+            assert tool is not None
+            await provider.call_tool(tool, {}, context_of("key:ops", meta))
+        tool = provider.snapshot().tool("forwarding")
+        assert tool is not None
+        await provider.call_tool(tool, {}, context_of("key:ops", {"traceparent": "00-" + "0" * 32 + "-1-01"}))
+
+    run_served(provider, work)
+    forwarded, quiet, malformed = (r.headers for r in api.requests)
+    assert forwarded["X-MCP-Principal"] == "key:ops"
+    assert (forwarded["traceparent"], forwarded["tracestate"]) == (parent, "vendor=abc")
+    assert not {"X-MCP-Principal", "traceparent", "Authorization"} & set(quiet)
+    assert "traceparent" not in malformed and malformed["X-MCP-Principal"] == "key:ops"
