@@ -50,6 +50,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                     "http_body_template",
                     "http_result_pointer",
                     "http_timeout",
+                    "http_max_concurrency",
                     "http_secret_header",
                     "http_secret_env",
                     "http_signing_secret_env",

@@ -203,6 +203,14 @@ class Tool(Definition):
         validators=[env_var_name],
         help_text="http kind: the secret is read from this variable at call time.",
     )
+    http_max_concurrency = models.PositiveIntegerField(
+        "HTTP concurrency cap",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(10_000)],
+        help_text="http kind: at most this many calls of this tool at once per worker (more wait, within "
+        "the timeout). Empty: no cap beyond the connections per host.",
+    )
     http_signing_secret_env = models.CharField(
         "HTTP signing secret environment variable",
         max_length=128,

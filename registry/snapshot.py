@@ -37,6 +37,8 @@ class ToolSpec:
     http_signing_secret_env: str = ""
     http_forward_principal: bool = False
     http_forward_trace: bool = False
+    http_max_concurrency: int | None = None
+    idempotent: bool = False  # retried on connection errors and 502/503/504 (annotations or GET)
     structured_output: bool = False  # the tool declares an outputSchema
     template_text: str = ""
     template_structured: Any = None
@@ -200,6 +202,8 @@ def build_state() -> RegistryState:
             http_signing_secret_env=row.http_signing_secret_env,
             http_forward_principal=row.http_forward_principal,
             http_forward_trace=row.http_forward_trace,
+            http_max_concurrency=row.http_max_concurrency,
+            idempotent=row.http_method == "GET" or bool((row.annotations or {}).get("idempotentHint")),
             structured_output=bool(row.output_schema),
             template_text=row.template_text,
             template_structured=row.template_structured,

@@ -8,7 +8,12 @@
   per network phase.
 - The host of the expanded URL must match ``REGISTRY_HTTP_ALLOWED_HOSTS`` (exact names, or
   ``*.example.com`` for subdomains) at *call* time, so tightening the setting takes effect without
-  editing rows. Redirects are not followed (a redirect could leave the allow-list).
+  editing rows; with ``REGISTRY_HTTP_FORBID_PRIVATE`` its address must be public too
+  (``upstream/guard.py``). Redirects are not followed (a redirect could leave the allow-list).
+- An idempotent tool (``idempotentHint``, or GET) retries a connection error or a 502/503/504
+  ``REGISTRY_HTTP_RETRIES`` times with jittered exponential backoff, inside its deadline; any other
+  tool is never retried (the upstream may have acted on the first request). Each attempt is
+  signed afresh. ``Tool.http_max_concurrency`` caps its calls in flight on this worker.
 - An optional secret header is read from an environment variable at call time; it is never
   stored in the database nor echoed in errors. Only variables that ``secret_env`` allows are sent
   (checked again here: a row may predate the rule or have been written around validation). The
@@ -24,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,21 +41,13 @@ from mcp_protocol.errors import ToolError
 
 from .. import secret_env
 from ..snapshot import ToolSpec
-from ..upstream import config, forwarding, reply, request, signing
+from ..upstream import config, forwarding, guard, reply, request, signing
 from ..upstream.clients import UpstreamClients
 
 MAX_REPLY_BYTES = 1024 * 1024
+RETRY_STATUSES = frozenset({502, 503, 504})  # the gateway or the service says "not now"
+MAX_BACKOFF = 2.0  # s: the longest pause between two attempts
 logger = logging.getLogger(__name__)
-
-
-def host_allowed(host: str, allowed: list[str]) -> bool:
-    host = host.lower().rstrip(".")
-    for entry in allowed:
-        if entry == "*" or entry == host:
-            return True
-        if entry.startswith("*.") and host.endswith(entry[1:]):
-            return True
-    return False
 
 
 def _secret(spec: ToolSpec, variable: str) -> str:
@@ -70,35 +68,75 @@ async def execute(
 ) -> dict[str, Any]:
     outgoing = request.build(spec, arguments)
     host = urlsplit(outgoing.url).hostname or ""
-    if not host_allowed(host, config.allowed_hosts()):
+    if not guard.host_allowed(host, config.allowed_hosts()):
         raise ToolError(
             f"Tool {spec.name!r} cannot call {host!r}: the host is not in REGISTRY_HTTP_ALLOWED_HOSTS"
         )
+    problem = guard.address_problem(host)
+    if problem:
+        raise ToolError(f"Tool {spec.name!r} cannot call {problem}")
     if spec.http_secret_header:
         outgoing.headers[spec.http_secret_header] = _secret(spec, spec.http_secret_env)
     if spec.http_forward_principal:
         outgoing.headers.update(forwarding.principal_headers(ctx.principal))
     if spec.http_forward_trace:
         outgoing.headers.update(forwarding.trace_headers(ctx.meta))
+    key = None
     if spec.http_signing_secret_env:
         key = _secret(spec, spec.http_signing_secret_env).encode("utf-8")
-        outgoing.headers.update(signing.headers(key, int(time.time()), outgoing.body))
     try:
         # A per-phase timeout (connect, each read) would let a server sending a byte just inside
         # it hold the call forever; asyncio.timeout bounds the whole exchange, body included, by
-        # the row's timeout.
-        async with asyncio.timeout(spec.http_timeout), clients.session() as session:
-            status, content_type, body = await _send(session, spec, outgoing, host)
+        # the row's timeout: waiting for a slot, every attempt and every pause between them.
+        async with asyncio.timeout(spec.http_timeout), clients.limit(spec.name, spec.http_max_concurrency):
+            async with clients.session() as session:
+                status, content_type, body = await _attempts(session, spec, outgoing, host, key)
     except TimeoutError:
         raise ToolError(f"Tool {spec.name!r}: {host} did not answer within {spec.http_timeout:g} s") from None
+    except aiohttp.ClientConnectorError as exc:
+        if isinstance(exc.os_error, guard.PrivateAddress):
+            raise ToolError(f"Tool {spec.name!r} cannot call {exc.os_error}") from None
+        raise _failed(spec, host, exc) from None
     except aiohttp.ClientError as exc:
-        raise ToolError(
-            f"Tool {spec.name!r}: request to {host} failed ({type(exc).__name__}: {exc})"
-        ) from None
+        raise _failed(spec, host, exc) from None
     text = body.decode(_charset(content_type), errors="replace")
     if not 200 <= status < 300:
         raise reply.failure(spec, host, status, text, content_type)
     return reply.success(spec, text, content_type)
+
+
+def _failed(spec: ToolSpec, host: str, exc: Exception) -> ToolError:
+    return ToolError(f"Tool {spec.name!r}: request to {host} failed ({type(exc).__name__}: {exc})")
+
+
+def _backoff(attempt: int) -> float:
+    """Full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter"): a random pause up to
+    BACKOFF * 2**attempt, so callers that failed together do not come back together."""
+    ceiling = min(MAX_BACKOFF, float(config.get("REGISTRY_HTTP_RETRY_BACKOFF")) * 2**attempt)
+    return random.uniform(0, ceiling)  # jitter, not a secret
+
+
+async def _attempts(
+    session: aiohttp.ClientSession, spec: ToolSpec, outgoing: request.Outgoing, host: str, key: bytes | None
+) -> tuple[int, str, bytes]:
+    retries = int(config.get("REGISTRY_HTTP_RETRIES")) if spec.idempotent else 0
+    for attempt in range(retries + 1):
+        if key is not None:
+            outgoing.headers.update(signing.headers(key, int(time.time()), outgoing.body))
+        last = attempt == retries
+        try:
+            status, content_type, body = await _send(session, spec, outgoing, host)
+        except aiohttp.ClientConnectionError as exc:
+            private = isinstance(getattr(exc, "os_error", None), guard.PrivateAddress)
+            if last or private:
+                raise
+            logger.info("tool %r: %s, retry %d of %d", spec.name, type(exc).__name__, attempt + 1, retries)
+        else:
+            if last or status not in RETRY_STATUSES:
+                return status, content_type, body
+            logger.info("tool %r: HTTP %d, retry %d of %d", spec.name, status, attempt + 1, retries)
+        await asyncio.sleep(_backoff(attempt))
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 async def _send(

@@ -13,9 +13,13 @@ connections are that loop's transports), and one process-wide provider may serve
   at once: nothing is left behind on a loop that is about to end.
 
 The connector bounds connections in all and per host (``REGISTRY_HTTP_MAX_CONNECTIONS``,
-``..._PER_HOST``: one slow API cannot take the pool) and keeps idle ones alive
-``REGISTRY_HTTP_KEEPALIVE_SECONDS``. The environment's proxy settings are ignored
-(``trust_env=False``: a proxy would see every secret header); redirects are refused per request.
+``..._PER_HOST``: one slow API cannot take the pool), keeps idle ones alive
+``REGISTRY_HTTP_KEEPALIVE_SECONDS`` and resolves names through ``guard.PublicOnlyResolver``.
+``limit(tool, cap)`` is a tool's concurrency cap on this loop (``Tool.http_max_concurrency``):
+calls beyond it wait for a slot, within their deadline. It is per worker loop, like the pool: a
+fleet of N workers lets N times cap calls of a tool run at once. The environment's proxy settings
+are ignored (``trust_env=False``: a proxy would see every secret header); redirects are refused per
+request.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 
 from . import config
+from .guard import PublicOnlyResolver
 
 
 def build_session() -> aiohttp.ClientSession:
@@ -34,6 +39,7 @@ def build_session() -> aiohttp.ClientSession:
         limit=int(config.get("REGISTRY_HTTP_MAX_CONNECTIONS")),
         limit_per_host=int(config.get("REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST")),
         keepalive_timeout=float(config.get("REGISTRY_HTTP_KEEPALIVE_SECONDS")),
+        resolver=PublicOnlyResolver(),
     )
     # No aiohttp timeout: the caller bounds the whole call with asyncio.timeout (kinds/http.py).
     return aiohttp.ClientSession(
@@ -47,6 +53,7 @@ def build_session() -> aiohttp.ClientSession:
 class UpstreamClients:
     def __init__(self) -> None:
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+        self._limits: dict[asyncio.AbstractEventLoop, dict[str, tuple[int, asyncio.Semaphore]]] = {}
 
     def open(self) -> None:
         """The running loop's pooled session, made now if it has none."""
@@ -56,9 +63,22 @@ class UpstreamClients:
 
     async def close(self) -> None:
         """Close the running loop's pooled session (its keep-alive connections) if it has one."""
+        self._limits.pop(asyncio.get_running_loop(), None)
         session = self._sessions.pop(asyncio.get_running_loop(), None)
         if session is not None:
             await session.close()
+
+    def limit(self, tool: str, cap: int | None) -> contextlib.AbstractAsyncContextManager[object]:
+        """A slot among ``cap`` for ``tool`` on this loop (no cap: no wait). On a loop no runtime
+        opened (one call at a time: the admin's try-it, a command) there is nothing to share."""
+        loop = asyncio.get_running_loop()
+        if cap is None or loop not in self._sessions:
+            return contextlib.nullcontext()
+        limits = self._limits.setdefault(loop, {})
+        held = limits.get(tool)
+        if held is None or held[0] != cap:  # new, or the row's cap changed
+            held = limits[tool] = (cap, asyncio.Semaphore(cap))
+        return held[1]
 
     def pooled(self) -> aiohttp.ClientSession | None:
         """The running loop's pooled session, if a runtime opened one."""

@@ -19,6 +19,13 @@ DEFAULTS: dict[str, Any] = {
     "REGISTRY_HTTP_MAX_CONNECTIONS": 100,
     "REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST": 32,
     "REGISTRY_HTTP_KEEPALIVE_SECONDS": 30.0,
+    # Refuse addresses that are not public (loopback, RFC 1918, link-local, ULA...), checked on
+    # the resolved address (guard.py). Off by default: the allow-list already names every host.
+    "REGISTRY_HTTP_FORBID_PRIVATE": False,
+    # Idempotent tools (idempotentHint, or GET) retry connection errors and 502/503/504 this many
+    # times, waiting a jittered backoff from BACKOFF seconds, doubling, within their timeout.
+    "REGISTRY_HTTP_RETRIES": 2,
+    "REGISTRY_HTTP_RETRY_BACKOFF": 0.1,
 }
 
 

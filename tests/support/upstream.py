@@ -10,7 +10,7 @@ Routes (any method):
 - ``/status/{code}``: that status with ``{"error": {"message": "upstream says <code>"}}``;
 - ``/flaky/{key}/{failures}``: 503 for the first ``failures`` requests of ``key``, then 200
   ``{"attempts": n}`` (``attempts(key)`` counts them: retries are counted by the upstream);
-- ``/slow``: answers after 10 s (a deadline test gives up long before);
+- ``/slow``: answers after 10 s, or when the server stops (a deadline test gives up long before);
 - ``/hold/{key}``: holds each request 0.1 s and records the most held at once (``peak(key)``);
 - ``/signed``: checks ``X-MCP-Signature`` over ``X-MCP-Timestamp`` + "." + body with ``secret``
   (HMAC-SHA256, hex, ``v1=`` prefix) and answers ``{"verified": bool}``.
@@ -22,6 +22,7 @@ server runs on its own loop in a daemon thread, on a free port, stopped on exit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -121,7 +122,8 @@ class Upstream:
 
     async def slow(self, request: web.Request) -> web.Response:
         await self._record(request)
-        await asyncio.sleep(10)
+        with contextlib.suppress(TimeoutError):  # released when the server stops
+            await asyncio.wait_for(self._release.wait(), 10)
         return web.json_response({})
 
     async def hold(self, request: web.Request) -> web.Response:
@@ -158,6 +160,7 @@ class Upstream:
 
     async def _start(self) -> None:
         assert self._runner is not None
+        self._release = asyncio.Event()
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
 
@@ -165,6 +168,7 @@ class Upstream:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._runner is not None:
+            self._loop.call_soon_threadsafe(self._release.set)
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)

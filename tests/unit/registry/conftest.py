@@ -88,6 +88,7 @@ def tool_form(**overrides: Any) -> dict[str, Any]:
         "http_body_template": "",
         "http_result_pointer": "",
         "http_timeout": "10",
+        "http_max_concurrency": "",
         "http_secret_header": "",
         "http_secret_env": "",
         "http_signing_secret_env": "",

@@ -363,3 +363,90 @@ def test_principal_and_trace_context_are_forwarded_only_when_the_tool_says_so(
     assert (forwarded["traceparent"], forwarded["tracestate"]) == (parent, "vendor=abc")
     assert not {"X-MCP-Principal", "traceparent", "Authorization"} & set(quiet)
     assert "traceparent" not in malformed and malformed["X-MCP-Principal"] == "key:ops"
+
+
+# -- retries, deadline, concurrency cap, private addresses --------------------------------------------
+@pytest.fixture
+def quick_retries() -> Iterator[None]:
+    with override_settings(REGISTRY_HTTP_RETRIES=2, REGISTRY_HTTP_RETRY_BACKOFF=0.01):
+        yield
+
+
+@pytest.mark.usefixtures("quick_retries")
+@pytest.mark.parametrize(
+    ("method", "annotations", "key"), [("GET", None, "get"), ("POST", {"idempotentHint": True}, "hinted")]
+)
+def test_an_idempotent_tool_retries_503_and_the_upstream_counts_the_attempts(
+    api: Upstream, provider: RegistryProvider, method: str, annotations: Any, key: str
+) -> None:
+    make_tool(
+        name=f"retry_{key}", http_method=method, annotations=annotations, http_url=f"{api.url}/flaky/{key}/2"
+    )
+    result = run_served(provider, lambda: call(provider, f"retry_{key}", {}))
+    assert result["structuredContent"] == {"attempts": 3}
+    assert api.attempts(key) == 3
+
+
+@pytest.mark.usefixtures("quick_retries")
+def test_a_non_idempotent_tool_is_never_retried(api: Upstream, provider: RegistryProvider) -> None:
+    make_tool(name="once", http_method="POST", http_url=f"{api.url}/flaky/once/1")
+    result = run_served(provider, lambda: call(provider, "once", {}))
+    assert result["isError"] and "HTTP 503" in result["content"][0]["text"]
+    assert api.attempts("once") == 1
+
+
+@pytest.mark.usefixtures("quick_retries")
+def test_retries_stop_after_the_configured_number_with_the_last_error(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(name="gives_up", http_method="GET", http_url=f"{api.url}/flaky/gives_up/9")
+    result = run_served(provider, lambda: call(provider, "gives_up", {}))
+    assert result["isError"] and "HTTP 503" in result["content"][0]["text"]
+    assert api.attempts("gives_up") == 3
+
+
+def test_the_deadline_ends_a_call_to_a_slow_upstream(api: Upstream, provider: RegistryProvider) -> None:
+    import time
+
+    make_tool(name="slow", http_method="GET", http_url=f"{api.url}/slow", http_timeout=0.3)
+    started = time.monotonic()
+    result = run_served(provider, lambda: call(provider, "slow", {}))
+    assert result["isError"] and "did not answer within 0.3 s" in result["content"][0]["text"]
+    assert time.monotonic() - started < 3  # the upstream would answer after 10 s (and retries stay inside)
+
+
+def test_the_concurrency_cap_bounds_calls_in_flight_at_the_upstream(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(name="capped", http_url=f"{api.url}/hold/capped", http_max_concurrency=2)
+    make_tool(name="uncapped", http_url=f"{api.url}/hold/uncapped")
+
+    async def work() -> list[dict[str, Any]]:
+        calls = [call(provider, name, {}) for name in ("capped", "uncapped") for _ in range(6)]
+        return list(await asyncio.gather(*calls))
+
+    results = run_served(provider, work)
+    assert all(r["structuredContent"] == {"held": True} for r in results)
+    assert api.peak("capped") == 2
+    assert api.peak("uncapped") == 6
+
+
+def test_private_addresses_are_refused_when_the_setting_forbids_them(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    port = api.url.rsplit(":", 1)[1]
+    make_tool(name="by_name", http_url=f"http://localhost:{port}/echo/name")
+    make_tool(name="by_address", http_url=f"{api.url}/echo/address")
+    with override_settings(
+        REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1", "localhost"], REGISTRY_HTTP_FORBID_PRIVATE=True
+    ):
+
+        async def work() -> list[dict[str, Any]]:
+            return [await call(provider, "by_name", {}), await call(provider, "by_address", {})]
+
+        by_name, by_address = run_served(provider, work)
+    assert by_name["isError"] and "resolves only to private addresses" in by_name["content"][0]["text"]
+    assert by_address["isError"] and "127.0.0.1: it is a private address" in by_address["content"][0]["text"]
+    assert api.requests == []
+    with override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["localhost"]):  # the guard off: allowed again
+        assert "isError" not in run_served(provider, lambda: call(provider, "by_name", {}))
