@@ -229,6 +229,14 @@ class Tool(Definition):
         default=False,
         help_text="http kind: send the request's W3C traceparent/tracestate (from params._meta).",
     )
+    openapi_source = models.CharField(
+        "OpenAPI source",
+        max_length=128,
+        blank=True,
+        db_index=True,
+        help_text="Set by import_openapi: the import that made this tool. Importing the same source "
+        "again updates its tools and never touches tools made by hand or by another source.",
+    )
     template_text = models.TextField(
         blank=True, help_text="template kind: text with {{ argument }} placeholders."
     )

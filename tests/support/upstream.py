@@ -12,6 +12,8 @@ Routes (any method):
   ``{"attempts": n}`` (``attempts(key)`` counts them: retries are counted by the upstream);
 - ``/slow``: answers after 10 s, or when the server stops (a deadline test gives up long before);
 - ``/hold/{key}``: holds each request 0.1 s and records the most held at once (``peak(key)``);
+- ``/api/v3/pet...``: three operations of the Swagger Petstore (``GET /pet/{petId}``,
+  ``GET /pet/findByStatus``, ``POST /pet``), for tools imported from its OpenAPI document;
 - ``/signed``: checks ``X-MCP-Signature`` over ``X-MCP-Timestamp`` + "." + body with ``secret``
   (HMAC-SHA256, hex, ``v1=`` prefix) and answers ``{"verified": bool}``.
 
@@ -144,6 +146,22 @@ class Upstream:
         given = request.headers.get("X-MCP-Signature", "")
         return web.json_response({"verified": bool(timestamp) and hmac.compare_digest(expected, given)})
 
+    async def pet(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        pet_id = int(request.match_info["pet_id"])
+        if pet_id == 404:
+            return web.json_response({"message": "Pet not found"}, status=404)
+        return web.json_response({"id": pet_id, "name": "doggie", "photoUrls": [], "status": "available"})
+
+    async def pets_by_status(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        status = request.query.get("status", "available")
+        return web.json_response([{"id": 1, "name": "rex", "photoUrls": [], "status": status}])
+
+    async def add_pet(self, request: web.Request) -> web.Response:
+        body = await self._record(request)
+        return web.json_response({**json.loads(body), "id": 10})
+
     # -- start and stop ---------------------------------------------------------------------------
     def __enter__(self) -> Upstream:
         app = web.Application()
@@ -153,6 +171,9 @@ class Upstream:
         app.router.add_route("*", "/slow", self.slow)
         app.router.add_route("*", "/hold/{key}", self.hold)
         app.router.add_route("*", "/signed", self.signed)
+        app.router.add_get("/api/v3/pet/findByStatus", self.pets_by_status)
+        app.router.add_get("/api/v3/pet/{pet_id:[0-9]+}", self.pet)
+        app.router.add_post("/api/v3/pet", self.add_pet)
         self._thread.start()
         self._runner = web.AppRunner(app, access_log=None)
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
