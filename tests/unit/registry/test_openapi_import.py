@@ -184,3 +184,25 @@ def test_mcpsites_own_schema_imports_as_tools_that_manage_the_registry(api_clien
     listing = Tool.objects.get(name="mcpsite.tools_list")
     assert listing.http_method == "GET" and listing.http_url.startswith("http://127.0.0.1:8000/api/v1/tools/")
     assert listing.http_secret_header == "Authorization"
+
+
+def test_the_rest_endpoint_plans_imports_and_refuses_a_bad_document(api_client: APIClient) -> None:
+    body = {
+        "document": PETSTORE.read_text(),
+        "source": "petstore",
+        "base_url": "http://127.0.0.1:9/api/v3",
+        "include_tags": ["store"],
+        "dry_run": True,
+    }
+    planned = api_client.post("/api/v1/registry/openapi", body, format="json")
+    assert planned.status_code == 200, planned.json()
+    assert planned.json()["summary"]["create"] == 4 and planned.json()["applied"] is False
+    assert not Tool.objects.exists()
+    done = api_client.post("/api/v1/registry/openapi", {**body, "dry_run": False}, format="json")
+    assert done.status_code == 200 and done.json()["applied"] is True
+    assert Tool.objects.filter(openapi_source="petstore").count() == 4
+    bad = api_client.post(
+        "/api/v1/registry/openapi", {**body, "document": {"openapi": "3.1.0"}}, format="json"
+    )
+    assert bad.status_code == 400 and bad.json()["errors"][0]["path"] == "/document"
+    assert APIClient().post("/api/v1/registry/openapi", body, format="json").status_code in (401, 403)
