@@ -206,3 +206,31 @@ def test_the_rest_endpoint_plans_imports_and_refuses_a_bad_document(api_client: 
     )
     assert bad.status_code == 400 and bad.json()["errors"][0]["path"] == "/document"
     assert APIClient().post("/api/v1/registry/openapi", body, format="json").status_code in (401, 403)
+
+
+def test_the_admin_upload_shows_the_plan_then_imports(admin_client: Any) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    url = reverse("admin:registry_tool_import_openapi")
+    assert url in admin_client.get(reverse("admin:registry_tool_changelist")).content.decode()
+    assert admin_client.get(url).status_code == 200
+
+    def post(dry_run: bool) -> str:
+        upload = SimpleUploadedFile("openapi.yaml", PETSTORE.read_bytes(), content_type="application/yaml")
+        form = {
+            "document": upload,
+            "source": "petstore",
+            "base_url": "http://127.0.0.1:9/api/v3",
+            "include_tags": "user",
+            "methods": "GET",
+        }
+        answer = admin_client.post(url, {**form, **({"dry_run": "on"} if dry_run else {})})
+        assert answer.status_code == 200
+        return str(answer.content.decode())
+
+    planned = post(dry_run=True)
+    assert "Dry run: nothing written" in planned and "getUserByName" in planned
+    assert not Tool.objects.exists()
+    assert "Imported" in post(dry_run=False)
+    assert set(Tool.objects.values_list("name", flat=True)) == {"loginUser", "logoutUser", "getUserByName"}
