@@ -10,7 +10,13 @@
   not fetched (``InvalidDocument``): an import reads one document and nothing else.
 - ``to_json_schema``: OpenAPI 3.0's schema dialect into JSON Schema 2020-12 (what tool schemas
   are, basic/index.mdx "JSON Schema Usage"): ``nullable: true`` becomes a ``"null"`` type, boolean
-  ``exclusiveMinimum``/``exclusiveMaximum`` become numbers. 3.1 schemas already are 2020-12.
+  ``exclusiveMinimum``/``exclusiveMaximum`` become numbers. 3.1 schemas already are 2020-12, but
+  generators still write ``nullable`` in them (drf-spectacular does, in mcpsite's own schema),
+  and a 2020-12 validator ignores it: a reply's ``null`` would then fail the tool's
+  ``outputSchema``. So ``nullable: true`` is honoured in both versions (it only widens). Likewise
+  ``oneOf: [{}, {"type": "null"}]`` (drf-spectacular's "any JSON, or null") would refuse ``null``,
+  which matches both branches: a ``oneOf``/``anyOf`` with an empty (match-anything) branch
+  becomes ``{}``, what its author meant.
 """
 
 from __future__ import annotations
@@ -96,7 +102,7 @@ def resolve(node: Any, document: dict[str, Any], seen: tuple[str, ...] = (), dep
 
 def to_json_schema(schema: Any, openapi: str) -> Any:
     """A resolved OpenAPI schema as JSON Schema 2020-12 (3.0 dialect converted; 3.1 as is)."""
-    if not openapi.startswith("3.0.") or not isinstance(schema, dict | list):
+    if not isinstance(schema, dict | list):
         return schema
     if isinstance(schema, list):
         return [to_json_schema(item, openapi) for item in schema]
@@ -108,6 +114,9 @@ def to_json_schema(schema: Any, openapi: str) -> Any:
             out[key] = value  # values, not schemas
         else:
             out[key] = to_json_schema(value, openapi)
+    for union in ("oneOf", "anyOf"):
+        if isinstance(out.get(union), list) and {} in out[union]:
+            del out[union]
     if out.pop("nullable", False) is True:
         kind = out.get("type")
         if isinstance(kind, str):
@@ -115,7 +124,7 @@ def to_json_schema(schema: Any, openapi: str) -> Any:
         elif "enum" in out and None not in out["enum"]:
             out["enum"] = [*out["enum"], None]
     for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        if isinstance(out.get(bound), bool):
+        if openapi.startswith("3.0.") and isinstance(out.get(bound), bool):
             if out.pop(bound) and limit in out:
                 out[bound] = out.pop(limit)
     return out
