@@ -12,8 +12,10 @@
   (``upstream/guard.py``). Redirects are not followed (a redirect could leave the allow-list).
 - An idempotent tool (``idempotentHint``, or GET) retries a connection error or a 502/503/504
   ``REGISTRY_HTTP_RETRIES`` times with jittered exponential backoff, inside its deadline; any other
-  tool is never retried (the upstream may have acted on the first request). Each attempt is
-  signed afresh. ``Tool.http_max_concurrency`` caps its calls in flight on this worker.
+  tool is never retried by us (the upstream may have acted on the first request). Each attempt
+  is signed afresh. (aiohttp itself resends a GET, PUT or DELETE once when a kept-alive
+  connection turns out closed before any byte of an answer, RFC 9112 §9.3.1.1; a POST or PATCH,
+  never.) ``Tool.http_max_concurrency`` caps its calls in flight on this worker.
 - An optional secret header is read from an environment variable at call time; it is never
   stored in the database nor echoed in errors. Only variables that ``secret_env`` allows are sent
   (checked again here: a row may predate the rule or have been written around validation). The

@@ -10,6 +10,8 @@ Routes (any method):
 - ``/status/{code}``: that status with ``{"error": {"message": "upstream says <code>"}}``;
 - ``/flaky/{key}/{failures}``: 503 for the first ``failures`` requests of ``key``, then 200
   ``{"attempts": n}`` (``attempts(key)`` counts them: retries are counted by the upstream);
+- ``/drop/{key}/{failures}``: closes the connection without answering for the first ``failures``
+  requests of ``key`` (a connection error for the client), then 200 ``{"attempts": n}``;
 - ``/slow``: answers after 10 s, or when the server stops (a deadline test gives up long before);
 - ``/hold/{key}``: holds each request 0.1 s and records the most held at once (``peak(key)``);
 - ``/api/v3/pet...``: three operations of the Swagger Petstore (``GET /pet/{petId}``,
@@ -122,6 +124,16 @@ class Upstream:
             return web.json_response({"error": "busy"}, status=503)
         return web.json_response({"attempts": self._counts[key]})
 
+    async def drop(self, request: web.Request) -> web.StreamResponse:
+        await self._record(request)
+        key = request.match_info["key"]
+        self._counts[key] += 1
+        if self._counts[key] <= int(request.match_info["failures"]):
+            assert request.transport is not None
+            request.transport.close()  # no status line: the client sees the connection end
+            return web.StreamResponse()
+        return web.json_response({"attempts": self._counts[key]})
+
     async def slow(self, request: web.Request) -> web.Response:
         await self._record(request)
         with contextlib.suppress(TimeoutError):  # released when the server stops
@@ -169,6 +181,7 @@ class Upstream:
         app.router.add_route("*", "/status/{code}", self.status)
         app.router.add_route("*", "/flaky/{key}/{failures}", self.flaky)
         app.router.add_route("*", "/slow", self.slow)
+        app.router.add_route("*", "/drop/{key}/{failures}", self.drop)
         app.router.add_route("*", "/hold/{key}", self.hold)
         app.router.add_route("*", "/signed", self.signed)
         app.router.add_get("/api/v3/pet/findByStatus", self.pets_by_status)

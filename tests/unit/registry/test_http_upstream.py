@@ -396,6 +396,22 @@ def test_a_non_idempotent_tool_is_never_retried(api: Upstream, provider: Registr
 
 
 @pytest.mark.usefixtures("quick_retries")
+@pytest.mark.usefixtures("quick_retries")
+def test_a_dropped_connection_is_retried_only_for_an_idempotent_tool(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(name="get_dropped", http_method="GET", http_url=f"{api.url}/drop/get_dropped/1")
+    make_tool(name="post_dropped", http_method="POST", http_url=f"{api.url}/drop/post_dropped/1")
+
+    async def work() -> list[dict[str, Any]]:
+        return [await call(provider, "get_dropped", {}), await call(provider, "post_dropped", {})]
+
+    retried, not_retried = run_served(provider, work)
+    assert retried["structuredContent"] == {"attempts": 2} and api.attempts("get_dropped") == 2
+    assert not_retried["isError"] and "ServerDisconnectedError" in not_retried["content"][0]["text"]
+    assert api.attempts("post_dropped") == 1
+
+
 def test_retries_stop_after_the_configured_number_with_the_last_error(
     api: Upstream, provider: RegistryProvider
 ) -> None:
