@@ -29,6 +29,29 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+# name -> (type, least value, greatest value): what ``problems`` checks (registry.E003).
+BOUNDS: dict[str, tuple[type, float, float]] = {
+    "REGISTRY_HTTP_MAX_CONNECTIONS": (int, 1, 100_000),
+    "REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST": (int, 1, 100_000),
+    "REGISTRY_HTTP_KEEPALIVE_SECONDS": (float, 0.1, 3600),
+    "REGISTRY_HTTP_RETRIES": (int, 0, 10),
+    "REGISTRY_HTTP_RETRY_BACKOFF": (float, 0, 60),
+}
+
+
+def problems() -> list[str]:
+    """What is wrong with the numeric settings, one sentence each (the system check says them)."""
+    found = []
+    for name, (kind, least, greatest) in BOUNDS.items():
+        value = get(name)
+        wanted = int if kind is int else int | float
+        if isinstance(value, bool) or not isinstance(value, wanted):
+            found.append(f"{name} must be {'an integer' if kind is int else 'a number'}, not {value!r}")
+        elif not least <= value <= greatest:
+            found.append(f"{name} must be between {least:g} and {greatest:g}, not {value!r}")
+    return found
+
+
 def get(name: str) -> Any:
     return getattr(settings, name, DEFAULTS[name])
 

@@ -466,3 +466,15 @@ def test_private_addresses_are_refused_when_the_setting_forbids_them(
     assert api.requests == []
     with override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["localhost"]):  # the guard off: allowed again
         assert "isError" not in run_served(provider, lambda: call(provider, "by_name", {}))
+
+
+def test_a_bad_pool_or_retry_setting_is_a_system_check_error() -> None:
+    from django.core.checks import run_checks
+
+    with override_settings(REGISTRY_HTTP_RETRIES=-1, REGISTRY_HTTP_MAX_CONNECTIONS="many"):
+        errors = [e for e in run_checks() if e.id == "registry.E003"]
+    assert sorted(e.msg for e in errors) == [
+        "REGISTRY_HTTP_MAX_CONNECTIONS must be an integer, not 'many'",
+        "REGISTRY_HTTP_RETRIES must be between 0 and 10, not -1",
+    ]
+    assert not [e for e in run_checks() if e.id == "registry.E003"]
