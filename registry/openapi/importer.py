@@ -28,7 +28,7 @@ from django.db import transaction
 
 from ..models import Tool
 from . import document as doc
-from .operations import NotImportable, Operation, operations, tool_fields, tool_name
+from .operations import NotImportable, Operation, credential_note, operations, tool_fields, tool_name
 
 IMPORTED = ("title", "description", "input_schema", "output_schema", "annotations", "kind", "http_method",
             "http_url", "http_body_template", "http_timeout", "http_secret_header", "http_secret_env")
@@ -86,6 +86,7 @@ class Plan:
     openapi: str
     changes: list[Change] = field(default_factory=list)
     applied: bool = False
+    credentials: str = ""  # the document's security schemes, when no --secret-header was given
 
     def count(self, action: str) -> int:
         return sum(1 for c in self.changes if c.action == action)
@@ -96,13 +97,13 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         return {"openapi": self.openapi, "applied": self.applied, "summary": self.summary(),
-                "changes": [c.as_dict() for c in self.changes]}
+                "credentials": self.credentials, "changes": [c.as_dict() for c in self.changes]}
 
 
 def plan(document: dict[str, Any], options: Options, rules: Rules = Rules()) -> Plan:
     """What importing ``document`` would do (validates it first: ``InvalidDocument``)."""
     openapi = doc.check(document)
-    result = Plan(openapi)
+    result = Plan(openapi, credentials="" if options.secret_header else credential_note(document))
     existing = {t.name: t for t in Tool.objects.all()}
     seen: set[str] = set()
     for operation in operations(document):

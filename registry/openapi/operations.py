@@ -180,3 +180,23 @@ def output_schema(spec: dict[str, Any], openapi: str) -> dict[str, Any] | None:
             return {**schema, "type": "object"}
         return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
     return None
+
+
+def credential_note(document: dict[str, Any]) -> str:
+    """What credentials the document's security schemes ask for, and how to give an imported tool
+    one (``--secret-header``/``--secret-env``); "" when it declares none."""
+    schemes = (document.get("components") or {}).get("securitySchemes") or {}
+    said = []
+    for name, scheme in schemes.items():
+        scheme = resolve(scheme, document)
+        kind, http_scheme = scheme.get("type"), str(scheme.get("scheme", "")).lower()
+        if kind == "apiKey" and scheme.get("in") == "header":
+            header = scheme.get("name")
+            said.append(f"{name}: an API key in header {header!r} (--secret-header {header})")
+        elif kind == "http" and http_scheme in ("bearer", "basic"):
+            said.append(f"{name}: HTTP {http_scheme.capitalize()} (--secret-header Authorization, the "
+                        f"variable holding '{http_scheme.capitalize()} ...')")
+        else:
+            said.append(f"{name}: {kind}{' in ' + str(scheme.get('in')) if scheme.get('in') else ''} "
+                        "(not sent by http tools: give a header credential if the API accepts one)")
+    return "; ".join(said)

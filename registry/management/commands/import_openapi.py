@@ -68,6 +68,8 @@ class Command(BaseCommand):
             return
         for change in report.changes:
             self.stdout.write(f"{change.action:<9} {change.name}  {change.detail}")
+        if report.credentials:
+            self.stdout.write(f"credentials the API asks for: {report.credentials}")
         counts = ", ".join(f"{n} {a}" for a, n in report.summary().items() if n)
         done = "dry run, nothing written" if options["dry_run"] else "imported"
         self.stdout.write(f"{done}: {counts or 'nothing'}")

@@ -75,6 +75,8 @@ def test_the_petstore_becomes_one_reviewable_http_tool_per_operation() -> None:
 def test_a_dry_run_prints_the_plan_and_writes_nothing() -> None:
     out = petstore("--dry-run")
     assert "create    getPetById  GET /pet/{petId}" in out
+    assert "api_key: an API key in header 'api_key' (--secret-header api_key)" in out
+    assert "petstore_auth: oauth2 (not sent by http tools" in out
     assert "dry run, nothing written: 19 create" in out
     assert not Tool.objects.exists()
 
