@@ -3,7 +3,7 @@
 Success (2xx):
 
 - a JSON object with a ``content`` list is taken as a ``CallToolResult`` (an upstream written for
-  MCP answers in its shape);
+  MCP answers in its shape), unless the row names a result pointer (then it is plain data);
 - otherwise the part of the JSON the row's result pointer names (RFC 6901; empty: all of it)
   becomes ``structuredContent`` when it is an object, and ``{"result": value}`` when it is not
   and the tool declares an ``outputSchema`` (structuredContent is an object, server/tools.mdx
@@ -65,7 +65,7 @@ def success(spec: ToolSpec, text: str, content_type: str) -> dict[str, Any]:
     is_json, data = parse_json(text, content_type)
     if not is_json:
         return {"content": [text_block(text)]}
-    if isinstance(data, dict) and isinstance(data.get("content"), list):
+    if not spec.http_result_pointer and isinstance(data, dict) and isinstance(data.get("content"), list):
         return tool_result({k: v for k, v in data.items() if k in RESULT_KEYS})
     try:
         selected = resolve_pointer(data, spec.http_result_pointer)

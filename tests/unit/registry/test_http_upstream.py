@@ -478,3 +478,16 @@ def test_a_bad_pool_or_retry_setting_is_a_system_check_error() -> None:
         "REGISTRY_HTTP_RETRIES must be between 0 and 10, not -1",
     ]
     assert not [e for e in run_checks() if e.id == "registry.E003"]
+
+
+def test_with_a_result_pointer_a_content_list_is_data_not_a_call_tool_result(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(
+        name="cms",
+        http_url=f"{api.url}/echo/cms",
+        http_result_pointer="/body",
+        input_schema={"type": "object", "properties": {"content": {"type": "array"}}},
+    )
+    result = run_served(provider, lambda: call(provider, "cms", {"content": [{"type": "text", "text": "x"}]}))
+    assert result["structuredContent"] == {"content": [{"type": "text", "text": "x"}]}
