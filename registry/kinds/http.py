@@ -13,7 +13,9 @@
 - An idempotent tool (``idempotentHint``, or GET) retries a connection error or a 502/503/504
   ``REGISTRY_HTTP_RETRIES`` times with jittered exponential backoff, inside its deadline; any other
   tool is never retried by us (the upstream may have acted on the first request). Each attempt
-  is signed afresh. (aiohttp itself resends a GET, PUT or DELETE once when a kept-alive
+  is signed afresh. A ``Retry-After`` of delta-seconds (RFC 9110 §10.2.3) is honoured: the pause
+  is at least that long, and one longer than ``MAX_RETRY_AFTER`` ends the retries (the upstream
+  says "not soon"). (aiohttp itself resends a GET, PUT or DELETE once when a kept-alive
   connection turns out closed before any byte of an answer, RFC 9112 §9.3.1.1; a POST or PATCH,
   never.) ``Tool.http_max_concurrency`` caps its calls in flight on this worker.
 - An optional secret header is read from an environment variable at call time; it is never
@@ -49,6 +51,7 @@ from ..upstream.clients import UpstreamClients
 MAX_REPLY_BYTES = 1024 * 1024
 RETRY_STATUSES = frozenset({502, 503, 504})  # the gateway or the service says "not now"
 MAX_BACKOFF = 2.0  # s: the longest pause between two attempts
+MAX_RETRY_AFTER = 5.0  # s: a longer Retry-After is not waited for
 logger = logging.getLogger(__name__)
 
 
@@ -126,24 +129,32 @@ async def _attempts(
         if key is not None:
             outgoing.headers.update(signing.headers(key, int(time.time()), outgoing.body))
         last = attempt == retries
+        pause = _backoff(attempt)
         try:
-            status, content_type, body = await _send(session, spec, outgoing, host)
+            status, content_type, body, retry_after = await _send(session, spec, outgoing, host)
         except aiohttp.ClientConnectionError as exc:
             private = isinstance(getattr(exc, "os_error", None), guard.PrivateAddress)
             if last or private:
                 raise
             logger.info("tool %r: %s, retry %d of %d", spec.name, type(exc).__name__, attempt + 1, retries)
         else:
-            if last or status not in RETRY_STATUSES:
+            asked = _seconds(retry_after)
+            if last or status not in RETRY_STATUSES or (asked is not None and asked > MAX_RETRY_AFTER):
                 return status, content_type, body
+            pause = max(pause, asked or 0.0)
             logger.info("tool %r: HTTP %d, retry %d of %d", spec.name, status, attempt + 1, retries)
-        await asyncio.sleep(_backoff(attempt))
+        await asyncio.sleep(pause)
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    """A Retry-After of delta-seconds; None when absent or an HTTP-date (not worth a clock)."""
+    return float(retry_after) if retry_after and retry_after.strip().isdigit() else None
 
 
 async def _send(
     session: aiohttp.ClientSession, spec: ToolSpec, outgoing: request.Outgoing, host: str
-) -> tuple[int, str, bytes]:
+) -> tuple[int, str, bytes, str | None]:
     async with session.request(
         outgoing.method, outgoing.url, data=outgoing.body, headers=outgoing.headers, allow_redirects=False
     ) as response:
@@ -152,7 +163,8 @@ async def _send(
             received += chunk
             if len(received) > MAX_REPLY_BYTES:
                 raise ToolError(f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes")
-        return response.status, response.headers.get("Content-Type", ""), bytes(received)
+        headers = response.headers
+        return response.status, headers.get("Content-Type", ""), bytes(received), headers.get("Retry-After")
 
 
 def _charset(content_type: str) -> str:

@@ -9,7 +9,8 @@ Routes (any method):
 - ``/echo/{tail}``: 200 with ``{"method", "path", "query", "headers", "body"}`` of the request;
 - ``/status/{code}``: that status with ``{"error": {"message": "upstream says <code>"}}``;
 - ``/flaky/{key}/{failures}``: 503 for the first ``failures`` requests of ``key``, then 200
-  ``{"attempts": n}`` (``attempts(key)`` counts them: retries are counted by the upstream);
+  ``{"attempts": n}`` (``attempts(key)`` counts them: retries are counted by the upstream); with
+  ``?retry_after=N`` the 503s carry ``Retry-After: N``;
 - ``/drop/{key}/{failures}``: closes the connection without answering for the first ``failures``
   requests of ``key`` (a connection error for the client), then 200 ``{"attempts": n}``;
 - ``/slow``: answers after 10 s, or when the server stops (a deadline test gives up long before);
@@ -121,7 +122,9 @@ class Upstream:
         key = request.match_info["key"]
         self._counts[key] += 1
         if self._counts[key] <= int(request.match_info["failures"]):
-            return web.json_response({"error": "busy"}, status=503)
+            wait = request.query.get("retry_after")  # sent back as Retry-After when asked
+            headers = {"Retry-After": wait} if wait else None
+            return web.json_response({"error": "busy"}, status=503, headers=headers)
         return web.json_response({"attempts": self._counts[key]})
 
     async def drop(self, request: web.Request) -> web.StreamResponse:

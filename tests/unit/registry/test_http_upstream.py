@@ -421,6 +421,22 @@ def test_retries_stop_after_the_configured_number_with_the_last_error(
     assert api.attempts("gives_up") == 3
 
 
+@pytest.mark.usefixtures("quick_retries")
+def test_retry_after_is_waited_for_and_a_long_one_ends_the_retries(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    import time
+
+    make_tool(name="soon", http_method="GET", http_url=f"{api.url}/flaky/soon/1?retry_after=1")
+    make_tool(name="later", http_method="GET", http_url=f"{api.url}/flaky/later/1?retry_after=60")
+    started = time.monotonic()
+    soon = run_served(provider, lambda: call(provider, "soon", {}))
+    waited = time.monotonic() - started
+    later = run_served(provider, lambda: call(provider, "later", {}))
+    assert soon["structuredContent"] == {"attempts": 2} and waited >= 1.0
+    assert later["isError"] and api.attempts("later") == 1  # 60 s is "not soon": no retry
+
+
 def test_the_deadline_ends_a_call_to_a_slow_upstream(api: Upstream, provider: RegistryProvider) -> None:
     import time
 
