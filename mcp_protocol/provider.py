@@ -18,6 +18,9 @@ Contract, for every implementation:
 - ``complete`` returns values for a prompt argument (``ref/prompt``) or template variable
   (``ref/resource``), or raises ``InvalidParams`` for an unknown ref.
 - Long-running work checks ``ctx.cancelled`` / awaits normally; the core cancels the task.
+- ``start`` / ``stop`` (optional, no-ops by default) bracket serving on one event loop: the HTTP
+  runtime and the stdio transport await them on their loop, so a provider can keep per-loop
+  resources (the registry's pooled HTTP client for http tools) for exactly as long as it serves.
 """
 
 from __future__ import annotations
