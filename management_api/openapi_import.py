@@ -39,6 +39,7 @@ class OpenApiImportRequest(serializers.Serializer):
     include_paths = names()
     exclude_paths = names()
     methods = names()
+    tags = names()
     timeout = serializers.FloatField(min_value=0.1, max_value=300.0, required=False, default=10.0)
     secret_header = serializers.CharField(max_length=128, required=False, default="", allow_blank=True)
     secret_env = serializers.CharField(max_length=128, required=False, default="", allow_blank=True)
@@ -69,7 +70,8 @@ class OpenApiImportView(APIView):
                 document,
                 Options(source=data["source"], base_url=data["base_url"], prefix=data["prefix"],
                         timeout=data["timeout"], secret_header=data["secret_header"],
-                        secret_env=data["secret_env"], enabled=not data["disabled"]),
+                        secret_env=data["secret_env"], enabled=not data["disabled"],
+                        tags=tuple(data["tags"])),
                 Rules(tuple(data["include_tags"]), tuple(data["exclude_tags"]), tuple(data["include_paths"]),
                       tuple(data["exclude_paths"]), tuple(data["methods"])),
                 dry_run=data["dry_run"], prune=data["prune"],

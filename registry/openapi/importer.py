@@ -6,8 +6,9 @@ of the same name:
 
 - ``create``: no tool has the name;
 - ``update`` / ``unchanged``: the tool came from this source; only the fields the document and the
-  import's options decide are rewritten (``IMPORTED``), so what an operator tuned afterwards
-  (enabled, tags, headers, concurrency cap, signing, forwarding) stays;
+  import's options decide are rewritten (``IMPORTED``, and ``tags`` when the import gives some),
+  so what an operator tuned afterwards (enabled, headers, concurrency cap, signing, forwarding)
+  stays;
 - ``conflict``: a tool made by hand or by another source has the name: left alone;
 - ``skip``: the operation cannot be a tool (the reason is said), or the rules leave it out;
 - ``invalid``: the tool it would make fails validation (the field errors are said);
@@ -68,6 +69,7 @@ class Options:
     secret_header: str = ""
     secret_env: str = ""
     enabled: bool = True  # for new tools only; a re-import keeps each tool's own switch
+    tags: tuple[str, ...] = ()  # access tags (API keys and OAuth scopes grant by tag); kept if none
 
 
 @dataclass
@@ -124,6 +126,8 @@ def plan(document: dict[str, Any], options: Options, rules: Rules = Rules()) -> 
         seen.add(name)
         fields.update(kind="http", http_timeout=options.timeout, http_secret_header=options.secret_header,
                       http_secret_env=options.secret_env)
+        if options.tags:
+            fields["tags"] = list(options.tags)
         result.changes.append(_compare(name, label, fields, existing.get(name), options))
     for name, tool in sorted(existing.items()):
         if tool.openapi_source == options.source and name not in seen:

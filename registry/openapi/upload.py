@@ -35,6 +35,7 @@ class OpenApiUploadForm(forms.Form):
     methods = forms.CharField(required=False, help_text="Comma-separated, e.g. GET; empty: all.")
     secret_header = forms.CharField(required=False, max_length=128)
     secret_env = forms.CharField(required=False, max_length=128)
+    tags = forms.CharField(required=False, help_text="Access tags for every tool, comma-separated.")
     disabled = forms.BooleanField(required=False, help_text="Create new tools disabled, for review.")
     dry_run = forms.BooleanField(required=False, initial=True, help_text="Show the plan; write nothing.")
 
@@ -59,7 +60,7 @@ def upload_view(model_admin: Any, request: HttpRequest) -> HttpResponse:
                                                    "exclude_paths", "methods")))
         options = Options(source=data["source"], base_url=data["base_url"] or "", prefix=data["prefix"] or "",
                           secret_header=data["secret_header"], secret_env=data["secret_env"],
-                          enabled=not data["disabled"])
+                          enabled=not data["disabled"], tags=_names(data["tags"]))
         try:
             report = run(data["document"], options, rules, dry_run=data["dry_run"])
         except InvalidDocument as exc:

@@ -37,6 +37,8 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=10.0)
         parser.add_argument("--secret-header", default="", help="Header carrying the API's credential.")
         parser.add_argument("--secret-env", default="", help="Environment variable holding it.")
+        parser.add_argument("--tag", action="append", default=[],
+                            help="Access tag for every tool (keys and scopes that grant it may call them).")
         parser.add_argument("--disabled", action="store_true", help="Create new tools disabled, for review.")
         parser.add_argument("--dry-run", action="store_true", help="Print what would change; write nothing.")
         parser.add_argument("--prune", action="store_true",
@@ -58,7 +60,7 @@ class Command(BaseCommand):
         settings = Options(source=options["source"], base_url=options["base_url"],
                            prefix=options["prefix"], timeout=options["timeout"],
                            secret_header=options["secret_header"], secret_env=options["secret_env"],
-                           enabled=not options["disabled"])
+                           enabled=not options["disabled"], tags=tuple(options["tag"]))
         try:
             report = run(document, settings, rules, dry_run=options["dry_run"], prune=options["prune"])
         except InvalidDocument as exc:

@@ -236,3 +236,10 @@ def test_the_admin_upload_shows_the_plan_then_imports(admin_client: Any) -> None
     assert not Tool.objects.exists()
     assert "Imported" in post(dry_run=False)
     assert set(Tool.objects.values_list("name", flat=True)) == {"loginUser", "logoutUser", "getUserByName"}
+
+
+def test_an_access_tag_is_given_to_every_tool_and_kept_by_a_reimport_without_one() -> None:
+    petstore("--include-tag", "store", "--tag", "petstore-ops")
+    assert {tuple(t) for t in Tool.objects.values_list("tags", flat=True)} == {("petstore-ops",)}
+    assert "unchanged getInventory" in petstore("--include-tag", "store")
+    assert Tool.objects.get(name="getInventory").tags == ["petstore-ops"]
