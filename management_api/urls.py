@@ -9,7 +9,7 @@ from rest_framework.routers import DefaultRouter
 
 from mcp_django.service import get_service
 
-from . import schema, sessions, transfer, views  # noqa: F401  (schema: registers the token scheme)
+from . import openapi_import, schema, sessions, transfer, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
 
@@ -31,5 +31,6 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("registry/export", transfer.ExportView.as_view(), name="registry-export"),
     path("registry/import", transfer.ImportView.as_view(), name="registry-import"),
+    path("registry/openapi", openapi_import.OpenApiImportView.as_view(), name="registry-openapi"),
     path("", include(router.urls)),
 ]

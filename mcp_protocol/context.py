@@ -16,6 +16,7 @@ handler leaked cannot talk about a request the client already considers done
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from . import versions
@@ -58,8 +59,12 @@ class Context:
         principal: str | None = None,
         client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
         inputs: InputRound | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         self.session = session
+        # The request's params._meta as the client sent it (read it, never change it): context a
+        # provider may forward, such as W3C trace context (SEP-414 puts "traceparent" at its root).
+        self.meta: Mapping[str, Any] = meta if meta is not None else {}
         # Modern requests that may answer input-required: questions go there (inputs.py).
         self.inputs = inputs
         self.outbound = outbound

@@ -18,6 +18,9 @@ Contract, for every implementation:
 - ``complete`` returns values for a prompt argument (``ref/prompt``) or template variable
   (``ref/resource``), or raises ``InvalidParams`` for an unknown ref.
 - Long-running work checks ``ctx.cancelled`` / awaits normally; the core cancels the task.
+- ``start`` / ``stop`` (optional, no-ops by default) bracket serving on one event loop: the HTTP
+  runtime and the stdio transport await them on their loop, so a provider can keep per-loop
+  resources (the registry's pooled HTTP client for http tools) for exactly as long as it serves.
 """
 
 from __future__ import annotations
@@ -70,6 +73,14 @@ class Provider(ABC):
 
     @abstractmethod
     def snapshot(self) -> Snapshot: ...
+
+    async def start(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """A runtime starts serving on the running loop: acquire what serving there needs (the
+        registry opens its pooled HTTP client for http tools). One provider may serve several
+        loops, each runtime calling this on its own; awaited before the first ``refresh``."""
+
+    async def stop(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """The runtime of the running loop closes: release what ``start`` acquired on it."""
 
     async def refresh(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Rebuild the snapshot from the source of truth (may query a database, off the hot path).

@@ -239,6 +239,7 @@ class Server:
             progress_token=token,
             client_request_timeout=self.client_request_timeout,
             inputs=mrtr,
+            meta=meta if isinstance(meta, dict) else None,
         )
         refreshing = self.provider.refreshing
         if refreshing is not None and not refreshing.done():

@@ -171,6 +171,20 @@ STORAGES = {
 
 # Hosts the registry's "http" tool kind may POST to (exact names or "*.example.com").
 REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
+# The http kind's pooled client per worker, its private-address guard and retries (defaults:
+# registry/upstream/config.py).
+if os.environ.get("REGISTRY_HTTP_MAX_CONNECTIONS"):
+    REGISTRY_HTTP_MAX_CONNECTIONS = int(os.environ["REGISTRY_HTTP_MAX_CONNECTIONS"])
+if os.environ.get("REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST"):
+    REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST = int(os.environ["REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST"])
+if os.environ.get("REGISTRY_HTTP_KEEPALIVE_SECONDS"):
+    REGISTRY_HTTP_KEEPALIVE_SECONDS = float(os.environ["REGISTRY_HTTP_KEEPALIVE_SECONDS"])
+if os.environ.get("REGISTRY_HTTP_FORBID_PRIVATE"):
+    REGISTRY_HTTP_FORBID_PRIVATE = env_bool("REGISTRY_HTTP_FORBID_PRIVATE", False)
+if os.environ.get("REGISTRY_HTTP_RETRIES"):
+    REGISTRY_HTTP_RETRIES = int(os.environ["REGISTRY_HTTP_RETRIES"])
+if os.environ.get("REGISTRY_HTTP_RETRY_BACKOFF"):
+    REGISTRY_HTTP_RETRY_BACKOFF = float(os.environ["REGISTRY_HTTP_RETRY_BACKOFF"])
 # Environment variables an http tool may send as its secret header (registry/secret_env.py; unset:
 # names starting with MCP_TOOL_SECRET_ only).
 if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.contrib import admin
 from django.db import models
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path
 
 from . import tryit
 from .admin_base import ArgumentsTryMixin, RegistryAdmin
@@ -25,6 +26,7 @@ from .forms import (
     TryURIForm,
 )
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from .openapi import upload
 
 
 @admin.register(Tool)
@@ -44,10 +46,18 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                     "handler",
                     "template_text",
                     "template_structured",
+                    "http_method",
                     "http_url",
+                    "http_headers",
+                    "http_body_template",
+                    "http_result_pointer",
                     "http_timeout",
+                    "http_max_concurrency",
                     "http_secret_header",
                     "http_secret_env",
+                    "http_signing_secret_env",
+                    "http_forward_principal",
+                    "http_forward_trace",
                 )
             },
         ),
@@ -66,6 +76,14 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
 
     def run(self, obj: Tool, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
         return tryit.try_tool(obj, arguments, principal)
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(self.import_openapi_view)
+        return [path("import-openapi/", view, name="registry_tool_import_openapi"), *super().get_urls()]
+
+    def import_openapi_view(self, request: HttpRequest) -> HttpResponse:
+        """An OpenAPI document uploaded as http tools (``openapi/upload.py``)."""
+        return upload.upload_view(self, request)
 
 
 @admin.register(Resource)

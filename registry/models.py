@@ -20,9 +20,10 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from . import handlers, secret_env
+from . import handlers
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
+from .upstream.validation import http_tool_errors, validate_http_headers, validate_result_pointer
 from .validators import (
     env_var_name,
     header_name,
@@ -130,7 +131,7 @@ class Tool(Definition):
 
     class Kind(models.TextChoices):
         HANDLER = "handler", "Handler registered in code"
-        HTTP = "http", "HTTP POST to an allowed host"
+        HTTP = "http", "HTTP request to an allowed host"
         TEMPLATE = "template", "Text template"
 
     name = models.CharField(max_length=128, unique=True, validators=[validate_name])
@@ -145,12 +146,46 @@ class Tool(Definition):
     )
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEMPLATE)
     handler = models.CharField(max_length=128, blank=True, help_text="handler kind: a @tool_handler name.")
+    class HttpMethod(models.TextChoices):
+        GET = "GET"
+        POST = "POST"
+        PUT = "PUT"
+        PATCH = "PATCH"
+        DELETE = "DELETE"
+
+    http_method = models.CharField(
+        "HTTP method", max_length=8, choices=HttpMethod.choices, default=HttpMethod.POST
+    )
     http_url = models.CharField(
         "HTTP URL",
         max_length=2048,
         blank=True,
         validators=[validate_http_url],
-        help_text="http kind: its host must be in REGISTRY_HTTP_ALLOWED_HOSTS.",
+        help_text="http kind: a URL or an RFC 6570 template whose variables are arguments, e.g. "
+        "https://api.example.com/pets/{id}{?limit}. Its host must be in REGISTRY_HTTP_ALLOWED_HOSTS.",
+    )
+    http_headers = models.JSONField(
+        "HTTP headers",
+        default=dict,
+        blank=True,
+        validators=[validate_http_headers],
+        help_text='http kind: static headers, e.g. {"Accept-Language": "en"}.',
+    )
+    http_body_template = models.JSONField(
+        "HTTP body template",
+        null=True,
+        blank=True,
+        help_text="http kind: the JSON body, with {{ argument }} placeholders (a string that is only a "
+        "placeholder keeps the type). Empty: POST, PUT and PATCH send the arguments the URL does "
+        "not use; GET and DELETE send no body.",
+    )
+    http_result_pointer = models.CharField(
+        "HTTP result pointer",
+        max_length=512,
+        blank=True,
+        validators=[validate_result_pointer],
+        help_text="http kind: the part of the JSON reply that becomes structuredContent, as a JSON "
+        "Pointer (RFC 6901), e.g. /data. Empty: the whole reply.",
     )
     http_timeout = models.FloatField(
         "HTTP timeout (s)", default=10.0, validators=[MinValueValidator(0.1), MaxValueValidator(300.0)]
@@ -167,6 +202,40 @@ class Tool(Definition):
         blank=True,
         validators=[env_var_name],
         help_text="http kind: the secret is read from this variable at call time.",
+    )
+    http_max_concurrency = models.PositiveIntegerField(
+        "HTTP concurrency cap",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(10_000)],
+        help_text="http kind: at most this many calls of this tool at once per worker (more wait, within "
+        "the timeout). Empty: no cap beyond the connections per host.",
+    )
+    http_signing_secret_env = models.CharField(
+        "HTTP signing secret environment variable",
+        max_length=128,
+        blank=True,
+        validators=[env_var_name],
+        help_text="http kind: sign each request (X-MCP-Signature: HMAC-SHA256 of timestamp and body) "
+        "with the secret in this variable, read at call time.",
+    )
+    http_forward_principal = models.BooleanField(
+        "Forward the caller's principal",
+        default=False,
+        help_text="http kind: send the caller's principal id (never a token) as X-MCP-Principal.",
+    )
+    http_forward_trace = models.BooleanField(
+        "Forward trace context",
+        default=False,
+        help_text="http kind: send the request's W3C traceparent/tracestate (from params._meta).",
+    )
+    openapi_source = models.CharField(
+        "OpenAPI source",
+        max_length=128,
+        blank=True,
+        db_index=True,
+        help_text="Set by import_openapi: the import that made this tool. Importing the same source "
+        "again updates its tools and never touches tools made by hand or by another source.",
     )
     template_text = models.TextField(
         blank=True, help_text="template kind: text with {{ argument }} placeholders."
@@ -189,14 +258,7 @@ class Tool(Definition):
         if self.kind == self.Kind.HANDLER:
             check_handler(errors, "handler", "tool", self.handler, required=True)
         elif self.kind == self.Kind.HTTP:
-            if not self.http_url:
-                errors["http_url"] = "An http tool needs a URL."
-            if bool(self.http_secret_header) != bool(self.http_secret_env):
-                errors["http_secret_env"] = (
-                    "Give both the secret header name and its environment variable, or neither."
-                )
-            elif self.http_secret_env and not secret_env.allowed(self.http_secret_env):
-                errors["http_secret_env"] = f"{self.http_secret_env!r} cannot be sent: {secret_env.rule()}."
+            errors.update(http_tool_errors(self))
         elif self.kind == self.Kind.TEMPLATE:
             if not self.template_text.strip() and self.template_structured is None:
                 errors["template_text"] = "A template tool needs a text template or a structured template."

@@ -45,6 +45,7 @@ from .code import serving
 from .results import contents_item, prompt_result, resource_contents, text_block
 from .snapshot import EMPTY, RegistryState, build_state
 from .templating import render_json, render_text
+from .upstream.clients import UpstreamClients
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +69,15 @@ class RegistryProvider(Provider):
         self._stale = False
         self._lock = threading.Lock()
         self._warned_unbuilt = False
+        self.upstream = UpstreamClients()  # the http kind's pooled clients, one per serving loop
         changes.track(self)
+
+    # -- the runtime of a loop starts and stops ----------------------------------------------------
+    async def start(self) -> None:
+        self.upstream.open()
+
+    async def stop(self) -> None:
+        await self.upstream.close()
 
     # -- the snapshot ----------------------------------------------------------------------------
     def mark_stale(self) -> None:
@@ -109,7 +118,7 @@ class RegistryProvider(Provider):
         if spec is None:
             return _error(f"Tool {tool.name!r} is no longer available")
         try:
-            return await kinds.execute(spec, arguments, ctx)
+            return await kinds.execute(spec, arguments, ctx, self.upstream)
         except ToolError as exc:
             return {"content": exc.content, "isError": True}
         except ClientRequestError as exc:

@@ -26,10 +26,20 @@ class ToolSpec:
     name: str
     kind: str
     handler: str = ""
-    http_url: str = ""
+    http_method: str = "POST"
+    http_url: str = ""  # a URL or an RFC 6570 template of one (upstream/request.py)
     http_timeout: float = 10.0
     http_secret_header: str = ""
     http_secret_env: str = ""
+    http_headers: tuple[tuple[str, str], ...] = ()
+    http_body_template: Any = None
+    http_result_pointer: str = ""
+    http_signing_secret_env: str = ""
+    http_forward_principal: bool = False
+    http_forward_trace: bool = False
+    http_max_concurrency: int | None = None
+    idempotent: bool = False  # retried on connection errors and 502/503/504 (annotations or GET)
+    structured_output: bool = False  # the tool declares an outputSchema
     template_text: str = ""
     template_structured: Any = None
 
@@ -181,10 +191,20 @@ def build_state() -> RegistryState:
             name=row.name,
             kind=row.kind,
             handler=row.handler,
+            http_method=row.http_method,
             http_url=row.http_url,
             http_timeout=row.http_timeout,
             http_secret_header=row.http_secret_header,
             http_secret_env=row.http_secret_env,
+            http_headers=tuple((row.http_headers or {}).items()),
+            http_body_template=row.http_body_template,
+            http_result_pointer=row.http_result_pointer,
+            http_signing_secret_env=row.http_signing_secret_env,
+            http_forward_principal=row.http_forward_principal,
+            http_forward_trace=row.http_forward_trace,
+            http_max_concurrency=row.http_max_concurrency,
+            idempotent=row.http_method == "GET" or bool((row.annotations or {}).get("idempotentHint")),
+            structured_output=bool(row.output_schema),
             template_text=row.template_text,
             template_structured=row.template_structured,
         )

@@ -183,9 +183,24 @@ def validate_uri_template(value: str) -> None:
 
 
 def validate_http_url(value: str) -> None:
-    if not isinstance(value, str) or not re.match(r"^https?://[^/?#\s]+", value):
+    """An absolute http(s) URL, or an RFC 6570 template of one whose scheme and host are literal
+    text: ``https://api.example.com/pets/{id}{?limit}``. Arguments fill the path and query, never
+    the host (a ``{+x}`` right after the host could otherwise turn ``host{+x}`` into ``host@evil``)."""
+    if not isinstance(value, str) or not re.match(r"^https?://[^/?#\s{}]+", value):
         raise ValidationError("The URL must be an absolute http:// or https:// URL.", code="http_url")
-    validate_uri(value)
+    if "{" not in value:
+        validate_uri(value)
+        return
+    try:
+        template = parse_template(value)
+    except TemplateSyntaxError as exc:
+        raise ValidationError(f"Not a valid RFC 6570 URL template: {exc}", code="http_url") from None
+    if not re.match(r"^https?://[^/?#\s{}]+[/?#]", value):
+        raise ValidationError(
+            "In a URL template the host is literal text: put '/' or '?' before the first {variable}.",
+            code="http_url_host",
+        )
+    validate_uri(template.example_uri())
 
 
 def validate_icons(value: Any) -> None:

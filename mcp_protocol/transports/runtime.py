@@ -114,6 +114,7 @@ class Runtime:
         if self._started is None:
             self._started = self.loop.create_future()
             try:
+                await self.provider.start()
                 await self.provider.refresh()
                 await self.access.start()
                 await self.fanout.start()
@@ -134,6 +135,8 @@ class Runtime:
                 ended.set()
         await self.fanout.stop()
         await self.pending.close()
+        with contextlib.suppress(Exception):
+            await self.provider.stop()
         with contextlib.suppress(Exception):
             await self.access.close()
         for backend in (self.sessions, self.events, self.bus):

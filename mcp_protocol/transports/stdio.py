@@ -271,6 +271,7 @@ async def serve(server: Server, provider: Provider, out: IO[bytes], bus: Bus | N
         waiter.cancel()
         if watcher.done():
             watcher.result()  # subscribing failed: fail loudly rather than serve stale lists
+    await provider.start()  # what serving on this loop needs (the registry's pooled HTTP client)
     await provider.refresh()
     reader = await _stdin_reader()
     loop = asyncio.get_running_loop()
@@ -293,3 +294,5 @@ async def serve(server: Server, provider: Provider, out: IO[bytes], bus: Bus | N
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await watcher
+        with contextlib.suppress(Exception):
+            await provider.stop()

@@ -1,127 +1,181 @@
-"""The ``http`` kind: POST the arguments as JSON to a URL on the host allow-list.
+"""The ``http`` kind: one request to an API on the host allow-list, its reply as the tool's result.
 
+- The request (method, URL template expanded with the arguments, static headers, body) is built
+  by ``upstream/request.py``; the reply is mapped by ``upstream/reply.py``.
+- It goes out on the worker's pooled session (``upstream/clients.py``: keep-alive connections,
+  a bound per host), or on a one-shot session on a loop no runtime serves.
 - ``http_timeout`` is a deadline for the whole call (connect, send, every byte of the reply), not
   per network phase.
-- The host must match ``settings.REGISTRY_HTTP_ALLOWED_HOSTS`` (exact names, or ``*.example.com``
-  for subdomains) at *call* time, so tightening the setting takes effect without editing rows.
-  Redirects are not followed (a redirect could leave the allow-list).
+- The host of the expanded URL must match ``REGISTRY_HTTP_ALLOWED_HOSTS`` (exact names, or
+  ``*.example.com`` for subdomains) at *call* time, so tightening the setting takes effect without
+  editing rows; with ``REGISTRY_HTTP_FORBID_PRIVATE`` its address must be public too
+  (``upstream/guard.py``). Redirects are not followed (a redirect could leave the allow-list).
+- An idempotent tool (``idempotentHint``, or GET) retries a connection error or a 502/503/504
+  ``REGISTRY_HTTP_RETRIES`` times with jittered exponential backoff, inside its deadline; any other
+  tool is never retried by us (the upstream may have acted on the first request). Each attempt
+  is signed afresh. A ``Retry-After`` of delta-seconds (RFC 9110 §10.2.3) is honoured: the pause
+  is at least that long, and one longer than ``MAX_RETRY_AFTER`` ends the retries (the upstream
+  says "not soon"). (aiohttp itself resends a GET, PUT or DELETE once when a kept-alive
+  connection turns out closed before any byte of an answer, RFC 9112 §9.3.1.1; a POST or PATCH,
+  never.) ``Tool.http_max_concurrency`` caps its calls in flight on this worker.
 - An optional secret header is read from an environment variable at call time; it is never
   stored in the database nor echoed in errors. Only variables that ``secret_env`` allows are sent
-  (checked again here: a row may predate the rule or have been written around validation).
-- The reply maps to a result: a JSON object with ``content`` is taken as a ``CallToolResult``;
-  any other JSON object becomes ``structuredContent`` (plus its JSON text); other bodies become
-  text. Every failure (host not allowed, timeout, connection error, HTTP ≥ 400, oversized reply)
-  is a ``ToolError``, so the client gets ``isError: true`` with a clear message.
+  (checked again here: a row may predate the rule or have been written around validation). The
+  signing secret (``upstream/signing.py``) follows the same rule.
+- Forwarded context, when the row asks: the caller's principal id, W3C trace context
+  (``upstream/forwarding.py``).
+- Every failure (host not allowed, timeout, connection error, HTTP ≥ 300, oversized reply) is a
+  ``ToolError``, so the client gets ``isError: true`` with a clear message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
+import random
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-from django.conf import settings
+import aiohttp
 
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
 from .. import secret_env
-from ..results import text_block, tool_result
 from ..snapshot import ToolSpec
+from ..upstream import config, forwarding, guard, reply, request, signing
+from ..upstream.clients import UpstreamClients
 
 MAX_REPLY_BYTES = 1024 * 1024
+RETRY_STATUSES = frozenset({502, 503, 504})  # the gateway or the service says "not now"
+MAX_BACKOFF = 2.0  # s: the longest pause between two attempts
+MAX_RETRY_AFTER = 5.0  # s: a longer Retry-After is not waited for
 logger = logging.getLogger(__name__)
 
 
-def allowed_hosts() -> list[str]:
-    return [h.lower() for h in getattr(settings, "REGISTRY_HTTP_ALLOWED_HOSTS", [])]
+def _secret(spec: ToolSpec, variable: str) -> str:
+    if not secret_env.allowed(variable):
+        # Saved around validation (a raw write, an older row, a tightened rule): never sent.
+        logger.warning("tool %r names environment variable %r as its secret, which a tool may not "
+                       "send: the call is refused", spec.name, variable)
+        raise ToolError(f"Tool {spec.name!r} is misconfigured: {variable!r} cannot be "
+                        f"sent ({secret_env.rule()})")
+    secret = os.environ.get(variable)
+    if not secret:
+        raise ToolError(f"Tool {spec.name!r} is misconfigured: environment variable {variable!r} is not set")
+    return secret
 
 
-def host_allowed(host: str, allowed: list[str]) -> bool:
-    host = host.lower().rstrip(".")
-    for entry in allowed:
-        if entry == "*" or entry == host:
-            return True
-        if entry.startswith("*.") and host.endswith(entry[1:]):
-            return True
-    return False
-
-
-async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    host = urlsplit(spec.http_url).hostname or ""
-    if not host_allowed(host, allowed_hosts()):
+async def execute(
+    spec: ToolSpec, arguments: dict[str, Any], ctx: Context, clients: UpstreamClients
+) -> dict[str, Any]:
+    outgoing = request.build(spec, arguments)
+    host = urlsplit(outgoing.url).hostname or ""
+    if not guard.host_allowed(host, config.allowed_hosts()):
         raise ToolError(
             f"Tool {spec.name!r} cannot call {host!r}: the host is not in REGISTRY_HTTP_ALLOWED_HOSTS"
         )
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/plain;q=0.9, */*;q=0.5",
-        "User-Agent": "mcpsite-http-tool",
-        "X-MCP-Tool": spec.name,
-    }
+    problem = guard.address_problem(host)
+    if problem:
+        raise ToolError(f"Tool {spec.name!r} cannot call {problem}")
     if spec.http_secret_header:
-        if not secret_env.allowed(spec.http_secret_env):
-            # Saved around validation (a raw write, an older row, a tightened rule): never sent.
-            logger.warning("tool %r names environment variable %r as its secret, which a tool may not "
-                           "send: the call is refused", spec.name, spec.http_secret_env)
-            raise ToolError(f"Tool {spec.name!r} is misconfigured: {spec.http_secret_env!r} cannot be "
-                            f"sent ({secret_env.rule()})")
-        secret = os.environ.get(spec.http_secret_env)
-        if not secret:
-            raise ToolError(
-                f"Tool {spec.name!r} is misconfigured: environment variable "
-                f"{spec.http_secret_env!r} is not set"
-            )
-        headers[spec.http_secret_header] = secret
+        outgoing.headers[spec.http_secret_header] = _secret(spec, spec.http_secret_env)
+    if spec.http_forward_principal:
+        outgoing.headers.update(forwarding.principal_headers(ctx.principal))
+    if spec.http_forward_trace:
+        outgoing.headers.update(forwarding.trace_headers(ctx.meta))
+    key = None
+    if spec.http_signing_secret_env:
+        key = _secret(spec, spec.http_signing_secret_env).encode("utf-8")
     try:
-        # httpx's timeout bounds each phase (connect, each read, ...), so a server sending a byte
-        # just inside the read timeout would hold the call forever; asyncio.timeout bounds the
-        # whole exchange, body included, by the row's timeout.
-        async with asyncio.timeout(spec.http_timeout):
-            response, body = await _post(spec, arguments, headers, host)
-    except (TimeoutError, httpx.TimeoutException):
+        # A per-phase timeout (connect, each read) would let a server sending a byte just inside
+        # it hold the call forever; asyncio.timeout bounds the whole exchange, body included, by
+        # the row's timeout: waiting for a slot, every attempt and every pause between them.
+        async with asyncio.timeout(spec.http_timeout), clients.limit(spec.name, spec.http_max_concurrency):
+            async with clients.session() as session:
+                status, content_type, body = await _attempts(session, spec, outgoing, host, key)
+    except TimeoutError:
         raise ToolError(f"Tool {spec.name!r}: {host} did not answer within {spec.http_timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise ToolError(
-            f"Tool {spec.name!r}: request to {host} failed ({type(exc).__name__}: {exc})"
-        ) from None
-    text = body.decode(response.encoding or "utf-8", errors="replace")
-    if response.status_code >= 300:
-        snippet = text[:500] + ("…" if len(text) > 500 else "")
-        raise ToolError(f"Tool {spec.name!r}: {host} answered HTTP {response.status_code}: {snippet}")
-    return map_reply(text, response.headers.get("content-type", ""))
+    except aiohttp.ClientConnectorError as exc:
+        if isinstance(exc.os_error, guard.PrivateAddress):
+            raise ToolError(f"Tool {spec.name!r} cannot call {exc.os_error}") from None
+        raise _failed(spec, host, exc) from None
+    except aiohttp.ClientError as exc:
+        raise _failed(spec, host, exc) from None
+    text = body.decode(_charset(content_type), errors="replace")
+    if not 200 <= status < 300:
+        raise reply.failure(spec, host, status, text, content_type)
+    return reply.success(spec, text, content_type)
 
 
-async def _post(
-    spec: ToolSpec, arguments: dict[str, Any], headers: dict[str, str], host: str
-) -> tuple[httpx.Response, bytes]:
-    async with httpx.AsyncClient(timeout=spec.http_timeout, follow_redirects=False) as client:
-        async with client.stream("POST", spec.http_url, json=arguments, headers=headers) as response:
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_REPLY_BYTES:
-                    raise ToolError(
-                        f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes"
-                    )
-    return response, bytes(body)
+def _failed(spec: ToolSpec, host: str, exc: Exception) -> ToolError:
+    return ToolError(f"Tool {spec.name!r}: request to {host} failed ({type(exc).__name__}: {exc})")
 
 
-def map_reply(text: str, content_type: str) -> dict[str, Any]:
-    if "json" in content_type or text.lstrip().startswith(("{", "[")):
+def _backoff(attempt: int) -> float:
+    """Full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter"): a random pause up to
+    BACKOFF * 2**attempt, so callers that failed together do not come back together."""
+    ceiling = min(MAX_BACKOFF, float(config.get("REGISTRY_HTTP_RETRY_BACKOFF")) * 2**attempt)
+    return random.uniform(0, ceiling)  # jitter, not a secret
+
+
+async def _attempts(
+    session: aiohttp.ClientSession, spec: ToolSpec, outgoing: request.Outgoing, host: str, key: bytes | None
+) -> tuple[int, str, bytes]:
+    retries = int(config.get("REGISTRY_HTTP_RETRIES")) if spec.idempotent else 0
+    for attempt in range(retries + 1):
+        if key is not None:
+            outgoing.headers.update(signing.headers(key, int(time.time()), outgoing.body))
+        last = attempt == retries
+        pause = _backoff(attempt)
         try:
-            data = json.loads(text)
-        except ValueError:
-            return {"content": [text_block(text)]}
-        if isinstance(data, dict) and isinstance(data.get("content"), list):
-            return tool_result(
-                {k: v for k, v in data.items() if k in ("content", "structuredContent", "isError")}
-            )
-        if isinstance(data, dict):
-            return {"content": [text_block(json.dumps(data, ensure_ascii=False))], "structuredContent": data}
-        return {"content": [text_block(json.dumps(data, ensure_ascii=False))]}
-    return {"content": [text_block(text)]}
+            status, content_type, body, retry_after = await _send(session, spec, outgoing, host)
+        except aiohttp.ClientConnectionError as exc:
+            private = isinstance(getattr(exc, "os_error", None), guard.PrivateAddress)
+            if last or private:
+                raise
+            logger.info("tool %r: %s, retry %d of %d", spec.name, type(exc).__name__, attempt + 1, retries)
+        else:
+            asked = _seconds(retry_after)
+            if last or status not in RETRY_STATUSES or (asked is not None and asked > MAX_RETRY_AFTER):
+                return status, content_type, body
+            pause = max(pause, asked or 0.0)
+            logger.info("tool %r: HTTP %d, retry %d of %d", spec.name, status, attempt + 1, retries)
+        await asyncio.sleep(pause)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    """A Retry-After of delta-seconds; None when absent or an HTTP-date (not worth a clock)."""
+    return float(retry_after) if retry_after and retry_after.strip().isdigit() else None
+
+
+async def _send(
+    session: aiohttp.ClientSession, spec: ToolSpec, outgoing: request.Outgoing, host: str
+) -> tuple[int, str, bytes, str | None]:
+    async with session.request(
+        outgoing.method, outgoing.url, data=outgoing.body, headers=outgoing.headers, allow_redirects=False
+    ) as response:
+        received = bytearray()
+        async for chunk in response.content.iter_any():
+            received += chunk
+            if len(received) > MAX_REPLY_BYTES:
+                raise ToolError(f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes")
+        headers = response.headers
+        return response.status, headers.get("Content-Type", ""), bytes(received), headers.get("Retry-After")
+
+
+def _charset(content_type: str) -> str:
+    """The ``charset`` parameter of a Content-Type (RFC 9110 §8.3.2), else UTF-8."""
+    for part in content_type.split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset" and value:
+            charset = value.strip('"')
+            try:
+                "".encode(charset)
+            except LookupError:
+                return "utf-8"
+            return charset
+    return "utf-8"

@@ -157,3 +157,19 @@ def test_null_for_a_column_that_cannot_hold_it_is_a_field_error_not_a_500(api: A
     answer = api.post("/api/v1/tools/", {**TEMPLATE_TOOL, "input_schema": None}, format="json")
     assert answer.status_code == 400 and "input_schema" in answer.json()
     assert not Prompt.objects.exists() and not Tool.objects.exists()
+
+
+def test_an_http_tool_with_its_request_fields_round_trips_and_a_bad_template_is_a_field_error(
+    api: APIClient,
+) -> None:
+    body = {"name": "get_pet", "kind": "http", "http_method": "GET",
+            "http_url": "https://api.example.com/pets/{id}{?fields*}",
+            "http_headers": {"Accept-Language": "en"},
+            "http_result_pointer": "/data", "input_schema": {"type": "object", "properties": {
+                "id": {"type": "string"}, "fields": {"type": "array"}}}}
+    created = api.post("/api/v1/tools/", body, format="json")
+    assert created.status_code == 201, created.json()
+    assert {k: created.json()[k] for k in body} == body
+    bad = api.post("/api/v1/tools/", {**body, "name": "bad", "http_url": "https://api.example.com{+x}"},
+                   format="json")
+    assert bad.status_code == 400 and "http_url" in bad.json()

@@ -209,3 +209,19 @@ async def test_the_same_id_in_another_session_is_not_a_reuse():
     assert (await call(server, other, "ping", id=7))["result"] == {}
     server.cancel(session.id, 7)
     assert await asyncio.wait_for(task, 5) is None
+
+
+async def test_a_tool_sees_the_requests_meta_to_forward_trace_context(outbound):
+    seen: list[dict[str, object]] = []
+
+    async def peek(arguments, ctx):
+        seen.append(dict(ctx.meta))
+        return "ok"
+
+    server = make_server(MemoryProvider(tools=[(Tool("peek", {"type": "object"}), peek)]))
+    session = await initialized(server)
+    meta = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+    params = {"name": "peek", "arguments": {}, "_meta": meta}
+    await call(server, session, "tools/call", params, outbound=outbound)
+    await call(server, session, "tools/call", {"name": "peek", "arguments": {}}, outbound=outbound)
+    assert seen == [meta, {}]

@@ -88,9 +88,24 @@ async def test_a_start_that_fails_is_not_ready_and_retries_by_itself(memory_runt
     assert FAILURES["left"] == 0
 
 
+class LoopHookProvider(MemoryProvider):
+    """Records the provider's per-loop hooks (the registry opens its pooled HTTP session there)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hooks: list[tuple[str, asyncio.AbstractEventLoop]] = []
+
+    async def start(self) -> None:
+        self.hooks.append(("start", asyncio.get_running_loop()))
+
+    async def stop(self) -> None:
+        self.hooks.append(("stop", asyncio.get_running_loop()))
+
+
 def hand_built_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
     """A runtime with every dependency passed in, no settings read (as the SDK's session manager)."""
-    provider, sessions, events, bus = MemoryProvider(), MemorySessionStore(), MemoryEventStore(), MemoryBus()
+    provider, sessions, events = LoopHookProvider(), MemorySessionStore(), MemoryEventStore()
+    bus = MemoryBus()
     access = AccessPolicy(ACCESS_DEFAULTS, bus, sessions, events, limiter=MemoryRateLimiter())
     config = TransportConfig(always_stream=False, keepalive=15.0, retry_ms=1000, close_after=None,
                              max_body=1 << 20, allowed_hosts=[], allowed_origins=[])
@@ -104,6 +119,13 @@ async def test_a_runtime_built_with_its_dependencies_runs_inside_async_with() ->
         assert rt.ready and rt.fanout.listening
         assert rt.resolve_principal({"headers": []}) is None  # open mode: everyone is anonymous
     assert not rt.fanout.listening
+
+
+async def test_the_runtime_starts_and_stops_its_provider_on_its_own_loop() -> None:
+    loop = asyncio.get_running_loop()
+    async with hand_built_runtime(loop) as rt:
+        assert isinstance(rt.provider, LoopHookProvider) and rt.provider.hooks == [("start", loop)]
+    assert rt.provider.hooks == [("start", loop), ("stop", loop)]
 
 
 async def test_a_host_runs_its_loops_runtime_and_forgets_it_after() -> None:
