@@ -26,7 +26,9 @@ class Hooks(Protocol):
 
     def log_ids(self) -> dict[str, str]: ...
 
-    def child(self, name: str, attributes: Mapping[str, Any] | None) -> AbstractContextManager[Any]: ...
+    def child(
+        self, name: str, attributes: Mapping[str, Any] | None, client: bool
+    ) -> AbstractContextManager[Any]: ...
 
     def producer(self, name: str, attributes: Mapping[str, Any] | None) -> AbstractContextManager[Any]: ...
 
@@ -56,9 +58,12 @@ def log_fields() -> dict[str, str]:
     return _hooks.log_ids() if _hooks is not None else {}
 
 
-def child(name: str, attributes: Mapping[str, Any] | None = None) -> AbstractContextManager[Any]:
-    """A span inside the current one (a Redis round trip, an upstream call); nothing when off."""
-    return _NOTHING if _hooks is None else _hooks.child(name, attributes)
+def child(
+    name: str, attributes: Mapping[str, Any] | None = None, *, client: bool = False
+) -> AbstractContextManager[Any]:
+    """A span inside the current one (a Redis round trip; ``client``: a call to another service,
+    an http tool's upstream), entered as the span (None when off)."""
+    return _NOTHING if _hooks is None else _hooks.child(name, attributes, client)
 
 
 def producer(name: str, attributes: Mapping[str, Any] | None = None) -> AbstractContextManager[Any]:

@@ -136,8 +136,11 @@ class OtelTracing:
     def log_ids(self) -> dict[str, str]:
         return current_ids()
 
-    def child(self, name: str, attributes: Mapping[str, Any] | None) -> AbstractContextManager[Any]:
-        return self.tracer.start_as_current_span(name, attributes=attributes)
+    def child(
+        self, name: str, attributes: Mapping[str, Any] | None, client: bool
+    ) -> AbstractContextManager[Any]:
+        kind = SpanKind.CLIENT if client else SpanKind.INTERNAL
+        return self.tracer.start_as_current_span(name, kind=kind, attributes=attributes)
 
     def producer(self, name: str, attributes: Mapping[str, Any] | None) -> AbstractContextManager[Any]:
         return self.tracer.start_as_current_span(name, kind=SpanKind.PRODUCER, attributes=attributes)

@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from mcp_protocol import tracing
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
@@ -155,16 +156,28 @@ def _seconds(retry_after: str | None) -> float | None:
 async def _send(
     session: aiohttp.ClientSession, spec: ToolSpec, outgoing: request.Outgoing, host: str
 ) -> tuple[int, str, bytes, str | None]:
-    async with session.request(
-        outgoing.method, outgoing.url, data=outgoing.body, headers=outgoing.headers, allow_redirects=False
-    ) as response:
-        received = bytearray()
-        async for chunk in response.content.iter_any():
-            received += chunk
-            if len(received) > MAX_REPLY_BYTES:
-                raise ToolError(f"Tool {spec.name!r}: the reply from {host} exceeds {MAX_REPLY_BYTES} bytes")
-        headers = response.headers
-        return response.status, headers.get("Content-Type", ""), bytes(received), headers.get("Retry-After")
+    # With tracing on, each attempt is a CLIENT span of the request's trace (HTTP client semantic
+    # conventions: named by the method; the URL is left out, its query may carry arguments), and
+    # a tool that forwards trace context sends this span's, so the upstream's spans are its
+    # children; with tracing off the carrier is empty and the client's _meta context stays.
+    attributes = {"http.request.method": outgoing.method, "server.address": host}
+    with tracing.child(outgoing.method, attributes, client=True) as span:
+        if spec.http_forward_trace:
+            outgoing.headers.update(tracing.carrier())
+        async with session.request(
+            outgoing.method, outgoing.url, data=outgoing.body, headers=outgoing.headers, allow_redirects=False
+        ) as response:
+            if span is not None:
+                span.set_attribute("http.response.status_code", response.status)
+            received = bytearray()
+            async for chunk in response.content.iter_any():
+                received += chunk
+                if len(received) > MAX_REPLY_BYTES:
+                    too_big = f"the reply from {host} exceeds {MAX_REPLY_BYTES} bytes"
+                    raise ToolError(f"Tool {spec.name!r}: {too_big}")
+            headers = response.headers
+            content_type, retry_after = headers.get("Content-Type", ""), headers.get("Retry-After")
+            return response.status, content_type, bytes(received), retry_after
 
 
 def _charset(content_type: str) -> str:

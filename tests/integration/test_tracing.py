@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from mcp_protocol.session import SHOWN_PREFIX
-from tests.support import MEMORY_PROVIDER, LiveServer
+from tests.support import MEMORY_PROVIDER, REGISTRY_PROVIDER, LiveServer
 from tests.support.mcp_http import (
     POST_HEADERS,
     initialize_message,
@@ -30,9 +30,10 @@ from tests.support.mcp_http import (
     session_headers,
 )
 from tests.support.otlp import OtlpReceiver
+from tests.support.upstream import Upstream
 
 pytestmark = pytest.mark.timeout(120)
-SERVER = 2  # SpanKind.SPAN_KIND_SERVER in the OTLP protobuf
+SERVER, CLIENT = 2, 3  # SpanKind in the OTLP protobuf
 ERROR = 2  # Status.STATUS_CODE_ERROR
 
 
@@ -132,3 +133,26 @@ def test_a_request_without_trace_context_starts_its_own_trace(traced) -> None:
     span = otlp.wait_for(lambda s: s.name == "tools/list" and s.attributes.get("mcp.session.id") == shown)
     http = otlp.wait_for(lambda s: s.trace_id == span.trace_id and s.name == "POST /mcp")
     assert http.parent_span_id == "" and span.parent_span_id == http.span_id
+
+
+def test_an_http_tool_propagates_its_upstream_calls_span() -> None:
+    """The http kind's upstream call is a CLIENT span of the request's trace, and a tool that
+    forwards trace context sends that span's ``traceparent``: the upstream's spans join the trace."""
+    with OtlpReceiver() as otlp, Upstream() as api:
+        tool = {"name": "traced_http", "kind": "http", "http_url": f"{api.url}/echo/traced",
+                "http_forward_trace": True, "description": "d",
+                "input_schema": {"type": "object", "properties": {}}}
+        make = f"from registry.models import Tool; Tool.objects.create(**{tool!r})"
+        env = {"MCP_PROVIDER": REGISTRY_PROVIDER, "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "50"}
+        header, trace_id, _ = traceparent()
+        with LiveServer(env=env, load=[["shell", "-c", make]]) as server, httpx.Client(timeout=20) as client:
+            session = open_session(client, server.url)
+            called = client.post(server.url, headers={**session_headers(session), "traceparent": header},
+                                 json=request(9, "tools/call", {"name": "traced_http", "arguments": {}}))
+            assert called.json()["result"].get("isError") is not True, called.text
+        upstream_call = otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "POST")
+    assert upstream_call.kind == CLIENT
+    assert upstream_call.attributes["http.response.status_code"] == 200
+    sent = api.requests[-1].headers["traceparent"]
+    assert sent == f"00-{trace_id}-{upstream_call.span_id}-01"
