@@ -45,6 +45,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--tools", type=int, default=100)
+    parser.add_argument("--ratio", type=float, help="sample this share of traces (default: every one)")
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory(prefix="mcpbench-tracing-") as tmp,
@@ -55,7 +56,13 @@ def main() -> int:
         print("preparing our database (migrate, load_demo, seed_tools) ...", flush=True)
         prepare_database(workdir, args.tools)
         env = {**servers.our_env(workdir), "MCP_AUTH": "open", "MCP_AUDIT": "0"}
-        traced = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint, "OTEL_TRACES_SAMPLER": "always_on"}
+        sampler = {"OTEL_TRACES_SAMPLER": "always_on"}
+        if args.ratio is not None:
+            sampler = {
+                "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+                "OTEL_TRACES_SAMPLER_ARG": str(args.ratio),
+            }
+        traced = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint, **sampler}
         modes: dict[str, LiveServer] = {}
         if args.without is not None:
             without = args.without.resolve()
