@@ -274,6 +274,10 @@ if REDIS_URL:
                 "BACKEND": "mcp_protocol.bus.redis.RedisBus",
                 "OPTIONS": dict(_REDIS_OPTIONS),
             },
+            "TASK_STORE": {
+                "BACKEND": "mcp_protocol.stores.redis.RedisTaskStore",
+                "OPTIONS": dict(_REDIS_OPTIONS),
+            },
         }
     )
     # Rate limits shared by every worker.
