@@ -72,7 +72,8 @@ class ToolSerializer(DefinitionSerializer):
         model = Tool
         fields = (
             "id", "name", "title", "description", "enabled", "input_schema", "output_schema",
-            "annotations", "execution", "icons", "meta", "tags", "kind", "handler", "template_text",
+            "annotations", "execution", "icons", "meta", "tags", "kind", "task_support", "handler",
+            "template_text",
             "template_structured", "http_url", "http_timeout", "http_secret_header",
             "http_secret_env", "version", "created_at", "updated_at",
         )

@@ -42,6 +42,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                 "fields": (
                     "kind",
                     "handler",
+                    "task_support",
                     "template_text",
                     "template_structured",
                     "http_url",
