@@ -31,6 +31,10 @@ DEFAULTS: dict[str, Any] = {
     # Tasks (io.modelcontextprotocol/tasks; 2025-11-25 tasks): where they are kept (Redis: every
     # worker answers for every task, and a task outlives the worker running it).
     "TASK_STORE": {"BACKEND": "mcp_protocol.stores.memory.MemoryTaskStore", "OPTIONS": {}},
+    "TASK_LEASE_SECONDS": 10.0,  # a dead worker's tasks are taken over or failed within ~4/3 of this
+    "TASK_TTL_MS": 3_600_000,  # how long a task is kept after its creation (ttlMs); None: forever
+    "TASK_POLL_INTERVAL_MS": 500,  # the pollIntervalMs suggested to clients
+    "TASK_IMMEDIATE_SECONDS": 0.1,  # a call done sooner is answered at once, not as a task
     "SERVER_NAME": "mcpsite",
     "SERVER_TITLE": "mcpsite",
     "SERVER_VERSION": "0.1.0",

@@ -40,6 +40,7 @@ from .methods.modern import (
     decorate_result,
     stateless_session,
 )
+from .methods.tools import execute_tool
 from .methods.wire_cache import WireCache
 from .outbound import Outbound
 from .pagination import Paginator
@@ -47,6 +48,8 @@ from .provider import Provider
 from .request_state import RequestStateSealer
 from .session import Session
 from .shapes import check_params
+from .tasks.runner import TaskRunner
+from .tasks.wire import EXTENSION, LEGACY_CAPABILITY
 
 logger = logging.getLogger(__name__)
 
@@ -88,9 +91,26 @@ class Server:
         self.inflight = InFlight()
         # Runs each request instead of its handler when set: rate limits and audit (auth/guard.py).
         self.interceptor: Interceptor | None = None
+        self.tasks: TaskRunner | None = None  # set by attach_tasks: this server makes tasks
+
+    def attach_tasks(self, runner: TaskRunner) -> None:
+        """Serve tasks (the extension io.modelcontextprotocol/tasks; 2025-11-25 tasks) with
+        ``runner``, which runs tools as this server does."""
+        runner.execute = functools.partial(execute_tool, self.provider)
+        self.tasks = runner
 
     # -- capabilities ---------------------------------------------------------------------------
     def capabilities(self, version: str) -> dict[str, Any]:
+        caps = self.provider.capabilities
+        wire = self._capabilities(version)
+        if self.tasks is not None and caps.tools:
+            if versions.is_modern(version):
+                wire["extensions"] = {**wire.get("extensions", {}), EXTENSION: {}}
+            elif version == versions.V2025_11_25:
+                wire["tasks"] = dict(LEGACY_CAPABILITY)
+        return wire
+
+    def _capabilities(self, version: str) -> dict[str, Any]:
         caps = self.provider.capabilities
         return versions.capabilities_to_wire(
             version=version,

@@ -114,6 +114,8 @@ class Runtime:
                 await self.provider.refresh()
                 await self.access.start()
                 await self.fanout.start()
+                if self.server.tasks is not None:
+                    await self.server.tasks.start()
             except BaseException as exc:
                 started, self._started = self._started, None
                 started.set_exception(exc)
@@ -130,6 +132,10 @@ class Runtime:
             for ended in group:
                 ended.set()
         await self.fanout.stop()
+        if self.server.tasks is not None:
+            await self.server.tasks.close()
+            with contextlib.suppress(Exception):
+                await self.server.tasks.store.close()
         await self.pending.close()
         with contextlib.suppress(Exception):
             await self.access.close()

@@ -194,6 +194,13 @@ class RedisTaskStore(TaskStore):
             [record.task_id, record.created_ms, expire_at, record.lease_ms, *flat])
         if not created:
             raise CreateError(f"Task {record.task_id!r} already exists")
+        if record.answers:  # answered in the MRTR rounds before the task: replayed by every run
+            client = await self._redis.ready_client()
+            answers = self._keys(record.task_id)[2]
+            with unavailable_as_store_error():
+                await client.hset(answers, mapping={k: json.dumps(v) for k, v in record.answers.items()})
+                if expire_at:
+                    await client.pexpireat(answers, expire_at)
 
     async def _read(self, task_id: str) -> TaskRecord | None:
         parts = await self._run(READ, list(self._keys(task_id)), [])
