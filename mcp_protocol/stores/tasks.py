@@ -131,30 +131,40 @@ class TaskStore(ABC):
         cancelled or claimed by another worker since is not among them: its run must stop)."""
 
     @abstractmethod
-    async def park(self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]],
-                   message: str | None = None) -> bool:
+    async def park(
+        self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
+    ) -> bool:
         """The run asked the client: ``input_required`` with these outstanding requests, and
         the lease released (nothing runs until they are answered). False if ``owner`` no longer
         holds the task (cancelled, lapsed)."""
 
     @abstractmethod
-    async def answer(self, task_id: str, principal: Principal,
-                     responses: dict[str, dict[str, Any]]) -> Answered:
+    async def answer(
+        self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]
+    ) -> Answered:
         """Record answers to outstanding requests (SEP-2663 ``tasks/update``). Keys not
         outstanding are ignored; answered keys leave ``input_requests``; once none is left the
         task is ``working`` again with no lease (``READY``: the caller claims and runs it)."""
 
     @abstractmethod
-    async def finish(self, task_id: str, owner: str | None, status: str, *,
-                     result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
-                     message: str | None = None) -> bool:
+    async def finish(
+        self,
+        task_id: str,
+        owner: str | None,
+        status: str,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        message: str | None = None,
+    ) -> bool:
         """End the task (``completed`` with ``result``, ``failed`` with ``error``). Only the
         lease holder (``owner``) finishes it; False if it is terminal already (a cancel won) or
         another worker holds it. Releases the lease."""
 
     @abstractmethod
-    async def cancel(self, task_id: str, principal: Principal,
-                     message: str = "The task was cancelled by request.") -> TaskRecord | None:
+    async def cancel(
+        self, task_id: str, principal: Principal, message: str = "The task was cancelled by request."
+    ) -> TaskRecord | None:
         """Cancel the task unless it is terminal (idempotent). The record as it was before
         (its ``owner`` is the worker to stop), or None if unknown."""
 
@@ -164,8 +174,9 @@ class TaskStore(ABC):
         were made ready by ``answer`` and nobody claimed them in time."""
 
     @abstractmethod
-    async def list_tasks(self, principal: Principal, offset: int = 0,
-                         limit: int = 50) -> tuple[list[TaskRecord], int | None]:
+    async def list_tasks(
+        self, principal: Principal, offset: int = 0, limit: int = 50
+    ) -> tuple[list[TaskRecord], int | None]:
         """The principal's live tasks (every principal's for ``ANY_PRINCIPAL``), newest first,
         and the offset of the next page (None: the last page)."""
 

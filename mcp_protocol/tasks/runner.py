@@ -94,9 +94,17 @@ class Started:
 
 
 class TaskRunner:
-    def __init__(self, store: TaskStore, bus: Bus, provider: Provider, *, lease: float = 10.0,
-                 ttl_ms: int | None = 3_600_000, poll_interval_ms: int = 500,
-                 immediate: float = 0.1) -> None:
+    def __init__(
+        self,
+        store: TaskStore,
+        bus: Bus,
+        provider: Provider,
+        *,
+        lease: float = 10.0,
+        ttl_ms: int | None = 3_600_000,
+        poll_interval_ms: int = 500,
+        immediate: float = 0.1,
+    ) -> None:
         self.store, self.bus, self.provider = store, bus, provider
         self.lease, self.ttl_ms, self.poll_interval_ms = lease, ttl_ms, poll_interval_ms
         self.immediate = immediate
@@ -132,9 +140,17 @@ class TaskRunner:
         return len(self._jobs)
 
     # -- a call becomes a task ------------------------------------------------------------------
-    async def start_call(self, tool: Tool, arguments: dict[str, Any], session: Session,
-                         inputs: InputRound | None, version: str, *, wait: bool,
-                         ttl_ms: int | None = None) -> Started:
+    async def start_call(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        session: Session,
+        inputs: InputRound | None,
+        version: str,
+        *,
+        wait: bool,
+        ttl_ms: int | None = None,
+    ) -> Started:
         """Run ``tool``; ``wait``: up to ``immediate`` seconds for a result or a first question
         before it becomes a task (2026-07-28), else a task at once (2025-11-25, the client asked)."""
         assert self.execute is not None, "the Server sets TaskRunner.execute"
@@ -150,8 +166,9 @@ class TaskRunner:
             if wait:
                 waiter = asyncio.create_task(detached.wait())
                 try:
-                    await asyncio.wait({job, waiter}, timeout=self.immediate,
-                                       return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        {job, waiter}, timeout=self.immediate, return_when=asyncio.FIRST_COMPLETED
+                    )
                 finally:
                     waiter.cancel()
                 if job.done() and not detached.is_set():
@@ -168,23 +185,41 @@ class TaskRunner:
             if not created and not job.done():
                 job.cancel()
 
-    def _record(self, tool: Tool, arguments: dict[str, Any], session: Session, inputs: InputRound | None,
-                version: str, ttl_ms: int | None) -> TaskRecord:
+    def _record(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        session: Session,
+        inputs: InputRound | None,
+        version: str,
+        ttl_ms: int | None,
+    ) -> TaskRecord:
         now = now_ms()
         ttl = self.ttl_ms if ttl_ms is None else (min(ttl_ms, self.ttl_ms) if self.ttl_ms else ttl_ms)
         request = {
-            "arguments": arguments, "version": version, "stateless": session.stateless,
-            "capabilities": session.client_capabilities, "client_info": session.client_info,
+            "arguments": arguments,
+            "version": version,
+            "stateless": session.stateless,
+            "capabilities": session.client_capabilities,
+            "client_info": session.client_info,
         }
         return TaskRecord(
-            task_id=new_task_id(), principal=session.principal, tool=tool.name, request=request,
-            created_ms=now, ttl_ms=ttl, poll_interval_ms=self.poll_interval_ms,
+            task_id=new_task_id(),
+            principal=session.principal,
+            tool=tool.name,
+            request=request,
+            created_ms=now,
+            ttl_ms=ttl,
+            poll_interval_ms=self.poll_interval_ms,
             answers=dict(inputs.answers) if inputs is not None else {},
-            owner=self.owner, lease_ms=now + int(self.lease * 1000))
+            owner=self.owner,
+            lease_ms=now + int(self.lease * 1000),
+        )
 
     # -- a run ends -----------------------------------------------------------------------------
-    async def _supervise(self, task_id: str, job: asyncio.Task[dict[str, Any]],
-                         inputs: InputRound | None) -> None:
+    async def _supervise(
+        self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None
+    ) -> None:
         try:
             await asyncio.wait({job})
             if job.cancelled():
@@ -195,12 +230,14 @@ class TaskRunner:
             if error is None:
                 await self.store.finish(task_id, self.owner, COMPLETED, result=job.result())
             elif isinstance(error, MCPError):
-                await self.store.finish(task_id, self.owner, FAILED, error=error.to_error(),
-                                        message=error.message)
+                await self.store.finish(
+                    task_id, self.owner, FAILED, error=error.to_error(), message=error.message
+                )
             else:
                 logger.error("Task %s failed", task_id, exc_info=error)
-                await self.store.finish(task_id, self.owner, FAILED, error=InternalError().to_error(),
-                                        message="Internal error")
+                await self.store.finish(
+                    task_id, self.owner, FAILED, error=InternalError().to_error(), message="Internal error"
+                )
         except StoreUnavailable:
             logger.warning("Task %s: the task store is unavailable; its lease will lapse", task_id)
         finally:
@@ -218,8 +255,9 @@ class TaskRunner:
         tool = self.provider.snapshot().tool(record.tool)
         died = record.owner is not None and record.owner != self.owner
         if tool is None or (died and (tool.annotations or {}).get("idempotentHint") is not True):
-            await self.store.finish(task_id, self.owner, FAILED, error=dict(WORKER_STOPPED),
-                                    message=WORKER_STOPPED_MESSAGE)
+            await self.store.finish(
+                task_id, self.owner, FAILED, error=dict(WORKER_STOPPED), message=WORKER_STOPPED_MESSAGE
+            )
             return True
         self._launch(record, tool)
         return True
@@ -228,15 +266,20 @@ class TaskRunner:
         assert self.execute is not None
         request = record.request
         session = Session(
-            id=f"task-{record.task_id[:8]}", protocol_version=request["version"],
+            id=f"task-{record.task_id[:8]}",
+            protocol_version=request["version"],
             client_info=request.get("client_info") or {},
             client_capabilities=request.get("capabilities") or {},
-            principal=record.principal, state="ready", stateless=bool(request.get("stateless")))
+            principal=record.principal,
+            state="ready",
+            stateless=bool(request.get("stateless")),
+        )
         inputs = None
         if session.stateless:
             digest = arguments_digest(request["arguments"])
-            inputs = InputRound(dict(record.answers),
-                                lambda: Binding(record.principal, "tools/call", tool.name, digest))
+            inputs = InputRound(
+                dict(record.answers), lambda: Binding(record.principal, "tools/call", tool.name, digest)
+            )
         ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
         job = asyncio.create_task(self.execute(tool, request["arguments"], ctx, request["version"]))
         if inputs is not None:

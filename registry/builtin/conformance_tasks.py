@@ -16,8 +16,11 @@ from ..handlers import tool_handler
 
 
 def _confirm(message: str, field: str, kind: str) -> dict[str, Any]:
-    return {"mode": "form", "message": message, "requestedSchema": {
-        "type": "object", "properties": {field: {"type": kind}}, "required": [field]}}
+    return {
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": {field: {"type": kind}}, "required": [field]},
+    }
 
 
 @tool_handler("conformance.greet")
@@ -61,7 +64,8 @@ async def multi_input(arguments: dict[str, Any], ctx: Context) -> str:
     await ctx.run_as_task()
     name, confirm = await asyncio.gather(
         ctx.elicit(_confirm("Your name?", "name", "string"), key="name"),
-        ctx.elicit(_confirm("Proceed?", "confirm", "boolean"), key="confirm"))
+        ctx.elicit(_confirm("Proceed?", "confirm", "boolean"), key="confirm"),
+    )
     given, sure = (name.get("content") or {}).get("name"), (confirm.get("content") or {}).get("confirm")
     return f"Got {given} and {sure}"
 

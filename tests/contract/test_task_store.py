@@ -30,12 +30,20 @@ Make = Callable[..., TaskStore]
 RESULT = {"content": [], "structuredContent": {"items": []}, "isError": False}  # [] must survive
 
 
-def task(principal: str | None = "alice", *, ttl_ms: int | None = 60_000, owner: str = "w1",
-         lease: int = 30_000) -> TaskRecord:
+def task(
+    principal: str | None = "alice", *, ttl_ms: int | None = 60_000, owner: str = "w1", lease: int = 30_000
+) -> TaskRecord:
     return TaskRecord(
-        task_id=new_task_id(), principal=principal, tool="slow",
-        request={"name": "slow", "arguments": {"list": []}}, created_ms=now_ms(), ttl_ms=ttl_ms,
-        poll_interval_ms=500, owner=owner, lease_ms=now_ms() + lease)
+        task_id=new_task_id(),
+        principal=principal,
+        tool="slow",
+        request={"name": "slow", "arguments": {"list": []}},
+        created_ms=now_ms(),
+        ttl_ms=ttl_ms,
+        poll_interval_ms=500,
+        owner=owner,
+        lease_ms=now_ms() + lease,
+    )
 
 
 async def test_a_created_task_is_found_by_every_worker_with_what_was_stored(make_task_store: Make) -> None:
@@ -45,9 +53,17 @@ async def test_a_created_task_is_found_by_every_worker_with_what_was_stored(make
     found = await b.get(record.task_id, "alice")
     assert found is not None
     assert (found.task_id, found.status, found.tool, found.request) == (
-        record.task_id, "working", "slow", {"name": "slow", "arguments": {"list": []}})
+        record.task_id,
+        "working",
+        "slow",
+        {"name": "slow", "arguments": {"list": []}},
+    )
     assert (found.created_ms, found.ttl_ms, found.poll_interval_ms, found.owner) == (
-        record.created_ms, 60_000, 500, "w1")
+        record.created_ms,
+        60_000,
+        500,
+        "w1",
+    )
     with pytest.raises(CreateError):
         await b.create(record)
 
@@ -134,9 +150,16 @@ async def test_input_requests_are_answered_partly_then_fully_from_any_worker(mak
     a, b = make_task_store(), make_task_store()
     record = task()
     await a.create(record)
-    asked = {"name": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {
-        "type": "object", "properties": {}, "required": []}}},
-        "color": {"method": "elicitation/create", "params": {"message": "Color?"}}}
+    asked = {
+        "name": {
+            "method": "elicitation/create",
+            "params": {
+                "message": "Name?",
+                "requestedSchema": {"type": "object", "properties": {}, "required": []},
+            },
+        },
+        "color": {"method": "elicitation/create", "params": {"message": "Color?"}},
+    }
     assert await b.park(record.task_id, "w2", asked) is False  # not its lease
     assert await a.park(record.task_id, "w1", asked, "Waiting for input")
     parked = await b.get(record.task_id, "alice")
@@ -144,7 +167,8 @@ async def test_input_requests_are_answered_partly_then_fully_from_any_worker(mak
     assert parked.owner is None  # nothing runs while it waits
     assert await b.answer(record.task_id, "alice", {"nope": {"action": "accept"}}) is Answered.IGNORED
     assert await b.answer(record.task_id, "alice", {"name": {"action": "accept", "content": {"n": []}}}) is (
-        Answered.PENDING)
+        Answered.PENDING
+    )
     partial = await a.get(record.task_id, "alice")
     assert partial is not None and partial.status == "input_required"
     assert list(partial.input_requests) == ["color"] and list(partial.answers) == ["name"]
@@ -153,7 +177,9 @@ async def test_input_requests_are_answered_partly_then_fully_from_any_worker(mak
     ready = await b.claim(record.task_id, "w2", now_ms() + 30_000)
     assert ready is not None and ready.owner is None  # free, not taken over from a dead worker
     assert ready.answers == {
-        "name": {"action": "accept", "content": {"n": []}}, "color": {"action": "accept"}}
+        "name": {"action": "accept", "content": {"n": []}},
+        "color": {"action": "accept"},
+    }
     assert (await a.get(record.task_id, "alice")).status == "working"  # type: ignore[union-attr]
 
 
@@ -168,8 +194,9 @@ async def test_exactly_one_worker_claims_a_task_whose_lease_lapsed(make_task_sto
         return record.task_id in await b.lapsed()
 
     await eventually(lapsed, seconds=3.0, step=0.05)
-    claims = await within(asyncio.gather(
-        *((a, b)[i % 2].claim(record.task_id, f"w{i}", now_ms() + 30_000) for i in range(10))))
+    claims = await within(
+        asyncio.gather(*((a, b)[i % 2].claim(record.task_id, f"w{i}", now_ms() + 30_000) for i in range(10)))
+    )
     winners = [c for c in claims if c is not None]
     assert len(winners) == 1 and winners[0].owner == "dead"  # it knows whose run it takes over
     assert record.task_id not in await a.lapsed()

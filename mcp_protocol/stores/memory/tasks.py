@@ -73,8 +73,9 @@ class MemoryTaskStore(TaskStore):
                     renewed.add(task_id)
         return renewed
 
-    async def park(self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]],
-                   message: str | None = None) -> bool:
+    async def park(
+        self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
+    ) -> bool:
         with self._lock:
             record = self._live(task_id, anyone=True)
             if record is None or record.status != WORKING or record.owner != owner:
@@ -84,8 +85,9 @@ class MemoryTaskStore(TaskStore):
             record.owner, record.lease_ms, record.updated_ms = None, 0, now_ms()
             return True
 
-    async def answer(self, task_id: str, principal: Principal,
-                     responses: dict[str, dict[str, Any]]) -> Answered:
+    async def answer(
+        self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]
+    ) -> Answered:
         with self._lock:
             record = self._live(task_id, principal)
             if record is None:
@@ -103,9 +105,16 @@ class MemoryTaskStore(TaskStore):
             record.owner, record.lease_ms = None, now_ms()
             return Answered.READY
 
-    async def finish(self, task_id: str, owner: str | None, status: str, *,
-                     result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
-                     message: str | None = None) -> bool:
+    async def finish(
+        self,
+        task_id: str,
+        owner: str | None,
+        status: str,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        message: str | None = None,
+    ) -> bool:
         with self._lock:
             record = self._live(task_id, anyone=True)
             if record is None or record.terminal or record.owner != owner:
@@ -116,8 +125,9 @@ class MemoryTaskStore(TaskStore):
             record.owner, record.lease_ms, record.updated_ms = None, 0, now_ms()
             return True
 
-    async def cancel(self, task_id: str, principal: Principal,
-                     message: str = "The task was cancelled by request.") -> TaskRecord | None:
+    async def cancel(
+        self, task_id: str, principal: Principal, message: str = "The task was cancelled by request."
+    ) -> TaskRecord | None:
         with self._lock:
             record = self._live(task_id, principal)
             if record is None:
@@ -132,17 +142,21 @@ class MemoryTaskStore(TaskStore):
     async def lapsed(self, limit: int = 100) -> list[str]:
         now = now_ms()
         with self._lock:
-            ids = [task_id for task_id, record in self._tasks.items()
-                   if record.status == WORKING and record.lease_ms <= now and not record.expired(now)]
+            ids = [
+                task_id
+                for task_id, record in self._tasks.items()
+                if record.status == WORKING and record.lease_ms <= now and not record.expired(now)
+            ]
         return ids[:limit]
 
-    async def list_tasks(self, principal: Principal, offset: int = 0,
-                         limit: int = 50) -> tuple[list[TaskRecord], int | None]:
+    async def list_tasks(
+        self, principal: Principal, offset: int = 0, limit: int = 50
+    ) -> tuple[list[TaskRecord], int | None]:
         now = now_ms()
         with self._lock:
             mine = [r for r in self._tasks.values() if r.visible_to(principal) and not r.expired(now)]
             mine.sort(key=lambda r: (r.created_ms, r.task_id), reverse=True)
-            page = [copy.deepcopy(r) for r in mine[offset:offset + limit]]
+            page = [copy.deepcopy(r) for r in mine[offset : offset + limit]]
         more = offset + limit < len(mine)
         return page, (offset + limit if more else None)
 

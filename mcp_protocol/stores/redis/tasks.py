@@ -118,7 +118,6 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.ca
 """
 
 
-
 def _json_or_none(text: str | None) -> Any:
     return json.loads(text) if text else None
 
@@ -127,8 +126,9 @@ def _pairs(flat: list[str]) -> dict[str, str]:
     return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
-def _record(task_id: str, fields: dict[str, str], inputs: dict[str, str],
-            answers: dict[str, str]) -> TaskRecord:
+def _record(
+    task_id: str, fields: dict[str, str], inputs: dict[str, str], answers: dict[str, str]
+) -> TaskRecord:
     return TaskRecord(
         task_id=task_id,
         principal=json.loads(fields["principal"]),
@@ -150,15 +150,28 @@ def _record(task_id: str, fields: dict[str, str], inputs: dict[str, str],
 
 
 class RedisTaskStore(TaskStore):
-    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", socket_timeout: float = 5.0,
-                 mode: str = "standalone", sentinels: Sequence[str] | str = (),
-                 sentinel_master: str = "mymaster", sentinel_password: str | None = None,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        url: str = DEFAULT_URL,
+        prefix: str = "mcp",
+        socket_timeout: float = 5.0,
+        mode: str = "standalone",
+        sentinels: Sequence[str] | str = (),
+        sentinel_master: str = "mymaster",
+        sentinel_password: str | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
         self.prefix = check_prefix(prefix)
         self._redis = RedisConnector.from_options(
-            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
+            url,
+            mode=mode,
+            sentinels=sentinels,
+            sentinel_master=sentinel_master,
+            sentinel_password=sentinel_password,
+            socket_timeout=socket_timeout,
+        )
         tag = f"{{{self.prefix}:tasks}}"
         self._tag = tag
         self._running, self._all = f"{tag}:running", f"{tag}:all"
@@ -182,16 +195,24 @@ class RedisTaskStore(TaskStore):
         task, _, _ = self._keys(record.task_id)
         expire_at = 0 if record.ttl_ms is None else record.created_ms + record.ttl_ms
         fields = {
-            "principal": json.dumps(record.principal), "tool": record.tool,
-            "request": json.dumps(record.request), "created": record.created_ms,
-            "ttl": "" if record.ttl_ms is None else record.ttl_ms, "poll": record.poll_interval_ms,
-            "status": record.status, "message": record.status_message or "",
-            "updated": record.updated_ms, "owner": record.owner or "", "lease": record.lease_ms,
+            "principal": json.dumps(record.principal),
+            "tool": record.tool,
+            "request": json.dumps(record.request),
+            "created": record.created_ms,
+            "ttl": "" if record.ttl_ms is None else record.ttl_ms,
+            "poll": record.poll_interval_ms,
+            "status": record.status,
+            "message": record.status_message or "",
+            "updated": record.updated_ms,
+            "owner": record.owner or "",
+            "lease": record.lease_ms,
         }
         flat = [item for pair in fields.items() for item in pair]
         created = await self._run(
-            CREATE, [task, self._running, self._all, self._by(record.principal)],
-            [record.task_id, record.created_ms, expire_at, record.lease_ms, *flat])
+            CREATE,
+            [task, self._running, self._all, self._by(record.principal)],
+            [record.task_id, record.created_ms, expire_at, record.lease_ms, *flat],
+        )
         if not created:
             raise CreateError(f"Task {record.task_id!r} already exists")
         if record.answers:  # answered in the MRTR rounds before the task: replayed by every run
@@ -228,15 +249,20 @@ class RedisTaskStore(TaskStore):
                 renewed.add(task_id)
         return renewed
 
-    async def park(self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]],
-                   message: str | None = None) -> bool:
+    async def park(
+        self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
+    ) -> bool:
         task, inputs, _ = self._keys(task_id)
         flat = [item for key, request in input_requests.items() for item in (key, json.dumps(request))]
-        return bool(await self._run(PARK, [task, self._running, inputs],
-                                    [task_id, owner, now_ms(), message or "", *flat]))
+        return bool(
+            await self._run(
+                PARK, [task, self._running, inputs], [task_id, owner, now_ms(), message or "", *flat]
+            )
+        )
 
-    async def answer(self, task_id: str, principal: Principal,
-                     responses: dict[str, dict[str, Any]]) -> Answered:
+    async def answer(
+        self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]
+    ) -> Answered:
         if await self.get(task_id, principal) is None:
             return Answered.UNKNOWN
         task, inputs, answers = self._keys(task_id)
@@ -244,24 +270,44 @@ class RedisTaskStore(TaskStore):
         outcome = await self._run(ANSWER, [task, self._running, inputs, answers], [task_id, now_ms(), *flat])
         return Answered(outcome)
 
-    async def finish(self, task_id: str, owner: str | None, status: str, *,
-                     result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
-                     message: str | None = None) -> bool:
+    async def finish(
+        self,
+        task_id: str,
+        owner: str | None,
+        status: str,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        message: str | None = None,
+    ) -> bool:
         task, inputs, _ = self._keys(task_id)
-        extra = ["message", message or "", "result", json.dumps(result) if result is not None else "",
-                 "error", json.dumps(error) if error is not None else ""]
-        return bool(await self._run(FINISH, [task, self._running, inputs],
-                                    [task_id, owner or "", now_ms(), status, *extra]))
+        extra = [
+            "message",
+            message or "",
+            "result",
+            json.dumps(result) if result is not None else "",
+            "error",
+            json.dumps(error) if error is not None else "",
+        ]
+        return bool(
+            await self._run(
+                FINISH, [task, self._running, inputs], [task_id, owner or "", now_ms(), status, *extra]
+            )
+        )
 
-    async def cancel(self, task_id: str, principal: Principal,
-                     message: str = "The task was cancelled by request.") -> TaskRecord | None:
+    async def cancel(
+        self, task_id: str, principal: Principal, message: str = "The task was cancelled by request."
+    ) -> TaskRecord | None:
         found = await self.get(task_id, principal)
         if found is None or found.terminal:
             return found
         task, inputs, _ = self._keys(task_id)
         # The holder's identity does not matter to a cancel: finish on whoever holds it.
-        await self._run(FINISH, [task, self._running, inputs],
-                        [task_id, found.owner or "", now_ms(), "cancelled", "message", message])
+        await self._run(
+            FINISH,
+            [task, self._running, inputs],
+            [task_id, found.owner or "", now_ms(), "cancelled", "message", message],
+        )
         again = await self._read(task_id)
         if again is not None and again.status not in ("cancelled",) and not again.terminal:
             # The owner changed between our read and the write (a claim, a park): cancel again.
@@ -283,8 +329,9 @@ class RedisTaskStore(TaskStore):
                 live.append(task_id)
         return live
 
-    async def list_tasks(self, principal: Principal, offset: int = 0,
-                         limit: int = 50) -> tuple[list[TaskRecord], int | None]:
+    async def list_tasks(
+        self, principal: Principal, offset: int = 0, limit: int = 50
+    ) -> tuple[list[TaskRecord], int | None]:
         index = self._all if isinstance(principal, AnyPrincipal) else self._by(principal)
         client = await self._redis.ready_client()
         page: list[TaskRecord] = []

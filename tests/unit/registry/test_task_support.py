@@ -20,8 +20,11 @@ pytestmark = pytest.mark.django_db
 
 
 def row(**fields: Any) -> Tool:
-    base: dict[str, Any] = {"description": "d", "input_schema": {"type": "object", "properties": {}},
-                            "template_text": "hi"}
+    base: dict[str, Any] = {
+        "description": "d",
+        "input_schema": {"type": "object", "properties": {}},
+        "template_text": "hi",
+    }
     tool = Tool(**{**base, **fields})
     tool.full_clean()
     tool.save()
@@ -57,8 +60,13 @@ def test_an_unknown_value_is_refused_by_validation() -> None:
 def test_the_rest_api_writes_and_reads_it(admin_user: Any) -> None:
     client = APIClient()
     client.force_authenticate(admin_user)
-    body = {"name": "viaapi", "kind": "template", "template_text": "hi", "task_support": "required",
-            "input_schema": {"type": "object", "properties": {}}}
+    body = {
+        "name": "viaapi",
+        "kind": "template",
+        "template_text": "hi",
+        "task_support": "required",
+        "input_schema": {"type": "object", "properties": {}},
+    }
     created = client.post("/api/v1/tools/", body, format="json")
     assert created.status_code == 201, created.content
     assert created.json()["task_support"] == "required"
