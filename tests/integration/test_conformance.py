@@ -7,8 +7,8 @@ suite tags 2025-11-25 or 2026-07-28, the pending ones included, runs in one
 the extension io.modelcontextprotocol/tasks one process each (``--scenario S --force``), and each
 scenario becomes one test that fails with the scenario's FAILURE checks and their messages. The
 suite's verdict is read from the ``checks.json`` it writes with ``--output-dir``, not from its
-coloured console output. A scenario passes as the suite's own tier assessment counts it: no FAILURE and at least
-one SUCCESS (a scenario that only logged INFO lines tested nothing). WARNING checks
+coloured console output. A scenario passes as the suite's own tier assessment counts it: no
+FAILURE and at least one SUCCESS (a scenario that only logged INFO lines tested nothing). WARNING checks
 (SHOULD-level) do not fail; they are reported as pytest warnings.
 
 The tools come from ``scripts/install-tools.sh`` (node 22 and the suite, pinned in
