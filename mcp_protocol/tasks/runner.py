@@ -53,7 +53,17 @@ from ..provider import Provider
 from ..request_state import Binding, arguments_digest
 from ..session import Session
 from ..stores.errors import StoreUnavailable
-from ..stores.tasks import COMPLETED, FAILED, TaskRecord, TaskStore, new_task_id, now_ms
+from ..stores.tasks import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    INPUT_REQUIRED,
+    Principal,
+    TaskRecord,
+    TaskStore,
+    new_task_id,
+    now_ms,
+)
 
 logger = logging.getLogger("mcp_protocol.tasks")
 
@@ -69,6 +79,21 @@ WORKER_STOPPED: dict[str, Any] = {
 
 def channel(owner: str) -> str:
     return f"tasks:{owner}"
+
+
+async def cancel_everywhere(store: TaskStore, bus: Bus, task_id: str, principal: Principal,
+                            here: TaskRunner | None = None) -> TaskRecord | None:
+    """Cancel the task (idempotent) and stop its run on the worker holding its lease: ``here``
+    at once if that is this worker, else through that worker's bus channel (the operators' cancel
+    has no runner: it always publishes). The record as found; None if unknown."""
+    found = await store.cancel(task_id, principal)
+    if found is not None and not found.terminal and found.owner is not None:
+        if here is not None and found.owner == here.owner:
+            here.stop(task_id)
+        else:
+            with contextlib.suppress(StoreUnavailable):  # the owner's next renewal stops it
+                await bus.publish(channel(found.owner), {"cancel": task_id})
+    return found
 
 
 class _Silent(Outbound):
@@ -115,6 +140,10 @@ class TaskRunner:
         self._upkeep: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
+        # Metrics hooks (transports/metrics.py, wired by the runtime when metrics are on).
+        self.on_created: Callable[[], None] | None = None
+        self.on_started: Callable[[int], None] | None = None  # runs on this worker now
+        self.on_ended: Callable[[str, float, int], None] | None = None  # status, s since creation, runs
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -179,7 +208,9 @@ class TaskRunner:
             await self.store.create(record)
             created = True
             self._jobs[record.task_id] = job  # renewed from now on (the record exists)
-            self._watch(record.task_id, job, inputs)
+            if self.on_created is not None:
+                self.on_created()
+            self._watch(record.task_id, job, inputs, record.created_ms)
             return Started(record=record)
         finally:
             if not created and not job.done():
@@ -218,22 +249,27 @@ class TaskRunner:
 
     # -- a run ends -----------------------------------------------------------------------------
     async def _supervise(
-        self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None
+        self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None, created_ms: int
     ) -> None:
+        status = CANCELLED
         try:
             await asyncio.wait({job})
             if job.cancelled():
                 if inputs is not None and inputs.parked:
+                    status = INPUT_REQUIRED
                     await self.store.park(task_id, self.owner, inputs.questions, "Waiting for input")
                 return  # cancelled (tasks/cancel, a lost lease, shutdown): nothing of ours to write
             error = job.exception()
             if error is None:
+                status = COMPLETED
                 await self.store.finish(task_id, self.owner, COMPLETED, result=job.result())
             elif isinstance(error, MCPError):
+                status = FAILED
                 await self.store.finish(
                     task_id, self.owner, FAILED, error=error.to_error(), message=error.message
                 )
             else:
+                status = FAILED
                 logger.error("Task %s failed", task_id, exc_info=error)
                 await self.store.finish(
                     task_id, self.owner, FAILED, error=InternalError().to_error(), message="Internal error"
@@ -243,6 +279,8 @@ class TaskRunner:
         finally:
             if self._jobs.get(task_id) is job:
                 del self._jobs[task_id]
+            if self.on_ended is not None:
+                self.on_ended(status, (now_ms() - created_ms) / 1000, len(self._jobs))
 
     # -- resume, take over, cancel --------------------------------------------------------------
     async def take(self, task_id: str) -> bool:
@@ -285,23 +323,20 @@ class TaskRunner:
         if inputs is not None:
             inputs.task = job
         self._jobs[record.task_id] = job
-        self._watch(record.task_id, job, inputs)
+        self._watch(record.task_id, job, inputs, record.created_ms)
 
-    def _watch(self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None) -> None:
-        supervisor = asyncio.create_task(self._supervise(task_id, job, inputs))
+    def _watch(
+        self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None, created_ms: int
+    ) -> None:
+        if self.on_started is not None:
+            self.on_started(len(self._jobs))
+        supervisor = asyncio.create_task(self._supervise(task_id, job, inputs, created_ms))
         self._supervisors.add(supervisor)  # a reference until it ends (asyncio keeps weak ones)
         supervisor.add_done_callback(self._supervisors.discard)
 
-    async def cancel(self, task_id: str, principal: Any) -> TaskRecord | None:
+    async def cancel(self, task_id: str, principal: Principal) -> TaskRecord | None:
         """Cancel on any worker; stop the run where it is. The record as found (None: unknown)."""
-        found = await self.store.cancel(task_id, principal)
-        if found is not None and not found.terminal and found.owner is not None:
-            if found.owner == self.owner:
-                self.stop(task_id)
-            else:
-                with contextlib.suppress(StoreUnavailable):  # the owner's next renewal stops it
-                    await self.bus.publish(channel(found.owner), {"cancel": task_id})
-        return found
+        return await cancel_everywhere(self.store, self.bus, task_id, principal, here=self)
 
     def stop(self, task_id: str) -> None:
         job = self._jobs.get(task_id)

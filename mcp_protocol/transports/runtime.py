@@ -90,6 +90,10 @@ class Runtime:
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
         self.leases = RequestLeases(self.events)
+        if self.config.metrics and self.server.tasks is not None:
+            self.server.tasks.on_created = metrics.task_created
+            self.server.tasks.on_started = metrics.tasks_running
+            self.server.tasks.on_ended = metrics.task_run_ended
         # GET streams open on this worker per principal, resumes included (get_stream.py).
         self.open_streams = InFlight(getattr(self.sessions, "max_sessions_per_principal", None))
         self.stopping = False  # told to stop (SIGTERM): see stopping.py

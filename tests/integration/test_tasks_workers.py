@@ -134,6 +134,12 @@ async def test_a_task_made_on_a_is_answered_on_b_and_completes_where_it_was_answ
     assert ack["result"]["resultType"] == "complete"
     done = await until(client, a, created["taskId"], "completed")
     assert done["result"]["content"][0]["text"] == "Deleted report.txt"
+    # Metrics: A made it and its run parked it; B's run completed it.
+    scraped_a = (await client.get(a.base_url + "/metrics")).text
+    scraped_b = (await client.get(b.base_url + "/metrics")).text
+    assert "mcp_tasks_created_total 1.0" in scraped_a
+    assert 'mcp_tasks_finished_total{status="input_required"} 1.0' in scraped_a
+    assert 'mcp_tasks_finished_total{status="completed"} 1.0' in scraped_b
 
 
 async def test_a_task_running_on_a_is_cancelled_from_b(
