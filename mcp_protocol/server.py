@@ -48,6 +48,7 @@ from .provider import Provider
 from .request_state import RequestStateSealer
 from .session import Session
 from .shapes import check_params
+from .stores.errors import StoreUnavailable
 from .tasks.runner import TaskRunner
 from .tasks.wire import EXTENSION, LEGACY_CAPABILITY
 
@@ -289,6 +290,11 @@ class Server:
         except MCPError as exc:
             take_back(task, entry, mrtr)
             return jsonrpc.error_response(message.id, self._wire_error(exc, version))
+        except StoreUnavailable:
+            # A handler's store is down (the task store: Redis): the transport's 503, as for the
+            # session store, not an internal error the client could not tell from a bug.
+            take_back(task, entry, mrtr)
+            raise
         except Exception:
             take_back(task, entry, mrtr)
             logger.exception("Internal error while serving %s", message.method)

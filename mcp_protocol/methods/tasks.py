@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import InvalidParams, MCPError, MethodNotFound
 from ..inputs import parse_input_responses
 from ..stores.tasks import Answered, TaskRecord
-from ..tasks.runner import TaskRunner
+from ..tasks.runner import TaskRunner, announce
 from ..tasks.wire import RELATED_TASK, declares_extension, missing_extension, task_to_wire
 from .base import Call, require_str
 
@@ -64,6 +64,8 @@ async def update_task(call: Call) -> dict[str, Any]:
     outcome = await runner.store.answer(task_id, call.session.principal, responses)
     if outcome is Answered.UNKNOWN:
         raise InvalidParams(NOT_FOUND)
+    if outcome is not Answered.IGNORED:
+        await announce(runner.bus, task_id)
     if outcome is Answered.READY:
         await runner.take(task_id)  # run it on here; the sweeps of every worker are the backstop
     return {}

@@ -6,8 +6,12 @@ Three uvicorn workers share one PostgreSQL database (the conformance registry, p
 lease of ``LEASE`` seconds. A task made on A is polled, answered and cancelled on B; a worker
 killed with SIGKILL mid-task has its idempotent task run again on another worker and its other
 task end ``failed`` with a retryable error, both well within the lease (never ``working``
-forever). The 2025-11-25 methods are checked over raw HTTP in a session served by two workers.
-Raw httpx, so the JSON-RPC codes are what is checked.
+forever). A ``subscriptions/listen`` stream on B hears (``notifications/tasks``) every transition
+of a task run on A. The 2025-11-25 methods are checked over raw HTTP in a session served by two
+workers, and with the official TypeScript SDK's experimental tasks client (the Python SDK v2 has
+none). While Redis is down the task methods answer 503; afterwards a task is there or not as
+Redis' persistence kept it (this Redis keeps nothing: -32602). Raw httpx otherwise, so the status
+and JSON-RPC codes are what is checked.
 
 Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 """
@@ -16,17 +20,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support import REGISTRY_PROVIDER, LiveServer
-from tests.support.fleets import kill9, running_fleet
+from tests.support import REGISTRY_PROVIDER, LiveServer, conformance
+from tests.support.fleets import Fleet, kill9, running_fleet
 from tests.support.mcp_http import (
     modern_headers,
     modern_message,
+    next_data,
     open_session,
     request,
     session_headers,
@@ -52,14 +60,20 @@ SLOW_ONCE = (
 
 
 @pytest.fixture(scope="module")
-def fleet_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[LiveServer]]:
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     with temporary_database("mcpsite_tasks") as url:
         options = {"provider": REGISTRY_PROVIDER, "database_url": url}
         with running_fleet(tmp_path_factory.mktemp("redis"), **options) as fleet:
             fleet.manage("migrate", "--noinput")
             fleet.manage("load_conformance")
             fleet.manage("shell", "-c", SLOW_ONCE)
-            yield fleet.start(3, MCP_TASK_LEASE_SECONDS=str(LEASE))
+            fleet.start(3, MCP_TASK_LEASE_SECONDS=str(LEASE))
+            yield fleet
+
+
+@pytest.fixture
+def fleet_workers(fleet: Fleet) -> list[LiveServer]:
+    return fleet.servers[:3]
 
 
 @pytest.fixture
@@ -169,6 +183,32 @@ async def test_task_methods_need_the_extension_and_a_known_id(
     await modern(client, b, "tasks/cancel", {"taskId": created["taskId"]})
 
 
+async def test_a_listen_stream_on_b_hears_every_transition_of_a_task_run_on_a(
+    fleet_workers: list[LiveServer], client: httpx.AsyncClient
+) -> None:
+    a, b, _ = fleet_workers
+    task_id = (await call(client, a, "confirm_delete", filename="x.txt"))["taskId"]
+    await until(client, a, task_id, "input_required")
+    listen = {"notifications": {"taskIds": [task_id, "someone-elses"]}}
+    refused = await modern(client, b, "subscriptions/listen", listen, caps={})
+    assert refused["error"]["code"] == -32021
+    message = modern_message(7, "subscriptions/listen", listen, TASKS)
+    async with client.stream("POST", b.url, headers=modern_headers(message), json=message) as response:
+        events = sse_events(response)
+        ack = (await next_data(events, WAIT)).message
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"]["taskIds"] == [task_id]  # only what it may read
+        now = (await next_data(events, WAIT)).message
+        assert now["method"] == "notifications/tasks" and now["params"]["status"] == "input_required"
+        assert list(now["params"]["inputRequests"]) == ["confirm"]
+        answer = {"confirm": {"action": "accept", "content": {"confirm": False}}}
+        await modern(client, a, "tasks/update", {"taskId": task_id, "inputResponses": answer})
+        seen = []
+        while not seen or seen[-1]["status"] != "completed":
+            seen.append((await next_data(events, WAIT)).message["params"])
+        assert seen[-1]["result"]["content"][0]["text"] == "Kept x.txt"  # the DetailedTask, inlined
+
+
 # -- 2025-11-25 ---------------------------------------------------------------------------------------
 async def test_2025_11_25_task_methods_over_one_session_served_by_two_workers(
     fleet_workers: list[LiveServer], client: httpx.AsyncClient
@@ -198,6 +238,61 @@ async def test_2025_11_25_task_methods_over_one_session_served_by_two_workers(
     assert terminal["error"]["code"] == -32602  # tasks.mdx: a terminal task MUST NOT be cancelled
     forbidden = await legacy(a, 6, "tools/call", {"name": "greet", "arguments": {}, "task": {}})
     assert forbidden["error"]["code"] == -32601
+
+
+def test_the_official_typescript_sdk_drives_a_2025_11_25_task(fleet_workers: list[LiveServer]) -> None:
+    # The Python SDK (v2) dropped tasks; the TypeScript SDK installed with the conformance suite
+    # still has the 2025-11-25 experimental tasks client.
+    if not conformance.installed():
+        pytest.skip("needs scripts/install-tools.sh (node and the TypeScript SDK)")
+    script = Path(__file__).resolve().parents[1] / "support" / "sdk_tasks_client.mjs"
+    done = subprocess.run(
+        [str(conformance.NODE), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+        env={
+            **os.environ,
+            "MCP_URL": fleet_workers[0].url,
+            "MCP_SDK_DIR": str(conformance.TOOLS / "@modelcontextprotocol" / "sdk"),
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["serverTasks"]["requests"] == {"tools": {"call": {}}}
+    assert seen["messages"][0] == "taskCreated" and seen["messages"][-1] == "result", seen
+    assert seen["text"].startswith("Computed") and seen["payload"] == seen["text"]
+    assert seen["get"] == "completed" and seen["listed"] is True
+
+
+# -- Redis restarts (the fleet's Redis keeps nothing: --save "", no AOF) ---------------------------
+async def test_during_a_redis_outage_task_methods_get_503_and_afterwards_what_redis_kept(
+    fleet: Fleet, fleet_workers: list[LiveServer], client: httpx.AsyncClient
+) -> None:
+    a, b, _ = fleet_workers
+    before = await call(client, a, "slow_compute", seconds=60)
+    fleet.redis.stop()
+    try:
+        message = modern_message(1, "tasks/get", {"taskId": before["taskId"]}, TASKS)
+        down = await client.post(b.url, headers=modern_headers(message), json=message)
+        assert down.status_code == 503
+    finally:
+        fleet.redis.start()
+
+    async def answered() -> dict[str, Any]:
+        while True:
+            message = modern_message(1, "tasks/get", {"taskId": before["taskId"]}, TASKS)
+            response = await client.post(b.url, headers=modern_headers(message), json=message)
+            if response.status_code != 503:
+                body: dict[str, Any] = response.json()
+                return body
+            await asyncio.sleep(0.1)
+
+    # This Redis persists nothing, so the task is gone: the unknown-id answer, not a hang. With
+    # AOF or RDB snapshots it would be found as their settings allow (README "Tasks").
+    assert (await within(answered(), WAIT))["error"]["code"] == -32602
+    after = await call(client, b, "slow_compute", seconds=0.3)
+    assert (await until(client, a, after["taskId"], "completed"))["status"] == "completed"
 
 
 # -- a worker dies mid-task (last: it kills C) ------------------------------------------------------

@@ -142,10 +142,11 @@ class MemoryTaskStore(TaskStore):
     async def lapsed(self, limit: int = 100) -> list[str]:
         now = now_ms()
         with self._lock:
+            # Every sweep also forgets the expired tasks nobody read since (memory stays bounded).
+            for task_id in [t for t, record in self._tasks.items() if record.expired(now)]:
+                del self._tasks[task_id]
             ids = [
-                task_id
-                for task_id, record in self._tasks.items()
-                if record.status == WORKING and record.lease_ms <= now and not record.expired(now)
+                t for t, record in self._tasks.items() if record.status == WORKING and record.lease_ms <= now
             ]
         return ids[:limit]
 

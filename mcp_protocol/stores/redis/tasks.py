@@ -57,14 +57,21 @@ redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'lease', ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 return {found, redis.call('HGETALL', KEYS[3])}
 """
-# KEYS: task, running. ARGV: id, owner, lease.
+# KEYS: running, then the tasks. ARGV: owner, lease, then the tasks' ids (ARGV[i + 1] is KEYS[i]'s).
+# One script for a batch: a worker running 5,000 tasks renews them in 10 round trips, not 5,000.
 RENEW = """
-local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
-if f[1] ~= 'working' or f[2] ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], 'lease', ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-return 1
+local renewed = {}
+for i = 2, #KEYS do
+  local f = redis.call('HMGET', KEYS[i], 'status', 'owner')
+  if f[1] == 'working' and f[2] == ARGV[1] then
+    redis.call('HSET', KEYS[i], 'lease', ARGV[2])
+    redis.call('ZADD', KEYS[1], ARGV[2], ARGV[i + 1])
+    renewed[#renewed + 1] = ARGV[i + 1]
+  end
+end
+return renewed
 """
+RENEW_BATCH = 500
 # KEYS: task, running, inputs. ARGV: id, owner, now, message, then key/request pairs.
 PARK = """
 local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
@@ -243,10 +250,11 @@ class RedisTaskStore(TaskStore):
         return _record(task_id, _pairs(found[0]), {}, _pairs(found[1]))
 
     async def renew(self, task_ids: list[str], owner: str, lease_ms: int) -> set[str]:
-        renewed = set()
-        for task_id in task_ids:
-            if await self._run(RENEW, [self._keys(task_id)[0], self._running], [task_id, owner, lease_ms]):
-                renewed.add(task_id)
+        renewed: set[str] = set()
+        for start in range(0, len(task_ids), RENEW_BATCH):
+            batch = task_ids[start : start + RENEW_BATCH]
+            keys = [self._running, *(self._keys(task_id)[0] for task_id in batch)]
+            renewed.update(str(i) for i in await self._run(RENEW, keys, [owner, lease_ms, *batch]))
         return renewed
 
     async def park(
