@@ -25,7 +25,7 @@ from rest_framework.response import Response
 from mcp_django.conf import mcp_settings
 from mcp_protocol.stores.errors import StoreUnavailable
 from mcp_protocol.stores.tasks import ANY_PRINCIPAL, STATUSES, TaskRecord, TaskStore
-from mcp_protocol.tasks.runner import cancel_everywhere
+from mcp_protocol.tasks.signals import cancel_everywhere
 
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 500
 RESOLVE_LIMIT = 100_000  # tasks looked through to find a key (the store lists, it is not indexed by key)

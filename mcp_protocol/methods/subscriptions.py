@@ -33,7 +33,7 @@ from ..bus.base import Subscription
 from ..changefeed import FeedSubscription
 from ..errors import InvalidParams
 from ..fanout.notifications import Audience, Change, notifications
-from ..tasks.runner import status_channel
+from ..tasks.signals import status_channel
 from ..tasks.wire import declares_extension, missing_extension, task_to_wire
 from .base import Call
 

@@ -28,7 +28,8 @@ from typing import Any
 from ..errors import InvalidParams, MCPError, MethodNotFound
 from ..inputs import parse_input_responses
 from ..stores.tasks import Answered, TaskRecord
-from ..tasks.runner import TaskRunner, announce
+from ..tasks.runner import TaskRunner
+from ..tasks.signals import announce
 from ..tasks.wire import RELATED_TASK, declares_extension, missing_extension, task_to_wire
 from .base import Call, require_str
 

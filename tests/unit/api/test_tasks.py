@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from management_api.tasks import key_of
 from mcp_django.conf import mcp_settings
 from mcp_protocol.stores.tasks import ANY_PRINCIPAL, TaskRecord, new_task_id, now_ms
-from mcp_protocol.tasks.runner import channel
+from mcp_protocol.tasks.signals import channel
 from tests.support.polling import within
 
 from .conftest import client_for, staff_with
