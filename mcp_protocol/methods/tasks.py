@@ -29,7 +29,6 @@ from ..errors import InvalidParams, MCPError, MethodNotFound
 from ..inputs import parse_input_responses
 from ..stores.tasks import Answered, TaskRecord
 from ..tasks.runner import TaskRunner
-from ..tasks.signals import announce
 from ..tasks.wire import RELATED_TASK, declares_extension, missing_extension, task_to_wire
 from .base import Call, require_str
 
@@ -66,7 +65,7 @@ async def update_task(call: Call) -> dict[str, Any]:
     if outcome is Answered.UNKNOWN:
         raise InvalidParams(NOT_FOUND)
     if outcome is not Answered.IGNORED:
-        await announce(runner.bus, task_id)
+        await runner.changed(task_id)
     if outcome is Answered.READY:
         await runner.take(task_id)  # run it on here; the sweeps of every worker are the backstop
     return {}

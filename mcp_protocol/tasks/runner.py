@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,7 @@ from ..request_state import Binding, arguments_digest
 from ..session import Session
 from ..stores.errors import StoreUnavailable
 from ..stores.tasks import (
+    ANY_PRINCIPAL,
     CANCELLED,
     COMPLETED,
     FAILED,
@@ -65,6 +66,7 @@ from ..stores.tasks import (
     now_ms,
 )
 from .signals import announce, cancel_everywhere, channel
+from .wire import task_to_wire
 
 logger = logging.getLogger("mcp_protocol.tasks")
 
@@ -126,6 +128,9 @@ class TaskRunner:
         self.on_created: Callable[[], None] | None = None
         self.on_started: Callable[[int], None] | None = None  # runs on this worker now
         self.on_ended: Callable[[str, float, int], None] | None = None  # status, s since creation, runs
+        # 2025-11-25 notifications/tasks/status: (session id, the task) → its GET stream (the
+        # runtime writes it to the session's standalone log, which any worker's stream reads).
+        self.legacy_status: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -213,6 +218,8 @@ class TaskRunner:
             "arguments": arguments,
             "version": version,
             "stateless": session.stateless,
+            # 2025-11-25: the session whose GET stream hears notifications/tasks/status.
+            "session_id": None if session.stateless else session.id,
             "capabilities": session.client_capabilities,
             "client_info": session.client_info,
         }
@@ -262,7 +269,7 @@ class TaskRunner:
             if self._jobs.get(task_id) is job:
                 del self._jobs[task_id]
             if status != CANCELLED:
-                await announce(self.bus, task_id)
+                await self.changed(task_id)
             if self.on_ended is not None:
                 self.on_ended(status, (now_ms() - created_ms) / 1000, len(self._jobs))
 
@@ -280,7 +287,7 @@ class TaskRunner:
             await self.store.finish(
                 task_id, self.owner, FAILED, error=dict(WORKER_STOPPED), message=WORKER_STOPPED_MESSAGE
             )
-            await announce(self.bus, task_id)
+            await self.changed(task_id)
             return True
         self._launch(record, tool)
         return True
@@ -321,7 +328,23 @@ class TaskRunner:
 
     async def cancel(self, task_id: str, principal: Principal) -> TaskRecord | None:
         """Cancel on any worker; stop the run where it is. The record as found (None: unknown)."""
-        return await cancel_everywhere(self.store, self.bus, task_id, principal, here=self)
+        found = await cancel_everywhere(self.store, self.bus, task_id, principal, here=self)
+        if found is not None and not found.terminal:
+            await self.changed(task_id, announced=True)
+        return found
+
+    async def changed(self, task_id: str, *, announced: bool = False) -> None:
+        """The task changed here: tell the listen streams following it (any worker), and its
+        2025-11-25 session's GET stream (tasks.mdx "Task Status Notification": MAY)."""
+        if not announced:
+            await announce(self.bus, task_id)
+        if self.legacy_status is None:
+            return
+        with contextlib.suppress(StoreUnavailable):
+            record = await self.store.get(task_id, ANY_PRINCIPAL)
+            session_id = record.request.get("session_id") if record is not None else None
+            if record is not None and isinstance(session_id, str):
+                await self.legacy_status(session_id, task_to_wire(record, modern=False))
 
     def stop(self, task_id: str) -> None:
         job = self._jobs.get(task_id)

@@ -18,16 +18,18 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 from ..auth.limits import InFlight
 from ..auth.policy import AccessPolicy
 from ..bus.base import Bus
 from ..fanout import Fanout
+from ..jsonrpc import notification
 from ..provider import Provider
 from ..server import Server
 from ..session import Session
 from ..stores.errors import StoreUnavailable
-from ..stores.events import EventStore
+from ..stores.events import STANDALONE_STREAM, EventStore
 from ..stores.sessions import SessionStore
 from . import auth, metrics
 from .auth import PrincipalResolver
@@ -90,6 +92,8 @@ class Runtime:
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
         self.leases = RequestLeases(self.events)
+        if self.server.tasks is not None:
+            self.server.tasks.legacy_status = self._task_status
         if self.config.metrics and self.server.tasks is not None:
             self.server.tasks.on_created = metrics.task_created
             self.server.tasks.on_started = metrics.tasks_running
@@ -153,6 +157,11 @@ class Runtime:
         """Reach the session on its GET stream with messages that belong to no client request
         (from any worker: see ``standalone.py``)."""
         return StandaloneOutbound(self.events, self.pending, session)
+
+    async def _task_status(self, session_id: str, task: dict[str, Any]) -> None:
+        """2025-11-25 notifications/tasks/status on the session's GET stream (from any worker)."""
+        message = notification("notifications/tasks/status", task)
+        await self.events.append(session_id, STANDALONE_STREAM, message)
 
     # -- live streams of each session on this worker --------------------------------------------
     def register_stream(self, session_id: str) -> EndSignal:

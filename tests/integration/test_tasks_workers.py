@@ -39,6 +39,7 @@ from tests.support.mcp_http import (
     request,
     session_headers,
     sse_events,
+    stream_headers,
 )
 from tests.support.polling import within
 from tests.support.postgres import temporary_database
@@ -238,6 +239,19 @@ async def test_2025_11_25_task_methods_over_one_session_served_by_two_workers(
     assert terminal["error"]["code"] == -32602  # tasks.mdx: a terminal task MUST NOT be cancelled
     forbidden = await legacy(a, 6, "tools/call", {"name": "greet", "arguments": {}, "task": {}})
     assert forbidden["error"]["code"] == -32601
+    # notifications/tasks/status (tasks.mdx: MAY) on the session's GET stream, held on B, for a
+    # task run on A.
+    async with client.stream("GET", b.url, headers=stream_headers(sid)) as stream:
+        events = sse_events(stream)
+        second = await legacy(
+            a, 7, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 0.2}, "task": {}}
+        )
+        statuses = []
+        while "completed" not in statuses:
+            message = (await next_data(events, WAIT)).message
+            if message.get("method") == "notifications/tasks/status":
+                assert message["params"]["taskId"] == second["result"]["task"]["taskId"]
+                statuses.append(message["params"]["status"])
 
 
 def test_the_official_typescript_sdk_drives_a_2025_11_25_task(fleet_workers: list[LiveServer]) -> None:
