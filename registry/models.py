@@ -202,8 +202,9 @@ class Tool(Definition):
     def effective_task_support(self) -> str:
         """The task support served (``task_support``, else the kind's default)."""
         if self.task_support:
-            return self.task_support
-        return self.TaskSupport.OPTIONAL if self.kind == self.Kind.HTTP else self.TaskSupport.FORBIDDEN
+            return str(self.task_support)
+        default = self.TaskSupport.OPTIONAL if self.kind == self.Kind.HTTP else self.TaskSupport.FORBIDDEN
+        return str(default.value)
 
     def clean(self) -> None:
         errors: dict[str, str] = {}
