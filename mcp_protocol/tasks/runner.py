@@ -333,6 +333,19 @@ class TaskRunner:
             await self.changed(task_id, announced=True)
         return found
 
+    async def cancel_all_of(self, principals: set[str]) -> int:
+        """Cancel every unfinished task of these principals (their keys were revoked or expired:
+        their work stops with their streams and sessions). How many were cancelled."""
+        cancelled = 0
+        for principal in sorted(principals):
+            offset: int | None = 0
+            while offset is not None:
+                page, offset = await self.store.list_tasks(principal, offset, 500)
+                for record in page:
+                    if not record.terminal and await self.cancel(record.task_id, principal) is not None:
+                        cancelled += 1
+        return cancelled
+
     async def changed(self, task_id: str, *, announced: bool = False) -> None:
         """The task changed here: tell the listen streams following it (any worker), and its
         2025-11-25 session's GET stream (tasks.mdx "Task Status Notification": MAY)."""

@@ -192,10 +192,16 @@ class Runtime:
 
     async def principals_revoked(self, principals: set[str]) -> None:
         """Their keys stopped working (revoked, deleted, expired; every worker's key ring tells it
-        within its reload time): their listen streams end here, and their sessions everywhere,
+        within its reload time): their listen streams end here, their unfinished tasks are
+        cancelled (stopped wherever they run), and their sessions everywhere,
         each deleted and its streams and requests ended here at once and on the other workers
         through the bus (``end_session``). A later heartbeat could not keep one alive."""
         self.server.feed.end_for(principals)
+        if self.server.tasks is not None:
+            try:
+                await self.server.tasks.cancel_all_of(principals)
+            except StoreUnavailable:
+                logger.warning("could not cancel the tasks of revoked principals: the task store is down")
         for principal in sorted(principals):
             for session_id in await self.sessions.principal_session_ids(principal):
                 await self.end_session(session_id)

@@ -171,3 +171,15 @@ async def test_2025_11_25_task_augmented_calls(tasks_server: Server) -> None:
     assert (await call(tasks_server, older, "tools/call", {"name": "opt", "task": {}}))["error"][
         "code"
     ] == -32601
+
+
+async def test_a_revoked_principals_unfinished_tasks_are_cancelled(tasks_server: Server) -> None:
+    call_params = {"name": "opt", "arguments": {"seconds": 5}}
+    mine = (await modern(tasks_server, "tools/call", call_params))["result"]["taskId"]
+    theirs = (await modern(tasks_server, "tools/call", call_params, principal="bob"))["result"]["taskId"]
+    assert tasks_server.tasks is not None
+    assert await tasks_server.tasks.cancel_all_of({"alice"}) == 1
+    assert (await modern(tasks_server, "tasks/get", {"taskId": mine}))["result"]["status"] == "cancelled"
+    bobs = await modern(tasks_server, "tasks/get", {"taskId": theirs}, principal="bob")
+    assert bobs["result"]["status"] == "working"
+    await modern(tasks_server, "tasks/cancel", {"taskId": theirs}, principal="bob")
