@@ -31,6 +31,7 @@ DEFAULTS: dict[str, Any] = {
     # Tasks (io.modelcontextprotocol/tasks; 2025-11-25 tasks): where they are kept (Redis: every
     # worker answers for every task, and a task outlives the worker running it).
     "TASK_STORE": {"BACKEND": "mcp_protocol.stores.memory.MemoryTaskStore", "OPTIONS": {}},
+    "MAX_TASKS_PER_PRINCIPAL": 1000,  # unfinished tasks of one principal at once; None: no cap
     "TASK_LEASE_SECONDS": 10.0,  # a dead worker's tasks are taken over or failed within ~4/3 of this
     "TASK_TTL_MS": 3_600_000,  # how long a task is kept after its creation (ttlMs); None: forever
     "TASK_POLL_INTERVAL_MS": 500,  # the pollIntervalMs suggested to clients
@@ -122,6 +123,8 @@ class MCPSettings:
                 options.setdefault("ttl", float(self.SESSION_TTL))
                 options.setdefault("max_sessions", self.MAX_SESSIONS)
                 options.setdefault("max_sessions_per_principal", self.MAX_SESSIONS_PER_PRINCIPAL)
+            if name == "TASK_STORE":
+                options.setdefault("max_open_per_principal", self.MAX_TASKS_PER_PRINCIPAL)
             self._backends[name] = cls(**options)
         return self._backends[name]
 

@@ -25,7 +25,8 @@ Decisions, with their spec basis:
   a required tool called without it → -32021 naming the extension; ``params.task`` is ignored
   ("servers MUST ignore it"). 2025-11-25 (basic/utilities/tasks.mdx): ``params.task`` asks for a
   task: -32601 for a forbidden tool or without a task runner, as is a plain call of a required
-  tool; before 2025-11-25 there are no tasks (``params.task`` → -32601).
+  tool; before 2025-11-25 there are no tasks (``params.task`` → -32601). A caller at its cap of
+  unfinished tasks (``TaskStore.max_open_per_principal``) → -32000 with ``data.limit``.
 """
 
 from __future__ import annotations
@@ -37,14 +38,16 @@ from typing import Any
 from .. import validation, versions
 from ..context import Context
 from ..definitions import Tool
-from ..errors import ClientRequestError, InternalError, InvalidParams, MethodNotFound, ToolError
+from ..errors import ClientRequestError, InternalError, InvalidParams, MCPError, MethodNotFound, ToolError
 from ..inputs import questions
 from ..provider import Provider
+from ..stores.errors import TaskLimitReached
 from ..tasks.wire import created_to_wire, declares_extension, missing_extension
 from .base import Call, require_str
 from .listing import list_page
 
 logger = logging.getLogger(__name__)
+TOO_MANY_TASKS = -32000
 
 
 async def list_tools(call: Call) -> dict[str, Any]:
@@ -85,8 +88,19 @@ async def call_tool(call: Call) -> dict[str, Any]:
 
     runner = call.server.tasks
     if as_task and runner is not None:
-        started = await runner.start_call(tool, arguments, call.session, call.ctx.inputs, call.version,
-                                          wait=call.modern, ttl_ms=ttl_ms)
+        try:
+            started = await runner.start_call(
+                tool, arguments, call.session, call.ctx.inputs, call.version, wait=call.modern, ttl_ms=ttl_ms
+            )
+        except TaskLimitReached as exc:
+            # A capacity limit of this server (no code in the spec): JSON-RPC's server-error range,
+            # as for the cap on live sessions.
+            raise MCPError(
+                f"Too many unfinished tasks for this caller (limit {exc.limit}): wait for some to "
+                "finish or cancel them",
+                {"limit": exc.limit},
+                code=TOO_MANY_TASKS,
+            ) from None
         if started.record is not None:
             return created_to_wire(started.record, modern=call.modern)
         if started.asked is not None:

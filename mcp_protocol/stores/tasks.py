@@ -105,14 +105,19 @@ class TaskStore(ABC):
     an expired one.
     """
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, max_open_per_principal: int | None = None, **options: Any) -> None:
+        # How many unfinished (working, input_required) tasks one principal may have at once:
+        # each holds a run's memory on a worker and a record in the store. None: no cap.
+        self.max_open_per_principal = max_open_per_principal
         self.options = options  # backend options it does not use itself (settings may pass more)
 
     @abstractmethod
     async def create(self, record: TaskRecord) -> None:
         """Store a new task, durably (every worker's ``get`` finds it once this returns). Its
         ``owner``/``lease_ms``, if set, are the creating worker's lease. ``CreateError`` if the
-        id exists."""
+        id exists; ``TaskLimitReached`` if its principal already has ``max_open_per_principal``
+        unfinished, unexpired tasks (checked and counted in one step: concurrent creates on any
+        workers never overshoot)."""
 
     @abstractmethod
     async def get(self, task_id: str, principal: Principal) -> TaskRecord | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from mcp_protocol.stores.errors import CreateError
+from mcp_protocol.stores.errors import CreateError, TaskLimitReached
 from mcp_protocol.stores.tasks import (
     ANY_PRINCIPAL,
     Answered,
@@ -225,3 +225,30 @@ async def test_a_task_expires_ttl_after_its_creation(make_task_store: Make) -> N
     assert short.task_id not in {r.task_id for r in (await store.list_tasks("alice", 0, 100))[0]}
     found = await store.get(forever.task_id, "alice")
     assert found is not None and found.ttl_ms is None
+
+
+async def test_a_principal_has_at_most_the_cap_of_unfinished_tasks(make_task_store: Make) -> None:
+    a, b = make_task_store(max_open_per_principal=2), make_task_store(max_open_per_principal=2)
+    first, second, third = task("erin"), task("erin"), task("erin")
+    await a.create(first)
+    await b.create(second)
+    with pytest.raises(TaskLimitReached) as refused:
+        await a.create(third)
+    assert refused.value.limit == 2
+    assert await b.get(third.task_id, "erin") is None  # nothing of it was kept
+    await b.create(task("frank"))  # the cap is per principal
+    assert await a.finish(first.task_id, "w1", "completed", result=RESULT)
+    await b.create(third)  # a finished task no longer counts
+    assert await a.cancel(second.task_id, "erin") is not None
+    await a.create(task("erin"))  # nor a cancelled one
+    with pytest.raises(TaskLimitReached):
+        await b.create(task("erin"))
+
+
+async def test_expired_tasks_leave_the_cap(make_task_store: Make) -> None:
+    store = make_task_store(max_open_per_principal=1)
+    await store.create(task("gina", ttl_ms=300))
+    with pytest.raises(TaskLimitReached):
+        await store.create(task("gina"))
+    await asyncio.sleep(0.45)
+    await store.create(task("gina"))

@@ -11,7 +11,7 @@ import copy
 import threading
 from typing import Any
 
-from ..errors import CreateError
+from ..errors import CreateError, TaskLimitReached
 from ..tasks import (
     CANCELLED,
     INPUT_REQUIRED,
@@ -25,8 +25,8 @@ from ..tasks import (
 
 
 class MemoryTaskStore(TaskStore):
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, *, max_open_per_principal: int | None = None, **options: Any) -> None:
+        super().__init__(max_open_per_principal=max_open_per_principal, **options)
         self._lock = threading.Lock()
         self._tasks: dict[str, TaskRecord] = {}
 
@@ -45,6 +45,15 @@ class MemoryTaskStore(TaskStore):
         with self._lock:
             if record.task_id in self._tasks:
                 raise CreateError(f"Task {record.task_id!r} already exists")
+            cap, now = self.max_open_per_principal, now_ms()
+            if cap is not None:
+                open_ = sum(
+                    1
+                    for r in self._tasks.values()
+                    if r.principal == record.principal and not r.terminal and not r.expired(now)
+                )
+                if open_ >= cap:
+                    raise TaskLimitReached("Too many unfinished tasks for this principal", cap)
             self._tasks[record.task_id] = copy.deepcopy(record)
 
     async def get(self, task_id: str, principal: Principal) -> TaskRecord | None:

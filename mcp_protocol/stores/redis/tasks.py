@@ -9,6 +9,7 @@ Keys (``P`` = the ``prefix`` option), all under the one hash tag ``{P:tasks}``::
     {P:tasks}:running        zset id -> lease end (ms) of every ``working`` task: ``lapsed`` reads it
     {P:tasks}:all            zset id -> created (ms): the operators' listing
     {P:tasks}:by:<principal> zset id -> created (ms): one principal's listing (2025-11-25 tasks/list)
+    {P:tasks}:open:<principal> zset id -> expiry (ms) of its unfinished tasks: the cap's count
 
 One hash tag, so every transition is one Lua script over the task, its inputs and the indexes,
 atomic on one server, on Redis Cluster (one slot: tasks are served by one master, a trade for
@@ -31,14 +32,19 @@ from redis.commands.core import AsyncScript
 
 from ...redis_client.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
 from ...redis_client.topology import check_prefix
-from ..errors import CreateError
+from ..errors import CreateError, TaskLimitReached
 from ..tasks import Answered, AnyPrincipal, Principal, TaskRecord, TaskStore, now_ms
 
-# KEYS: task, running, all, by-principal. ARGV: id, created ms, expire-at ms (0: never), lease
-# ms, then field/value pairs. NX on the status field: an existing id is refused.
+# KEYS: task, running, all, by-principal, the principal's open tasks. ARGV: id, created ms,
+# expire-at ms (0: never), lease ms, the cap (-1: none), now ms, the task's expiry as an open-set
+# score, then field/value pairs. An existing id is refused (0); a principal at its cap of
+# unfinished, unexpired tasks too (-1): counted and checked in this one step.
 CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[6])
+if tonumber(ARGV[5]) >= 0 and redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[5]) then return -1 end
+redis.call('ZADD', KEYS[5], ARGV[7], ARGV[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
 if tonumber(ARGV[3]) > 0 then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
@@ -72,6 +78,7 @@ end
 return renewed
 """
 RENEW_BATCH = 500
+NEVER = 2**53  # the open-set score of a task that never expires
 # KEYS: task, running, inputs. ARGV: id, owner, now, message, then key/request pairs.
 PARK = """
 local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
@@ -106,8 +113,8 @@ redis.call('HSET', KEYS[1], 'status', 'working', 'message', '', 'owner', '', 'le
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 return 'ready'
 """
-# KEYS: task, running, inputs. ARGV: id, owner ('' : only an unowned task), now, status, then
-# field/value pairs (message, result, error).
+# KEYS: task, running, inputs, the principal's open tasks. ARGV: id, owner ('' : only an unowned
+# task), now, status, then field/value pairs (message, result, error).
 FINISH = """
 local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not f[1] or f[1] == 'completed' or f[1] == 'failed' or f[1] == 'cancelled' then return 0 end
@@ -115,6 +122,7 @@ if (f[2] or '') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[4], 'owner', '', 'lease', '0', 'updated', ARGV[3],
            unpack(ARGV, 5))
 redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('DEL', KEYS[3])
 return 1
 """
@@ -160,6 +168,7 @@ class RedisTaskStore(TaskStore):
     def __init__(
         self,
         *,
+        max_open_per_principal: int | None = None,
         url: str = DEFAULT_URL,
         prefix: str = "mcp",
         socket_timeout: float = 5.0,
@@ -169,7 +178,7 @@ class RedisTaskStore(TaskStore):
         sentinel_password: str | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(**options)
+        super().__init__(max_open_per_principal=max_open_per_principal, **options)
         self.prefix = check_prefix(prefix)
         self._redis = RedisConnector.from_options(
             url,
@@ -189,6 +198,9 @@ class RedisTaskStore(TaskStore):
 
     def _by(self, principal: str | None) -> str:
         return f"{self._tag}:by:{json.dumps(principal)}"
+
+    def _open(self, principal: str | None) -> str:
+        return f"{self._tag}:open:{json.dumps(principal)}"
 
     async def _run(self, source: str, keys: list[str], args: list[Any]) -> Any:
         client = await self._redis.ready_client()
@@ -215,11 +227,15 @@ class RedisTaskStore(TaskStore):
             "lease": record.lease_ms,
         }
         flat = [item for pair in fields.items() for item in pair]
+        cap = -1 if self.max_open_per_principal is None else self.max_open_per_principal
+        open_until = expire_at or NEVER
         created = await self._run(
             CREATE,
-            [task, self._running, self._all, self._by(record.principal)],
-            [record.task_id, record.created_ms, expire_at, record.lease_ms, *flat],
+            [task, self._running, self._all, self._by(record.principal), self._open(record.principal)],
+            [record.task_id, record.created_ms, expire_at, record.lease_ms, cap, now_ms(), open_until, *flat],
         )
+        if created == -1:
+            raise TaskLimitReached("Too many unfinished tasks for this principal", cap)
         if not created:
             raise CreateError(f"Task {record.task_id!r} already exists")
         if record.answers:  # answered in the MRTR rounds before the task: replayed by every run
@@ -289,6 +305,11 @@ class RedisTaskStore(TaskStore):
         message: str | None = None,
     ) -> bool:
         task, inputs, _ = self._keys(task_id)
+        client = await self._redis.ready_client()
+        with unavailable_as_store_error():
+            principal = await client.hget(task, "principal")
+        if principal is None:
+            return False
         extra = [
             "message",
             message or "",
@@ -299,7 +320,9 @@ class RedisTaskStore(TaskStore):
         ]
         return bool(
             await self._run(
-                FINISH, [task, self._running, inputs], [task_id, owner or "", now_ms(), status, *extra]
+                FINISH,
+                [task, self._running, inputs, self._open(json.loads(principal))],
+                [task_id, owner or "", now_ms(), status, *extra],
             )
         )
 
@@ -313,7 +336,7 @@ class RedisTaskStore(TaskStore):
         # The holder's identity does not matter to a cancel: finish on whoever holds it.
         await self._run(
             FINISH,
-            [task, self._running, inputs],
+            [task, self._running, inputs, self._open(found.principal)],
             [task_id, found.owner or "", now_ms(), "cancelled", "message", message],
         )
         again = await self._read(task_id)

@@ -183,3 +183,24 @@ async def test_a_revoked_principals_unfinished_tasks_are_cancelled(tasks_server:
     bobs = await modern(tasks_server, "tasks/get", {"taskId": theirs}, principal="bob")
     assert bobs["result"]["status"] == "working"
     await modern(tasks_server, "tasks/cancel", {"taskId": theirs}, principal="bob")
+
+
+async def test_a_caller_at_its_cap_of_unfinished_tasks_gets_32000() -> None:
+    provider = MemoryProvider(tools=[(tool("opt", "optional"), slow)])
+    server = make_server(provider)
+    runner = TaskRunner(MemoryTaskStore(max_open_per_principal=1), MemoryBus(), provider, immediate=0.01)
+    server.attach_tasks(runner)
+    await runner.start()
+    try:
+        first = (await modern(server, "tools/call", {"name": "opt", "arguments": {"seconds": 5}}))["result"]
+        refused = await modern(server, "tools/call", {"name": "opt", "arguments": {"seconds": 5}})
+        assert refused["error"]["code"] == -32000 and refused["error"]["data"] == {"limit": 1}
+        other = await modern(
+            server, "tools/call", {"name": "opt", "arguments": {"seconds": 5}}, principal="bob"
+        )
+        assert other["result"]["resultType"] == "task"
+        await modern(server, "tasks/cancel", {"taskId": first["taskId"]})
+        again = await modern(server, "tools/call", {"name": "opt", "arguments": {"seconds": 5}})
+        assert again["result"]["resultType"] == "task"
+    finally:
+        await runner.close()
