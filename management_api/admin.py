@@ -56,3 +56,6 @@ class ManagementTokenAdmin(admin.ModelAdmin):
     def response_add(self, request: HttpRequest, obj: ManagementToken, post_url_continue: str | None = None
                      ) -> HttpResponse:
         return show_secret_once(request, self, obj, obj._token)  # type: ignore[attr-defined]
+
+
+from . import task_admin  # noqa: E402, F401  (registers the tasks page)

@@ -7,7 +7,7 @@ from django.db import models
 
 from .tokens import ManagementToken
 
-__all__ = ["LiveSession", "ManagementToken"]
+__all__ = ["LiveSession", "LiveTask", "ManagementToken"]
 
 
 class LiveSession(models.Model):
@@ -21,4 +21,17 @@ class LiveSession(models.Model):
         permissions = [
             ("view_livesession", "Can view live MCP sessions"),
             ("delete_livesession", "Can end live MCP sessions"),
+        ]
+
+
+class LiveTask(models.Model):
+    """No table: tasks are in the task store (``mcp_protocol.stores.tasks``). This model only
+    carries the permissions of the tasks endpoint and the admin's tasks page."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [
+            ("view_livetask", "Can view MCP tasks"),
+            ("cancel_livetask", "Can cancel MCP tasks"),
         ]

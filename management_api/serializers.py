@@ -72,10 +72,11 @@ class ToolSerializer(DefinitionSerializer):
         model = Tool
         fields = (
             "id", "name", "title", "description", "enabled", "input_schema", "output_schema",
-            "annotations", "execution", "icons", "meta", "tags", "kind", "handler", "template_text",
-            "template_structured", "http_method", "http_url", "http_headers", "http_body_template",
-            "http_result_pointer", "http_timeout", "http_max_concurrency", "http_secret_header",
-            "http_secret_env", "http_signing_secret_env", "http_forward_principal", "http_forward_trace",
+            "annotations", "execution", "icons", "meta", "tags", "kind", "task_support", "handler",
+            "template_text", "template_structured", "http_method", "http_url", "http_headers",
+            "http_body_template", "http_result_pointer", "http_timeout", "http_max_concurrency",
+            "http_secret_header", "http_secret_env", "http_signing_secret_env",
+            "http_forward_principal", "http_forward_trace",
             "version",
             "created_at", "updated_at",
         )

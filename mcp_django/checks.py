@@ -15,11 +15,13 @@ from mcp_protocol.bus.base import Bus
 from mcp_protocol.provider import Provider
 from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.sessions import SessionStore
+from mcp_protocol.stores.tasks import TaskStore
 
 from .conf import BACKEND_KEYS, DEFAULTS, default, installed_providers
 
 KINDS: dict[str, type] = {
     "PROVIDER": Provider, "SESSION_STORE": SessionStore, "EVENT_STORE": EventStore, "BUS": Bus,
+    "TASK_STORE": TaskStore,
 }
 POSITIVE = ("SESSION_TTL", "MAX_SESSIONS", "MAX_SESSIONS_PER_PRINCIPAL", "MAX_BODY_BYTES",
             "KEEPALIVE_SECONDS", "CLIENT_REQUEST_TIMEOUT", "PAGE_SIZE", "SSE_RETRY_MS")

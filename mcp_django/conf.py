@@ -1,7 +1,7 @@
 """``mcp_settings``: the ``MCP`` Django setting, merged over defaults, with backends built lazily.
 
 Shaped like DRF's ``api_settings``: attribute access reads the merged dict; backends
-(``SESSION_STORE``, ``EVENT_STORE``, ``BUS``, ``PROVIDER``) are ``{"BACKEND": dotted path,
+(``SESSION_STORE``, ``EVENT_STORE``, ``TASK_STORE``, ``BUS``, ``PROVIDER``) are ``{"BACKEND": dotted path,
 "OPTIONS": {...}}`` built once per process and dropped on ``setting_changed`` so tests can switch
 memory ↔ Redis. ``DEFAULTS`` is the one place the defaults of the ``MCP`` setting are written
 (``ACCESS``'s included); the project's settings set a key only when its environment variable is
@@ -28,6 +28,14 @@ DEFAULTS: dict[str, Any] = {
     "SESSION_STORE": {"BACKEND": "mcp_protocol.stores.memory.MemorySessionStore", "OPTIONS": {}},
     "EVENT_STORE": {"BACKEND": "mcp_protocol.stores.memory.MemoryEventStore", "OPTIONS": {}},
     "BUS": {"BACKEND": "mcp_protocol.bus.memory.MemoryBus", "OPTIONS": {}},
+    # Tasks (io.modelcontextprotocol/tasks; 2025-11-25 tasks): where they are kept (Redis: every
+    # worker answers for every task, and a task outlives the worker running it).
+    "TASK_STORE": {"BACKEND": "mcp_protocol.stores.memory.MemoryTaskStore", "OPTIONS": {}},
+    "MAX_TASKS_PER_PRINCIPAL": 1000,  # unfinished tasks of one principal at once; None: no cap
+    "TASK_LEASE_SECONDS": 10.0,  # a dead worker's tasks are taken over or failed within ~4/3 of this
+    "TASK_TTL_MS": 3_600_000,  # how long a task is kept after its creation (ttlMs); None: forever
+    "TASK_POLL_INTERVAL_MS": 500,  # the pollIntervalMs suggested to clients
+    "TASK_IMMEDIATE_SECONDS": 0.1,  # a call done sooner is answered at once, not as a task
     "SERVER_NAME": "mcpsite",
     "SERVER_TITLE": "mcpsite",
     "SERVER_VERSION": "0.1.0",
@@ -84,7 +92,7 @@ ACCESS_DEFAULTS: dict[str, Any] = {
     "OAUTH_REQUIRE_TYP": False,  # refuse tokens not typed at+jwt (RFC 9068 §4)
 }
 
-BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS")
+BACKEND_KEYS = ("PROVIDER", "SESSION_STORE", "EVENT_STORE", "BUS", "TASK_STORE")
 
 
 class MCPSettings:
@@ -115,6 +123,8 @@ class MCPSettings:
                 options.setdefault("ttl", float(self.SESSION_TTL))
                 options.setdefault("max_sessions", self.MAX_SESSIONS)
                 options.setdefault("max_sessions_per_principal", self.MAX_SESSIONS_PER_PRINCIPAL)
+            if name == "TASK_STORE":
+                options.setdefault("max_open_per_principal", self.MAX_TASKS_PER_PRINCIPAL)
             self._backends[name] = cls(**options)
         return self._backends[name]
 

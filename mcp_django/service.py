@@ -23,6 +23,7 @@ from mcp_protocol.bus.base import Bus
 from mcp_protocol.provider import ProviderCapabilities
 from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.sessions import SessionStore
+from mcp_protocol.tasks.runner import TaskRunner
 from mcp_protocol.tracing import RequestTracing
 from mcp_protocol.transports import gc_tuning
 from mcp_protocol.transports.host import Backends, RuntimeHost
@@ -72,6 +73,11 @@ def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
     events = mcp_settings.backend("EVENT_STORE")
     bus = mcp_settings.backend("BUS")
     server = build_server(provider)
+    ttl = mcp_settings.TASK_TTL_MS
+    server.attach_tasks(TaskRunner(
+        mcp_settings.backend("TASK_STORE"), bus, provider, lease=float(mcp_settings.TASK_LEASE_SECONDS),
+        ttl_ms=None if ttl is None else int(ttl), poll_interval_ms=int(mcp_settings.TASK_POLL_INTERVAL_MS),
+        immediate=float(mcp_settings.TASK_IMMEDIATE_SECONDS)))
     access = build_access(bus, sessions, events, provider.capabilities)
     guard = OriginGuard(config.allowed_hosts, config.allowed_origins, list(settings.ALLOWED_HOSTS))
     # Left at its default (open mode), the resolver is MCP_AUTH's (the runtime's, from access).

@@ -16,7 +16,7 @@ handler leaked cannot talk about a request the client already considers done
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import versions
@@ -73,6 +73,8 @@ class Context:
         self.principal = principal if principal is not None else session.principal
         self.client_request_timeout = client_request_timeout
         self.cancel_event = asyncio.Event()
+        # Set by the task runner when this call may become a task (tasks/runner.py).
+        self.on_detach: Callable[[], None] | None = None
         self._last_progress: float | None = None
         self._finished = False
 
@@ -102,6 +104,16 @@ class Context:
     def finish(self) -> None:
         """Called by the core when the request is over (answered, failed or cancelled)."""
         self._finished = True
+
+    # -- tasks ---------------------------------------------------------------------------------
+    async def run_as_task(self) -> None:
+        """Go on as a task from here, if this call may be one (a task-capable tool, a client of
+        the tasks extension): the questions asked so far were answered in the request (MRTR,
+        SEP-2663 "Composition with Multi Round-Trip Requests"), the client gets the task now,
+        and later questions become the task's input requests. Elsewhere a no-op."""
+        if self.on_detach is not None:
+            self.on_detach()
+            await asyncio.sleep(0)  # let the server answer with the task before going on
 
     # -- notifications -------------------------------------------------------------------------
     async def report_progress(

@@ -69,6 +69,11 @@ class InputRound:
         self.parked = False  # the run was stopped because it asked something
         self._counts: dict[str, int] = {}  # a dict, not a Counter: one of these per modern call
 
+    def fork(self) -> InputRound:
+        """A round with the same answers for a run of its own (a task's: tasks/runner.py), so
+        stopping that run leaves the request's round as it is."""
+        return InputRound(self.answers, self._binding)
+
     @functools.cached_property
     def binding(self) -> Binding:
         """Computed only when a state is sealed or opened (the digest costs a JSON dump)."""

@@ -6,7 +6,7 @@ A method whose gate is closed (the provider lacks a capability) does not exist f
 
 from __future__ import annotations
 
-from .methods import completion, lifecycle, logs, prompts, resources, subscriptions, tools
+from .methods import completion, lifecycle, logs, prompts, resources, subscriptions, tasks, tools
 from .methods.base import Handler
 from .provider import ProviderCapabilities
 
@@ -38,10 +38,19 @@ LEGACY_METHODS: dict[str, tuple[Handler, Gate]] = {
     "resources/subscribe": (resources.subscribe, _SUBSCRIBE),
     "resources/unsubscribe": (resources.unsubscribe, _SUBSCRIBE),
     "logging/setLevel": (logs.set_level, ("logging",)),
+    # 2025-11-25 basic/utilities/tasks.mdx (answered -32601 when the server makes no tasks).
+    "tasks/get": (tasks.get_task, ("tools",)),
+    "tasks/result": (tasks.task_result, ("tools",)),
+    "tasks/list": (tasks.list_tasks, ("tools",)),
+    "tasks/cancel": (tasks.cancel_task, ("tools",)),
 }
 # 2026-07-28 changelog: no initialize, ping, logging/setLevel or resources/(un)subscribe.
 MODERN_METHODS: dict[str, tuple[Handler, Gate]] = {
     **_SHARED,
     "server/discover": (lifecycle.discover, _OPEN),
     "subscriptions/listen": (subscriptions.listen, _OPEN),
+    # The extension io.modelcontextprotocol/tasks (SEP-2663): no tasks/result nor tasks/list.
+    "tasks/get": (tasks.get_task, ("tools",)),
+    "tasks/update": (tasks.update_task, ("tools",)),
+    "tasks/cancel": (tasks.cancel_task, ("tools",)),
 }

@@ -40,6 +40,7 @@ from .methods.modern import (
     decorate_result,
     stateless_session,
 )
+from .methods.tools import execute_tool
 from .methods.wire_cache import WireCache
 from .outbound import Outbound
 from .pagination import Paginator
@@ -47,6 +48,9 @@ from .provider import Provider
 from .request_state import RequestStateSealer
 from .session import Session
 from .shapes import check_params
+from .store_errors import StoreUnavailable
+from .tasks.runner import TaskRunner
+from .tasks.wire import EXTENSION, LEGACY_CAPABILITY
 from .tracing import RequestTracing
 
 logger = logging.getLogger(__name__)
@@ -91,9 +95,26 @@ class Server:
         self.interceptor: Interceptor | None = None
         # Spans of requests (tracing/); None, the default, costs the request path one test.
         self.tracing: RequestTracing | None = None
+        self.tasks: TaskRunner | None = None  # set by attach_tasks: this server makes tasks
+
+    def attach_tasks(self, runner: TaskRunner) -> None:
+        """Serve tasks (the extension io.modelcontextprotocol/tasks; 2025-11-25 tasks) with
+        ``runner``, which runs tools as this server does."""
+        runner.execute = functools.partial(execute_tool, self.provider)
+        self.tasks = runner
 
     # -- capabilities ---------------------------------------------------------------------------
     def capabilities(self, version: str) -> dict[str, Any]:
+        caps = self.provider.capabilities
+        wire = self._capabilities(version)
+        if self.tasks is not None and caps.tools:
+            if versions.is_modern(version):
+                wire["extensions"] = {**wire.get("extensions", {}), EXTENSION: {}}
+            elif version == versions.V2025_11_25:
+                wire["tasks"] = dict(LEGACY_CAPABILITY)
+        return wire
+
+    def _capabilities(self, version: str) -> dict[str, Any]:
         caps = self.provider.capabilities
         return versions.capabilities_to_wire(
             version=version,
@@ -275,6 +296,11 @@ class Server:
         except MCPError as exc:
             take_back(task, entry, mrtr)
             return jsonrpc.error_response(message.id, self._wire_error(exc, version))
+        except StoreUnavailable:
+            # A handler's store is down (the task store: Redis): the transport's 503, as for the
+            # session store, not an internal error the client could not tell from a bug.
+            take_back(task, entry, mrtr)
+            raise
         except Exception:
             take_back(task, entry, mrtr)
             logger.exception("Internal error while serving %s", message.method)

@@ -7,6 +7,7 @@ Exception tree::
     ├── UpdateError            SessionStore.save() of a session that vanished (expired or deleted)
     ├── SessionLimitReached    SessionStore.create() past a cap on live sessions (overall or per
     │                          principal)
+    ├── TaskLimitReached       TaskStore.create() past the cap on a principal's unfinished tasks
     ├── UnknownEvent           a Last-Event-ID that is malformed, of another stream, or evicted
     ├── StreamLagging          an EventStore.listen() reader fell so far behind that events would
     │                          be skipped
@@ -33,6 +34,12 @@ class UpdateError(StoreError):
 
 
 class SessionLimitReached(StoreError):
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class TaskLimitReached(StoreError):
     def __init__(self, message: str, limit: int) -> None:
         super().__init__(message)
         self.limit = limit

@@ -146,8 +146,10 @@ def tool_to_wire(tool: Tool, version: str) -> dict[str, Any]:
         out["outputSchema"] = dict(tool.output_schema)
     if tool.annotations is not None and _at_least(version, V2025_03_26):  # tool annotations [03+]
         out["annotations"] = dict(tool.annotations)
-    # Tool.execution (taskSupport) is 2025-11-25 only: 2026-07-28 moves tasks to an extension.
-    if tool.execution is not None and version == V2025_11_25:
+    # Tool.execution (taskSupport) is 2025-11-25's; 2026-07-28 moved tasks to the extension
+    # io.modelcontextprotocol/tasks, whose clients read the same hint (its Tool allows members
+    # beyond the listed ones). Older revisions have no tasks.
+    if tool.execution is not None and _at_least(version, V2025_11_25):
         out["execution"] = dict(tool.execution)
     _common(out, tool.title, tool.icons, tool.meta, version)
     return out

@@ -227,6 +227,13 @@ MCP: dict[str, Any] = env_settings({
     "SHUTDOWN_GRACE_SECONDS": ("MCP_SHUTDOWN_GRACE_SECONDS", float),
     "PRINCIPAL_RESOLVER": ("MCP_PRINCIPAL_RESOLVER", str),
     "CLOSE_STREAM_AFTER_SECONDS": ("MCP_CLOSE_STREAM_AFTER_SECONDS", or_unset(float)),
+    # Tasks (README "Tasks"): the lease of a running task, a task's lifetime, the poll interval
+    # suggested to clients, how long a call may take before it becomes a task.
+    "MAX_TASKS_PER_PRINCIPAL": ("MCP_MAX_TASKS_PER_PRINCIPAL", int),
+    "TASK_LEASE_SECONDS": ("MCP_TASK_LEASE_SECONDS", float),
+    "TASK_TTL_MS": ("MCP_TASK_TTL_MS", int),
+    "TASK_POLL_INTERVAL_MS": ("MCP_TASK_POLL_INTERVAL_MS", int),
+    "TASK_IMMEDIATE_SECONDS": ("MCP_TASK_IMMEDIATE_SECONDS", float),
 })
 # Who may call what on /mcp (README "Authentication"): mcp_protocol/auth/policy.py.
 MCP_AUDIT_RETENTION_DAYS = int(os.environ.get("MCP_AUDIT_RETENTION_DAYS", "90"))
@@ -286,6 +293,10 @@ if REDIS_URL:
             },
             "BUS": {
                 "BACKEND": "mcp_protocol.bus.redis.RedisBus",
+                "OPTIONS": dict(_REDIS_OPTIONS),
+            },
+            "TASK_STORE": {
+                "BACKEND": "mcp_protocol.stores.redis.RedisTaskStore",
                 "OPTIONS": dict(_REDIS_OPTIONS),
             },
         }

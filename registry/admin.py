@@ -44,6 +44,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                 "fields": (
                     "kind",
                     "handler",
+                    "task_support",
                     "template_text",
                     "template_structured",
                     "http_method",

@@ -144,7 +144,21 @@ class Tool(Definition):
         validators=[validate_meta],
         help_text='2025-11-25 "execution", e.g. {"taskSupport": "forbidden"}.',
     )
+    class TaskSupport(models.TextChoices):
+        # The spec's execution.taskSupport (2025-11-25 tools.mdx "Tool-Level Negotiation"; the
+        # tasks extension io.modelcontextprotocol/tasks decides per call from it).
+        FORBIDDEN = "forbidden", "Forbidden: always answered at once"
+        OPTIONAL = "optional", "Optional: a task when the client supports tasks"
+        REQUIRED = "required", "Required: only clients that support tasks may call it"
+
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEMPLATE)
+    task_support = models.CharField(
+        max_length=16,
+        choices=TaskSupport.choices,
+        blank=True,
+        help_text="Whether calls run as tasks. Blank: the kind's default (http: optional, "
+        "slow APIs should not hold a request open; handler and template: forbidden).",
+    )
     handler = models.CharField(max_length=128, blank=True, help_text="handler kind: a @tool_handler name.")
     class HttpMethod(models.TextChoices):
         GET = "GET"
@@ -252,6 +266,14 @@ class Tool(Definition):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def effective_task_support(self) -> str:
+        """The task support served (``task_support``, else the kind's default)."""
+        if self.task_support:
+            return str(self.task_support)
+        default = self.TaskSupport.OPTIONAL if self.kind == self.Kind.HTTP else self.TaskSupport.FORBIDDEN
+        return str(default.value)
 
     def clean(self) -> None:
         errors: dict[str, str] = {}

@@ -114,6 +114,12 @@ def _size(row: Any) -> int | None:
     return None
 
 
+def _execution(row: Any) -> dict[str, Any]:
+    """``execution`` as served: the row's JSON with ``taskSupport`` from its task support field
+    (the field wins: it is what the server acts on)."""
+    return {**(row.execution or {}), "taskSupport": row.effective_task_support}
+
+
 def tool_definition(row: Any) -> d.Tool:
     return d.Tool(
         name=row.name,
@@ -124,7 +130,7 @@ def tool_definition(row: Any) -> d.Tool:
         annotations=row.annotations or None,
         icons=_icons(row.icons),
         meta=row.meta or None,
-        execution=row.execution or None,
+        execution=_execution(row),
         tags=tuple(row.tags or ()),
     )
 

@@ -18,7 +18,9 @@ from ..definitions import Snapshot
 from ..errors import InvalidParams
 from ..pagination import Paginator
 from ..provider import Provider
+from ..request_state import RequestStateSealer
 from ..session import Session
+from ..tasks.runner import TaskRunner
 from ..versions import is_modern
 from .wire_cache import WireCache
 
@@ -35,6 +37,8 @@ class ServerView(Protocol):
     version: str
     title: str | None
     instructions: str | None
+    request_state: RequestStateSealer
+    tasks: TaskRunner | None  # None: this server makes no tasks
 
     def capabilities(self, version: str) -> dict[str, Any]: ...
 

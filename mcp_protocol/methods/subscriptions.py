@@ -13,6 +13,12 @@ client closes the stream (HTTP) or cancels it (stdio: ``notifications/cancelled`
 then cancelled like any request. When the server ends it (shutdown; the caller's key revoked or
 expired, its token expired) it answers the request with a complete result carrying the
 subscription id ("Graceful Closure").
+
+``taskIds`` (the extension io.modelcontextprotocol/tasks, SEP-2663 "Task Status Notifications"):
+from a request that does not declare the extension → -32021; otherwise honoured for the tasks the
+caller may read (others left out silently, as for ``tasks/get``: no oracle), each one's current
+``DetailedTask`` sent after the acknowledgment, then again on every transition, on whichever
+worker it happens (the bus channel ``task:<id>``), as ``notifications/tasks``.
 """
 
 from __future__ import annotations
@@ -23,11 +29,16 @@ from typing import Any
 
 from ..auth.principal import current
 from ..auth.scopes import granted_uri
+from ..bus.base import Subscription
+from ..changefeed import FeedSubscription
 from ..errors import InvalidParams
 from ..fanout.notifications import Audience, Change, notifications
+from ..tasks.signals import status_channel
+from ..tasks.wire import declares_extension, missing_extension, task_to_wire
 from .base import Call
 
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+TASK = "task"  # a feed item of this stream only: a followed task changed
 _LIST_FLAGS = {
     "tools": "toolsListChanged",
     "prompts": "promptsListChanged",
@@ -68,26 +79,66 @@ def audience(honoured: dict[str, Any]) -> Audience:
     return Audience(kinds, tuple(honoured.get("resourceSubscriptions") or ()))
 
 
+async def _task_ids(call: Call) -> list[str]:
+    """The requested ``taskIds`` the caller may follow (-32021 without the extension)."""
+    requested = (call.params.get("notifications") or {}).get("taskIds")
+    if requested is None:
+        return []
+    if not isinstance(requested, list) or not all(isinstance(t, str) for t in requested):
+        raise InvalidParams("params.notifications.taskIds must be an array of strings")
+    runner = call.server.tasks
+    if runner is None or not declares_extension(call.session.client_capabilities):
+        raise missing_extension("task notifications")
+    principal = call.session.principal
+    return [t for t in dict.fromkeys(requested) if await runner.store.get(t, principal) is not None]
+
+
+async def _forward(subscription: Subscription, changes: FeedSubscription) -> None:
+    async for message in subscription:
+        if isinstance(message.get("taskId"), str):
+            changes.put({"kind": TASK, "taskId": message["taskId"]})
+
+
 async def listen(call: Call) -> dict[str, Any]:
     honoured = honoured_filter(call)
+    task_ids = await _task_ids(call)
+    if task_ids:
+        honoured["taskIds"] = task_ids
     hears, caps = audience(honoured), call.server.provider.capabilities
     meta = {META_SUBSCRIPTION_ID: call.ctx.request_id}
     outbound = call.ctx.outbound
+    runner = call.server.tasks
     # Subscribed before the acknowledgment goes out: a change committed after the client has it
     # is never missed.
     who = current()
+    forwarders: list[tuple[Subscription, asyncio.Task[None]]] = []
     with call.server.feed.subscribe(who.id) as changes:
         if who.expires_at is not None:  # a token's or a key's expiry ends the stream (issue 24)
             left = max(0.0, who.expires_at - time.time())
             deadline = asyncio.get_running_loop().call_later(left, changes.end)
-        await outbound.notify(
-            "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured}
-        )
         try:
+            for task_id in task_ids:
+                assert runner is not None
+                subscription = await runner.bus.subscribe(status_channel(task_id))
+                forwarders.append((subscription, asyncio.create_task(_forward(subscription, changes))))
+                changes.put({"kind": TASK, "taskId": task_id})  # its state now, after the ack
+            await outbound.notify(
+                "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured}
+            )
             async for change in changes:
+                if change.get("kind") == TASK:
+                    assert runner is not None
+                    record = await runner.store.get(change["taskId"], call.session.principal)
+                    if record is not None:
+                        task = task_to_wire(record, modern=True, detailed=True)
+                        await outbound.notify("notifications/tasks", {"_meta": meta, **task})
+                    continue
                 for method, params in notifications(Change.of(change), caps, hears):
                     await outbound.notify(method, {"_meta": meta, **(params or {})})
         finally:
             if who.expires_at is not None:
                 deadline.cancel()
+            for subscription, forwarder in forwarders:
+                forwarder.cancel()
+                await subscription.close()
     return {"_meta": dict(meta)}

@@ -19,9 +19,14 @@ Decisions, with their spec basis:
   content at all its JSON is sent as a text block (the spec's backwards-compatibility SHOULD).
 - A ``ClientRequestError`` the tool let escape (sampling/elicitation refused or timed out) → an
   ``isError`` result with its message.
-- A task-augmented call (``params.task``) → -32601: this server declares no ``tasks`` capability
-  (2025-11-25 basic/utilities/tasks.mdx); so is, in 2025-11-25, a plain call of a tool whose
-  ``execution.taskSupport`` is ``"required"``.
+- Tasks (``execution.taskSupport``: forbidden, optional, required). 2026-07-28, extension
+  ``io.modelcontextprotocol/tasks`` (SEP-2663): a client declaring it (per request) may get a
+  ``CreateTaskResult`` for an optional or required tool (the server decides: ``tasks/runner.py``);
+  a required tool called without it → -32021 naming the extension; ``params.task`` is ignored
+  ("servers MUST ignore it"). 2025-11-25 (basic/utilities/tasks.mdx): ``params.task`` asks for a
+  task: -32601 for a forbidden tool or without a task runner, as is a plain call of a required
+  tool; before 2025-11-25 there are no tasks (``params.task`` → -32601). A caller at its cap of
+  unfinished tasks (``TaskStore.max_open_per_principal``) → -32000 with ``data.limit``.
 """
 
 from __future__ import annotations
@@ -31,12 +36,18 @@ import logging
 from typing import Any
 
 from .. import validation, versions
+from ..context import Context
 from ..definitions import Tool
-from ..errors import ClientRequestError, InternalError, InvalidParams, MethodNotFound, ToolError
+from ..errors import ClientRequestError, InternalError, InvalidParams, MCPError, MethodNotFound, ToolError
+from ..inputs import questions
+from ..provider import Provider
+from ..store_errors import TaskLimitReached
+from ..tasks.wire import created_to_wire, declares_extension, missing_extension
 from .base import Call, require_str
 from .listing import list_page
 
 logger = logging.getLogger(__name__)
+TOO_MANY_TASKS = -32000
 
 
 async def list_tools(call: Call) -> dict[str, Any]:
@@ -57,11 +68,7 @@ async def call_tool(call: Call) -> dict[str, Any]:
     tool = call.snapshot.tool(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}", {"name": name})
-    if params.get("task") is not None:
-        raise MethodNotFound("Task-augmented tools/call is not supported by this server")
-    if call.version == versions.V2025_11_25 and (tool.execution or {}).get("taskSupport") == "required":
-        # 2025-11-25 tools.mdx: a tool that requires a task, called without one → MUST -32601.
-        raise MethodNotFound(f"Tool {name} can only be called as a task")
+    as_task, ttl_ms = _as_task(call, tool)
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}
@@ -79,15 +86,68 @@ async def call_tool(call: Call) -> dict[str, Any]:
             return _error_result(message)
         raise InvalidParams(message, {"errors": problems})
 
+    runner = call.server.tasks
+    if as_task and runner is not None:
+        try:
+            started = await runner.start_call(
+                tool, arguments, call.session, call.ctx.inputs, call.version, wait=call.modern, ttl_ms=ttl_ms
+            )
+        except TaskLimitReached as exc:
+            # A capacity limit of this server (no code in the spec): JSON-RPC's server-error range,
+            # as for the cap on live sessions.
+            raise MCPError(
+                f"Too many unfinished tasks for this caller (limit {exc.limit}): wait for some to "
+                "finish or cancel them",
+                {"limit": exc.limit},
+                code=TOO_MANY_TASKS,
+            ) from None
+        if started.record is not None:
+            return created_to_wire(started.record, modern=call.modern)
+        if started.asked is not None:
+            return questions(started.asked, call.server.request_state)
+        assert started.result is not None
+        return started.result
+    return await execute_tool(call.server.provider, tool, arguments, call.ctx, call.version)
+
+
+def _as_task(call: Call, tool: Tool) -> tuple[bool, int | None]:
+    """Whether this call runs as a task, and the ttl the client asked for (2025-11-25)."""
+    support = (tool.execution or {}).get("taskSupport", "forbidden")
+    can = call.server.tasks is not None and support in ("optional", "required")
+    if call.modern:
+        declared = declares_extension(call.session.client_capabilities)
+        if support == "required" and not (declared and can):
+            raise missing_extension(f"the tool {tool.name}")
+        return declared and can, None
+    task = call.params.get("task")
+    if task is None:
+        if call.version == versions.V2025_11_25 and support == "required":
+            # 2025-11-25 tools.mdx: a tool that requires a task, called without one → MUST -32601.
+            raise MethodNotFound(f"Tool {tool.name} can only be called as a task")
+        return False, None
+    if call.version != versions.V2025_11_25 or not can:
+        raise MethodNotFound(f"Tool {tool.name} cannot be called as a task")
+    if not isinstance(task, dict):
+        raise InvalidParams("params.task must be an object")
+    ttl = task.get("ttl")
+    if ttl is not None and (not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0):
+        raise InvalidParams("params.task.ttl must be a positive integer (milliseconds)")
+    return True, ttl
+
+
+async def execute_tool(
+    provider: Provider, tool: Tool, arguments: dict[str, Any], ctx: Context, version: str
+) -> dict[str, Any]:
+    """Run the tool and shape its result: what a call answers, or a task's ``result``."""
     try:
-        raw = await call.server.provider.call_tool(tool, arguments, call.ctx)
+        raw = await provider.call_tool(tool, arguments, ctx)
     except ToolError as exc:
-        return {"content": versions.contents_to_wire(exc.content, call.version), "isError": True}
+        return {"content": versions.contents_to_wire(exc.content, version), "isError": True}
     except ClientRequestError as exc:
         # The tool needed the client (sampling, elicitation, roots) and did not get an answer:
         # a tool execution failure the model can see, not a protocol error.
         return _error_result(exc.message)
-    return _shape_result(tool, raw, call.version)
+    return _shape_result(tool, raw, version)
 
 
 def _shape_result(tool: Tool, raw: dict[str, Any], version: str) -> dict[str, Any]:

@@ -4,6 +4,8 @@
                   sessions, the listings the fan-out and the session browsers read
     events.py     ``EventStore``: per-stream bounded logs for Last-Event-ID replay, and the
                   fan-out's broadcast into many sessions' logs
+    tasks.py      ``TaskStore``: durable tasks (the tasks extension and 2025-11-25 tasks): created
+                  before their ``CreateTaskResult``, answered, cancelled and leased by any worker
     claims.py     ``ClaimStore``: who among the workers holds what: a session's standalone GET
                   stream (``claim_stream``), a one-time job such as writing one change into
                   every log (``claim_once``)

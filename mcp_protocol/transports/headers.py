@@ -142,7 +142,11 @@ def _decode_value(value: str) -> str | None:
     return value
 
 
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_PARAM = {
+    "tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+    # SEP-2663 "Streamable HTTP: Routing Headers": Mcp-Name is the task's id.
+    "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId",
+}
 
 
 def _mismatch(message: str) -> HTTPError:

@@ -28,6 +28,12 @@ Metric names and types:
     mcp_redis_errors_total{where}                                  counter (store | bus)
     mcp_audit_dropped_total{reason}                                counter (queue_full | write_failed
                                                                    | sink_full)
+    mcp_tasks_created_total                                        counter (tasks made by this worker)
+    mcp_tasks_finished_total{status}                               counter (completed | failed | cancelled
+                                                                   by this worker's runs; input_required:
+                                                                   a run parked on a question)
+    mcp_task_duration_seconds{status}                              histogram (creation → that end)
+    mcp_tasks_running                                              gauge (runs on this worker)
     mcp_audit_spool_entries, mcp_audit_spool_pending,              gauges (the Redis audit spool, read
     mcp_audit_spool_drain_alive                                    at scrape time: store-wide)
 """
@@ -96,6 +102,14 @@ AUDIT_GAUGES = {
     "spool_pending": "Spool entries a drain read and has not acknowledged yet.",
     "spool_drain_alive": "1 if a drain_audit process was seen in the last 30 s.",
 }
+TASKS_CREATED = Counter("mcp_tasks_created", "Tasks made by this worker.")
+TASKS_FINISHED = Counter("mcp_tasks_finished", "Task runs ended on this worker, by the status they left.",
+                         ["status"])
+TASK_DURATION = Histogram(
+    "mcp_task_duration_seconds", "From a task's creation to the end of a run of it, by status.", ["status"],
+    buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600),
+)
+TASKS_RUNNING = Gauge("mcp_tasks_running", "Task runs on this worker.", multiprocess_mode="livesum")
 FLUSH_SECONDS = 1.0  # multiprocess: how late another worker's scrape may see this one's counts
 
 _tally = Tally(TOOL_BUCKETS)
@@ -187,6 +201,21 @@ def on_bus_message(message: dict[str, Any]) -> None:
 
 def store_unavailable() -> None:
     REDIS_ERRORS.labels("store").inc()
+
+
+def task_created() -> None:
+    TASKS_CREATED.inc()
+
+
+def task_run_ended(status: str, seconds: float, running: int) -> None:
+    """A run of a task ended, leaving it ``status`` (``running``: runs still on this worker)."""
+    TASKS_FINISHED.labels(status).inc()
+    TASK_DURATION.labels(status).observe(max(0.0, seconds))
+    TASKS_RUNNING.set(running)
+
+
+def tasks_running(running: int) -> None:
+    TASKS_RUNNING.set(running)
 
 
 def audit_dropped(reason: str, count: int) -> None:

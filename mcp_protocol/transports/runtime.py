@@ -18,16 +18,18 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 from ..auth.limits import InFlight
 from ..auth.policy import AccessPolicy
 from ..bus.base import Bus
 from ..fanout import Fanout
+from ..jsonrpc import notification
 from ..provider import Provider
 from ..server import Server
 from ..session import Session
 from ..store_errors import StoreUnavailable
-from ..stores.events import EventStore
+from ..stores.events import STANDALONE_STREAM, EventStore
 from ..stores.sessions import SessionStore
 from ..tracing import RequestTracing
 from . import auth, metrics
@@ -93,6 +95,12 @@ class Runtime:
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
         self.leases = RequestLeases(self.events)
+        if self.server.tasks is not None:
+            self.server.tasks.legacy_status = self._task_status
+        if self.config.metrics and self.server.tasks is not None:
+            self.server.tasks.on_created = metrics.task_created
+            self.server.tasks.on_started = metrics.tasks_running
+            self.server.tasks.on_ended = metrics.task_run_ended
         # GET streams open on this worker per principal, resumes included (get_stream.py).
         self.open_streams = InFlight(getattr(self.sessions, "max_sessions_per_principal", None))
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
@@ -118,6 +126,8 @@ class Runtime:
                 await self.provider.refresh()
                 await self.access.start()
                 await self.fanout.start()
+                if self.server.tasks is not None:
+                    await self.server.tasks.start()
             except BaseException as exc:
                 started, self._started = self._started, None
                 started.set_exception(exc)
@@ -134,6 +144,10 @@ class Runtime:
             for ended in group:
                 ended.set()
         await self.fanout.stop()
+        if self.server.tasks is not None:
+            await self.server.tasks.close()
+            with contextlib.suppress(Exception):
+                await self.server.tasks.store.close()
         await self.pending.close()
         with contextlib.suppress(Exception):
             await self.provider.stop()
@@ -149,6 +163,11 @@ class Runtime:
         """Reach the session on its GET stream with messages that belong to no client request
         (from any worker: see ``standalone.py``)."""
         return StandaloneOutbound(self.events, self.pending, session)
+
+    async def _task_status(self, session_id: str, task: dict[str, Any]) -> None:
+        """2025-11-25 notifications/tasks/status on the session's GET stream (from any worker)."""
+        message = notification("notifications/tasks/status", task)
+        await self.events.append(session_id, STANDALONE_STREAM, message)
 
     # -- live streams of each session on this worker --------------------------------------------
     def register_stream(self, session_id: str) -> EndSignal:
@@ -179,10 +198,16 @@ class Runtime:
 
     async def principals_revoked(self, principals: set[str]) -> None:
         """Their keys stopped working (revoked, deleted, expired; every worker's key ring tells it
-        within its reload time): their listen streams end here, and their sessions everywhere,
+        within its reload time): their listen streams end here, their unfinished tasks are
+        cancelled (stopped wherever they run), and their sessions everywhere,
         each deleted and its streams and requests ended here at once and on the other workers
         through the bus (``end_session``). A later heartbeat could not keep one alive."""
         self.server.feed.end_for(principals)
+        if self.server.tasks is not None:
+            try:
+                await self.server.tasks.cancel_all_of(principals)
+            except StoreUnavailable:
+                logger.warning("could not cancel the tasks of revoked principals: the task store is down")
         for principal in sorted(principals):
             for session_id in await self.sessions.principal_session_ids(principal):
                 await self.end_session(session_id)

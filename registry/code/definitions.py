@@ -52,6 +52,7 @@ class CodePrompt:
     completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
+TASK_SUPPORT = ("forbidden", "optional", "required")  # schema.ts ToolExecution.taskSupport
 TOOLS: dict[str, CodeTool] = {}
 RESOURCES: dict[str, CodeResource] = {}  # by URI
 TEMPLATES: dict[str, CodeResource] = {}  # by URI template
@@ -108,12 +109,17 @@ def tool(
     annotations: Mapping[str, Any] | None = ...,
     icons: Any = ...,
     meta: Mapping[str, Any] | None = ...,
+    task_support: str = ...,
 ) -> Callable[[F], F]: ...
 def tool(func: Any = None, /, **options: Any) -> Any:
     """Offer ``func`` as an MCP tool: ``@tool`` or ``@tool(name=..., title=..., annotations=...)``.
     Typed parameters become ``inputSchema``, the return annotation ``outputSchema``, the docstring
     the description; a parameter typed ``Context`` (or named ``ctx``) gets the request context
-    (progress, logging, elicitation, sampling, roots, cancellation)."""
+    (progress, logging, elicitation, sampling, roots, cancellation). ``task_support``
+    (``forbidden``, the default; ``optional``; ``required``): whether calls run as tasks."""
+    task_support = options.get("task_support", "forbidden")
+    if task_support not in TASK_SUPPORT:
+        raise ValueError(f"task_support must be one of {', '.join(TASK_SUPPORT)}, not {task_support!r}")
 
     def register(f: F) -> F:
         name = options.get("name") or f.__name__
@@ -128,6 +134,7 @@ def tool(func: Any = None, /, **options: Any) -> Any:
             annotations=options.get("annotations"),
             icons=_icons(options.get("icons")),
             meta=options.get("meta"),
+            execution={"taskSupport": task_support},
         )
         _add(TOOLS, name, CodeTool(f, signature, definition), "Tool")
         return f

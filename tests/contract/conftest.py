@@ -24,9 +24,10 @@ from mcp_protocol.bus.redis import RedisBus
 from mcp_protocol.redis_client.topology import RedisTopology
 from mcp_protocol.stores.claims import ClaimStore
 from mcp_protocol.stores.events import EventStore
-from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore
-from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore
+from mcp_protocol.stores.memory import MemoryEventStore, MemorySessionStore, MemoryTaskStore
+from mcp_protocol.stores.redis import RedisEventStore, RedisSessionStore, RedisTaskStore
 from mcp_protocol.stores.sessions import SessionStore
+from mcp_protocol.stores.tasks import TaskStore
 from tests.support.private_redis import have_redis_server
 from tests.support.redis_topologies import PrivateCluster, PrivateSentinel
 
@@ -121,6 +122,15 @@ async def make_session_store(backend: str, prefix: str,
 async def make_event_store(backend: str, prefix: str,
                            redis_options: dict[str, Any]) -> AsyncIterator[Callable[..., EventStore]]:
     make, built = _factory(backend, prefix, MemoryEventStore, RedisEventStore, redis_options)
+    yield make
+    for store in built:
+        await store.close()
+
+
+@pytest.fixture
+async def make_task_store(backend: str, prefix: str,
+                          redis_options: dict[str, Any]) -> AsyncIterator[Callable[..., TaskStore]]:
+    make, built = _factory(backend, prefix, MemoryTaskStore, RedisTaskStore, redis_options)
     yield make
     for store in built:
         await store.close()

@@ -3,11 +3,12 @@
 One real server process (uvicorn on a free loopback port, a temporary SQLite database,
 ``migrate`` + ``load_conformance``) is shared by the module. Every server scenario the pinned
 suite tags 2025-11-25 or 2026-07-28, the pending ones included, runs in one
-``node … server --spec-version V --suite all`` process per revision, and each scenario becomes
-one test that fails with the scenario's FAILURE checks and their messages. The suite's verdict
-is read from the ``checks.json`` it writes with ``--output-dir``, not from its coloured console
-output. A scenario passes as the suite's own tier assessment counts it: no FAILURE and at least
-one SUCCESS (a scenario that only logged INFO lines tested nothing). WARNING checks
+``node … server --spec-version V --suite all`` process per revision, the ``tasks-*`` scenarios of
+the extension io.modelcontextprotocol/tasks one process each (``--scenario S --force``), and each
+scenario becomes one test that fails with the scenario's FAILURE checks and their messages. The
+suite's verdict is read from the ``checks.json`` it writes with ``--output-dir``, not from its
+coloured console output. A scenario passes as the suite's own tier assessment counts it: no
+FAILURE and at least one SUCCESS (a scenario that only logged INFO lines tested nothing). WARNING checks
 (SHOULD-level) do not fail; they are reported as pytest warnings.
 
 The tools come from ``scripts/install-tools.sh`` (node 22 and the suite, pinned in
@@ -24,6 +25,7 @@ import re
 import subprocess
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -116,7 +118,29 @@ MODERN_SCENARIOS = (
     "input-required-result-ignore-extra-params",
     "input-required-result-validate-input",
 )
-RUNS = tuple((LEGACY, name) for name in LEGACY_SCENARIOS) + tuple((MODERN, name) for name in MODERN_SCENARIOS)
+# The scenarios of the extension io.modelcontextprotocol/tasks (SEP-2663), tagged "[extension]":
+# not on the spec timeline, so each runs alone with --force (at 2026-07-28, the suite's choice
+# for extension scenarios). tasks-status-notifications only reports SKIPPED (the suite's own
+# pending rewrite for subscriptions/listen).
+TASKS = "tasks-extension"
+TASK_SCENARIOS = (
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)
+SKIPPED_BY_THE_SUITE = frozenset({"tasks-status-notifications"})
+RUNS = (
+    tuple((LEGACY, name) for name in LEGACY_SCENARIOS)
+    + tuple((MODERN, name) for name in MODERN_SCENARIOS)
+    + tuple((TASKS, name) for name in TASK_SCENARIOS)
+)
 # One suite process per revision runs all its scenarios in a few seconds; the deadline is for a
 # server that hangs (server-sse-polling alone may wait 10 s for its stream).
 SUITE_TIMEOUT = 300.0
@@ -143,6 +167,27 @@ def run_suite(url: str, version: str, output_dir: Path) -> dict[str, ScenarioRun
         run = runs.setdefault(name, ScenarioRun(name, returncode, stdout, stderr))
         run.checks.extend(json.loads(checks_file.read_text()))
     return runs
+
+
+def run_extension_scenarios(url: str, output_dir: Path) -> dict[str, ScenarioRun]:
+    """The tasks extension's scenarios, one suite process each (``--scenario`` takes one), run
+    side by side: the server serves them concurrently, as it would several clients."""
+
+    def one(scenario: str) -> tuple[str, ScenarioRun]:
+        out = output_dir / scenario
+        argv = [str(NODE), str(SUITE), "server", "--url", url, "--scenario", scenario, "--force",
+                "--output-dir", str(out)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=SUITE_TIMEOUT, cwd=ROOT)
+            run = ScenarioRun(scenario, done.returncode, done.stdout, done.stderr)
+        except subprocess.TimeoutExpired as exc:
+            run = ScenarioRun(scenario, -1, str(exc.stdout or ""), f"timed out after {SUITE_TIMEOUT} s")
+        for checks_file in sorted(out.glob("server-*/checks.json")):
+            run.checks.extend(json.loads(checks_file.read_text()))
+        return scenario, run
+
+    with ThreadPoolExecutor(max_workers=len(TASK_SCENARIOS)) as pool:
+        return dict(pool.map(one, TASK_SCENARIOS))
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +219,9 @@ def suite_runs(
 ) -> dict[str, dict[str, ScenarioRun]]:
     """Both revisions' runs, one after the other (each scenario runs alone against the server)."""
     base = tmp_path_factory.mktemp("conformance")
-    return {version: run_suite(server_url, version, base / version) for version in (LEGACY, MODERN)}
+    runs = {version: run_suite(server_url, version, base / version) for version in (LEGACY, MODERN)}
+    runs[TASKS] = run_extension_scenarios(server_url, base / TASKS)
+    return runs
 
 
 @pytest.mark.parametrize(("version", "scenario"), RUNS, ids=[f"{v}-{s}" for v, s in RUNS])
@@ -191,6 +238,8 @@ def test_server_passes_conformance_scenario(
             f"{scenario}: the suite recorded no checks (exit {run.returncode}):\n{run.output_tail()}",
             pytrace=False,
         )
+    if scenario in SKIPPED_BY_THE_SUITE and all(c.get("status") == "SKIPPED" for c in run.checks):
+        pytest.skip(f"{scenario}: skipped by the suite itself ({run.checks[0].get('errorMessage')})")
     failures = [check for check in run.checks if check.get("status") == "FAILURE"]
     if failures:
         report = "\n".join(map(describe, failures))
@@ -212,3 +261,4 @@ def test_pinned_suite_lists_exactly_these_scenarios(suite_installed: None) -> No
     tagged = [(parts[1], parts[2] if len(parts) > 2 else "") for parts in lines]
     assert tuple(name for name, tags in tagged if LEGACY in tags) == LEGACY_SCENARIOS
     assert tuple(name for name, tags in tagged if MODERN in tags) == MODERN_SCENARIOS
+    assert tuple(name for name, _ in tagged if name.startswith("tasks-")) == TASK_SCENARIOS

@@ -8,7 +8,8 @@
   (the next bus message or store event);
 - talking to a server: ``mcp_http`` (raw HTTP and SSE), ``asgi_call`` (one in-process request),
   ``websocket``, ``admin_client``, ``scrape`` (Prometheus text), ``conformance`` (the official
-  suite), ``jsonrpc_fuzz`` (hostile input and the rules for replies to it), ``redis_workers`` (two
+  suite; ``sdk_tasks_client.mjs``: its TypeScript SDK's 2025-11-25 tasks client),
+  ``jsonrpc_fuzz`` (hostile input and the rules for replies to it), ``redis_workers`` (two
   workers' view of a Redis a test breaks).
 """
 

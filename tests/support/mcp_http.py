@@ -148,7 +148,10 @@ async def next_comment(events: AsyncIterator[SSEEvent], seconds: float = 10.0) -
 
 # -- 2026-07-28 (stateless) requests --------------------------------------------------------------
 MODERN = "2026-07-28"
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_PARAM = {
+    "tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+    "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId",
+}
 
 
 def modern_message(

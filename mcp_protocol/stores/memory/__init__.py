@@ -13,5 +13,6 @@ name the classes from this package: ``mcp_protocol.stores.memory.MemorySessionSt
 from .claims import MemoryClaimStore
 from .events import MemoryEventStore
 from .sessions import MemorySessionStore
+from .tasks import MemoryTaskStore
 
-__all__ = ["MemoryClaimStore", "MemoryEventStore", "MemorySessionStore"]
+__all__ = ["MemoryClaimStore", "MemoryEventStore", "MemorySessionStore", "MemoryTaskStore"]

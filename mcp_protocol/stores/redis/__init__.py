@@ -14,5 +14,6 @@ Settings name the classes from this package: ``mcp_protocol.stores.redis.RedisSe
 from .claims import RedisClaimStore
 from .events import RedisEventStore
 from .sessions import RedisSessionStore
+from .tasks import RedisTaskStore
 
-__all__ = ["RedisClaimStore", "RedisEventStore", "RedisSessionStore"]
+__all__ = ["RedisClaimStore", "RedisEventStore", "RedisSessionStore", "RedisTaskStore"]

@@ -76,7 +76,9 @@ def test_tool_shaping_per_revision():
         "_meta",
     }
     assert set(shaped["2025-11-25"]) == set(shaped["2025-06-18"]) | {"icons", "execution"}
-    assert set(shaped["2026-07-28"]) == set(shaped["2025-06-18"]) | {"icons"}  # tasks left the core
+    # Tasks left the core for the extension io.modelcontextprotocol/tasks, whose clients read the
+    # same execution.taskSupport hint.
+    assert set(shaped["2026-07-28"]) == set(shaped["2025-06-18"]) | {"icons", "execution"}
 
 
 def test_resource_template_and_prompt_shaping():

@@ -1,0 +1,391 @@
+"""``RedisTaskStore``: the tasks every worker shares. Values are JSON, never pickle.
+
+Keys (``P`` = the ``prefix`` option), all under the one hash tag ``{P:tasks}``::
+
+    {P:tasks}:t:<id>         hash: principal, tool, request, created, ttl, poll, status, message,
+                             updated, result, error, owner, lease (JSON or plain strings)
+    {P:tasks}:in:<id>        hash: outstanding input request key -> its request (JSON)
+    {P:tasks}:ans:<id>       hash: answered key -> the client's answer (JSON)
+    {P:tasks}:running        zset id -> lease end (ms) of every ``working`` task: ``lapsed`` reads it
+    {P:tasks}:all            zset id -> created (ms): the operators' listing
+    {P:tasks}:by:<principal> zset id -> created (ms): one principal's listing (2025-11-25 tasks/list)
+    {P:tasks}:open:<principal> zset id -> expiry (ms) of its unfinished tasks: the cap's count
+
+One hash tag, so every transition is one Lua script over the task, its inputs and the indexes,
+atomic on one server, on Redis Cluster (one slot: tasks are served by one master, a trade for
+atomic transitions without cross-slot protocols; tasks are few and long next to requests) and
+through Sentinel. The scripts never decode JSON (Lua's cjson turns ``[]`` into ``{}``): results,
+errors and requests pass through as strings, and a task's inputs are hash fields. A task's keys
+expire at ``created + ttl`` (``PEXPIREAT``); the indexes are hints, their entries for vanished
+tasks dropped when met. ``create`` is a write on the master: the next ``get`` on any worker (all
+read the master) finds it, which is SEP-2663's "durably created"; what survives a Redis restart
+is what its persistence settings (AOF/RDB) keep.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from redis.commands.core import AsyncScript
+
+from ...redis_client.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from ...redis_client.topology import check_prefix
+from ...store_errors import CreateError, TaskLimitReached
+from ..tasks import Answered, AnyPrincipal, Principal, TaskRecord, TaskStore, now_ms
+
+# KEYS: task, running, all, by-principal, the principal's open tasks. ARGV: id, created ms,
+# expire-at ms (0: never), lease ms, the cap (-1: none), now ms, the task's expiry as an open-set
+# score, then field/value pairs. An existing id is refused (0); a principal at its cap of
+# unfinished, unexpired tasks too (-1): counted and checked in this one step.
+CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[6])
+if tonumber(ARGV[5]) >= 0 and redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[5]) then return -1 end
+redis.call('ZADD', KEYS[5], ARGV[7], ARGV[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+if tonumber(ARGV[3]) > 0 then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+return 1
+"""
+# KEYS: task, running, answers. ARGV: id, owner, now, lease.
+CLAIM = """
+local f = redis.call('HMGET', KEYS[1], 'status', 'owner', 'lease')
+if f[1] ~= 'working' then return false end
+if f[2] and f[2] ~= '' and f[2] ~= ARGV[2] and tonumber(f[3] or '0') > tonumber(ARGV[3]) then
+  return false
+end
+local found = redis.call('HGETALL', KEYS[1])
+redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'lease', ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+return {found, redis.call('HGETALL', KEYS[3])}
+"""
+# KEYS: running, then the tasks. ARGV: owner, lease, then the tasks' ids (ARGV[i + 1] is KEYS[i]'s).
+# One script for a batch: a worker running 5,000 tasks renews them in 10 round trips, not 5,000.
+RENEW = """
+local renewed = {}
+for i = 2, #KEYS do
+  local f = redis.call('HMGET', KEYS[i], 'status', 'owner')
+  if f[1] == 'working' and f[2] == ARGV[1] then
+    redis.call('HSET', KEYS[i], 'lease', ARGV[2])
+    redis.call('ZADD', KEYS[1], ARGV[2], ARGV[i + 1])
+    renewed[#renewed + 1] = ARGV[i + 1]
+  end
+end
+return renewed
+"""
+RENEW_BATCH = 500
+NEVER = 2**53  # the open-set score of a task that never expires
+# KEYS: task, running, inputs. ARGV: id, owner, now, message, then key/request pairs.
+PARK = """
+local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if f[1] ~= 'working' or f[2] ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'input_required', 'message', ARGV[4], 'owner', '',
+           'lease', '0', 'updated', ARGV[3])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[3])
+if #ARGV > 4 then
+  redis.call('HSET', KEYS[3], unpack(ARGV, 5))
+  local at = redis.call('PEXPIRETIME', KEYS[1])
+  if at > 0 then redis.call('PEXPIREAT', KEYS[3], at) end
+end
+return 1
+"""
+# KEYS: task, running, inputs, answers. ARGV: id, now, then key/answer pairs.
+ANSWER = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'input_required' then return 'ignored' end
+local taken = 0
+for i = 3, #ARGV, 2 do
+  if redis.call('HDEL', KEYS[3], ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
+    taken = taken + 1
+  end
+end
+if taken == 0 then return 'ignored' end
+local at = redis.call('PEXPIRETIME', KEYS[1])
+if at > 0 then redis.call('PEXPIREAT', KEYS[4], at) end
+redis.call('HSET', KEYS[1], 'updated', ARGV[2])
+if redis.call('EXISTS', KEYS[3]) == 1 then return 'pending' end
+redis.call('HSET', KEYS[1], 'status', 'working', 'message', '', 'owner', '', 'lease', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+return 'ready'
+"""
+# KEYS: task, running, inputs, the principal's open tasks. ARGV: id, owner ('' : only an unowned
+# task), now, status, then field/value pairs (message, result, error).
+FINISH = """
+local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if not f[1] or f[1] == 'completed' or f[1] == 'failed' or f[1] == 'cancelled' then return 0 end
+if (f[2] or '') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[4], 'owner', '', 'lease', '0', 'updated', ARGV[3],
+           unpack(ARGV, 5))
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('DEL', KEYS[3])
+return 1
+"""
+
+# KEYS: task, inputs, answers. One consistent read of the three.
+READ = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3])}
+"""
+
+
+def _json_or_none(text: str | None) -> Any:
+    return json.loads(text) if text else None
+
+
+def _pairs(flat: list[str]) -> dict[str, str]:
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _record(
+    task_id: str, fields: dict[str, str], inputs: dict[str, str], answers: dict[str, str]
+) -> TaskRecord:
+    return TaskRecord(
+        task_id=task_id,
+        principal=json.loads(fields["principal"]),
+        tool=fields["tool"],
+        request=json.loads(fields["request"]),
+        created_ms=int(fields["created"]),
+        ttl_ms=int(fields["ttl"]) if fields.get("ttl") else None,
+        poll_interval_ms=int(fields["poll"]),
+        status=fields["status"],
+        status_message=fields.get("message") or None,
+        updated_ms=int(fields["updated"]),
+        result=_json_or_none(fields.get("result")),
+        error=_json_or_none(fields.get("error")),
+        input_requests={k: json.loads(v) for k, v in inputs.items()},
+        answers={k: json.loads(v) for k, v in answers.items()},
+        owner=fields.get("owner") or None,
+        lease_ms=int(fields.get("lease") or 0),
+    )
+
+
+class RedisTaskStore(TaskStore):
+    def __init__(
+        self,
+        *,
+        max_open_per_principal: int | None = None,
+        url: str = DEFAULT_URL,
+        prefix: str = "mcp",
+        socket_timeout: float = 5.0,
+        mode: str = "standalone",
+        sentinels: Sequence[str] | str = (),
+        sentinel_master: str = "mymaster",
+        sentinel_password: str | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(max_open_per_principal=max_open_per_principal, **options)
+        self.prefix = check_prefix(prefix)
+        self._redis = RedisConnector.from_options(
+            url,
+            mode=mode,
+            sentinels=sentinels,
+            sentinel_master=sentinel_master,
+            sentinel_password=sentinel_password,
+            socket_timeout=socket_timeout,
+        )
+        tag = f"{{{self.prefix}:tasks}}"
+        self._tag = tag
+        self._running, self._all = f"{tag}:running", f"{tag}:all"
+        self._scripts: dict[str, AsyncScript] = {}
+
+    def _keys(self, task_id: str) -> tuple[str, str, str]:
+        return f"{self._tag}:t:{task_id}", f"{self._tag}:in:{task_id}", f"{self._tag}:ans:{task_id}"
+
+    def _by(self, principal: str | None) -> str:
+        return f"{self._tag}:by:{json.dumps(principal)}"
+
+    def _open(self, principal: str | None) -> str:
+        return f"{self._tag}:open:{json.dumps(principal)}"
+
+    async def _run(self, source: str, keys: list[str], args: list[Any]) -> Any:
+        client = await self._redis.ready_client()
+        script = self._scripts.get(source)
+        if script is None:
+            script = self._scripts[source] = client.register_script(source)
+        with unavailable_as_store_error():
+            return await script(keys=keys, args=args, client=client)
+
+    async def create(self, record: TaskRecord) -> None:
+        task, _, _ = self._keys(record.task_id)
+        expire_at = 0 if record.ttl_ms is None else record.created_ms + record.ttl_ms
+        fields = {
+            "principal": json.dumps(record.principal),
+            "tool": record.tool,
+            "request": json.dumps(record.request),
+            "created": record.created_ms,
+            "ttl": "" if record.ttl_ms is None else record.ttl_ms,
+            "poll": record.poll_interval_ms,
+            "status": record.status,
+            "message": record.status_message or "",
+            "updated": record.updated_ms,
+            "owner": record.owner or "",
+            "lease": record.lease_ms,
+        }
+        flat = [item for pair in fields.items() for item in pair]
+        cap = -1 if self.max_open_per_principal is None else self.max_open_per_principal
+        open_until = expire_at or NEVER
+        created = await self._run(
+            CREATE,
+            [task, self._running, self._all, self._by(record.principal), self._open(record.principal)],
+            [record.task_id, record.created_ms, expire_at, record.lease_ms, cap, now_ms(), open_until, *flat],
+        )
+        if created == -1:
+            raise TaskLimitReached("Too many unfinished tasks for this principal", cap)
+        if not created:
+            raise CreateError(f"Task {record.task_id!r} already exists")
+        if record.answers:  # answered in the MRTR rounds before the task: replayed by every run
+            client = await self._redis.ready_client()
+            answers = self._keys(record.task_id)[2]
+            with unavailable_as_store_error():
+                await client.hset(answers, mapping={k: json.dumps(v) for k, v in record.answers.items()})
+                if expire_at:
+                    await client.pexpireat(answers, expire_at)
+
+    async def _read(self, task_id: str) -> TaskRecord | None:
+        parts = await self._run(READ, list(self._keys(task_id)), [])
+        fields, asked, answered = (_pairs(part) for part in parts)
+        if not fields.get("status"):
+            return None
+        record = _record(task_id, fields, asked, answered)
+        return None if record.expired(now_ms()) else record
+
+    async def get(self, task_id: str, principal: Principal) -> TaskRecord | None:
+        record = await self._read(task_id)
+        return record if record is not None and record.visible_to(principal) else None
+
+    async def claim(self, task_id: str, owner: str, lease_ms: int) -> TaskRecord | None:
+        task, _, answers = self._keys(task_id)
+        found = await self._run(CLAIM, [task, self._running, answers], [task_id, owner, now_ms(), lease_ms])
+        if not found:
+            return None
+        return _record(task_id, _pairs(found[0]), {}, _pairs(found[1]))
+
+    async def renew(self, task_ids: list[str], owner: str, lease_ms: int) -> set[str]:
+        renewed: set[str] = set()
+        for start in range(0, len(task_ids), RENEW_BATCH):
+            batch = task_ids[start : start + RENEW_BATCH]
+            keys = [self._running, *(self._keys(task_id)[0] for task_id in batch)]
+            renewed.update(str(i) for i in await self._run(RENEW, keys, [owner, lease_ms, *batch]))
+        return renewed
+
+    async def park(
+        self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
+    ) -> bool:
+        task, inputs, _ = self._keys(task_id)
+        flat = [item for key, request in input_requests.items() for item in (key, json.dumps(request))]
+        return bool(
+            await self._run(
+                PARK, [task, self._running, inputs], [task_id, owner, now_ms(), message or "", *flat]
+            )
+        )
+
+    async def answer(
+        self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]
+    ) -> Answered:
+        if await self.get(task_id, principal) is None:
+            return Answered.UNKNOWN
+        task, inputs, answers = self._keys(task_id)
+        flat = [item for key, answer in responses.items() for item in (key, json.dumps(answer))]
+        outcome = await self._run(ANSWER, [task, self._running, inputs, answers], [task_id, now_ms(), *flat])
+        return Answered(outcome)
+
+    async def finish(
+        self,
+        task_id: str,
+        owner: str | None,
+        status: str,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        message: str | None = None,
+    ) -> bool:
+        task, inputs, _ = self._keys(task_id)
+        client = await self._redis.ready_client()
+        with unavailable_as_store_error():
+            principal = await client.hget(task, "principal")
+        if principal is None:
+            return False
+        extra = [
+            "message",
+            message or "",
+            "result",
+            json.dumps(result) if result is not None else "",
+            "error",
+            json.dumps(error) if error is not None else "",
+        ]
+        return bool(
+            await self._run(
+                FINISH,
+                [task, self._running, inputs, self._open(json.loads(principal))],
+                [task_id, owner or "", now_ms(), status, *extra],
+            )
+        )
+
+    async def cancel(
+        self, task_id: str, principal: Principal, message: str = "The task was cancelled by request."
+    ) -> TaskRecord | None:
+        found = await self.get(task_id, principal)
+        if found is None or found.terminal:
+            return found
+        task, inputs, _ = self._keys(task_id)
+        # The holder's identity does not matter to a cancel: finish on whoever holds it.
+        await self._run(
+            FINISH,
+            [task, self._running, inputs, self._open(found.principal)],
+            [task_id, found.owner or "", now_ms(), "cancelled", "message", message],
+        )
+        again = await self._read(task_id)
+        if again is not None and again.status not in ("cancelled",) and not again.terminal:
+            # The owner changed between our read and the write (a claim, a park): cancel again.
+            return await self.cancel(task_id, principal, message)
+        return found
+
+    async def lapsed(self, limit: int = 100) -> list[str]:
+        client = await self._redis.ready_client()
+        with unavailable_as_store_error():
+            due = await client.zrangebyscore(self._running, "-inf", now_ms(), start=0, num=limit)
+        ids = [str(i) for i in due]
+        live = []
+        for task_id in ids:
+            record = await self._read(task_id)
+            if record is None or record.status != "working":
+                with unavailable_as_store_error():
+                    await client.zrem(self._running, task_id)  # a vanished task: drop its hint
+            else:
+                live.append(task_id)
+        return live
+
+    async def list_tasks(
+        self, principal: Principal, offset: int = 0, limit: int = 50
+    ) -> tuple[list[TaskRecord], int | None]:
+        index = self._all if isinstance(principal, AnyPrincipal) else self._by(principal)
+        client = await self._redis.ready_client()
+        page: list[TaskRecord] = []
+        position = offset
+        while len(page) < limit:
+            with unavailable_as_store_error():
+                ids = [str(i) for i in await client.zrevrange(index, position, position + limit - 1)]
+            if not ids:
+                return page, None
+            for task_id in ids:
+                position += 1
+                record = await self._read(task_id)
+                if record is None:
+                    with unavailable_as_store_error():
+                        await client.zrem(index, task_id)
+                    position -= 1  # the index shifted under us
+                elif record.visible_to(principal):
+                    page.append(record)
+                    if len(page) == limit:
+                        break
+        with unavailable_as_store_error():
+            more = await client.zcard(index) > position
+        return page, (position if more else None)
+
+    async def close(self) -> None:
+        await self._redis.close()

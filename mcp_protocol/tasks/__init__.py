@@ -1,0 +1,13 @@
+"""Tasks: a ``tools/call`` answered at once with a task the client polls, answers and cancels
+(2026-07-28 extension ``io.modelcontextprotocol/tasks``, SEP-2663; 2025-11-25
+basic/utilities/tasks.mdx, SEP-1686), on any worker, outliving the worker that ran it.
+
+    wire.py     a ``TaskRecord`` as each revision shows it; the extension's capability checks
+    runner.py   ``TaskRunner``: runs tasks on this worker under a lease, resumes answered ones,
+                takes over the tasks of dead workers, stops cancelled ones wherever they run
+    signals.py  what workers tell each other over the bus: stop a run, a task changed
+
+The records are a ``TaskStore`` (``stores/tasks.py``); the methods (``tasks/get`` …) are
+``methods/tasks.py``. Nothing here imports the method handlers: the server hands the runner
+the function that executes a tool.
+"""

@@ -1,0 +1,393 @@
+"""``TaskRunner``: where tasks run, and what happens when they stop.
+
+Tasks run in the web workers, in the worker that received the call (no queue, no separate task
+workers): the tool is already in this worker's in-memory registry snapshot, so a task costs one
+store write more than the same call made synchronously, and the questions a tool asks mid-task
+use the same replay machinery as MRTR (``inputs.py``). Durability comes from the store, not
+from the process:
+
+- **Start** (``start_call``): the tool starts at once in an asyncio task of its own; the request
+  waits up to ``immediate`` seconds. A tool done by then is answered synchronously (SEP-2663
+  "Immediate-result shortcut": the server decides per call); one that asked the client first
+  gets the MRTR input-required result (SEP-2663 "Composition with MRTR": resolved synchronously
+  before the task exists); otherwise (or once the tool calls ``ctx.run_as_task()``) the task is
+  written to the store (``CreateTaskResult`` only after that: "durably created") and the tool
+  runs on, under a lease renewed every ``lease / 3`` seconds.
+- **Questions** mid-task: the run is stopped (replay: it must ask the same questions in the
+  same order) and the task parked ``input_required``, lease released. ``tasks/update`` on any
+  worker records the answers; the worker that completes them claims the task and runs the tool
+  again from the start with every answer so far.
+- **Cancel** on any worker marks the task ``cancelled`` in the store (terminal, so the run's
+  result is refused), then stops the run where it is: here at once, or through the bus channel
+  ``tasks:<owner>`` of the worker holding the lease. A lost bus message is caught by the next
+  renewal, which no longer renews a cancelled task and stops its run.
+- **Worker death**: its leases lapse. Every worker looks for lapsed tasks every ``lease / 3``
+  seconds and exactly one claims each: a tool marked idempotent (``annotations.idempotentHint``)
+  is run again from the start, any other ends ``failed`` with a retryable -32603. So a task is
+  never ``working`` for longer than its lease past its worker's death (plus a sweep period).
+
+Why not a queue library (pydocket, taskiq, arq): each would run the tool in a separate worker
+process that does not hold the registry snapshot or the request's context, adds its own
+Redis layout and polling beside the store the tasks must be in anyway (``tasks/get`` reads it
+on any worker), and a queue hop on the way to a running tool; the lease and the claim are the
+two Redis scripts of ``RedisTaskStore``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from ..bus.base import Bus, Subscription
+from ..context import Context
+from ..definitions import Tool
+from ..errors import InternalError, MCPError
+from ..inputs import InputRound
+from ..outbound import Outbound
+from ..provider import Provider
+from ..request_state import Binding, arguments_digest
+from ..session import Session
+from ..store_errors import StoreUnavailable
+from ..stores.tasks import (
+    ANY_PRINCIPAL,
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    INPUT_REQUIRED,
+    Principal,
+    TaskRecord,
+    TaskStore,
+    new_task_id,
+    now_ms,
+)
+from .signals import announce, cancel_everywhere, channel
+from .wire import task_to_wire
+
+logger = logging.getLogger("mcp_protocol.tasks")
+
+# Runs one tool call: the shaped CallToolResult, or an MCPError (a protocol error: ``failed``).
+Execute = Callable[[Tool, dict[str, Any], Context, str], Coroutine[Any, Any, dict[str, Any]]]
+WORKER_STOPPED_MESSAGE = "The worker running this task stopped before it finished; the task may be retried"
+WORKER_STOPPED: dict[str, Any] = {
+    "code": -32603,
+    "message": WORKER_STOPPED_MESSAGE,
+    "data": {"retryable": True},
+}
+
+
+class _Silent(Outbound):
+    """Where a task's notifications go: nowhere (SEP-2663: no progress or log messages for
+    tasks); server→client requests of a legacy-era task are refused (the tool gets an error)."""
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        return None
+
+    async def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
+        from ..errors import ClientRequestError
+
+        raise ClientRequestError(f"{method} cannot be sent from this task")
+
+
+@dataclass(slots=True)
+class Started:
+    """What ``start_call`` did: made a task, answered at once, or asked the client first."""
+
+    record: TaskRecord | None = None
+    result: dict[str, Any] | None = None
+    asked: InputRound | None = None
+
+
+class TaskRunner:
+    def __init__(
+        self,
+        store: TaskStore,
+        bus: Bus,
+        provider: Provider,
+        *,
+        lease: float = 10.0,
+        ttl_ms: int | None = 3_600_000,
+        poll_interval_ms: int = 500,
+        immediate: float = 0.1,
+    ) -> None:
+        self.store, self.bus, self.provider = store, bus, provider
+        self.lease, self.ttl_ms, self.poll_interval_ms = lease, ttl_ms, poll_interval_ms
+        self.immediate = immediate
+        self.owner = f"w-{secrets.token_hex(8)}"  # this worker, in leases and on the bus
+        self.execute: Execute | None = None  # set by the Server (methods/tools.execute_tool)
+        self._jobs: dict[str, asyncio.Task[dict[str, Any]]] = {}
+        self._supervisors: set[asyncio.Task[None]] = set()
+        self._upkeep: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._subscription: Subscription | None = None
+        # Metrics hooks (transports/metrics.py, wired by the runtime when metrics are on).
+        self.on_created: Callable[[], None] | None = None
+        self.on_started: Callable[[int], None] | None = None  # runs on this worker now
+        self.on_ended: Callable[[str, float, int], None] | None = None  # status, s since creation, runs
+        # 2025-11-25 notifications/tasks/status: (session id, the task) → its GET stream (the
+        # runtime writes it to the session's standalone log, which any worker's stream reads).
+        self.legacy_status: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._upkeep is not None:
+            return
+        self._subscription = await self.bus.subscribe(channel(self.owner))
+        self._listener = asyncio.create_task(self._listen(self._subscription))
+        self._upkeep = asyncio.create_task(self._keep_up())
+
+    async def close(self) -> None:
+        for task in (self._upkeep, self._listener):
+            if task is not None:
+                task.cancel()
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.close()
+        for job in list(self._jobs.values()):
+            job.cancel()  # its lease lapses: another worker takes the task over or fails it
+        self._upkeep = self._listener = None
+
+    @property
+    def running(self) -> int:
+        return len(self._jobs)
+
+    # -- a call becomes a task ------------------------------------------------------------------
+    async def start_call(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        session: Session,
+        inputs: InputRound | None,
+        version: str,
+        *,
+        wait: bool,
+        ttl_ms: int | None = None,
+    ) -> Started:
+        """Run ``tool``; ``wait``: up to ``immediate`` seconds for a result or a first question
+        before it becomes a task (2026-07-28), else a task at once (2025-11-25, the client asked)."""
+        assert self.execute is not None, "the Server sets TaskRunner.execute"
+        detached = asyncio.Event()
+        inputs = inputs.fork() if inputs is not None else None
+        ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
+        ctx.on_detach = detached.set
+        job = asyncio.create_task(self.execute(tool, arguments, ctx, version))
+        if inputs is not None:
+            inputs.task = job  # a question stops the tool's run, not the request
+        created = False
+        try:
+            if wait:
+                waiter = asyncio.create_task(detached.wait())
+                try:
+                    await asyncio.wait(
+                        {job, waiter}, timeout=self.immediate, return_when=asyncio.FIRST_COMPLETED
+                    )
+                finally:
+                    waiter.cancel()
+                if job.done() and not detached.is_set():
+                    if job.cancelled():
+                        return Started(asked=inputs)
+                    return Started(result=job.result())
+            record = self._record(tool, arguments, session, inputs, version, ttl_ms)
+            await self.store.create(record)
+            created = True
+            self._jobs[record.task_id] = job  # renewed from now on (the record exists)
+            if self.on_created is not None:
+                self.on_created()
+            self._watch(record.task_id, job, inputs, record.created_ms)
+            return Started(record=record)
+        finally:
+            if not created and not job.done():
+                job.cancel()
+
+    def _record(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        session: Session,
+        inputs: InputRound | None,
+        version: str,
+        ttl_ms: int | None,
+    ) -> TaskRecord:
+        now = now_ms()
+        ttl = self.ttl_ms if ttl_ms is None else (min(ttl_ms, self.ttl_ms) if self.ttl_ms else ttl_ms)
+        request = {
+            "arguments": arguments,
+            "version": version,
+            "stateless": session.stateless,
+            # 2025-11-25: the session whose GET stream hears notifications/tasks/status.
+            "session_id": None if session.stateless else session.id,
+            "capabilities": session.client_capabilities,
+            "client_info": session.client_info,
+        }
+        return TaskRecord(
+            task_id=new_task_id(),
+            principal=session.principal,
+            tool=tool.name,
+            request=request,
+            created_ms=now,
+            ttl_ms=ttl,
+            poll_interval_ms=self.poll_interval_ms,
+            answers=dict(inputs.answers) if inputs is not None else {},
+            owner=self.owner,
+            lease_ms=now + int(self.lease * 1000),
+        )
+
+    # -- a run ends -----------------------------------------------------------------------------
+    async def _supervise(
+        self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None, created_ms: int
+    ) -> None:
+        status = CANCELLED
+        try:
+            await asyncio.wait({job})
+            if job.cancelled():
+                if inputs is not None and inputs.parked:
+                    status = INPUT_REQUIRED
+                    await self.store.park(task_id, self.owner, inputs.questions, "Waiting for input")
+                return  # cancelled (tasks/cancel, a lost lease, shutdown): nothing of ours to write
+            error = job.exception()
+            if error is None:
+                status = COMPLETED
+                await self.store.finish(task_id, self.owner, COMPLETED, result=job.result())
+            elif isinstance(error, MCPError):
+                status = FAILED
+                await self.store.finish(
+                    task_id, self.owner, FAILED, error=error.to_error(), message=error.message
+                )
+            else:
+                status = FAILED
+                logger.error("Task %s failed", task_id, exc_info=error)
+                await self.store.finish(
+                    task_id, self.owner, FAILED, error=InternalError().to_error(), message="Internal error"
+                )
+        except StoreUnavailable:
+            logger.warning("Task %s: the task store is unavailable; its lease will lapse", task_id)
+        finally:
+            if self._jobs.get(task_id) is job:
+                del self._jobs[task_id]
+            if status != CANCELLED:
+                await self.changed(task_id)
+            if self.on_ended is not None:
+                self.on_ended(status, (now_ms() - created_ms) / 1000, len(self._jobs))
+
+    # -- resume, take over, cancel --------------------------------------------------------------
+    async def take(self, task_id: str) -> bool:
+        """Claim a task nobody runs (answered, or its worker died) and run or fail it here."""
+        if task_id in self._jobs:
+            return False
+        record = await self.store.claim(task_id, self.owner, now_ms() + int(self.lease * 1000))
+        if record is None:
+            return False
+        tool = self.provider.snapshot().tool(record.tool)
+        died = record.owner is not None and record.owner != self.owner
+        if tool is None or (died and (tool.annotations or {}).get("idempotentHint") is not True):
+            await self.store.finish(
+                task_id, self.owner, FAILED, error=dict(WORKER_STOPPED), message=WORKER_STOPPED_MESSAGE
+            )
+            await self.changed(task_id)
+            return True
+        self._launch(record, tool)
+        return True
+
+    def _launch(self, record: TaskRecord, tool: Tool) -> None:
+        assert self.execute is not None
+        request = record.request
+        session = Session(
+            id=f"task-{record.task_id[:8]}",
+            protocol_version=request["version"],
+            client_info=request.get("client_info") or {},
+            client_capabilities=request.get("capabilities") or {},
+            principal=record.principal,
+            state="ready",
+            stateless=bool(request.get("stateless")),
+        )
+        inputs = None
+        if session.stateless:
+            digest = arguments_digest(request["arguments"])
+            inputs = InputRound(
+                dict(record.answers), lambda: Binding(record.principal, "tools/call", tool.name, digest)
+            )
+        ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
+        job = asyncio.create_task(self.execute(tool, request["arguments"], ctx, request["version"]))
+        if inputs is not None:
+            inputs.task = job
+        self._jobs[record.task_id] = job
+        self._watch(record.task_id, job, inputs, record.created_ms)
+
+    def _watch(
+        self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None, created_ms: int
+    ) -> None:
+        if self.on_started is not None:
+            self.on_started(len(self._jobs))
+        supervisor = asyncio.create_task(self._supervise(task_id, job, inputs, created_ms))
+        self._supervisors.add(supervisor)  # a reference until it ends (asyncio keeps weak ones)
+        supervisor.add_done_callback(self._supervisors.discard)
+
+    async def cancel(self, task_id: str, principal: Principal) -> TaskRecord | None:
+        """Cancel on any worker; stop the run where it is. The record as found (None: unknown)."""
+        found = await cancel_everywhere(self.store, self.bus, task_id, principal, here=self)
+        if found is not None and not found.terminal:
+            await self.changed(task_id, announced=True)
+        return found
+
+    async def cancel_all_of(self, principals: set[str]) -> int:
+        """Cancel every unfinished task of these principals (their keys were revoked or expired:
+        their work stops with their streams and sessions). How many were cancelled."""
+        cancelled = 0
+        for principal in sorted(principals):
+            offset: int | None = 0
+            while offset is not None:
+                page, offset = await self.store.list_tasks(principal, offset, 500)
+                for record in page:
+                    if not record.terminal and await self.cancel(record.task_id, principal) is not None:
+                        cancelled += 1
+        return cancelled
+
+    async def changed(self, task_id: str, *, announced: bool = False) -> None:
+        """The task changed here: tell the listen streams following it (any worker), and its
+        2025-11-25 session's GET stream (tasks.mdx "Task Status Notification": MAY)."""
+        if not announced:
+            await announce(self.bus, task_id)
+        if self.legacy_status is None:
+            return
+        with contextlib.suppress(StoreUnavailable):
+            record = await self.store.get(task_id, ANY_PRINCIPAL)
+            session_id = record.request.get("session_id") if record is not None else None
+            if record is not None and isinstance(session_id, str):
+                await self.legacy_status(session_id, task_to_wire(record, modern=False))
+
+    def stop(self, task_id: str) -> None:
+        job = self._jobs.get(task_id)
+        if job is not None:
+            job.cancel()
+
+    async def _listen(self, subscription: Subscription) -> None:
+        async for message in subscription:
+            task_id = message.get("cancel")
+            if isinstance(task_id, str):
+                self.stop(task_id)
+
+    async def _keep_up(self) -> None:
+        period = self.lease / 3
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await self.tick()
+            except StoreUnavailable:
+                logger.warning("task upkeep: the task store is unavailable")
+            except Exception:
+                logger.exception("task upkeep failed")
+
+    async def tick(self) -> None:
+        """Renew this worker's leases (a run whose task was cancelled or taken stops), then take
+        over the tasks nobody runs."""
+        ids = list(self._jobs)
+        if ids:
+            kept = await self.store.renew(ids, self.owner, now_ms() + int(self.lease * 1000))
+            for task_id in set(ids) - kept:
+                self.stop(task_id)
+        for task_id in await self.store.lapsed():
+            await self.take(task_id)
