@@ -26,7 +26,13 @@ import sys, tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))["project"]
 # Every test pin the unit tests may import; not the linters.
 unwanted = ("ruff", "mypy")
-test = [r for r in project["optional-dependencies"]["test"] if r.split("==")[0] not in unwanted]
+extras = project["optional-dependencies"]
+test = []
+for r in extras["test"]:
+    if r.startswith("mcpsite["):  # an extra of our own (the test extra takes "otel"): its pins
+        test += [p for name in r[len("mcpsite["):-1].split(",") for p in extras[name.strip()]]
+    elif r.split("==")[0] not in unwanted:
+        test.append(r)
 pins = [sys.argv[1] if r.split("==")[0] == "django" else r for r in project["dependencies"]]
 print("\n".join(pins + test))
 PY
