@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .definitions import Completion, Prompt, Snapshot, Tool
 
 if TYPE_CHECKING:
+    from .bus.base import Bus
     from .context import Context
 
 
@@ -79,6 +80,16 @@ class Provider(ABC):
         that re-lists after ``list_changed`` sees the change on this worker. Default: nothing to
         rebuild.
         """
+
+    async def start(self, bus: Bus) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Start what the provider runs beside serving, once the transport is subscribed to the
+        bus ``changes`` channel and has refreshed: a provider whose source of truth may change
+        without a message on ``bus`` (a publish lost between commit and bus, another key prefix,
+        another process with an in-memory bus) looks for such changes and publishes them on
+        ``bus`` itself, so they are served and notified like any other. Default: nothing."""
+
+    async def stop(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Stop what ``start`` started (the transport is closing)."""
 
     @abstractmethod
     async def call_tool(self, tool: Tool, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]: ...

@@ -176,6 +176,12 @@ REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
 if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:
     REGISTRY_HTTP_SECRET_ENV_PREFIXES = env_list("REGISTRY_HTTP_SECRET_ENV_PREFIXES", [])
 REGISTRY_HTTP_SECRET_ENV_ALLOWED = env_list("REGISTRY_HTTP_SECRET_ENV_ALLOWED", [])
+# How often each worker checks the database for registry changes its bus missed, and how long a
+# change set may take to commit (registry/reconcile.py; defaults there).
+if "REGISTRY_RECONCILE_SECONDS" in os.environ:
+    REGISTRY_RECONCILE_SECONDS = float(os.environ["REGISTRY_RECONCILE_SECONDS"])
+if "REGISTRY_RECONCILE_SETTLE_SECONDS" in os.environ:
+    REGISTRY_RECONCILE_SETTLE_SECONDS = float(os.environ["REGISTRY_RECONCILE_SETTLE_SECONDS"])
 
 REDIS_URL = os.environ.get("REDIS_URL") or None
 _KEY_PREFIX = os.environ.get("MCP_KEY_PREFIX", "mcp")

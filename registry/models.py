@@ -210,5 +210,6 @@ class Tool(Definition):
 
 # Models of this app kept in modules of their own; imported here so Django and ``registry.models``
 # users find them (each module imports ``Definition`` from above: these imports come last).
+from .changeset_models import ChangeSet  # noqa: E402, F401
 from .prompt_models import Prompt, PromptArgument, PromptMessage  # noqa: E402, F401
 from .resource_models import Resource, ResourceTemplate  # noqa: E402, F401

@@ -114,6 +114,8 @@ class Runtime:
                 await self.provider.refresh()
                 await self.access.start()
                 await self.fanout.start()
+                # After the fan-out subscribed: what the provider publishes reaches it.
+                await self.provider.start(self.bus)
             except BaseException as exc:
                 started, self._started = self._started, None
                 started.set_exception(exc)
@@ -129,6 +131,8 @@ class Runtime:
         for group in self._live.values():
             for ended in group:
                 ended.set()
+        with contextlib.suppress(Exception):
+            await self.provider.stop()
         await self.fanout.stop()
         await self.pending.close()
         with contextlib.suppress(Exception):

@@ -272,6 +272,8 @@ async def serve(server: Server, provider: Provider, out: IO[bytes], bus: Bus | N
         if watcher.done():
             watcher.result()  # subscribing failed: fail loudly rather than serve stale lists
     await provider.refresh()
+    if bus is not None:
+        await provider.start(bus)  # changes the bus never carried are published on it (provider.py)
     reader = await _stdin_reader()
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -289,6 +291,9 @@ async def serve(server: Server, provider: Provider, out: IO[bytes], bus: Bus | N
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)
+        if bus is not None:
+            with contextlib.suppress(Exception):
+                await provider.stop()
         if watcher is not None:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
