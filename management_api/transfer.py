@@ -16,6 +16,8 @@ from rest_framework.views import APIView
 
 from registry import transfer
 
+from .authors import AuthoredMixin
+
 MODELS = ("tool", "resource", "resourcetemplate", "prompt")
 EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hello {{ who }}",
                       "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}}}],
@@ -48,7 +50,7 @@ class ExportView(APIView):
         return Response(transfer.export_document())
 
 
-class ImportView(APIView):
+class ImportView(AuthoredMixin, APIView):
     permission_classes = [permissions.IsAdminUser, CanImport]
 
     @extend_schema(

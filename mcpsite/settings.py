@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "simple_history",  # the registry's history (registry/history.py): its admin templates
     "mcp_django",
     "registry",
     "access",

@@ -153,6 +153,17 @@ def note_change(
     connection.run_on_commit.append((set(), batch.flush, False))
 
 
+def changeset_id(kind: str, using: str | None = None) -> int | None:
+    """The id of the change set the current transaction's changes go to, opened now (for ``kind``)
+    if this is its first change; None outside a transaction (nothing to group with)."""
+    connection = transaction.get_connection(using)
+    if not connection.in_atomic_block:
+        return None
+    note_change(kind, (), using=using)
+    batch: _Batch = getattr(connection, _BATCH_ATTR)
+    return batch.changeset
+
+
 def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:
     if batch is None:
         return None

@@ -23,6 +23,7 @@ from django.db import models
 from . import handlers, secret_env
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
+from .history import Recorded
 from .validators import (
     env_var_name,
     header_name,
@@ -52,7 +53,7 @@ def mime_type_field() -> models.CharField:
     )
 
 
-class Definition(Versioned):
+class Definition(Recorded, Versioned):
     """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``), and
     the ``version`` of optimistic concurrency (``concurrency.py``)."""
 

@@ -20,13 +20,16 @@ publishes nothing. ``dry_run`` reports what would change and writes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, models, transaction
 
+from . import authorship
 from .concurrency import VersionConflict
+from .history import bulk_create_recorded
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 from .validators import json_pointer
 
@@ -108,8 +111,10 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
         return outcome
     for unknown in sorted(set(document) - {s for s, _, _ in SECTIONS}):
         outcome.errors.append(Problem(json_pointer([unknown]), f"Unknown section {unknown!r}."))
+    # One import is one change set, from the "import" source, by whoever runs it (authorship.py).
+    importing = dataclasses.replace(authorship.current(), source="import")
     try:
-        with transaction.atomic():
+        with authorship.authored(importing), transaction.atomic():
             plans = {section: _plan(section, model, key, document.get(section, []), outcome)
                      for section, model, key in SECTIONS}
             if outcome.errors:
@@ -231,5 +236,6 @@ def _apply(plans: dict[str, list[_Item]], mode: str, outcome: Outcome) -> None:
                 child_model._default_manager.filter(prompt=item.row).delete()
                 for child in item.children[name]:  # type: ignore[index]
                     child.prompt = item.row
-                child_model._default_manager.bulk_create(item.children[name])  # type: ignore[index]
+                # With a historical row each, in the import's change set (history.py).
+                bulk_create_recorded(child_model, item.children[name])  # type: ignore[index]
         outcome.sections[section] = report
