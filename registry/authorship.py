@@ -20,6 +20,7 @@ class Author:
     source: str = "shell"  # ChangeSet.Source
     actor: str = "system"  # user:<name>, token:<name> or system
     user_id: int | None = None
+    note: str = ""  # what the change is, when it is more than an edit: "revert of change set 12"
 
 
 NOBODY = Author()

@@ -111,7 +111,7 @@ def open_changeset(changed: dict[str, set[str]], using: str | None = None) -> in
 
     author = authorship.current()
     row = ChangeSet.objects.using(using).create(
-        source=author.source, actor=author.actor, user_id=author.user_id,
+        source=author.source, actor=author.actor, user_id=author.user_id, note=author.note,
         kinds=_kinds(changed), uris=_uris(changed),
     )
     return int(row.pk)

@@ -37,6 +37,7 @@ class ChangeSet(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    note = models.CharField(max_length=255, blank=True, help_text="e.g. revert of change set 12")
     kinds = models.JSONField(default=list, help_text="The lists that changed: tools, resources, prompts.")
     uris = models.JSONField(default=list, help_text="The resources that changed.")
 
