@@ -93,11 +93,25 @@ def state(record: Any) -> State:
     model = record.instance_type
     out = {f.name: getattr(record, f.attname) for f in state_fields(model)}
     if model is Prompt:
-        out.update(children_at(record.id, record.changeset_id, record.history_id))
+        out.update(children_at(record.id, record.changeset_id))
     return out
 
 
-def children_at(prompt_id: int, changeset: int | None, history_id: int | None = None) -> dict[str, list[Any]]:
+def state_at(model: type[models.Model], object_id: int, changeset: int | None = None) -> State:
+    """A definition's state as change set ``changeset`` left it (None: now, from its history)."""
+    records = versions(model, object_id)
+    if changeset is not None:
+        records = records.filter(changeset_id__lte=changeset)
+    record = records.first()
+    if record is None or record.history_type == "-":
+        return None
+    out = {f.name: getattr(record, f.attname) for f in state_fields(model)}
+    if model is Prompt:
+        out.update(children_at(object_id, changeset))
+    return out
+
+
+def children_at(prompt_id: int, changeset: int | None) -> dict[str, list[Any]]:
     """A prompt's arguments and messages as its change set ``changeset`` left them."""
     out: dict[str, list[Any]] = {}
     for name, child in CHILDREN:
@@ -173,7 +187,7 @@ def revert_object(
                     + ("deleted" if current is None else f'at version "{current.version}"')
                 )
         try:
-            return _apply(model, object_id, current, state(record), record)
+            return _apply(model, object_id, current, state(record))
         except (ValidationError, IntegrityError) as exc:
             raise RevertRefused(
                 [Conflict(kind_of(model), object_id, key_of(model, record), _reason(exc))]
@@ -189,12 +203,15 @@ def revert_changeset(changeset: int) -> list[tuple[str, int]]:
     conflicts: list[Conflict] = []
     with _as_revert(f"revert of change set {changeset}"), transaction.atomic():
         for model, object_id in units:
-            latest, last_changeset = _latest(model, object_id)
             current = model._default_manager.select_for_update().filter(pk=object_id).first()
+            latest = versions(model, object_id).first()
             key = key_of(model, latest if latest is not None else current)
-            if last_changeset != changeset:
+            # Changed since, unless it is still what the change set left (a later change may have
+            # been reverted already).
+            if state_at(model, object_id) != state_at(model, object_id, changeset):
+                _, last = _latest(model, object_id)
                 conflicts.append(
-                    Conflict(kind_of(model), object_id, key, f"changed since, by change set {last_changeset}")
+                    Conflict(kind_of(model), object_id, key, f"changed since, by change set {last}")
                 )
                 continue
             before = versions(model, object_id).filter(changeset_id__lt=changeset).first()
@@ -207,7 +224,8 @@ def revert_changeset(changeset: int) -> list[tuple[str, int]]:
                 continue
             try:
                 with transaction.atomic():
-                    _apply(model, object_id, current, None if before is None else state(before), before)
+                    # Just before the change set: its children's versions counted for a prompt.
+                    _apply(model, object_id, current, state_at(model, object_id, changeset - 1))
             except (ValidationError, IntegrityError) as exc:
                 conflicts.append(Conflict(kind_of(model), object_id, key, _reason(exc)))
         if conflicts:
@@ -241,7 +259,7 @@ def _latest(model: type[models.Model], object_id: int) -> tuple[Any, int | None]
     return latest, changeset
 
 
-def _apply(model: type[models.Model], object_id: int, current: Any, target: State, record: Any) -> Any:
+def _apply(model: type[models.Model], object_id: int, current: Any, target: State) -> Any:
     if target is None:
         if current is not None:
             current.delete()
