@@ -6,6 +6,9 @@ never reaches the fleet, like a process killed between commit and publish) is fo
 database by every worker (``registry/reconcile.py``): GET streams on both workers get
 ``list_changed`` once, and both serve the new tool. Skipped without PostgreSQL on 127.0.0.1:5432
 or without redis-server.
+
+A revert through the management API on A is an ordinary edit: an SDK client connected to B gets
+``notifications/tools/list_changed`` and lists the reverted tool.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.fleets import Fleet, running_fleet
@@ -51,6 +57,11 @@ class Pair:
     fleet: Fleet
     a: LiveServer
     b: LiveServer
+    token: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +76,11 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
         ) as fleet,
     ):
         fleet.manage("migrate", "--noinput")
+        admin = ["createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com"]
+        fleet.manage(*admin, DJANGO_SUPERUSER_PASSWORD=uuid.uuid4().hex)
+        token = fleet.manage("create_management_token", "--user", "ci", "--name", "history").strip()
         a, b = fleet.start(2)
-        yield Pair(fleet, a, b)
+        yield Pair(fleet, a, b, token)
 
 
 @pytest.fixture
@@ -106,3 +120,41 @@ async def test_a_change_published_under_another_key_prefix_reaches_every_worker_
         )
         assert called.status_code == 200, called.text
         assert called.json()["result"]["content"][0]["text"] == f"hi from {name}"
+
+
+async def test_a_revert_on_a_reaches_an_sdk_client_on_b_as_list_changed(
+    pair: Pair, client: httpx.AsyncClient
+) -> None:
+    api = f"{pair.a.base_url}/api/v1"
+    made = await client.post(
+        f"{api}/tools/",
+        headers=pair.auth,
+        json={"name": "reverted_tool", "kind": "template", "template_text": "x", "description": "first"},
+    )
+    assert made.status_code == 201, made.text
+    tool_id = made.json()["id"]
+    edited = await client.patch(f"{api}/tools/{tool_id}/", headers=pair.auth, json={"description": "second"})
+    assert edited.status_code == 200
+    first = (await client.get(f"{api}/history/tools/{tool_id}/", headers=pair.auth)).json()["results"][-1]
+    changed = asyncio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with (
+        asyncio.timeout(WAIT * 3),
+        streamable_http_client(pair.b.url) as (read, write),
+        ClientSession(read, write, message_handler=on_message) as session,
+    ):
+        await session.initialize()
+        [before] = [t for t in (await session.list_tools()).tools if t.name == "reverted_tool"]
+        assert before.description == "second"
+        reverted = await client.post(
+            f"{api}/history/tools/{tool_id}/{first['version']}/revert",
+            headers={**pair.auth, "If-Match": edited.headers["ETag"]},
+        )
+        assert reverted.status_code == 200, reverted.text
+        await asyncio.wait_for(changed.wait(), WAIT)
+        [after] = [t for t in (await session.list_tools()).tools if t.name == "reverted_tool"]
+        assert after.description == "first"
