@@ -25,6 +25,7 @@ from .forms import (
     JSONEditorWidget,
     TryArgumentsForm,
 )
+from .history_admin import HistoryAdminMixin
 from .models import Prompt, Resource, ResourceTemplate, Tool
 from .snapshot import prompt_definition, resource_definition, template_definition, tool_definition
 
@@ -73,7 +74,7 @@ def code_definitions(model: Any) -> list[dict[str, str]]:
     ]
 
 
-class RegistryAdmin(admin.ModelAdmin):
+class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
     formfield_overrides = JSON_WIDGETS
     readonly_fields = ("mcp_preview", "created_at", "updated_at")
     list_filter: tuple[str, ...] = ("enabled",)

@@ -141,7 +141,13 @@ def diff(before: State, after: State) -> list[dict[str, Any]]:
     """The changed leaves between two states: ``{"path", "before", "after"}``, ``path`` a JSON
     pointer (``/input_schema/properties/who``: JSON fields are diffed key by key)."""
     changes: list[dict[str, Any]] = []
-    _diff("", before, after, changes)
+    # A created or deleted row: every field, from or to nothing.
+    _diff(
+        "",
+        {} if before is None and after is not None else before,
+        {} if after is None and before is not None else after,
+        changes,
+    )
     return changes
 
 
