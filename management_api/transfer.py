@@ -60,7 +60,8 @@ class ImportView(AuthoredMixin, APIView):
                              description="merge: create and update the document's items; replace: "
                              "also delete every definition the document does not name."),
             OpenApiParameter("dry_run", bool, default=False,
-                             description="Report what would change; write nothing."),
+                             description="Report what would change, with each item's field-by-field diff "
+                             "(sections' \"diff\": {key: [{path, before, after}]}); write nothing."),
         ],
         request=OpenApiTypes.OBJECT,
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT,

@@ -136,6 +136,13 @@ def previous(record: Any) -> Any:
     )
 
 
+def changeset_at(when: Any) -> int | None:
+    """The last change set opened at or before ``when`` (an aware datetime), or None."""
+    from .changeset_models import ChangeSet
+
+    return ChangeSet.objects.filter(created_at__lte=when).order_by("-id").values_list("id", flat=True).first()
+
+
 # -- diffing ----------------------------------------------------------------------------------------
 def diff(before: State, after: State) -> list[dict[str, Any]]:
     """The changed leaves between two states: ``{"path", "before", "after"}``, ``path`` a JSON

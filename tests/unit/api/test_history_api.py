@@ -106,3 +106,13 @@ def test_an_import_is_reverted_whole_or_refused_with_its_conflicts(bearer: APICl
 
 def test_history_needs_a_staff_user_with_the_permission() -> None:
     assert APIClient().get("/api/v1/history/").status_code in (401, 403)
+
+
+def test_an_import_dry_run_returns_the_diff_it_would_apply(api: APIClient) -> None:
+    Tool.objects.create(name="t", description="old", kind="template", template_text="x")
+    document = {"tools": [{"name": "t", "description": "new", "kind": "template", "template_text": "x"}]}
+    answer = api.post("/api/v1/registry/import?dry_run=1", document, format="json")
+    assert answer.status_code == 200
+    assert answer.json()["tools"]["diff"] == {
+        "t": [{"path": "/description", "before": "old", "after": "new"}]
+    }
