@@ -98,7 +98,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "simple_history",  # the registry's history (registry/history.py): its admin templates
+    "simple_history",  # the registry's history (registry/history.py): its commands
     "mcp_django",
     "registry",
     "access",
@@ -181,6 +181,9 @@ REGISTRY_HTTP_SECRET_ENV_ALLOWED = env_list("REGISTRY_HTTP_SECRET_ENV_ALLOWED", 
 # change set may take to commit (registry/reconcile.py; defaults there).
 if "REGISTRY_RECONCILE_SECONDS" in os.environ:
     REGISTRY_RECONCILE_SECONDS = float(os.environ["REGISTRY_RECONCILE_SECONDS"])
+# Days of registry history prune_history keeps (registry/retention.py; default there).
+if "REGISTRY_HISTORY_RETENTION_DAYS" in os.environ:
+    REGISTRY_HISTORY_RETENTION_DAYS = int(os.environ["REGISTRY_HISTORY_RETENTION_DAYS"])
 if "REGISTRY_RECONCILE_SETTLE_SECONDS" in os.environ:
     REGISTRY_RECONCILE_SETTLE_SECONDS = float(os.environ["REGISTRY_RECONCILE_SETTLE_SECONDS"])
 
