@@ -53,8 +53,8 @@ def fields_of(model: type[models.Model]) -> list[str]:
 
 def export_document(at: int | None = None) -> dict[str, Any]:
     """Every definition, in listing order (a constant number of queries); ``at``: as change set
-    ``at`` left the registry, from the history (``versions.py``; rows older than the history
-    have no versions and are not in such a document)."""
+    ``at`` left the registry, rebuilt from the history (``versions.py``; a change set older than
+    the history's first, migration 0009, finds nothing)."""
     if at is not None:
         return _export_at(at)
     document: dict[str, Any] = {}
