@@ -66,6 +66,7 @@ class _Batch:
         self.changeset: int | None = None
         self._recorded: dict[str, set[str]] = {}  # what the change set row says
         self._opened: Any = None  # the on_commit marker queued in the savepoint that opened it
+        self._opened_in: set[str] = set()  # the savepoints open then
 
     def add(self, kind: str, uris: Iterable[str]) -> None:
         self.kinds.setdefault(kind, set()).update(uris)
@@ -75,12 +76,17 @@ class _Batch:
         from .changeset_models import ChangeSet
 
         # Django drops the on_commit entries of a savepoint that rolls back: if the marker is gone,
-        # so is the change set row that was inserted with it.
-        opened = self.changeset is not None and any(e[1] is self._opened for e in connection.run_on_commit)
+        # so is the change set row that was inserted with it. Opened outside any savepoint (the
+        # usual case), only a rollback of the whole transaction can drop it, and that drops this
+        # batch too: no need to look (an import notes thousands of changes).
+        opened = self.changeset is not None and (
+            not self._opened_in or any(e[1] is self._opened for e in connection.run_on_commit)
+        )
         if not opened:
             self._recorded = {kind: set(uris)}
             self.changeset = open_changeset(self._recorded, using)
             self._opened = partial(_opened_marker)  # a new object: entries are found by identity
+            self._opened_in = set(connection.savepoint_ids)
             transaction.on_commit(self._opened, using=using)
         elif not uris <= self._recorded.get(kind, set()) or kind not in self._recorded:
             self._recorded.setdefault(kind, set()).update(uris)
