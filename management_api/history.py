@@ -24,6 +24,8 @@ from typing import Any
 
 from django.http import Http404
 from django.utils.http import parse_etags, quote_etag
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, permissions, serializers, status
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -36,6 +38,32 @@ from registry.models import ChangeSet
 from .authors import AuthoredMixin
 from .errors import PreconditionFailed
 from .serializers import PromptSerializer, ResourceSerializer, ResourceTemplateSerializer, ToolSerializer
+from .views import COMMON, ERRORS, IF_MATCH
+
+
+def answers(body: Any, *codes: int) -> dict[int, Any]:
+    """The documented answers of a route (401, 403 and 429 on every one)."""
+    return {code: (body if code < 300 else ERRORS[code]) for code in (*codes, *COMMON)}
+
+
+KIND = OpenApiParameter(
+    "kind", str, OpenApiParameter.PATH, enum=["tools", "resources", "resource-templates", "prompts"]
+)
+CONFLICTS = OpenApiResponse(
+    OpenApiTypes.OBJECT,
+    "Nothing was reverted: the rows that changed since, or no longer validate",
+    [
+        OpenApiExample(
+            "Conflicts",
+            value={
+                "detail": "Nothing was reverted: rows of this change set conflict.",
+                "conflicts": [
+                    {"kind": "tools", "id": 3, "key": "greet", "reason": "changed since, by change set 9"}
+                ],
+            },
+        )
+    ],
+)
 
 SERIALIZERS: dict[str, type[serializers.ModelSerializer]] = {
     "tools": ToolSerializer,
@@ -101,6 +129,10 @@ def definition_model(kind: str) -> Any:
     return model
 
 
+@extend_schema(
+    summary="List the registry's change sets, newest first",
+    responses=answers(ChangeSetSerializer(many=True), 200, 404),
+)
 class ChangeSetList(generics.ListAPIView):
     permission_classes = [CanReadHistory]
     queryset = ChangeSet.objects.all()
@@ -111,6 +143,10 @@ class ChangeSetList(generics.ListAPIView):
 class ChangeSetDetail(APIView):
     permission_classes = [CanReadHistory]
 
+    @extend_schema(
+        summary="One change set, with the diff of every definition it changed",
+        responses=answers(OpenApiTypes.OBJECT, 200, 404),
+    )
     def get(self, request: Request, changeset: int) -> Response:
         row = ChangeSet.objects.filter(pk=changeset).first()
         if row is None:
@@ -135,6 +171,11 @@ class ChangeSetDetail(APIView):
 class ChangeSetRevert(AuthoredMixin, APIView):
     permission_classes = [CanRevert]
 
+    @extend_schema(
+        summary="Revert a change set: every row of it in one transaction, or nothing",
+        request=None,
+        responses={**answers(OpenApiTypes.OBJECT, 200, 404), 409: CONFLICTS},
+    )
     def post(self, request: Request, changeset: int) -> Response:
         try:
             reverted = versions.revert_changeset(changeset)
@@ -151,6 +192,11 @@ class ChangeSetRevert(AuthoredMixin, APIView):
         return Response({"reverted": [{"kind": k, "id": i} for k, i in reverted]})
 
 
+@extend_schema(
+    summary="The versions of one definition, newest first (deleted ones included)",
+    parameters=[KIND],
+    responses=answers(OpenApiTypes.OBJECT, 200, 404),
+)
 class VersionList(generics.ListAPIView):
     permission_classes = [CanReadHistory]
     pagination_class = VersionPagination
@@ -167,6 +213,11 @@ class VersionList(generics.ListAPIView):
 class VersionDetail(APIView):
     permission_classes = [CanReadHistory]
 
+    @extend_schema(
+        summary="One version: its state and its diff against the one before (or ?against=)",
+        parameters=[KIND, OpenApiParameter("against", int, description="Another version of the same row.")],
+        responses=answers(OpenApiTypes.OBJECT, 200, 404),
+    )
     def get(self, request: Request, kind: str, pk: int, version: int) -> Response:
         model = definition_model(kind)
         record = versions.versions(model, pk).filter(history_id=version).first()
@@ -197,6 +248,12 @@ class VersionDetail(APIView):
 class VersionRevert(AuthoredMixin, APIView):
     permission_classes = [CanRevert]
 
+    @extend_schema(
+        summary="Make a definition what it was at a version (a new version; a deleted row is restored)",
+        parameters=[KIND, IF_MATCH],
+        request=None,
+        responses={**answers(OpenApiTypes.OBJECT, 200, 204, 404, 412), 409: CONFLICTS},
+    )
     def post(self, request: Request, kind: str, pk: int, version: int) -> Response:
         model = definition_model(kind)
         header = request.headers.get("If-Match")
