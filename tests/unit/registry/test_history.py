@@ -3,10 +3,12 @@ admin forms (Django's test client), a prompt changed with its inlines, an import
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -105,3 +107,9 @@ def test_a_shell_save_outside_a_transaction_is_a_version_in_a_change_set_of_its_
     assert first.changeset != second.changeset
     assert (second.changeset.source, second.changeset.actor) == ("shell", "system")
     assert second.changeset.kinds == ["tools"]
+
+
+def test_a_command_that_creates_tools_is_one_change_set_from_the_command_with_their_versions() -> None:
+    call_command("seed_tools", "--count", "3", stdout=io.StringIO())
+    [changeset] = ChangeSet.objects.filter(source="command")
+    assert Tool.history.filter(changeset=changeset, history_type="+").count() == 3
