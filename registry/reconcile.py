@@ -89,18 +89,28 @@ class Reconciler:
         self.provider, self.bus, self.every, self.settle = provider, bus, every, settle
         self.loop = asyncio.get_running_loop()
         self.ledger = Ledger(0, settle=settle)
+        self._primed = False
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
         # Subscribed first: a change published from here on is noted as seen.
         self._subscription = await self.bus.subscribe(CHANGES)
+        try:
+            await self._prime()
+        except Exception:
+            # A database not migrated this far (no change set table yet): serving goes on, and
+            # the first check that can read it starts from there.
+            logger.warning("could not read the registry's change sets; checking again later", exc_info=True)
+        self._tasks = [asyncio.create_task(self._read(self._subscription)), asyncio.create_task(self._poll())]
+
+    async def _prime(self) -> None:
         floor, recent = await _in_thread(_start, self.settle)
         self.ledger = Ledger(floor, recent, settle=self.settle)
+        self._primed = True
         # What the ledger counts as seen is in the snapshot: a change set committed between the
         # transport's first refresh and the read above would otherwise be counted and not served.
         await self.provider.refresh()
-        self._tasks = [asyncio.create_task(self._read(self._subscription)), asyncio.create_task(self._poll())]
 
     async def stop(self) -> None:
         if self._subscription is not None:
@@ -129,6 +139,9 @@ class Reconciler:
 
     async def check(self) -> list[int]:
         """One check: the change sets found missed (and published again)."""
+        if not self._primed:
+            await self._prime()
+            return []
         rows = await _in_thread(_since, self.ledger.floor)
         missed = self.ledger.missed(rows, timezone.now())
         if not missed:

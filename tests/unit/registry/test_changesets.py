@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.test import override_settings
 from django.utils import timezone
 
@@ -129,3 +129,31 @@ async def test_a_change_whose_message_arrived_is_not_published_again() -> None:
     finally:
         await reconciler.stop()
         await heard.close()
+
+
+async def test_a_reconciler_that_cannot_read_change_sets_yet_serves_on_and_starts_when_it_can() -> None:
+    provider = RegistryProvider()
+    bus = mcp_settings.backend("BUS")
+    reconciler = Reconciler(provider, bus, every=3600.0)
+
+    def drop_table() -> None:
+        from django.db import connection
+
+        with connection.schema_editor() as editor:
+            editor.delete_model(ChangeSet)
+
+    def make_table() -> None:
+        from django.db import connection
+
+        with connection.schema_editor() as editor:
+            editor.create_model(ChangeSet)
+
+    await sync_to_async(drop_table)()
+    try:
+        await reconciler.start()  # a database not migrated this far: no error, it serves on
+        with pytest.raises(DatabaseError):
+            await reconciler.check()  # logged by the poll loop, tried again at the next
+    finally:
+        await sync_to_async(make_table)()
+    assert await reconciler.check() == []  # primed now: what exists counts as seen
+    await reconciler.stop()
