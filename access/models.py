@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
+from simple_history.models import HistoricalRecords
 
 from mcp_protocol.auth.keys import KeyRecord, digest, new_token
 from mcp_protocol.auth.principal import Grant, Rate
@@ -99,6 +100,9 @@ class ApiKey(models.Model):
                             help_text="N/S: this key's own request rate (empty: the server default).")
     tool_rate = models.CharField(max_length=32, blank=True, validators=[_rate_or_error],
                                  help_text="N/S per tool (empty: the server default).")
+    # Every version of a key and its scopes (issue 28), with the user who made it (simple-history's
+    # HistoryRequestMiddleware); never its digest, nor the last use (written on every call).
+    history = HistoricalRecords(excluded_fields=["digest", "last_used_at"], cascade_delete_history=False)
 
     class Meta:
         verbose_name = "API key"

@@ -16,6 +16,8 @@ from rest_framework.views import APIView
 
 from registry import transfer
 
+from .authors import AuthoredMixin
+
 MODELS = ("tool", "resource", "resourcetemplate", "prompt")
 EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hello {{ who }}",
                       "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}}}],
@@ -48,7 +50,7 @@ class ExportView(APIView):
         return Response(transfer.export_document())
 
 
-class ImportView(APIView):
+class ImportView(AuthoredMixin, APIView):
     permission_classes = [permissions.IsAdminUser, CanImport]
 
     @extend_schema(
@@ -58,7 +60,8 @@ class ImportView(APIView):
                              description="merge: create and update the document's items; replace: "
                              "also delete every definition the document does not name."),
             OpenApiParameter("dry_run", bool, default=False,
-                             description="Report what would change; write nothing."),
+                             description="Report what would change, with each item's field-by-field diff "
+                             "(sections' \"diff\": {key: [{path, before, after}]}); write nothing."),
         ],
         request=OpenApiTypes.OBJECT,
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT,

@@ -9,7 +9,7 @@ from rest_framework.routers import DefaultRouter
 
 from mcp_django.service import get_service
 
-from . import openapi_import, schema, sessions, tasks, transfer, views  # noqa: F401  (schema: registers the token scheme)
+from . import history, openapi_import, schema, sessions, tasks, transfer, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
 
@@ -33,5 +33,15 @@ urlpatterns = [
     path("registry/export", transfer.ExportView.as_view(), name="registry-export"),
     path("registry/import", transfer.ImportView.as_view(), name="registry-import"),
     path("registry/openapi", openapi_import.OpenApiImportView.as_view(), name="registry-openapi"),
+    path("history/", history.ChangeSetList.as_view(), name="history"),
+    path("history/<int:changeset>/", history.ChangeSetDetail.as_view(), name="changeset"),
+    path("history/<int:changeset>/revert", history.ChangeSetRevert.as_view(), name="changeset-revert"),
+    path("history/<str:kind>/<int:pk>/", history.VersionList.as_view(), name="versions"),
+    path("history/<str:kind>/<int:pk>/<int:version>/", history.VersionDetail.as_view(), name="version"),
+    path(
+        "history/<str:kind>/<int:pk>/<int:version>/revert",
+        history.VersionRevert.as_view(),
+        name="version-revert",
+    ),
     path("", include(router.urls)),
 ]

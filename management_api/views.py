@@ -26,6 +26,7 @@ from registry.models import Prompt, Resource, ResourceTemplate, Tool
 
 from . import filters as registry_filters
 from .auth import DEFINITION_PERMISSIONS
+from .authors import AuthoredMixin
 from .pagination import DefinitionCursorPagination
 from .serializers import PromptSerializer, ResourceSerializer, ResourceTemplateSerializer, ToolSerializer
 from .versioning import VersionedViewSetMixin
@@ -90,7 +91,7 @@ def _documented(name: str, serializer: type) -> Any:
     )
 
 
-class DefinitionViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
+class DefinitionViewSet(AuthoredMixin, VersionedViewSetMixin, viewsets.ModelViewSet):
     permission_classes = DEFINITION_PERMISSIONS
     pagination_class = DefinitionCursorPagination
     filter_backends = (DjangoFilterBackend, filters.SearchFilter, filters.OrderingFilter)

@@ -20,7 +20,8 @@ Contract, for every implementation:
 - Long-running work checks ``ctx.cancelled`` / awaits normally; the core cancels the task.
 - ``start`` / ``stop`` (optional, no-ops by default) bracket serving on one event loop: the HTTP
   runtime and the stdio transport await them on their loop, so a provider can keep per-loop
-  resources (the registry's pooled HTTP client for http tools) for exactly as long as it serves.
+  resources (the registry's pooled HTTP client for http tools, its reconciler of changes the bus
+  missed) for exactly as long as it serves.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .definitions import Completion, Prompt, Snapshot, Tool
 
 if TYPE_CHECKING:
+    from .bus.base import Bus
     from .context import Context
 
 
@@ -74,14 +76,6 @@ class Provider(ABC):
     @abstractmethod
     def snapshot(self) -> Snapshot: ...
 
-    async def start(self) -> None:  # noqa: B027 - optional hook, a no-op by default
-        """A runtime starts serving on the running loop: acquire what serving there needs (the
-        registry opens its pooled HTTP client for http tools). One provider may serve several
-        loops, each runtime calling this on its own; awaited before the first ``refresh``."""
-
-    async def stop(self) -> None:  # noqa: B027 - optional hook, a no-op by default
-        """The runtime of the running loop closes: release what ``start`` acquired on it."""
-
     async def refresh(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Rebuild the snapshot from the source of truth (may query a database, off the hot path).
 
@@ -90,6 +84,19 @@ class Provider(ABC):
         that re-lists after ``list_changed`` sees the change on this worker. Default: nothing to
         rebuild.
         """
+
+    async def start(self, bus: Bus | None) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """A transport starts serving on the running loop (the HTTP runtime, stdio), once it is
+        subscribed to the bus ``changes`` channel and has refreshed. Acquire what serving on this
+        loop needs (the registry opens its pooled HTTP client for http tools) and start what runs
+        beside serving: a provider whose source of truth may change without a message on ``bus``
+        (a publish lost between commit and bus, another key prefix, another process with an
+        in-memory bus) looks for such changes and publishes them on ``bus`` itself, so they are
+        served and notified like any other. One provider may serve several loops, each transport
+        calling this on its own. Default: nothing."""
+
+    async def stop(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """The transport of the running loop closes: release and stop what ``start`` did on it."""
 
     @abstractmethod
     async def call_tool(self, tool: Tool, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]: ...

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -282,6 +283,22 @@ class Fleet:
         self.drain = None
 
 
+SHELL_VARIABLES = ("DJANGO_SETTINGS_MODULE", "REDIS_URL", "MCP_KEY_PREFIX", "MCP_REDIS_MODE")
+
+
+def shell_environment(env: dict[str, str], inherited: dict[str, str] | None = None) -> list[str]:
+    """``export`` lines for what a shell in this checkout needs to reach the fleet: the variables the
+    fleet chose itself (the random ``MCP_KEY_PREFIX``, the default ``REDIS_URL``). Those it took
+    from the operator's environment are theirs already and are not printed (a URL may hold a
+    password); the database is the operator's ``DATABASE_URL`` or this checkout's SQLite file."""
+    inherited = os.environ if inherited is None else inherited
+    return [
+        f"export {name}={shlex.quote(env[name])}"
+        for name in SHELL_VARIABLES
+        if env.get(name) and inherited.get(name) != env[name]
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="N uvicorn workers behind nginx, on loopback.")
     parser.add_argument("--workers", type=int, default=int(os.environ.get("MCP_FLEET_WORKERS", "3")))
@@ -309,6 +326,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Metrics:       {base}/metrics   Ready: {base}/readyz", flush=True)
     print(f"Workers:       {', '.join(f'127.0.0.1:{p}' for p in fleet.ports)}", flush=True)
     print(f"Files, logs:   {fleet.prefix}", flush=True)
+    # Another terminal's manage.py (load_conformance, shell, import_registry) must publish where the
+    # workers listen: the same Redis, key prefix and database.
+    print("Environment for a shell beside the fleet:", flush=True)
+    for line in shell_environment(fleet.env):
+        print(f"  {line}", flush=True)
     try:
         while not stopping:
             if any(p.poll() is not None for p in [*fleet.workers, fleet.drain, fleet.balancer.process] if p):

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "simple_history",  # the registry's history (registry/history.py): its commands
     "mcp_django",
     "registry",
     "access",
@@ -113,6 +114,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who saved a historical version (registry definitions, API keys): the request's user.
+    "simple_history.middleware.HistoryRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -190,6 +193,15 @@ if os.environ.get("REGISTRY_HTTP_RETRY_BACKOFF"):
 if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:
     REGISTRY_HTTP_SECRET_ENV_PREFIXES = env_list("REGISTRY_HTTP_SECRET_ENV_PREFIXES", [])
 REGISTRY_HTTP_SECRET_ENV_ALLOWED = env_list("REGISTRY_HTTP_SECRET_ENV_ALLOWED", [])
+# How often each worker checks the database for registry changes its bus missed, and how long a
+# change set may take to commit (registry/reconcile.py; defaults there).
+if "REGISTRY_RECONCILE_SECONDS" in os.environ:
+    REGISTRY_RECONCILE_SECONDS = float(os.environ["REGISTRY_RECONCILE_SECONDS"])
+# Days of registry history prune_history keeps (registry/retention.py; default there).
+if "REGISTRY_HISTORY_RETENTION_DAYS" in os.environ:
+    REGISTRY_HISTORY_RETENTION_DAYS = int(os.environ["REGISTRY_HISTORY_RETENTION_DAYS"])
+if "REGISTRY_RECONCILE_SETTLE_SECONDS" in os.environ:
+    REGISTRY_RECONCILE_SETTLE_SECONDS = float(os.environ["REGISTRY_RECONCILE_SETTLE_SECONDS"])
 
 REDIS_URL = os.environ.get("REDIS_URL") or None
 _KEY_PREFIX = os.environ.get("MCP_KEY_PREFIX", "mcp")

@@ -19,11 +19,13 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from . import tryit
+from .authorship import authored, of_user
 from .concurrency import VersionConflict
 from .forms import (
     JSONEditorWidget,
     TryArgumentsForm,
 )
+from .history_admin import HistoryAdminMixin
 from .models import Prompt, Resource, ResourceTemplate, Tool
 from .snapshot import prompt_definition, resource_definition, template_definition, tool_definition
 
@@ -72,7 +74,7 @@ def code_definitions(model: Any) -> list[dict[str, str]]:
     ]
 
 
-class RegistryAdmin(admin.ModelAdmin):
+class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
     formfield_overrides = JSON_WIDGETS
     readonly_fields = ("mcp_preview", "created_at", "updated_at")
     list_filter: tuple[str, ...] = ("enabled",)
@@ -101,7 +103,14 @@ class RegistryAdmin(admin.ModelAdmin):
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
         context = {"code_definitions": code_definitions(self.model), **(extra_context or {})}
-        return super().changelist_view(request, context)
+        with authored(of_user(request.user, "admin")):  # its actions (delete selected) write
+            return super().changelist_view(request, context)
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> Any:
+        with authored(of_user(request.user, "admin")):
+            return super().delete_view(request, object_id, extra_context)
 
     def change_view(
         self,
@@ -125,7 +134,10 @@ class RegistryAdmin(admin.ModelAdmin):
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
         try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
+            # One admin save (the row and its inlines, one transaction) is one change set, by the
+            # signed-in user (history.py).
+            with authored(of_user(request.user, "admin")):
+                return super().changeform_view(request, object_id, form_url, extra_context)
         except VersionConflict as exc:
             # Another save committed between this form's check and its own save (the form's
             # clean() catches the usual case, with the differing fields).

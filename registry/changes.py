@@ -13,6 +13,14 @@ whose subscribers get ``notifications/resources/updated``.
 ``ChangeQuerySet`` (the models' manager) does the same for queryset bulk writes, which send no
 per-row signals. In-process ``RegistryProvider`` instances are also marked stale right away, so
 synchronous callers (the admin's try-it) see the change without waiting for the bus.
+
+Every change is also written down: the transaction's first change opens its ``ChangeSet`` row
+(who and from where: ``authorship.py``), later ones add the lists and URIs it did not name yet, and
+the bus messages carry its id (message id ``cs<id>.<kind>``). A worker that never got a message
+finds the change set in the database and publishes the same messages again (``reconcile.py``);
+the fan-out claims a change by its message id, so its clients are notified once either way. The
+row is opened inside the transaction (in the savepoint of the first change: if that savepoint
+rolls back, the next change opens another), so a rolled-back transaction leaves none.
 """
 
 from __future__ import annotations
@@ -23,12 +31,17 @@ import uuid
 import weakref
 from collections.abc import Iterable
 from functools import partial
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from django.db import models, transaction
 
 from mcp_protocol import tracing
 from mcp_protocol.fanout.notifications import KINDS
+
+from . import authorship
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
 
 logger = logging.getLogger(__name__)
 
@@ -46,28 +59,86 @@ def track(provider: Stale) -> None:
 
 
 class _Batch:
-    """The changes of one transaction on one connection, published together by ``flush``."""
+    """The changes of one transaction on one connection, published together by ``flush``, and the
+    change set row they are written down in."""
 
     def __init__(self) -> None:
-        self.kinds: dict[str, set[str]] = {}
+        self.kinds: dict[str, set[str]] = {}  # filled by on_commit entries: what committed
+        self.changeset: int | None = None
+        self._recorded: dict[str, set[str]] = {}  # what the change set row says
+        self._opened: Any = None  # the on_commit marker queued in the savepoint that opened it
+        self._opened_in: set[str] = set()  # the savepoints open then
 
     def add(self, kind: str, uris: Iterable[str]) -> None:
         self.kinds.setdefault(kind, set()).update(uris)
 
+    def record(self, kind: str, uris: frozenset[str], connection: Any, using: str | None) -> None:
+        """Write the change down in the transaction's change set (opened by its first change)."""
+        from .changeset_models import ChangeSet
+
+        # Django drops the on_commit entries of a savepoint that rolls back: if the marker is gone,
+        # so is the change set row that was inserted with it. Opened outside any savepoint (the
+        # usual case), only a rollback of the whole transaction can drop it, and that drops this
+        # batch too: no need to look (an import notes thousands of changes).
+        opened = self.changeset is not None and (
+            not self._opened_in or any(e[1] is self._opened for e in connection.run_on_commit)
+        )
+        if not opened:
+            self._recorded = {kind: set(uris)}
+            self.changeset = open_changeset(self._recorded, using)
+            self._opened = partial(_opened_marker)  # a new object: entries are found by identity
+            self._opened_in = set(connection.savepoint_ids)
+            transaction.on_commit(self._opened, using=using)
+        elif not uris <= self._recorded.get(kind, set()) or kind not in self._recorded:
+            self._recorded.setdefault(kind, set()).update(uris)
+            ChangeSet.objects.using(using).filter(pk=self.changeset).update(
+                kinds=_kinds(self._recorded), uris=_uris(self._recorded)
+            )
+
     def flush(self) -> None:
         if self.kinds:  # every change may have been in savepoints that rolled back
-            publish(self.kinds)
+            publish(self.kinds, self.changeset)
+
+
+def _opened_marker() -> None:
+    """Queued on commit only to be found (see ``_Batch.record``); does nothing."""
+
+
+def _kinds(changed: dict[str, set[str]]) -> list[str]:
+    return [kind for kind in KINDS if kind in changed]
+
+
+def _uris(changed: dict[str, set[str]]) -> list[str]:
+    return sorted(set().union(*changed.values())) if changed else []
+
+
+def open_changeset(changed: dict[str, set[str]], using: str | None = None) -> int:
+    """Insert the change set row of a change (its author from ``authorship``); returns its id."""
+    from .changeset_models import ChangeSet
+
+    author = authorship.current()
+    row = ChangeSet.objects.using(using).create(
+        source=author.source, actor=author.actor, user_id=author.user_id, note=author.note,
+        kinds=_kinds(changed), uris=_uris(changed),
+    )
+    return int(row.pk)
 
 
 _BATCH_ATTR = "_mcp_registry_batch"
 
 
-def note_change(kind: str, uris: Iterable[str] = (), using: str | None = None) -> None:
+def note_change(
+    kind: str, uris: Iterable[str] = (), using: str | None = None, *, record: bool = True
+) -> None:
+    """A registry row of ``kind`` changed (``uris``: the resources it touched); ``record``: write
+    it down in a change set (False only where the table may not exist: after a ``migrate``)."""
     if kind not in KINDS:
         raise ValueError(f"Unknown change kind {kind!r}")
+    uris = frozenset(uris)
     connection = transaction.get_connection(using)
     if not connection.in_atomic_block:
-        publish({kind: set(uris)})
+        changed = {kind: set(uris)}
+        publish(changed, open_changeset(changed, using) if record else None)
         return
     batch: _Batch | None = getattr(connection, _BATCH_ATTR, None)
     flush_entry = _queued_flush(connection.run_on_commit, batch)
@@ -78,13 +149,26 @@ def note_change(kind: str, uris: Iterable[str] = (), using: str | None = None) -
         setattr(connection, _BATCH_ATTR, batch)
     else:
         connection.run_on_commit.remove(flush_entry)
+    if record:
+        batch.record(kind, uris, connection, using)
     # The change itself is an ordinary on_commit entry, tagged with the open savepoints, so rolling
     # back one of them drops it (Django's savepoint_rollback filters run_on_commit by savepoint id).
-    transaction.on_commit(partial(batch.add, kind, frozenset(uris)), using=using)
+    transaction.on_commit(partial(batch.add, kind, uris), using=using)
     # The flush goes (back) to the end, after every add, tagged with no savepoint: a savepoint
     # rollback cannot drop it, only a rollback of the whole transaction can. Django 5.2 entries
     # are (savepoint ids, callable, robust).
     connection.run_on_commit.append((set(), batch.flush, False))
+
+
+def changeset_id(kind: str, using: str | None = None) -> int | None:
+    """The id of the change set the current transaction's changes go to, opened now (for ``kind``)
+    if this is its first change; None outside a transaction (nothing to group with)."""
+    connection = transaction.get_connection(using)
+    if not connection.in_atomic_block:
+        return None
+    note_change(kind, (), using=using)
+    batch: _Batch = getattr(connection, _BATCH_ATTR)
+    return batch.changeset
 
 
 def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:
@@ -93,22 +177,37 @@ def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:
     return next((entry for entry in entries if entry[1] == batch.flush), None)
 
 
-def publish(kinds: dict[str, set[str]]) -> None:
+def messages(kinds: dict[str, Collection[str]], changeset: int | None = None) -> list[dict[str, Any]]:
+    """The bus ``changes`` messages of a change, one per kind in ``KINDS`` order. A change set's
+    messages have ids of their own (``cs<id>.<kind>``): the same whoever publishes them."""
+    out = []
+    for kind in KINDS:
+        if kind not in kinds:
+            continue
+        message_id = uuid.uuid4().hex if changeset is None else f"cs{changeset}.{kind}"
+        # "at" (wall clock) lets every worker measure the bus delivery lag (/metrics).
+        message: dict[str, Any] = {
+            "id": message_id, "kind": kind, "uris": sorted(kinds[kind]), "at": time.time()
+        }
+        if changeset is not None:
+            message["changeset"] = changeset
+        out.append(message)
+    return out
+
+
+def publish(kinds: dict[str, set[str]], changeset: int | None = None) -> None:
     """Tell this process's providers, then every worker through the bus. Never raises: the data is
-    committed already, and a bus outage must not turn a successful save into an error page."""
+    committed already, and a bus outage must not turn a successful save into an error page (the
+    workers' reconcilers find the change set instead)."""
     for provider in list(_providers):
         provider.mark_stale()
     from mcp_django.conf import mcp_settings
     from mcp_protocol.bus.base import CHANGES
 
-    for kind in KINDS:
-        if kind not in kinds:
-            continue
-        # "at" (wall clock) lets every worker measure the bus delivery lag (/metrics).
-        message = {"id": uuid.uuid4().hex, "kind": kind, "uris": sorted(kinds[kind]), "at": time.time()}
+    for message in messages(kinds, changeset):
         # With tracing on, the publish is a PRODUCER span whose context travels in the message, so
         # each worker's fan-out of it (fanout/listener.py) is its child: one trace per change.
-        with tracing.producer(f"publish registry change {kind}", {"mcp.change.id": message["id"]}):
+        with tracing.producer(f"publish registry change {message['kind']}", {"mcp.change.id": message["id"]}):
             carried = tracing.carrier()
             if carried:
                 message["trace"] = carried

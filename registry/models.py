@@ -23,6 +23,7 @@ from django.db import models
 from . import handlers
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
+from .history import Recorded
 from .upstream.validation import http_tool_errors, validate_http_headers, validate_result_pointer
 from .validators import (
     env_var_name,
@@ -53,7 +54,7 @@ def mime_type_field() -> models.CharField:
     )
 
 
-class Definition(Versioned):
+class Definition(Recorded, Versioned):
     """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``), and
     the ``version`` of optimistic concurrency (``concurrency.py``)."""
 
@@ -294,5 +295,6 @@ class Tool(Definition):
 
 # Models of this app kept in modules of their own; imported here so Django and ``registry.models``
 # users find them (each module imports ``Definition`` from above: these imports come last).
+from .changeset_models import ChangeSet  # noqa: E402, F401
 from .prompt_models import Prompt, PromptArgument, PromptMessage  # noqa: E402, F401
 from .resource_models import Resource, ResourceTemplate  # noqa: E402, F401

@@ -8,6 +8,7 @@ from django.db import models
 
 from .changes import ChangeQuerySet
 from .content_blocks import validate_content_block
+from .history import Recorded
 from .models import Definition, check_handler
 from .validators import ROLES, validate_name, validate_string_list
 
@@ -40,7 +41,7 @@ class Prompt(Definition):
             raise ValidationError(errors)
 
 
-class PromptArgument(models.Model):
+class PromptArgument(Recorded):
     mcp_kind = "prompts"
 
     prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="arguments")
@@ -68,7 +69,7 @@ class PromptArgument(models.Model):
         return self.name
 
 
-class PromptMessage(models.Model):
+class PromptMessage(Recorded):
     mcp_kind = "prompts"
 
     prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="messages")

@@ -9,6 +9,9 @@ the database. The state is rebuilt:
 - synchronously, by the next ``snapshot()`` outside an event loop (admin, shell, tests) once the
   state is stale: ``changes.publish`` marks every in-process provider stale after a commit.
 
+Changes whose bus message never came are found in the database by a ``reconcile.Reconciler`` that
+``start`` runs beside the transport (every ``REGISTRY_RECONCILE_SECONDS``) and published again.
+
 Inside a running event loop ``snapshot()`` never touches the ORM: it serves the last state (or an
 empty one, with a warning, if ``refresh()`` was never awaited).
 
@@ -28,6 +31,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 
+from mcp_protocol.bus.base import Bus
 from mcp_protocol.context import Context
 from mcp_protocol.definitions import Completion, Prompt, Snapshot, Tool
 from mcp_protocol.errors import (
@@ -40,7 +44,7 @@ from mcp_protocol.errors import (
 )
 from mcp_protocol.provider import Provider, ProviderCapabilities
 
-from . import changes, handlers, kinds
+from . import changes, handlers, kinds, reconcile
 from .code import serving
 from .results import contents_item, prompt_result, resource_contents, text_block
 from .snapshot import EMPTY, RegistryState, build_state
@@ -70,13 +74,27 @@ class RegistryProvider(Provider):
         self._lock = threading.Lock()
         self._warned_unbuilt = False
         self.upstream = UpstreamClients()  # the http kind's pooled clients, one per serving loop
+        self._reconcilers: list[reconcile.Reconciler] = []
         changes.track(self)
 
-    # -- the runtime of a loop starts and stops ----------------------------------------------------
-    async def start(self) -> None:
+    # -- a transport starts and stops serving on its loop ------------------------------------------
+    async def start(self, bus: Bus | None) -> None:
         self.upstream.open()
+        every = reconcile.interval()
+        if bus is None or every <= 0:
+            return
+        # Changes the bus missed: looked for in the database and published on ``bus``.
+        reconciler = reconcile.Reconciler(self, bus, every, reconcile.settle())
+        await reconciler.start()
+        self._reconcilers.append(reconciler)  # one per transport (runtime) that started it
 
     async def stop(self) -> None:
+        # This event loop's reconciler and pooled client (a process may run one per loop).
+        loop = asyncio.get_running_loop()
+        mine = [r for r in self._reconcilers if r.loop is loop]
+        self._reconcilers = [r for r in self._reconcilers if r.loop is not loop]
+        for reconciler in mine:
+            await reconciler.stop()
         await self.upstream.close()
 
     # -- the snapshot ----------------------------------------------------------------------------

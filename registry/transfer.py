@@ -20,13 +20,16 @@ publishes nothing. ``dry_run`` reports what would change and writes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, models, transaction
 
+from . import authorship, versions
 from .concurrency import VersionConflict
+from .history import bulk_create_recorded
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 from .validators import json_pointer
 
@@ -36,8 +39,10 @@ SECTIONS: tuple[tuple[str, type[models.Model], str], ...] = (
     ("resource_templates", ResourceTemplate, "uri_template"),
     ("prompts", Prompt, "name"),
 )
-CHILDREN: tuple[tuple[str, type[models.Model]], ...] = (("arguments", PromptArgument),
-                                                        ("messages", PromptMessage))
+CHILDREN: tuple[tuple[str, type[models.Model]], ...] = (
+    ("arguments", PromptArgument),
+    ("messages", PromptMessage),
+)
 NOT_EXPORTED = {"id", "created_at", "updated_at", "version", "prompt", "position"}
 MODES = ("merge", "replace")
 
@@ -46,20 +51,49 @@ def fields_of(model: type[models.Model]) -> list[str]:
     return [f.name for f in model._meta.concrete_fields if f.name not in NOT_EXPORTED]
 
 
-def export_document() -> dict[str, Any]:
-    """Every definition, in listing order (a constant number of queries)."""
+def export_document(at: int | None = None) -> dict[str, Any]:
+    """Every definition, in listing order (a constant number of queries); ``at``: as change set
+    ``at`` left the registry, rebuilt from the history (``versions.py``; a change set older than
+    the history's first, migration 0009, finds nothing)."""
+    if at is not None:
+        return _export_at(at)
     document: dict[str, Any] = {}
     for section, model, _ in SECTIONS:
         queryset = model._default_manager.all()
         if model is Prompt:
             queryset = queryset.prefetch_related(*(name for name, _ in CHILDREN))
+        document[section] = [item_of(row) for row in queryset]
+    return document
+
+
+def item_of(row: models.Model) -> dict[str, Any]:
+    """One row as a document item (a prompt with its arguments and messages)."""
+    model = type(row)
+    item = {name: getattr(row, name) for name in fields_of(model)}
+    for name, child in CHILDREN if model is Prompt else ():
+        item[name] = [{f: getattr(c, f) for f in fields_of(child)} for c in getattr(row, name).all()]
+    return item
+
+
+def _export_at(changeset: int) -> dict[str, Any]:
+    document: dict[str, Any] = {}
+    for section, model, key in SECTIONS:
         items = []
-        for row in queryset:
-            item = {name: getattr(row, name) for name in fields_of(model)}
+        ids = (
+            model.history.filter(changeset_id__lte=changeset)
+            .order_by("id")
+            .values_list("id", flat=True)
+            .distinct()
+        )  # type: ignore[attr-defined]
+        for object_id in ids:
+            state = versions.state_at(model, object_id, changeset)
+            if state is None:
+                continue
+            item = {name: state[name] for name in fields_of(model)}
             for name, child in CHILDREN if model is Prompt else ():
-                item[name] = [{f: getattr(c, f) for f in fields_of(child)} for c in getattr(row, name).all()]
+                item[name] = [{f: c[f] for f in fields_of(child)} for c in state[name]]
             items.append(item)
-        document[section] = items
+        document[section] = sorted(items, key=lambda i: i[key])
     return document
 
 
@@ -108,10 +142,14 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
         return outcome
     for unknown in sorted(set(document) - {s for s, _, _ in SECTIONS}):
         outcome.errors.append(Problem(json_pointer([unknown]), f"Unknown section {unknown!r}."))
+    # One import is one change set, from the "import" source, by whoever runs it (authorship.py).
+    importing = dataclasses.replace(authorship.current(), source="import")
     try:
-        with transaction.atomic():
-            plans = {section: _plan(section, model, key, document.get(section, []), outcome)
-                     for section, model, key in SECTIONS}
+        with authorship.authored(importing), transaction.atomic():
+            plans = {
+                section: _plan(section, model, key, document.get(section, []), outcome)
+                for section, model, key in SECTIONS
+            }
             if outcome.errors:
                 raise _DryRun
             _apply(plans, mode, outcome)
@@ -126,8 +164,7 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
     return outcome
 
 
-def _plan(section: str, model: type[models.Model], key: str, items: Any,
-          outcome: Outcome) -> list[_Item]:
+def _plan(section: str, model: type[models.Model], key: str, items: Any, outcome: Outcome) -> list[_Item]:
     """Build and ``full_clean`` every item of one section, recording problems with their paths."""
     if not isinstance(items, list):
         outcome.errors.append(Problem(json_pointer([section]), "A section must be a JSON list."))
@@ -172,8 +209,9 @@ def _clean(row: models.Model, where: list[Any], outcome: Outcome, exclude: list[
     return True
 
 
-def _children(prompt: models.Model, raw: dict[str, Any], where: list[Any],
-              outcome: Outcome) -> dict[str, list[models.Model]] | None:
+def _children(
+    prompt: models.Model, raw: dict[str, Any], where: list[Any], outcome: Outcome
+) -> dict[str, list[models.Model]] | None:
     """The prompt's arguments and messages as sent (``None`` for a list that was not sent)."""
     built: dict[str, list[models.Model]] = {}
     for name, model in CHILDREN:
@@ -186,14 +224,20 @@ def _children(prompt: models.Model, raw: dict[str, Any], where: list[Any],
             path = [*where, name, index]
             if not isinstance(item, dict) or set(item) - allowed:
                 extra = sorted(set(item) - allowed) if isinstance(item, dict) else []
-                outcome.errors.append(Problem(json_pointer(path), f"Must be an object of {sorted(allowed)}"
-                                              + (f"; unknown: {extra}." if extra else ".")))
+                outcome.errors.append(
+                    Problem(
+                        json_pointer(path),
+                        f"Must be an object of {sorted(allowed)}"
+                        + (f"; unknown: {extra}." if extra else "."),
+                    )
+                )
                 continue
             child = model(position=index, **item)
             if _clean(child, path, outcome, exclude=["prompt"]) and model is PromptArgument:
                 if item["name"] in names:
-                    outcome.errors.append(Problem(json_pointer([*path, "name"]),
-                                                  f"Another argument is named {item['name']!r}."))
+                    outcome.errors.append(
+                        Problem(json_pointer([*path, "name"]), f"Another argument is named {item['name']!r}.")
+                    )
                 names.add(item["name"])
             rows.append(child)
         built[name] = rows
@@ -216,20 +260,33 @@ def _apply(plans: dict[str, list[_Item]], mode: str, outcome: Outcome) -> None:
     for section, model, key in SECTIONS:
         items = plans[section]
         report: dict[str, Any] = {"created": [], "updated": [], "deleted": [], "unchanged": 0}
+        # A dry run says what it would do field by field (a promotion reviewed before it is
+        # applied); the states are read inside the transaction it rolls back.
+        diffs: dict[str, list[dict[str, Any]]] | None = {} if outcome.dry_run else None
         if mode == "replace":
             doomed = model._default_manager.exclude(**{f"{key}__in": [i.key for i in items]})
             report["deleted"] = sorted(doomed.values_list(key, flat=True))
             for row in doomed:
+                if diffs is not None:
+                    diffs[getattr(row, key)] = versions.diff(item_of(row), None)
                 row.delete()  # one by one: post_delete publishes each resource's URI
         for item in items:
             if not item.changed:
                 report["unchanged"] += 1
                 continue
+            before = None
+            if diffs is not None and item.row.pk is not None:
+                before = item_of(model._default_manager.get(pk=item.row.pk))
             report["created" if item.row.pk is None else "updated"].append(item.key)
             item.row.save()
             for name, child_model in CHILDREN if item.children is not None else ():
                 child_model._default_manager.filter(prompt=item.row).delete()
                 for child in item.children[name]:  # type: ignore[index]
                     child.prompt = item.row
-                child_model._default_manager.bulk_create(item.children[name])  # type: ignore[index]
+                # With a historical row each, in the import's change set (history.py).
+                bulk_create_recorded(child_model, item.children[name])  # type: ignore[index]
+            if diffs is not None:
+                diffs[item.key] = versions.diff(before, item_of(model._default_manager.get(pk=item.row.pk)))
+        if diffs is not None:
+            report["diff"] = diffs
         outcome.sections[section] = report

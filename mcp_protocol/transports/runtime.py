@@ -122,12 +122,13 @@ class Runtime:
         if self._started is None:
             self._started = self.loop.create_future()
             try:
-                await self.provider.start()
                 await self.provider.refresh()
                 await self.access.start()
                 await self.fanout.start()
                 if self.server.tasks is not None:
                     await self.server.tasks.start()
+                # After the fan-out subscribed: what the provider publishes reaches it.
+                await self.provider.start(self.bus)
             except BaseException as exc:
                 started, self._started = self._started, None
                 started.set_exception(exc)

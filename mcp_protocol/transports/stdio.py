@@ -271,8 +271,10 @@ async def serve(server: Server, provider: Provider, out: IO[bytes], bus: Bus | N
         waiter.cancel()
         if watcher.done():
             watcher.result()  # subscribing failed: fail loudly rather than serve stale lists
-    await provider.start()  # what serving on this loop needs (the registry's pooled HTTP client)
     await provider.refresh()
+    # What serving on this loop needs (the registry's pooled HTTP client), and changes the bus
+    # never carried, published on it (provider.py).
+    await provider.start(bus)
     reader = await _stdin_reader()
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()

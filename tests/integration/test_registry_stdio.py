@@ -2,6 +2,9 @@
 ORM in another process reaches the client as ``notifications/tools/list_changed`` (through the
 Redis bus), and the next ``tools/list`` shows it.
 
+Beside a server with no Redis (each process with a bus of its own), the change made in the
+server's admin reaches the client through the database (``registry/reconcile.py``).
+
 Real parts only: a SQLite database file, ``manage.py migrate`` + ``load_demo``, the real
 ``mcp_stdio`` command as a subprocess, a separate ``manage.py shell`` process for the change, and
 the real Redis at 127.0.0.1:6379 (keys under a random prefix). Every wait has a deadline.
@@ -17,11 +20,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support.admin_client import form_errors, log_in, submit_change
 from tests.support.manage import ROOT, manage
 from tests.support.shared_redis import REDIS_URL, require_redis
 
@@ -147,3 +153,44 @@ async def test_mcp_stdio_prepare_migrates_a_fresh_database_and_serves(tmp_path: 
     )
     assert code == 0, err
     assert json.loads(out.splitlines()[0])["result"]["serverInfo"]["name"] == "mcpsite"
+
+
+async def test_mcp_stdio_beside_a_server_with_no_redis_gets_list_changed_for_an_admin_edit(
+    tmp_path: Path,
+) -> None:
+    """The first-run setup: a server and a local client's ``mcp_stdio``, one SQLite database, each
+    with its own in-memory bus. The edit saved in the server's admin reaches the stdio client from
+    the database (registry/reconcile.py), within the reconcile interval."""
+    password = secrets.token_hex(12)
+    # REDIS_URL empty: both processes run on memory stores and a memory bus.
+    with LiveServer(provider=REGISTRY_PROVIDER, load="load_demo", env={"REDIS_URL": ""}) as server:
+        admin = ["createsuperuser", "--noinput", "--username", "ops", "--email", "ops@example.com"]
+        manage({**server.env, "DJANGO_SUPERUSER_PASSWORD": password}, *admin, inherit=False)
+        echo_pk = server.manage(
+            "shell", "-c", "from registry.models import Tool; print(Tool.objects.get(name='echo').pk)"
+        )
+        changed = asyncio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                changed.set()
+
+        env = {**server.env, "REGISTRY_RECONCILE_SECONDS": "0.5"}
+        params = StdioServerParameters(
+            command=PYTHON, args=["manage.py", "mcp_stdio"], env=env, cwd=str(ROOT)
+        )
+        async with (
+            asyncio.timeout(DEADLINE),
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as session,
+            httpx.AsyncClient(timeout=30) as browser,
+        ):
+            await session.initialize()
+            assert "echo" in [t.name for t in (await session.list_tools()).tools]
+            await log_in(browser, server.base_url, "ops", password)
+            url = f"{server.base_url}/admin/registry/tool/{echo_pk.split()[-1]}/change/"
+            saved = await submit_change(browser, url, description="Edited in the admin")
+            assert saved.status_code == 302, form_errors(saved.text)
+            await asyncio.wait_for(changed.wait(), 10)
+            [echo] = [t for t in (await session.list_tools()).tools if t.name == "echo"]
+            assert echo.description == "Edited in the admin"

@@ -20,6 +20,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "mcp_django",  # MCP: the endpoint, its checks and mcp_stdio
+    "simple_history",  # MCP: the registry keeps every version of a definition (its history)
     "registry",  # MCP: definitions in the database and the admin, tools in code (registry.code)
     "orders",  # the project's own app, with its tools in orders/mcp_handlers.py
 ]

@@ -1,6 +1,7 @@
 """``manage.py import_registry FILE [--mode merge|replace] [--dry-run]``: apply a registry
 document (``export_registry``'s format, ``registry/transfer.py``) atomically, as
-``POST /api/v1/registry/import`` does. Prints what changed as JSON; on any problem prints each
+``POST /api/v1/registry/import`` does. Prints what changed as JSON (with ``--dry-run``, also the
+field-by-field diff it would apply, per section and item: a promotion to review); on any problem prints each
 with its JSON pointer in the document, writes nothing and exits with status 1."""
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ class Command(BaseCommand):
         parser.add_argument("file")
         parser.add_argument("--mode", choices=MODES, default="merge",
                             help="merge (default), or replace: also delete what the document does not name.")
-        parser.add_argument("--dry-run", action="store_true", help="Report what would change; write nothing.")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="Report what would change, with the diff of each item; write nothing.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:

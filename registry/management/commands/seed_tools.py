@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from registry.authorship import Author, authored
+from registry.history import bulk_create_recorded
 from registry.models import Tool
 
 
@@ -40,6 +42,7 @@ class Command(BaseCommand):
                 tool.full_clean()
             except ValidationError as exc:  # a --prefix that makes no valid tool name
                 raise CommandError(f"{tool.name!r}: {exc.messages[0]}") from None
-        with transaction.atomic():
-            Tool.objects.bulk_create(new)  # one change message (ChangeQuerySet)
+        # One change set from this command, a version of every tool, one change message.
+        with authored(Author(source="command")), transaction.atomic():
+            bulk_create_recorded(Tool, new)
         self.stdout.write(self.style.SUCCESS(f"{len(new)} tools created, {len(existing)} already there."))

@@ -59,7 +59,7 @@ def run_served(provider: RegistryProvider, work: Any) -> Any:
     provider.snapshot()
 
     async def served() -> Any:
-        await provider.start()
+        await provider.start(None)
         try:
             return await work()
         finally:

@@ -134,7 +134,7 @@ def test_imported_tools_call_a_server_implementing_the_petstore(api: Upstream) -
     provider.snapshot()
 
     async def work() -> dict[str, dict[str, Any]]:
-        await provider.start()
+        await provider.start(None)
         try:
             results = {}
             for name, arguments in (

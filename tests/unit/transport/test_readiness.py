@@ -14,6 +14,7 @@ from mcp_django.routing import lifespan
 from mcp_django.service import get_service
 from mcp_protocol.auth.limits import MemoryRateLimiter
 from mcp_protocol.auth.policy import AccessPolicy
+from mcp_protocol.bus.base import Bus
 from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.server import Server
@@ -95,7 +96,8 @@ class LoopHookProvider(MemoryProvider):
         super().__init__()
         self.hooks: list[tuple[str, asyncio.AbstractEventLoop]] = []
 
-    async def start(self) -> None:
+    async def start(self, bus: Bus | None) -> None:
+        assert bus is not None  # the runtime's bus, for what the provider publishes itself
         self.hooks.append(("start", asyncio.get_running_loop()))
 
     async def stop(self) -> None:

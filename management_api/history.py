@@ -1,0 +1,278 @@
+"""``/api/v1/history/``: the registry's change sets and every definition's versions, their diffs,
+and reverts (``registry/versions.py``).
+
+- ``GET history/``: change sets, newest first (cursor pagination);
+  ``GET history/<id>/``: one, with each definition it changed and the field-by-field diff.
+- ``POST history/<id>/revert``: undo the change set, every row in one transaction; 409 with
+  ``conflicts`` (kind, id, key, reason) and nothing written if any row changed since.
+- ``GET history/<kind>/<pk>/``: the versions of one definition, deleted ones included (cursor);
+  ``GET history/<kind>/<pk>/<version>/``: its state, and its diff against the version before
+  (or ``?against=<version>``).
+- ``POST history/<kind>/<pk>/<version>/revert``: make the row what it was at that version, as a
+  new version; ``If-Match`` (the ETag the caller saw) → 412 if it moved on; a deleted row is
+  restored with its id. The answer is the row as the definition endpoints give it, with its ETag.
+
+A revert is an ordinary edit: its own change set (by this request's author, ``note`` naming what
+it reverts), published on commit, so every worker's clients get ``list_changed``. Reading needs a
+staff user with ``registry.view_changeset``; a revert needs add, change and delete on every kind
+it may touch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.utils.http import parse_etags, quote_etag
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, permissions, serializers, status
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from registry import versions
+from registry.models import ChangeSet
+
+from .authors import AuthoredMixin
+from .errors import PreconditionFailed
+from .serializers import PromptSerializer, ResourceSerializer, ResourceTemplateSerializer, ToolSerializer
+from .views import COMMON, ERRORS, IF_MATCH
+
+
+def answers(body: Any, *codes: int) -> dict[int, Any]:
+    """The documented answers of a route (401, 403 and 429 on every one)."""
+    return {code: (body if code < 300 else ERRORS[code]) for code in (*codes, *COMMON)}
+
+
+KIND = OpenApiParameter(
+    "kind", str, OpenApiParameter.PATH, enum=["tools", "resources", "resource-templates", "prompts"]
+)
+CONFLICTS = OpenApiResponse(
+    OpenApiTypes.OBJECT,
+    "Nothing was reverted: the rows that changed since, or no longer validate",
+    [
+        OpenApiExample(
+            "Conflicts",
+            value={
+                "detail": "Nothing was reverted: rows of this change set conflict.",
+                "conflicts": [
+                    {"kind": "tools", "id": 3, "key": "greet", "reason": "changed since, by change set 9"}
+                ],
+            },
+        )
+    ],
+)
+
+SERIALIZERS: dict[str, type[serializers.ModelSerializer]] = {
+    "tools": ToolSerializer,
+    "resources": ResourceSerializer,
+    "resource-templates": ResourceTemplateSerializer,
+    "prompts": PromptSerializer,
+}
+
+
+class CanReadHistory(permissions.BasePermission):
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(
+            request.user and request.user.is_staff and request.user.has_perm("registry.view_changeset")
+        )
+
+
+class CanRevert(CanReadHistory):
+    def has_permission(self, request: Request, view: Any) -> bool:
+        kinds = [view.kwargs["kind"]] if "kind" in view.kwargs else list(versions.DEFINITIONS)
+        needed = [
+            f"registry.{action}_{versions.DEFINITIONS[kind]._meta.model_name}"
+            for kind in kinds
+            if kind in versions.DEFINITIONS
+            for action in ("add", "change", "delete")
+        ]
+        return super().has_permission(request, view) and request.user.has_perms(needed)
+
+
+class ChangeSetPagination(CursorPagination):
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 500
+    ordering = "-id"
+
+
+class VersionPagination(ChangeSetPagination):
+    ordering = "-history_id"
+
+
+class ChangeSetSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ChangeSet
+        fields = ("id", "created_at", "source", "actor", "note", "kinds", "uris")
+
+
+def version_entry(kind: str, record: Any) -> dict[str, Any]:
+    return {
+        "version": record.history_id,  # the id of this version (the row's ETag is its "etag")
+        "etag": quote_etag(str(record.version)),
+        "type": {"+": "created", "~": "changed", "-": "deleted"}[record.history_type],
+        "at": record.history_date,
+        "changeset": record.changeset_id,
+        "kind": kind,
+        "id": record.id,
+        "key": versions.key_of(record.instance_type, record),
+    }
+
+
+def definition_model(kind: str) -> Any:
+    model = versions.DEFINITIONS.get(kind)
+    if model is None:
+        raise Http404(f"No kind {kind!r}: one of {', '.join(versions.DEFINITIONS)}")
+    return model
+
+
+@extend_schema(
+    summary="List the registry's change sets, newest first",
+    responses=answers(ChangeSetSerializer(many=True), 200, 404),
+)
+class ChangeSetList(generics.ListAPIView):
+    permission_classes = [CanReadHistory]
+    queryset = ChangeSet.objects.all()
+    serializer_class = ChangeSetSerializer
+    pagination_class = ChangeSetPagination
+
+
+class ChangeSetDetail(APIView):
+    permission_classes = [CanReadHistory]
+
+    @extend_schema(
+        summary="One change set, with the diff of every definition it changed",
+        responses=answers(OpenApiTypes.OBJECT, 200, 404),
+    )
+    def get(self, request: Request, changeset: int) -> Response:
+        row = ChangeSet.objects.filter(pk=changeset).first()
+        if row is None:
+            raise Http404("No such change set")
+        changes = []
+        for model, object_id in versions.touched(changeset):
+            kind = versions.kind_of(model)
+            before = versions.state_at(model, object_id, changeset - 1)
+            after = versions.state_at(model, object_id, changeset)
+            latest = versions.versions(model, object_id).first()
+            changes.append(
+                {
+                    "kind": kind,
+                    "id": object_id,
+                    "key": versions.key_of(model, latest),
+                    "diff": versions.diff(before, after),
+                }
+            )
+        return Response({**ChangeSetSerializer(row).data, "changes": changes})
+
+
+class ChangeSetRevert(AuthoredMixin, APIView):
+    permission_classes = [CanRevert]
+
+    @extend_schema(
+        summary="Revert a change set: every row of it in one transaction, or nothing",
+        request=None,
+        responses={**answers(OpenApiTypes.OBJECT, 200, 404), 409: CONFLICTS},
+    )
+    def post(self, request: Request, changeset: int) -> Response:
+        try:
+            reverted = versions.revert_changeset(changeset)
+        except LookupError as exc:
+            raise Http404(str(exc)) from None
+        except versions.RevertRefused as exc:
+            return Response(
+                {
+                    "detail": "Nothing was reverted: rows of this change set conflict.",
+                    "conflicts": [c.as_dict() for c in exc.conflicts],
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response({"reverted": [{"kind": k, "id": i} for k, i in reverted]})
+
+
+@extend_schema(
+    summary="The versions of one definition, newest first (deleted ones included)",
+    parameters=[KIND],
+    responses=answers(OpenApiTypes.OBJECT, 200, 404),
+)
+class VersionList(generics.ListAPIView):
+    permission_classes = [CanReadHistory]
+    pagination_class = VersionPagination
+
+    def get_queryset(self) -> Any:
+        return versions.versions(definition_model(self.kwargs["kind"]), self.kwargs["pk"])
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        kind = self.kwargs["kind"]
+        return self.get_paginated_response([version_entry(kind, r) for r in page or []])
+
+
+class VersionDetail(APIView):
+    permission_classes = [CanReadHistory]
+
+    @extend_schema(
+        summary="One version: its state and its diff against the one before (or ?against=)",
+        parameters=[KIND, OpenApiParameter("against", int, description="Another version of the same row.")],
+        responses=answers(OpenApiTypes.OBJECT, 200, 404),
+    )
+    def get(self, request: Request, kind: str, pk: int, version: int) -> Response:
+        model = definition_model(kind)
+        record = versions.versions(model, pk).filter(history_id=version).first()
+        if record is None:
+            raise Http404("No such version")
+        against = request.query_params.get("against")
+        if against is not None:
+            other = (
+                versions.versions(model, pk)
+                .filter(history_id=int(against) if against.isdigit() else -1)
+                .first()
+            )
+            if other is None:
+                raise Http404("No such version to compare with")
+        else:
+            other = versions.previous(record)
+        after = versions.state(record)
+        return Response(
+            {
+                **version_entry(kind, record),
+                "state": after,
+                "against": None if other is None else other.history_id,
+                "diff": versions.diff(None if other is None else versions.state(other), after),
+            }
+        )
+
+
+class VersionRevert(AuthoredMixin, APIView):
+    permission_classes = [CanRevert]
+
+    @extend_schema(
+        summary="Make a definition what it was at a version (a new version; a deleted row is restored)",
+        parameters=[KIND, IF_MATCH],
+        request=None,
+        responses={**answers(OpenApiTypes.OBJECT, 200, 204, 404, 412), 409: CONFLICTS},
+    )
+    def post(self, request: Request, kind: str, pk: int, version: int) -> Response:
+        model = definition_model(kind)
+        header = request.headers.get("If-Match")
+        try:
+            row = versions.revert_object(model, pk, version, None if header is None else parse_etags(header))
+        except LookupError as exc:
+            raise Http404(str(exc)) from None
+        except versions.PreconditionFailed as exc:
+            raise PreconditionFailed(
+                f"If-Match {header!r} does not name the current version: {exc}."
+            ) from None
+        except versions.RevertRefused as exc:
+            return Response(
+                {"detail": "Not reverted.", "conflicts": [c.as_dict() for c in exc.conflicts]},
+                status=status.HTTP_409_CONFLICT,
+            )
+        if row is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        if kind == "prompts":
+            row = model.objects.prefetch_related("arguments", "messages").get(pk=row.pk)
+        data = SERIALIZERS[kind](row, context={"request": request}).data
+        return Response(data, headers={"ETag": quote_etag(str(row.version))})

@@ -1,0 +1,49 @@
+"""The rows that existed before the history did get a first version ("+"), in one change set by
+the system, so every live row has a known state: it can be diffed, exported ``--at`` and reverted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import migrations
+from django.utils import timezone
+
+MODELS = ("Tool", "Resource", "ResourceTemplate", "Prompt", "PromptArgument", "PromptMessage")
+KINDS = {"Tool": "tools", "Resource": "resources", "ResourceTemplate": "resources"}
+
+
+def baseline(apps: Any, schema_editor: Any) -> None:
+    alias = schema_editor.connection.alias
+    rows = {name: list(apps.get_model("registry", name).objects.using(alias).all()) for name in MODELS}
+    if not any(rows.values()):
+        return
+    now = timezone.now()
+    changed = {KINDS.get(name, "prompts") for name, found in rows.items() if found}
+    changeset = apps.get_model("registry", "ChangeSet").objects.using(alias).create(
+        source="system",
+        actor="system",
+        note="history started: the rows as they were",
+        kinds=[kind for kind in ("tools", "resources", "prompts") if kind in changed],
+    )
+    for name, found in rows.items():
+        historical = apps.get_model("registry", f"Historical{name}")
+        fields = [f.attname for f in apps.get_model("registry", name)._meta.concrete_fields]
+        historical.objects.using(alias).bulk_create(
+            [
+                historical(
+                    **{field: getattr(row, field) for field in fields},
+                    history_date=now,
+                    history_type="+",
+                    history_change_reason="",
+                    changeset_id=changeset.pk,
+                )
+                for row in found
+            ],
+            batch_size=500,
+        )
+
+
+class Migration(migrations.Migration):
+    dependencies = [("registry", "0014_historical_http_and_task_fields")]
+
+    operations = [migrations.RunPython(baseline, migrations.RunPython.noop)]

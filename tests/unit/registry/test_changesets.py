@@ -1,0 +1,159 @@
+"""Every committed registry change is written down as one change set (who, from where, what), and a
+worker whose bus never carried it finds it in the database and publishes it again
+(``registry/reconcile.py``): on the real memory bus, against the test database."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from collections.abc import Iterator
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import DatabaseError, transaction
+from django.test import override_settings
+from django.utils import timezone
+
+from mcp_django.conf import mcp_settings
+from mcp_protocol.bus.base import CHANGES
+from registry import authorship
+from registry.models import ChangeSet, Prompt, Resource, Tool
+from registry.provider import RegistryProvider
+from registry.reconcile import Ledger, Reconciler
+from tests.support.polling import eventually
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MEMORY_BUS = {"BACKEND": "mcp_protocol.bus.memory.MemoryBus", "OPTIONS": {}}
+
+
+@pytest.fixture(autouse=True)
+def memory_bus() -> Iterator[None]:
+    with override_settings(MCP={**settings.MCP, "BUS": MEMORY_BUS}):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def no_earlier_change_sets() -> None:
+    ChangeSet.objects.all().delete()  # the test database's migrate wrote one
+
+
+def tool(name: str) -> Tool:
+    return Tool(name=name, description="d", kind="template", template_text="x")
+
+
+def test_one_transaction_is_one_change_set_naming_its_lists_and_resources() -> None:
+    with transaction.atomic():
+        tool("a").save()
+        tool("b").save()
+        Resource.objects.create(uri="x:one", name="one", text="t")
+        Prompt.objects.create(name="p", description="d")
+    [changeset] = ChangeSet.objects.all()
+    assert changeset.kinds == ["tools", "resources", "prompts"]
+    assert changeset.uris == ["x:one"]
+    assert (changeset.source, changeset.actor, changeset.user_id) == ("shell", "system", None)
+
+
+def test_a_save_outside_a_transaction_is_a_change_set_of_its_own_and_a_rollback_leaves_none() -> None:
+    tool("alone").save()
+    with pytest.raises(RuntimeError), transaction.atomic():
+        tool("never").save()
+        raise RuntimeError("roll back")
+    assert [c.kinds for c in ChangeSet.objects.all()] == [["tools"]]
+
+
+def test_a_rolled_back_savepoint_that_opened_the_change_set_leaves_the_next_change_its_own() -> None:
+    with transaction.atomic():
+        with pytest.raises(RuntimeError), transaction.atomic():
+            tool("dropped").save()  # opens the change set, in this savepoint
+            raise RuntimeError("roll back the savepoint")
+        Resource.objects.create(uri="x:kept", name="kept", text="t")
+    [changeset] = ChangeSet.objects.all()
+    assert changeset.kinds == ["resources"] and changeset.uris == ["x:kept"]
+
+
+def test_the_author_said_around_a_write_is_the_change_sets() -> None:
+    author = authorship.Author(source="api", actor="token:ci")
+    with authorship.authored(author), transaction.atomic():
+        tool("by_api").save()
+    assert ChangeSet.objects.values_list("source", "actor").get() == ("api", "token:ci")
+
+
+def test_the_ledger_reports_each_unseen_change_set_once_and_moves_its_floor_past_settled_ones() -> None:
+    now = timezone.now()
+    old, recent = now - datetime.timedelta(seconds=120), now - datetime.timedelta(seconds=1)
+    ledger = Ledger(floor=10, seen=[12], settle=60.0)
+    ledger.saw(13)
+    rows = [(11, old), (12, old), (13, recent), (14, recent)]
+    assert ledger.missed(rows, now) == [11, 14]
+    assert ledger.floor == 12  # 13 and 14 may still have lower ids committing after them
+    assert ledger.missed(rows, now) == []
+    assert ledger.missed([(15, old)], now) == [15]  # settled but never seen: still reported
+
+
+async def test_a_change_published_where_no_worker_listens_is_published_again_by_the_reconciler() -> None:
+    provider = RegistryProvider()
+    bus = mcp_settings.backend("BUS")
+    heard = await bus.subscribe(CHANGES)
+    reconciler = Reconciler(provider, bus, every=3600.0)  # checked by hand below
+    await reconciler.start()
+    try:
+        # Another key prefix, a lost publish: the change is committed, the message goes elsewhere.
+        with override_settings(MCP={**settings.MCP, "BUS": dict(MEMORY_BUS)}):
+            assert mcp_settings.backend("BUS") is not bus
+            await sync_to_async(Resource.objects.create)(uri="x:missed", name="missed", text="t")
+        changeset = await sync_to_async(lambda: ChangeSet.objects.get().pk)()
+        assert await reconciler.check() == [changeset]
+        message = await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0)
+        assert message["id"] == f"cs{changeset}.resources"  # the id its writer would have used
+        assert message["uris"] == ["x:missed"] and message["changeset"] == changeset
+        assert await reconciler.check() == []  # once
+    finally:
+        await reconciler.stop()
+        await heard.close()
+
+
+async def test_a_change_whose_message_arrived_is_not_published_again() -> None:
+    provider = RegistryProvider()
+    bus = mcp_settings.backend("BUS")
+    heard = await bus.subscribe(CHANGES)
+    reconciler = Reconciler(provider, bus, every=3600.0)
+    await reconciler.start()
+    try:
+        await sync_to_async(tool("heard").save)()
+        await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0)
+        # The reconciler's reader takes the same message.
+        await eventually(lambda: asyncio.sleep(0, bool(reconciler.ledger.seen)))
+        assert await reconciler.check() == []
+    finally:
+        await reconciler.stop()
+        await heard.close()
+
+
+async def test_a_reconciler_that_cannot_read_change_sets_yet_serves_on_and_starts_when_it_can() -> None:
+    provider = RegistryProvider()
+    bus = mcp_settings.backend("BUS")
+    reconciler = Reconciler(provider, bus, every=3600.0)
+
+    def drop_table() -> None:
+        from django.db import connection
+
+        with connection.schema_editor() as editor:
+            editor.delete_model(ChangeSet)
+
+    def make_table() -> None:
+        from django.db import connection
+
+        with connection.schema_editor() as editor:
+            editor.create_model(ChangeSet)
+
+    await sync_to_async(drop_table)()
+    try:
+        await reconciler.start()  # a database not migrated this far: no error, it serves on
+        with pytest.raises(DatabaseError):
+            await reconciler.check()  # logged by the poll loop, tried again at the next
+    finally:
+        await sync_to_async(make_table)()
+    assert await reconciler.check() == []  # primed now: what exists counts as seen
+    await reconciler.stop()
