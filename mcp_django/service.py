@@ -43,8 +43,10 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
     sink = None
     if config["AUDIT_SINK"]:
         sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
+    jwks_source = config["OAUTH_JWKS_SOURCE"]
+    jwks_fetch = import_string(jwks_source) if "oauth" in mode and jwks_source else None
     return AccessPolicy(config, bus, sessions, events, limiter=limiter, key_source=key_source,
-                        audit_sink=sink, capabilities=capabilities)
+                        audit_sink=sink, capabilities=capabilities, jwks_fetch=jwks_fetch)
 
 
 def transport_config() -> TransportConfig:

@@ -34,7 +34,7 @@ from .audit import AuditQueue, AuditSink
 from .guard import Guard
 from .keys import KeyRing, KeySource, looks_like_key
 from .limits import RateLimiter
-from .oauth import JWKS, InsufficientScope, InvalidToken, TokenVerifier
+from .oauth import JWKS, Fetch, InsufficientScope, InvalidToken, TokenVerifier
 from .principal import ANONYMOUS, Grant, Principal, Rate
 
 logger = logging.getLogger("mcp_protocol.auth")
@@ -58,12 +58,15 @@ class AuthError(Exception):
 class AccessPolicy:
     """``config`` holds ``MODE``, the rates, the audit queue's bounds, ``RESOURCE_URL`` and the
     ``OAUTH_*`` values; ``key_source`` is required in a mode with keys; ``capabilities``: the
-    provider's, so a grant change notifies only the lists the server declares."""
+    provider's, so a grant change notifies only the lists the server declares; ``jwks_fetch``:
+    how the JWKS is read (default: an HTTP GET of its URL; an authorization server in this very
+    process hands its own key set over, with no request to itself)."""
 
     def __init__(self, config: Mapping[str, Any], bus: Bus, sessions: SessionStore, events: EventStore,
                  *, limiter: RateLimiter, key_source: KeySource | None = None,
                  audit_sink: AuditSink | None = None,
-                 capabilities: ProviderCapabilities | None = None) -> None:
+                 capabilities: ProviderCapabilities | None = None,
+                 jwks_fetch: Fetch | None = None) -> None:
         mode = str(config["MODE"]).replace(" ", "")
         if mode not in MODES:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
@@ -87,8 +90,10 @@ class AccessPolicy:
             issuer = config["OAUTH_ISSUER"]
             if not issuer:
                 raise ValueError("MCP_AUTH=oauth needs MCP_OAUTH_ISSUER")
-            jwks = JWKS(config["OAUTH_JWKS_URL"] or f"{issuer.rstrip('/')}/.well-known/jwks.json",
-                        min_refresh=float(config["OAUTH_JWKS_MIN_REFRESH"]))
+            jwks_url = config["OAUTH_JWKS_URL"] or f"{issuer.rstrip('/')}/.well-known/jwks.json"
+            min_refresh = float(config["OAUTH_JWKS_MIN_REFRESH"])
+            jwks = (JWKS(jwks_url, min_refresh=min_refresh) if jwks_fetch is None
+                    else JWKS(jwks_url, fetch=jwks_fetch, min_refresh=min_refresh))
             scopes = {s: Grant.from_spec(g) for s, g in config["OAUTH_SCOPES"].items()}
             self.verifier = TokenVerifier(issuer=issuer, audience=self.resource_url, jwks=jwks,
                                           algorithms=config["OAUTH_ALGORITHMS"], scopes=scopes,
