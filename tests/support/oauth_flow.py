@@ -119,6 +119,7 @@ class OAuthFlow:
         return "/oauth/authorize/?" + urlencode(params)
 
     def consent_page(self, url: str) -> httpx.Response:
+        """``url`` (the authorization endpoint, absolute or not) opened signed in."""
         if "sessionid" not in self.browser.cookies:
             self.sign_in()
         return self.browser.get(url)
@@ -130,6 +131,10 @@ class OAuthFlow:
         page = self.consent_page(self.authorize_url(client_id, pkce, redirect_uri, **kwargs))
         if page.status_code == 302:
             return _redirect(page)
+        return self.allow(page, allow=allow)
+
+    def allow(self, page: httpx.Response, *, allow: bool = True) -> Redirect:
+        """Submit the consent page ``page``: allow (or deny); the redirect back."""
         assert page.status_code == 200, page.text[:1000]
         form = dict(HIDDEN.findall(page.text))
         assert form, page.text[:2000]
