@@ -89,6 +89,17 @@ class AuthorizeView(dot.AuthorizationView):  # type: ignore[misc]
         context["title"] = "Connect an MCP client"
         return context
 
+    def form_valid(self, form: Any) -> HttpResponse:
+        """The user may grant fewer scopes than asked (the boxes they leave ticked); none is a
+        denial. The client learns what it got from the token response's ``scope`` (RFC 6749 §5.1)."""
+        if self.request.POST.get("choosing_scopes"):
+            ticked = set(self.request.POST.getlist("granted"))
+            chosen = [s for s in str(form.cleaned_data.get("scope") or "").split() if s in ticked]
+            form.cleaned_data["scope"] = " ".join(chosen)
+            if not chosen:
+                form.cleaned_data["allow"] = False
+        return super().form_valid(form)  # type: ignore[no-any-return]
+
 
 metadata = self_only(ServerMetadataView.as_view())
 jwks_view = self_only(jwks)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ import jwt
 import pytest
 
 from tests.support import LiveServer
+from tests.support.cimd_host import DocumentHost
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.mcp_http import POST_HEADERS, initialize_message, request, session_headers
 from tests.support.oauth_flow import PKCE, OAuthFlow, user
@@ -32,7 +34,6 @@ def live() -> Iterator[LiveServer]:
         "MCP_OAUTH_ISSUER": "self",
         "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
         "MCP_OAUTH_SCOPES": json.dumps(SCOPES),
-        "MCP_OAUTH_CIMD": "0",
     }
     server = LiveServer(env=env, port=port, provider=REGISTRY_PROVIDER, load="load_demo").start()
     try:
@@ -70,7 +71,7 @@ def test_the_metadata_advertises_what_mcp_clients_need(live: LiveServer) -> None
         assert meta["code_challenge_methods_supported"] == ["S256"]
         assert "none" in meta["token_endpoint_auth_methods_supported"]
         assert meta["authorization_response_iss_parameter_supported"] is True
-        assert meta["client_id_metadata_document_supported"] is False  # MCP_OAUTH_CIMD=0 here
+        assert meta["client_id_metadata_document_supported"] is True
         assert meta["registration_endpoint"] == f"{issuer}/oauth/register/"
         assert meta["response_types_supported"] == ["code"]
         assert set(meta["grant_types_supported"]) == {"authorization_code", "refresh_token"}
@@ -277,3 +278,18 @@ def test_every_step_leaves_an_audit_row(live: LiveServer, flow: OAuthFlow) -> No
         ),
     ).split()
     assert {"authorized", "token"} <= set(kinds)
+
+
+def test_a_metadata_document_on_a_private_address_is_never_fetched(
+    live: LiveServer, flow: OAuthFlow, tmp_path: Path
+) -> None:
+    host = DocumentHost(tmp_path).start()
+    try:
+        client = host.url("/client.json")
+        host.documents["/client.json"] = {"client_id": client, "redirect_uris": [REDIRECT]}
+        page = flow.consent_page(flow.authorize_url(client, PKCE.new(), REDIRECT))
+        assert page.status_code == 400 and "location" not in page.headers  # an unknown client
+        assert host.hits["/client.json"] == 0  # SSRF: refused before any connection
+        assert "resolves to a non-public address (127.0.0.1)" in live.log_text()
+    finally:
+        host.stop()

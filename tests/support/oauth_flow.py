@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
+SCOPE_BOX = re.compile(r'<input type="checkbox" name="granted" value="([^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -133,14 +134,16 @@ class OAuthFlow:
             return _redirect(page)
         return self.allow(page, allow=allow)
 
-    def allow(self, page: httpx.Response, *, allow: bool = True) -> Redirect:
-        """Submit the consent page ``page``: allow (or deny); the redirect back."""
+    def allow(self, page: httpx.Response, *, allow: bool = True, grant: list[str] | None = None) -> Redirect:
+        """Submit the consent page ``page``: allow (or deny) ``grant`` (default: every scope
+        asked for, the boxes left ticked); the redirect back."""
         assert page.status_code == 200, page.text[:1000]
         form = dict(HIDDEN.findall(page.text))
         assert form, page.text[:2000]
         if allow:
             form["allow"] = "Allow"
-        response = self.browser.post(page.url.raw_path.decode(), data=form)
+        fields: dict[str, Any] = {**form, "granted": SCOPE_BOX.findall(page.text) if grant is None else grant}
+        response = self.browser.post(page.url.raw_path.decode(), data=fields)
         assert response.status_code == 302, response.text[:1000]
         return _redirect(response)
 
