@@ -187,7 +187,7 @@ class TokenVerifier:
             grant = grant.union(other)
         subject = str(claims["sub"])
         principal = Principal(f"oauth:{self.issuer} {subject}", grant, f"{self.issuer} {subject}",
-                              expires_at=float(claims["exp"]) + self.leeway)
+                              expires_at=float(claims["exp"]) + self.leeway, scopes=tuple(_scopes(claims)))
         return principal, float(claims["exp"])
 
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..bus.base import Bus
+from ..definitions import Snapshot
 from ..fanout.notifications import Change
 from ..fanout.writer import ChangeWriter
 from ..provider import ProviderCapabilities
@@ -36,6 +37,7 @@ from .keys import KeyRing, KeySource, looks_like_key
 from .limits import RateLimiter
 from .oauth import JWKS, Fetch, InsufficientScope, InvalidToken, TokenVerifier
 from .principal import ANONYMOUS, Grant, Principal, Rate
+from .step_up import needed_scopes
 
 logger = logging.getLogger("mcp_protocol.auth")
 
@@ -128,12 +130,13 @@ class AccessPolicy:
         await self.guard.limiter.close()
 
     # -- who is calling ---------------------------------------------------------------------------
-    def challenge(self, error: str | None = None) -> str:
+    def challenge(self, error: str | None = None, scopes: Sequence[str] | None = None) -> str:
         params = []
         if self.verifier is not None:
             params.append(f'resource_metadata="{metadata_url(self.resource_url)}"')
-            if self.scopes_supported:
-                params.append(f'scope="{" ".join(self.scopes_supported)}"')
+            named = self.scopes_supported if scopes is None else scopes
+            if named:
+                params.append(f'scope="{" ".join(named)}"')
         else:
             params.append('realm="mcp"')
         if error is not None:
@@ -155,6 +158,16 @@ class AccessPolicy:
         except InsufficientScope:
             raise AuthError(403, "Forbidden: insufficient scope",
                             self.challenge("insufficient_scope")) from None
+
+    def step_up(self, principal: Principal, snapshot: Snapshot, method: str, params: Any) -> None:
+        """``AuthError`` 403 ``insufficient_scope`` naming every scope the request needs, when an
+        OAuth token lacks the scope for a definition another scope grants (``step_up.py``)."""
+        if self.verifier is None:
+            return
+        needed = needed_scopes(principal, self.verifier.scopes, snapshot, method, params)
+        if needed is not None:
+            raise AuthError(403, "Forbidden: insufficient scope",
+                            self.challenge("insufficient_scope", needed))
 
     def authenticate_key(self, authorization: str | None) -> Principal:
         """``authenticate`` for ``MCP_AUTH=keys``, without a coroutine: a key needs no I/O (the

@@ -127,10 +127,16 @@ async def browser() -> AsyncIterator[Any]:
 
 
 async def connect(
-    live: LiveServer, browser: Any, *, metadata_url: str | None = None, uncheck: tuple[str, ...] = ()
+    live: LiveServer,
+    browser: Any,
+    *,
+    metadata_url: str | None = None,
+    uncheck: tuple[str, ...] = (),
+    then_greet: bool = False,
 ) -> tuple[list[str], str, Memory]:
     """The SDK's OAuth client provider against ``live``: a person signs in and consents in
-    ``browser``; the tools it lists, what echo answers, the stored tokens."""
+    ``browser`` (unticking ``uncheck`` the first time); the tools it lists, what echo answers (and
+    then greet, with ``then_greet``), the stored tokens."""
     from mcp import ClientSession
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
@@ -141,7 +147,8 @@ async def connect(
     returned: list[str] = []
 
     async def redirect_handler(url: str) -> None:
-        returned.append(await sign_in_and_consent(page, url, USER, PASSWORD, REDIRECT, uncheck=uncheck))
+        untick = () if returned else uncheck
+        returned.append(await sign_in_and_consent(page, url, USER, PASSWORD, REDIRECT, uncheck=untick))
 
     async def callback_handler() -> AuthorizationCodeResult:
         params = {k: v[0] for k, v in parse_qs(urlsplit(returned[-1]).query).items()}
@@ -168,8 +175,12 @@ async def connect(
                 await session.initialize()
                 tools = [t.name for t in (await session.list_tools()).tools]
                 echoed = await session.call_tool("echo", {"message": "through OAuth"})
+                text = echoed.content[0].text  # type: ignore[union-attr]
+                if then_greet:
+                    greeted = await session.call_tool("greet", {"name": "Dana"})
+                    text += " | " + greeted.content[0].text  # type: ignore[union-attr]
     await page.close()
-    return tools, echoed.content[0].text, storage  # type: ignore[union-attr]
+    return tools, text, storage
 
 
 async def test_the_sdk_registers_signs_in_and_calls_tools(live: LiveServer, browser: Any) -> None:
@@ -188,7 +199,12 @@ async def test_the_sdk_signs_in_with_a_client_metadata_document(
     assert storage.client.client_id == host.url("/client.json")  # CIMD, not DCR
 
 
-async def test_a_user_who_grants_less_gives_the_sdk_only_those_tools(live: LiveServer, browser: Any) -> None:
-    tools, echoed, storage = await connect(live, browser, uncheck=("mcp",))
-    assert tools == ["echo"] and echoed == "through OAuth"
-    assert storage.tokens.scope == "mcp:echo"
+async def test_a_user_who_grants_less_gives_the_sdk_only_those_tools_until_it_steps_up(
+    live: LiveServer, browser: Any
+) -> None:
+    tools, said, storage = await connect(live, browser, uncheck=("mcp",), then_greet=True)
+    assert tools == ["echo"]  # the first consent granted mcp:echo only
+    # greet: 403 insufficient_scope naming "mcp:echo mcp"; the SDK re-authorizes with them (the
+    # user consents to both this time) and retries.
+    assert said.startswith("through OAuth | ") and "Dana" in said
+    assert set(storage.tokens.scope.split()) == {"mcp", "mcp:echo"}

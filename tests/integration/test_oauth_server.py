@@ -115,18 +115,26 @@ def test_the_consent_page_names_the_client_its_redirect_host_and_the_scopes_in_w
     assert 'id="header"' in page.text  # the admin's look
 
 
-def test_a_narrower_scope_sees_only_its_tools_and_gets_403_for_the_rest(
+def test_a_narrower_scope_sees_only_its_tools_and_steps_up_with_every_scope_needed(
     live: LiveServer, flow: OAuthFlow
 ) -> None:
     tokens = flow.access_token(scope="mcp:echo")
-    _, listed, other = mcp(
+    _, listed, other, unknown = mcp(
         live,
         tokens["access_token"],
         request(1, "tools/list"),
         request(2, "tools/call", {"name": "greet", "arguments": {"name": "x"}}),
+        request(3, "tools/call", {"name": "no_such_tool", "arguments": {}}),
     )
     assert [t["name"] for t in listed.json()["result"]["tools"]] == ["echo"]
-    assert "error" in other.json() or other.json()["result"].get("isError")
+    # 2026-07-28 "Scope Challenge Handling": 403, every scope needed in one challenge: the token's
+    # own and the narrowest that grants greet.
+    assert other.status_code == 403
+    challenge = other.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="mcp:echo mcp"' in challenge
+    assert "resource_metadata=" in challenge
+    # A tool no scope grants is as unknown as before: no step-up, the core's error.
+    assert unknown.status_code == 200 and "error" in unknown.json()
 
 
 def test_loopback_redirects_match_any_port(flow: OAuthFlow) -> None:
