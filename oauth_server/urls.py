@@ -26,4 +26,5 @@ well_known = [
     path(".well-known/openid-configuration", views.metadata),
     path(".well-known/jwks.json", views.jwks_view, name="oauth_server_jwks"),
     path("oauth/login/", views.login, name="oauth_server_login"),
+    path("oauth/clients/", views.clients, name="oauth_server_clients"),
 ]

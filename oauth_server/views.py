@@ -28,6 +28,7 @@ from oauth2_provider import views as dot
 from mcp_django.conf import access_settings
 
 from . import keys
+from .clients_page import ClientsPage
 from .limits import rate_limited
 
 
@@ -111,3 +112,4 @@ register = self_only(rate_limited("REGISTRATION_RATE")(dot.DynamicClientRegistra
 registration = self_only(
     rate_limited("REGISTRATION_RATE")(dot.DynamicClientRegistrationManagementView.as_view())
 )
+clients = self_only(ClientsPage.as_view())

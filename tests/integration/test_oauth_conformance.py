@@ -37,6 +37,7 @@ def live() -> Iterator[LiveServer]:
         "MCP_AUTH": "oauth",
         "MCP_OAUTH_ISSUER": "self",
         "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
+        "MCP_OAUTH_REGISTRATION_RATE": "2/3600",  # the suite registers nothing: only the test below
     }
     server = LiveServer(env=env, port=port, provider=MEMORY_PROVIDER, migrate=True).start()
     try:
@@ -130,3 +131,11 @@ def test_the_authorization_code_grant_scenario_passes(live: LiveServer, tmp_path
     failures = [c for c in found if c.get("status") != "SUCCESS"]
     assert {c.get("id") for c in found} >= {"authorization-server-metadata", "authorization-code-grant"}
     assert not failures, "\n".join(map(describe, failures)) or "".join(lines)
+
+
+def test_registration_is_rate_limited_per_address(live: LiveServer) -> None:
+    body = {"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "none"}
+    answers = [httpx.post(f"{live.base_url}/oauth/register/", json=body) for _ in range(3)]
+    assert [a.status_code for a in answers] == [201, 201, 429]
+    assert answers[2].json()["error"] == "temporarily_unavailable"
+    assert int(answers[2].headers["retry-after"]) > 0

@@ -20,6 +20,7 @@ from tests.support.cimd_host import DocumentHost
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.mcp_http import POST_HEADERS, initialize_message, request, session_headers
 from tests.support.oauth_flow import PKCE, OAuthFlow, user
+from tests.support.polling import wait_until
 from tests.support.ports import free_port
 
 REDIRECT = "http://127.0.0.1:9/cb"
@@ -34,6 +35,12 @@ def live() -> Iterator[LiveServer]:
         "MCP_OAUTH_ISSUER": "self",
         "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
         "MCP_OAUTH_SCOPES": json.dumps(SCOPES),
+        # A rotated key signs at once and /mcp refetches the JWKS soon: the rotation test is short.
+        "MCP_OAUTH_KEY_PUBLISH_SECONDS": "0",
+        "MCP_OAUTH_JWKS_MIN_REFRESH": "0.2",
+        # This module asks for many tokens and registers many clients from one address.
+        "MCP_OAUTH_TOKEN_RATE": "1000/60",
+        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
     }
     server = LiveServer(env=env, port=port, provider=REGISTRY_PROVIDER, load="load_demo").start()
     try:
@@ -301,3 +308,52 @@ def test_a_metadata_document_on_a_private_address_is_never_fetched(
         assert "resolves to a non-public address (127.0.0.1)" in live.log_text()
     finally:
         host.stop()
+
+
+def test_users_see_and_revoke_the_clients_they_authorized(live: LiveServer, flow: OAuthFlow) -> None:
+    client = flow.register([REDIRECT], client_name="Revocable Client")
+    pkce = PKCE.new()
+    tokens = flow.exchange(
+        client, flow.authorize(client, pkce, REDIRECT, scope="mcp:echo").code, pkce, REDIRECT
+    )
+    page = flow.browser.get("/oauth/clients/")
+    assert page.status_code == 200 and "Revocable Client" in page.text and "mcp:echo" in page.text
+    row = page.text[page.text.index("Revocable Client") :]
+    application = row[row.index('name="application" value="') :].split('"')[3]
+    revoked = flow.browser.post(
+        "/oauth/clients/",
+        data={"application": application, "csrfmiddlewaretoken": flow.browser.cookies["csrftoken"]},
+    )
+    assert revoked.status_code == 302
+    assert "Revocable Client" not in flow.browser.get("/oauth/clients/").text
+    refreshed = flow.token(
+        grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=client
+    )
+    assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
+
+
+def test_the_landing_page_shows_the_connector_url(live: LiveServer) -> None:
+    page = httpx.get(live.base_url + "/")
+    assert f'<code id="connector-url">{live.url}</code>' in page.text
+    assert 'href="/oauth/clients/"' in page.text
+
+
+def test_a_rotated_key_signs_new_tokens_while_old_ones_keep_working(
+    live: LiveServer, flow: OAuthFlow
+) -> None:
+    old = flow.access_token()["access_token"]
+    out = live.manage("oauth_keys", "rotate")
+    assert "BEGIN" not in out and "new signing key" in out  # ids only, never key material
+    kid = out.split()[-2]
+    assert kid in {k["kid"] for k in httpx.get(live.base_url + "/.well-known/jwks.json").json()["keys"]}
+    newer: list[str] = []
+
+    def signed_with_the_new_key() -> bool:  # the server re-reads its key table every 5 s
+        newer.append(flow.access_token()["access_token"])
+        return jwt.get_unverified_header(newer[-1])["kid"] == kid
+
+    wait_until("a token signed with the new key", signed_with_the_new_key, seconds=15, step=1.0)
+    assert mcp(live, newer[-1])[0].status_code == 200
+    assert mcp(live, old)[0].status_code == 200  # the old key is still published
+    listed = live.manage("oauth_keys", "list")
+    assert f"{kid}" in listed and "retiring" in listed
