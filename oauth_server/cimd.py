@@ -15,10 +15,17 @@ from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher, _validate_clien
 from oauth2_provider.settings import oauth2_settings
 
 from .conf import server_settings
+from .profiles import remember
 
 
 class MetadataFetcher(SafeMetadataFetcher):  # type: ignore[misc]
     def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
+        metadata, max_age = self._fetch(client_id)
+        if metadata.get("client_id") == client_id:  # a document that is not its URL's keeps nothing
+            remember(client_id, metadata)
+        return metadata, max_age
+
+    def _fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
         if not server_settings()["CIMD_ALLOW_PRIVATE"]:
             return super().fetch(client_id)  # type: ignore[no-any-return]
         parsed = _validate_client_id_url(client_id)

@@ -31,6 +31,16 @@ class SigningKey(models.Model):
         return f"<SigningKey {self.kid} {self.algorithm}>"
 
 
+class ClientProfile(models.Model):
+    """What a client says of itself that the toolkit's Application does not keep (RFC 7591 §2:
+    ``logo_uri``, ``client_uri``), from its registration or its metadata document, for the
+    consent page. Only https URLs are kept (``profiles.py``)."""
+
+    client_id = models.CharField(max_length=255, unique=True)
+    logo_uri = models.URLField(max_length=500, blank=True)
+    client_uri = models.URLField(max_length=500, blank=True)
+
+
 class SpentCode(models.Model):
     """An authorization code already exchanged, by digest, and the token family it started."""
 

@@ -30,6 +30,7 @@ from mcp_django.conf import access_settings
 from . import keys
 from .clients_page import ClientsPage
 from .limits import rate_limited
+from .profiles import profile, remember
 
 
 def self_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -64,6 +65,21 @@ def jwks(request: HttpRequest) -> JsonResponse:
     return response
 
 
+class RegistrationView(dot.DynamicClientRegistrationView):  # type: ignore[misc]
+    """RFC 7591 registration, keeping the client's logo and home page for the consent page."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        if response.status_code == 201:
+            try:
+                metadata, answer = json.loads(request.body), json.loads(response.content)
+            except ValueError:
+                return response
+            if isinstance(metadata, dict) and isinstance(answer, dict) and answer.get("client_id"):
+                remember(str(answer["client_id"]), metadata)
+        return response
+
+
 class LoginView(auth_views.LoginView):
     """Django's sign-in, in the admin's look; any authentication backend the project configures."""
 
@@ -88,6 +104,7 @@ class AuthorizeView(dot.AuthorizationView):  # type: ignore[misc]
         scopes = context.get("scopes") or []
         context["scope_rows"] = list(zip(scopes, context.get("scopes_descriptions") or [], strict=False))
         context["title"] = "Connect an MCP client"
+        context["profile"] = profile(str(context.get("client_id") or ""))
         return context
 
     def form_valid(self, form: Any) -> HttpResponse:
@@ -108,7 +125,7 @@ login = self_only(LoginView.as_view())
 authorize = self_only(AuthorizeView.as_view())
 token = self_only(rate_limited("TOKEN_RATE")(dot.TokenView.as_view()))
 revoke = self_only(rate_limited("TOKEN_RATE")(dot.RevokeTokenView.as_view()))
-register = self_only(rate_limited("REGISTRATION_RATE")(dot.DynamicClientRegistrationView.as_view()))
+register = self_only(rate_limited("REGISTRATION_RATE")(RegistrationView.as_view()))
 registration = self_only(
     rate_limited("REGISTRATION_RATE")(dot.DynamicClientRegistrationManagementView.as_view())
 )

@@ -34,6 +34,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocumentHost]:
     host.documents["/client.json"] = {
         "client_id": client,
         "client_name": "Metadata Document Client",
+        "logo_uri": "https://cdn.example/cimd.png",
         "redirect_uris": [REDIRECT],
         "token_endpoint_auth_method": "none",
         "grant_types": ["authorization_code", "refresh_token"],
@@ -70,6 +71,7 @@ def test_a_metadata_document_client_signs_in_and_its_document_is_cached(
     client = host.url("/client.json")
     page = flow.consent_page(flow.authorize_url(client, PKCE.new(), REDIRECT))
     assert page.status_code == 200 and "Metadata Document Client" in page.text
+    assert 'src="https://cdn.example/cimd.png"' in page.text  # the document's logo_uri
     pkce = PKCE.new()
     redirect = flow.authorize(client, pkce, REDIRECT)
     assert flow.exchange(client, redirect.code, pkce, REDIRECT)["access_token"]

@@ -111,15 +111,27 @@ def test_the_code_flow_ends_in_a_token_mcp_accepts(live: LiveServer, flow: OAuth
     assert mcp(live, tokens["refresh_token"])[0].status_code == 401
 
 
-def test_the_consent_page_names_the_client_its_redirect_host_and_the_scopes_in_words(
+def test_the_consent_page_names_the_client_its_logo_redirect_host_and_the_scopes_in_words(
     flow: OAuthFlow,
 ) -> None:
-    client = flow.register(["http://127.0.0.1:9/cb"], client_name="Inspector of Things")
+    client = flow.register(
+        ["http://127.0.0.1:9/cb"],
+        client_name="Inspector of Things",
+        logo_uri="https://cdn.example/inspector.png",
+        client_uri="https://inspector.example/",
+    )
     page = flow.consent_page(flow.authorize_url(client, PKCE.new(), REDIRECT, scope="mcp:echo"))
     assert page.status_code == 200
-    assert "Inspector of Things" in page.text and "127.0.0.1" in page.text
+    assert (
+        "Inspector of Things" in page.text and '<strong class="redirect-host">127.0.0.1</strong>' in page.text
+    )
+    assert (
+        'src="https://cdn.example/inspector.png"' in page.text and "https://inspector.example/" in page.text
+    )
     assert "Use the tools echo" in page.text
     assert 'id="header"' in page.text  # the admin's look
+    plain = flow.register([REDIRECT], logo_uri="http://cdn.example/x.png")  # only https is shown
+    assert "cdn.example/x.png" not in flow.consent_page(flow.authorize_url(plain, PKCE.new(), REDIRECT)).text
 
 
 def test_a_narrower_scope_sees_only_its_tools_and_steps_up_with_every_scope_needed(
@@ -345,7 +357,11 @@ def test_a_rotated_key_signs_new_tokens_while_old_ones_keep_working(
     out = live.manage("oauth_keys", "rotate")
     assert "BEGIN" not in out and "new signing key" in out  # ids only, never key material
     kid = out.split()[-2]
-    assert kid in {k["kid"] for k in httpx.get(live.base_url + "/.well-known/jwks.json").json()["keys"]}
+
+    def published() -> bool:  # each worker re-reads its key table every 5 s (oauth_server/keys.py)
+        return kid in {k["kid"] for k in httpx.get(live.base_url + "/.well-known/jwks.json").json()["keys"]}
+
+    wait_until("the new key in the JWKS", published, seconds=10, step=0.5)
     newer: list[str] = []
 
     def signed_with_the_new_key() -> bool:  # the server re-reads its key table every 5 s
