@@ -14,6 +14,7 @@ from oauth2_provider.models import get_refresh_token_model
 from rest_framework import mixins, serializers, viewsets
 
 from oauth_server.models import record
+from oauth_server.revocations import revoke
 
 from .auth import DEFINITION_PERMISSIONS
 from .pagination import DefinitionCursorPagination
@@ -70,6 +71,7 @@ class OAuthGrantViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet)
     filterset_class = OAuthGrantFilter
 
     def perform_destroy(self, instance: Any) -> None:
+        revoke(instance.user_id, instance.application.client_id)  # its access tokens too, on /mcp
         if instance.token_family:
             RefreshToken.revoke_family(instance.token_family)
         else:

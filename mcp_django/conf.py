@@ -83,6 +83,10 @@ ACCESS_DEFAULTS: dict[str, Any] = {
     # Dotted path of a callable (url, timeout) -> JWKS bytes; None: an HTTP GET of the JWKS URL.
     # With OAUTH_ISSUER=self, the app's own key set, read in this process.
     "OAUTH_JWKS_SOURCE": None,
+    # Dotted path of a callable () -> JSON [[subject, client_id, before], ...]: grants revoked at
+    # the authorization server (mcp_protocol/auth/revocations.py); None: none known. With
+    # OAUTH_ISSUER=self, the built-in server's.
+    "OAUTH_REVOCATIONS_SOURCE": None,
     "OAUTH_ALGORITHMS": ["RS256", "PS256", "ES256", "EdDSA"],
     "OAUTH_SCOPES": {"mcp": {}},  # scope → grant ({} = everything)
     "OAUTH_LEEWAY": 30.0,
@@ -195,6 +199,7 @@ def build_server(provider: Provider) -> Server:
 
 SELF_ISSUER = "self"
 SELF_JWKS_SOURCE = "oauth_server.keys.jwks_document"
+SELF_REVOCATIONS_SOURCE = "oauth_server.revocations.watermarks"
 
 
 def access_settings() -> dict[str, Any]:
@@ -207,6 +212,7 @@ def access_settings() -> dict[str, Any]:
     if config["OAUTH_SELF"]:
         config["OAUTH_ISSUER"] = self_issuer(str(config["RESOURCE_URL"]))
         config["OAUTH_JWKS_SOURCE"] = config["OAUTH_JWKS_SOURCE"] or SELF_JWKS_SOURCE
+        config["OAUTH_REVOCATIONS_SOURCE"] = config["OAUTH_REVOCATIONS_SOURCE"] or SELF_REVOCATIONS_SOURCE
     return config
 
 

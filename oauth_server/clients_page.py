@@ -1,7 +1,7 @@
 """The signed-in user's own page of the clients they authorized (``/oauth/clients/``): each
 client's name, where it redirects, the scopes its tokens hold and when it last got one, and a
-button that revokes every token of that client for this user (RFC 7009 in effect: its refresh
-tokens end at once; its access tokens, short-lived JWTs, at their ``exp``)."""
+button that revokes every token of that client for this user (its refresh tokens at once, its
+access tokens on ``/mcp`` within a second: ``revocations.py``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from django.views.generic import TemplateView
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
 from .models import record
+from .revocations import revoke
 
 
 def authorized(user: Any) -> list[dict[str, Any]]:
@@ -70,5 +71,6 @@ class ClientsPage(LoginRequiredMixin, TemplateView):
                 token.revoke()
             get_access_token_model().objects.filter(user=request.user, application_id=pk).delete()
         if client_id:
+            revoke(request.user, client_id)  # its access tokens too, on /mcp
             record("client_revoked", user=request.user, client_id=client_id)
         return HttpResponseRedirect(reverse("oauth_server_clients"))

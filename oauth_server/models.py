@@ -49,6 +49,15 @@ class SpentCode(models.Model):
     expires_at = models.DateTimeField(db_index=True)
 
 
+class Revocation(models.Model):
+    """A revoked grant, as ``/mcp`` learns it (``revocations.py``): the access tokens of this
+    subject and client issued at or before ``before`` (epoch seconds) are refused."""
+
+    subject = models.CharField(max_length=255)
+    client_id = models.CharField(max_length=255)
+    before = models.FloatField(db_index=True)
+
+
 class OAuthEvent(models.Model):
     class Kind(models.TextChoices):
         AUTHORIZED = "authorized", "authorized a client"

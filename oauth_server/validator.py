@@ -18,10 +18,11 @@ from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
-from oauth2_provider.models import get_grant_model, get_refresh_token_model
+from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
 from .models import SpentCode, record
+from .revocations import revoke
 from .tokens import audience
 
 SPENT_CODE_SECONDS = 24 * 3600  # how long a second use of a code still revokes the first's tokens
@@ -53,6 +54,10 @@ class MCPValidator(OAuth2Validator):  # type: ignore[misc]
             spent = SpentCode.objects.filter(digest=_digest(code)).first()
             if spent is not None:
                 if spent.token_family is not None:
+                    family = get_refresh_token_model().objects.filter(token_family=spent.token_family)
+                    first = family.select_related("application").first()
+                    if first is not None and first.application is not None:
+                        revoke(first.user_id, first.application.client_id)  # on /mcp too
                     get_refresh_token_model().revoke_family(spent.token_family)
                 record(
                     "code_reused",
@@ -76,6 +81,8 @@ class MCPValidator(OAuth2Validator):  # type: ignore[misc]
                 .first()
             )
             if reused is not None:
+                if reused.application is not None:
+                    revoke(reused.user_id, reused.application.client_id)  # the family's JWTs too
                 record(
                     "refresh_reused",
                     user=reused.user,
@@ -125,5 +132,12 @@ class MCPValidator(OAuth2Validator):  # type: ignore[misc]
     def revoke_token(
         self, token: str, token_type_hint: str | None, request: Any, *args: Any, **kwargs: Any
     ) -> None:
+        found = [
+            m.objects.filter(token_checksum=_digest(token), application=request.client).first()
+            for m in (get_access_token_model(), get_refresh_token_model())
+        ]
+        for row in found:
+            if row is not None:
+                revoke(row.user_id, _client_id(request))  # RFC 7009, in effect on /mcp too
         super().revoke_token(token, token_type_hint, request, *args, **kwargs)
         record("revoked", client_id=_client_id(request), detail=token_type_hint or "")

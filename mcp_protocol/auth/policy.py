@@ -37,6 +37,7 @@ from .keys import KeyRing, KeySource, looks_like_key
 from .limits import RateLimiter
 from .oauth import JWKS, Fetch, InsufficientScope, InvalidToken, TokenVerifier
 from .principal import ANONYMOUS, Grant, Principal, Rate
+from .revocations import Revocations
 from .step_up import needed_scopes
 
 logger = logging.getLogger("mcp_protocol.auth")
@@ -68,7 +69,7 @@ class AccessPolicy:
                  *, limiter: RateLimiter, key_source: KeySource | None = None,
                  audit_sink: AuditSink | None = None,
                  capabilities: ProviderCapabilities | None = None,
-                 jwks_fetch: Fetch | None = None) -> None:
+                 jwks_fetch: Fetch | None = None, revocations: Revocations | None = None) -> None:
         mode = str(config["MODE"]).replace(" ", "")
         if mode not in MODES:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
@@ -101,6 +102,7 @@ class AccessPolicy:
                                           algorithms=config["OAUTH_ALGORITHMS"], scopes=scopes,
                                           leeway=float(config["OAUTH_LEEWAY"]),
                                           require_typ=bool(config["OAUTH_REQUIRE_TYP"]))
+        self.revocations = revocations  # revoked OAuth grants (auth/revocations.py), if the AS says
         self.audit: AuditQueue | None = None
         if audit_sink is not None:
             self.audit = AuditQueue(audit_sink,
@@ -115,12 +117,16 @@ class AccessPolicy:
     async def start(self) -> None:
         if self.keys is not None:
             await self.keys.start()
+        if self.revocations is not None:
+            await self.revocations.start()
         if self.audit is not None:
             self.audit.start()
 
     async def close(self) -> None:
         if self.keys is not None:
             await self.keys.close()
+        if self.revocations is not None:
+            await self.revocations.close()
         for write in list(self._writes):
             write.cancel()
         if self._writes:
@@ -151,7 +157,10 @@ class AccessPolicy:
             return self._key(token)
         assert self.verifier is not None
         try:
-            return await self.verifier.verify(token)
+            principal = await self.verifier.verify(token)
+            if not self._granted(principal):
+                raise InvalidToken("its grant was revoked")
+            return principal
         except InvalidToken as exc:
             logger.info("refused an access token: %s", exc)  # the reason, never the token
             raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token")) from None
@@ -197,7 +206,12 @@ class AccessPolicy:
             return False
         if self.keys is not None and str(principal.id).startswith("key:"):
             return self.keys.alive(principal)
-        return True
+        return self._granted(principal)
+
+    def _granted(self, principal: Principal) -> bool:
+        """False for an OAuth token whose grant was revoked since it was issued."""
+        token = principal.token
+        return self.revocations is None or token is None or not self.revocations.revoked(*token)
 
     async def _revoked(self, principals: set[str]) -> None:
         if self.on_revoke is not None:

@@ -126,6 +126,8 @@ class Principal:
     # opened with it end then (transports/get_stream.py, methods/subscriptions.py).
     expires_at: float | None = None
     scopes: tuple[str, ...] = ()  # an OAuth token's scopes, for a step-up challenge (auth/step_up.py)
+    # An OAuth token's sub, client_id and iat: what a revoked grant is matched on (auth/revocations.py).
+    token: tuple[str, str, float] | None = None
 
 
 ANONYMOUS = Principal(None)

@@ -70,6 +70,16 @@ def mcp(live: LiveServer, token: str, *messages: dict[str, Any]) -> list[httpx.R
     return responses
 
 
+def refused_on_mcp(live: LiveServer, token: str) -> None:
+    """``token`` is refused on /mcp (401 invalid_token) within the workers' revocation poll."""
+    wait_until(
+        "the revoked grant's access token refused on /mcp",
+        lambda: mcp(live, token)[0].status_code == 401,
+        seconds=10,
+        step=0.25,
+    )
+
+
 def test_the_metadata_advertises_what_mcp_clients_need(live: LiveServer) -> None:
     issuer = live.base_url.rstrip("/")
     for path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
@@ -181,11 +191,12 @@ def test_pkce_missing_or_plain_is_refused(flow: OAuthFlow, method: str | None) -
     assert params["error"] == "invalid_request"  # RFC 7636 §4.4.1
 
 
-def test_a_code_used_twice_is_refused_and_its_tokens_revoked(flow: OAuthFlow) -> None:
+def test_a_code_used_twice_is_refused_and_its_tokens_revoked(live: LiveServer, flow: OAuthFlow) -> None:
     client = flow.register([REDIRECT])
     pkce = PKCE.new()
     code = flow.authorize(client, pkce, REDIRECT).code
     tokens = flow.exchange(client, code, pkce, REDIRECT)
+    assert mcp(live, tokens["access_token"])[0].status_code == 200  # good until the reuse
     again = flow.token(
         grant_type="authorization_code",
         code=code,
@@ -198,6 +209,7 @@ def test_a_code_used_twice_is_refused_and_its_tokens_revoked(flow: OAuthFlow) ->
         grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=client
     )
     assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
+    refused_on_mcp(live, tokens["access_token"])  # the JWT too, though its signature is good
 
 
 def test_an_expired_code_is_refused(live: LiveServer, flow: OAuthFlow) -> None:
@@ -266,7 +278,7 @@ def test_a_token_for_another_audience_is_refused_on_mcp(live: LiveServer) -> Non
     assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["www-authenticate"]
 
 
-def test_a_refresh_token_reused_after_rotation_ends_its_family(flow: OAuthFlow) -> None:
+def test_a_refresh_token_reused_after_rotation_ends_its_family(live: LiveServer, flow: OAuthFlow) -> None:
     tokens = flow.access_token()
     client = tokens["client_id"]
     rotated = flow.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=client)
@@ -278,11 +290,13 @@ def test_a_refresh_token_reused_after_rotation_ends_its_family(flow: OAuthFlow) 
     # Reuse detection (OAuth 2.1 §4.3.1): the thief's use ends the legitimate client's token too.
     after = flow.token(grant_type="refresh_token", refresh_token=newest, client_id=client)
     assert after.status_code == 400 and after.json()["error"] == "invalid_grant"
+    refused_on_mcp(live, rotated.json()["access_token"])
 
 
-def test_revocation_ends_the_refresh_token(flow: OAuthFlow) -> None:
+def test_revocation_ends_the_refresh_token_and_its_access_token(live: LiveServer, flow: OAuthFlow) -> None:
     tokens = flow.access_token()
     client = tokens["client_id"]
+    assert mcp(live, tokens["access_token"])[0].status_code == 200
     revoked = httpx.post(
         f"{flow.base_url}/oauth/revoke/",
         data={"token": tokens["refresh_token"], "token_type_hint": "refresh_token", "client_id": client},
@@ -292,6 +306,7 @@ def test_revocation_ends_the_refresh_token(flow: OAuthFlow) -> None:
         grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=client
     )
     assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
+    refused_on_mcp(live, tokens["access_token"])
 
 
 def test_every_step_leaves_an_audit_row(live: LiveServer, flow: OAuthFlow) -> None:
@@ -342,6 +357,7 @@ def test_users_see_and_revoke_the_clients_they_authorized(live: LiveServer, flow
         grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=client
     )
     assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
+    refused_on_mcp(live, tokens["access_token"])
 
 
 def test_the_landing_page_shows_the_connector_url(live: LiveServer) -> None:
