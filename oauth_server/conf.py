@@ -23,6 +23,9 @@ DEFAULTS: dict[str, Any] = {
     "REFRESH_TOKEN_SECONDS": 30 * 24 * 3600,
     "CODE_SECONDS": 60,  # RFC 6749 §4.1.2: a maximum lifetime of 10 minutes is RECOMMENDED
     "ALGORITHM": "ES256",
+    # Signing keys from the environment (MCP_OAUTH_SIGNING_KEYS, PKCS#8 PEM blocks, the first
+    # signs) instead of the database; empty: the database's, made and rotated by oauth_keys.
+    "SIGNING_KEYS": "",
     # A new signing key is published this long before it signs, so every worker's JWKS holds it
     # first (an unknown kid makes a verifier refetch at most every OAUTH_JWKS_MIN_REFRESH).
     "KEY_PUBLISH_SECONDS": 30,

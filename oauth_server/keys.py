@@ -10,11 +10,14 @@ Key material is never logged: errors name the ``kid`` only.
 
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
 import json
 import secrets
 import threading
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import jwt
@@ -46,6 +49,8 @@ def generate(algorithm: str) -> str:
 def rotate(algorithm: str | None = None) -> SigningKey:
     """A new key (it signs after ``KEY_PUBLISH_SECONDS``); the others retire once the tokens they
     signed have expired."""
+    if server_settings().get("SIGNING_KEYS"):
+        raise ValueError("the signing keys come from MCP_OAUTH_SIGNING_KEYS: rotate there (a new key first)")
     algorithm = algorithm or str(server_settings()["ALGORITHM"])
     lifetime = int(server_settings()["ACCESS_TOKEN_SECONDS"]) + int(server_settings()["KEY_PUBLISH_SECONDS"])
     with transaction.atomic():
@@ -73,6 +78,9 @@ class _Keys:
         self._read_at = -1e18
 
     def published(self) -> list[SigningKey]:
+        configured = server_settings().get("SIGNING_KEYS")
+        if configured:
+            return list(_parsed(configured)) if isinstance(configured, str) else from_settings(configured)
         with self._lock:
             if time.monotonic() - self._read_at > CACHE_SECONDS:
                 now = timezone.now()
@@ -107,6 +115,37 @@ class _Keys:
 
 _cache = _Keys()
 
+PEM_END = "-----END PRIVATE KEY-----"
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(pems: str) -> tuple[SigningKey, ...]:
+    return tuple(from_settings(pems))
+
+
+def from_settings(pems: str | list[str]) -> list[SigningKey]:
+    """Keys given by the environment (``MCP_OAUTH_SIGNING_KEYS``: PKCS#8 PEM blocks, the first
+    signs, all are published; rotate by putting a new key first, and drop the old one once the
+    tokens it signed have expired), as unsaved ``SigningKey`` rows, newest first. The ``kid`` is
+    derived from the public key, so every worker names a key alike."""
+    blocks = pems if isinstance(pems, list) else [b + PEM_END for b in pems.split(PEM_END) if b.strip()]
+    keys = []
+    for index, block in enumerate(blocks):
+        private: Any = serialization.load_pem_private_key(block.strip().encode(), password=None)
+        if isinstance(private, ec.EllipticCurvePrivateKey):
+            algorithm = "ES256"
+        elif isinstance(private, rsa.RSAPrivateKey):
+            algorithm = "RS256"
+        else:
+            raise ValueError("MCP_OAUTH_SIGNING_KEYS: only EC P-256 and RSA keys")
+        public = private.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        kid = base64.urlsafe_b64encode(hashlib.sha256(public).digest()[:12]).decode()
+        created = datetime(2000, 1, 1, tzinfo=UTC) - timedelta(days=index)  # the first is the newest
+        keys.append(SigningKey(kid=kid, algorithm=algorithm, private_key=block.strip(), created_at=created))
+    return keys
+
 
 def sign(claims: dict[str, Any]) -> str:
     key, private = _cache.signer()
@@ -132,3 +171,8 @@ def jwks_document(url: str, timeout: float) -> bytes:
         return json.dumps(jwks()).encode()
     finally:
         close_old_connections()
+
+
+def published() -> list[SigningKey]:
+    """Every key in the JWKS (settings' or the database's, retiring ones too), newest first."""
+    return _cache.published()

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from oauth_server.keys import rotate
-from oauth_server.models import SigningKey
+from oauth_server.keys import published, rotate
 
 
 class Command(BaseCommand):
@@ -24,11 +23,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "rotate":
-            key = rotate(options["algorithm"])
+            try:
+                key = rotate(options["algorithm"])
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
             self.stdout.write(f"new signing key {key.kid} ({key.algorithm})")
             return
         now = timezone.now()
-        for key in SigningKey.objects.all():
+        for key in published():
             if key.retired_at is None:
                 state = "current"
             elif key.retired_at > now:
