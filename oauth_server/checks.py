@@ -1,5 +1,6 @@
 """System checks of the built-in authorization server: ``MCP_OAUTH_ISSUER=self`` needs a mode
-that verifies OAuth tokens, and CIMD from private addresses is for development only."""
+that verifies OAuth tokens, its issuer is https in production, and CIMD from private addresses is
+for development only."""
 
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ def check_oauth_server(app_configs: Any = None, **kwargs: Any) -> list[Any]:
                 "this server issues would be refused on /mcp",
                 id="oauth_server.E001",
                 hint="Set MCP_AUTH=oauth (or keys,oauth).",
+            )
+        )
+    if not settings.DEBUG and not str(config["OAUTH_ISSUER"]).startswith("https://"):
+        messages.append(
+            Warning(
+                f"the built-in authorization server's issuer {config['OAUTH_ISSUER']} is not https "
+                "(RFC 8414 §2, OAuth 2.1 §1.5): clients may refuse it",
+                id="oauth_server.W002",
+                hint="Set MCP_RESOURCE_URL to the public https URL of /mcp; the issuer is its origin.",
             )
         )
     if server_settings()["CIMD_ALLOW_PRIVATE"] and not settings.DEBUG:
