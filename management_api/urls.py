@@ -27,6 +27,11 @@ if apps.is_installed("access"):  # API keys for /mcp and the audit log (the acce
     router.register("keys", keys.ApiKeyViewSet, basename="apikey")
     router.register("audit", audit.AuditRecordViewSet, basename="auditrecord")
 
+if apps.is_installed("oauth_server"):  # the built-in authorization server's grants
+    from . import oauth_grants
+
+    router.register("oauth-grants", oauth_grants.OAuthGrantViewSet, basename="oauthgrant")
+
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -83,8 +84,17 @@ ACCESS_DEFAULTS: dict[str, Any] = {
     "TOOL_RATES": {},  # {"tool name": "N/S"}
     "MAX_IN_FLIGHT": None,  # per principal, per worker
     "RESOURCE_URL": "http://127.0.0.1:8000/mcp",  # canonical URL of /mcp (RFC 8707 audience)
+    # The authorization server's issuer URL, or "self": this project's own (the oauth_server app,
+    # README "Connect Claude.ai, ChatGPT, VS Code"), whose issuer is RESOURCE_URL's origin.
     "OAUTH_ISSUER": None,
     "OAUTH_JWKS_URL": None,
+    # Dotted path of a callable (url, timeout) -> JWKS bytes; None: an HTTP GET of the JWKS URL.
+    # With OAUTH_ISSUER=self, the app's own key set, read in this process.
+    "OAUTH_JWKS_SOURCE": None,
+    # Dotted path of a callable () -> JSON [[subject, client_id, before], ...]: grants revoked at
+    # the authorization server (mcp_protocol/auth/revocations.py); None: none known. With
+    # OAUTH_ISSUER=self, the built-in server's.
+    "OAUTH_REVOCATIONS_SOURCE": None,
     "OAUTH_ALGORITHMS": ["RS256", "PS256", "ES256", "EdDSA"],
     "OAUTH_SCOPES": {"mcp": {}},  # scope → grant ({} = everything)
     "OAUTH_LEEWAY": 30.0,
@@ -197,6 +207,26 @@ def build_server(provider: Provider) -> Server:
     )
 
 
+SELF_ISSUER = "self"
+SELF_JWKS_SOURCE = "oauth_server.keys.jwks_document"
+SELF_REVOCATIONS_SOURCE = "oauth_server.revocations.watermarks"
+
+
 def access_settings() -> dict[str, Any]:
-    """``MCP["ACCESS"]`` merged over ``ACCESS_DEFAULTS``."""
-    return {**ACCESS_DEFAULTS, **(mcp_settings.ACCESS or {})}
+    """``MCP["ACCESS"]`` merged over ``ACCESS_DEFAULTS``. ``OAUTH_ISSUER=self`` is resolved here,
+    once for every reader: the issuer becomes ``RESOURCE_URL``'s origin (RFC 8414 §2: an https URL
+    with no query or fragment; the metadata then sits at the origin's well-known path), the JWKS
+    is read in-process, and ``OAUTH_SELF`` tells the built-in authorization server it is on."""
+    config = {**ACCESS_DEFAULTS, **(mcp_settings.ACCESS or {})}
+    config["OAUTH_SELF"] = config["OAUTH_ISSUER"] == SELF_ISSUER
+    if config["OAUTH_SELF"]:
+        config["OAUTH_ISSUER"] = self_issuer(str(config["RESOURCE_URL"]))
+        config["OAUTH_JWKS_SOURCE"] = config["OAUTH_JWKS_SOURCE"] or SELF_JWKS_SOURCE
+        config["OAUTH_REVOCATIONS_SOURCE"] = config["OAUTH_REVOCATIONS_SOURCE"] or SELF_REVOCATIONS_SOURCE
+    return config
+
+
+def self_issuer(resource_url: str) -> str:
+    """The built-in authorization server's issuer: the origin ``resource_url`` is served from."""
+    parts = urlsplit(resource_url)
+    return f"{parts.scheme}://{parts.netloc}"

@@ -19,6 +19,7 @@ from django.utils.module_loading import import_string
 
 from mcp_protocol import tracing
 from mcp_protocol.auth.policy import MODES, AccessPolicy
+from mcp_protocol.auth.revocations import Revocations
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.provider import ProviderCapabilities
 from mcp_protocol.stores.events import EventStore
@@ -46,8 +47,13 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
     sink = None
     if config["AUDIT_SINK"]:
         sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
+    jwks_source = config["OAUTH_JWKS_SOURCE"]
+    jwks_fetch = import_string(jwks_source) if "oauth" in mode and jwks_source else None
+    revoked = config["OAUTH_REVOCATIONS_SOURCE"]
+    revocations = Revocations(import_string(revoked)) if "oauth" in mode and revoked else None
     return AccessPolicy(config, bus, sessions, events, limiter=limiter, key_source=key_source,
-                        audit_sink=sink, capabilities=capabilities)
+                        audit_sink=sink, capabilities=capabilities, jwks_fetch=jwks_fetch,
+                        revocations=revocations)
 
 
 def transport_config() -> TransportConfig:

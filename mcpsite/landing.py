@@ -61,13 +61,18 @@ def _url(name: str) -> str | None:
 
 async def index(request: HttpRequest, service: RuntimeHost) -> HttpResponse:
     mcp_url = request.build_absolute_uri("/mcp")
-    mode = str(access_settings()["MODE"])
+    access = access_settings()
+    mode = str(access["MODE"])
     counts = {**await _served_counts(service), **await _live_counts(service)}
     context = {
         "mcp_url": mcp_url,
         "counts": counts,
         "configs": client_configs(mcp_url, stdio=settings.DEBUG, token=None if mode == "open" else "mcp_…"),
         "auth_mode": mode,
+        # The built-in authorization server (oauth_server): what to paste as a connector's URL in
+        # Claude.ai, ChatGPT or VS Code; the canonical resource URL, the token's audience.
+        "connector_url": access["RESOURCE_URL"] if access["OAUTH_SELF"] else None,
+        "my_clients_url": _url("oauth_server_clients") if access["OAUTH_SELF"] else None,
         "admin_url": _url("admin:index"),
         "api_docs_url": _url("api:docs"),
         "debug": settings.DEBUG,

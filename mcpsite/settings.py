@@ -17,6 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from oauth_server.conf import provider_settings  # a function of settings: imports no model
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -102,6 +104,8 @@ INSTALLED_APPS = [
     "mcp_django",
     "registry",
     "access",
+    "oauth2_provider",
+    "oauth_server",
     "management_api",
 ]
 
@@ -278,12 +282,29 @@ MCP["ACCESS"] = {
         "RESOURCE_URL": ("MCP_RESOURCE_URL", str),
         "OAUTH_ISSUER": ("MCP_OAUTH_ISSUER", or_unset(str)),
         "OAUTH_JWKS_URL": ("MCP_OAUTH_JWKS_URL", or_unset(str)),
+        "OAUTH_JWKS_SOURCE": ("MCP_OAUTH_JWKS_SOURCE", or_unset(str)),
         "OAUTH_ALGORITHMS": ("MCP_OAUTH_ALGORITHMS", as_list),
         "OAUTH_SCOPES": ("MCP_OAUTH_SCOPES", or_unset(json.loads)),
         "OAUTH_JWKS_MIN_REFRESH": ("MCP_OAUTH_JWKS_MIN_REFRESH", float),
         "OAUTH_REQUIRE_TYP": ("MCP_OAUTH_REQUIRE_TYP", as_bool),
     }),
 }
+# The built-in OAuth authorization server (oauth_server, README "Connect Claude.ai, ChatGPT, VS
+# Code"), on with MCP_OAUTH_ISSUER=self; its defaults live in oauth_server/conf.py.
+MCP_OAUTH_SERVER = env_settings({
+    "DCR": ("MCP_OAUTH_DCR", as_bool),
+    "CIMD": ("MCP_OAUTH_CIMD", as_bool),
+    "CIMD_ALLOW_PRIVATE": ("MCP_OAUTH_CIMD_ALLOW_PRIVATE", as_bool),
+    "ACCESS_TOKEN_SECONDS": ("MCP_OAUTH_ACCESS_TOKEN_SECONDS", int),
+    "REFRESH_TOKEN_SECONDS": ("MCP_OAUTH_REFRESH_TOKEN_SECONDS", int),
+    "CODE_SECONDS": ("MCP_OAUTH_CODE_SECONDS", int),
+    "ALGORITHM": ("MCP_OAUTH_SIGNING_ALGORITHM", str),
+    "SIGNING_KEYS": ("MCP_OAUTH_SIGNING_KEYS", str),  # a secret: from the environment only
+    "KEY_PUBLISH_SECONDS": ("MCP_OAUTH_KEY_PUBLISH_SECONDS", int),
+    "TOKEN_RATE": ("MCP_OAUTH_TOKEN_RATE", str),
+    "REGISTRATION_RATE": ("MCP_OAUTH_REGISTRATION_RATE", str),
+})
+OAUTH2_PROVIDER = provider_settings(MCP_OAUTH_SERVER)
 if REDIS_URL:
     # Named here, at startup, rather than as a backend's error on the first request.
     if _REDIS_OPTIONS["mode"] not in ("standalone", "cluster", "sentinel"):

@@ -9,6 +9,7 @@ from django.urls import include, path
 from access.views import protected_resource_metadata
 from mcp_django.service import get_service
 from mcpsite import health, landing
+from oauth_server import urls as oauth_server_urls
 
 mcp = {"service": get_service()}
 
@@ -18,6 +19,9 @@ urlpatterns = [
     # RFC 9728 protected resource metadata for /mcp (MCP_AUTH with oauth).
     path(".well-known/oauth-protected-resource", protected_resource_metadata),
     path(".well-known/oauth-protected-resource/mcp", protected_resource_metadata),
+    # The built-in OAuth authorization server (MCP_OAUTH_ISSUER=self; 404 otherwise).
+    *oauth_server_urls.well_known,
+    path("oauth/", include(oauth_server_urls)),
     path("api/v1/", include("management_api.urls")),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, mcp, name="readyz"),

@@ -187,7 +187,8 @@ class TokenVerifier:
             grant = grant.union(other)
         subject = str(claims["sub"])
         principal = Principal(f"oauth:{self.issuer} {subject}", grant, f"{self.issuer} {subject}",
-                              expires_at=float(claims["exp"]) + self.leeway)
+                              expires_at=float(claims["exp"]) + self.leeway, scopes=tuple(_scopes(claims)),
+                              token=(subject, str(claims.get("client_id") or ""), _number(claims.get("iat"))))
         return principal, float(claims["exp"])
 
 
@@ -203,6 +204,10 @@ def _fits(jwk: jwt.PyJWK, alg: str) -> bool:
     """A JWK without ``alg`` may sign any algorithm of its key type."""
     family = {"RSA": ("RS", "PS"), "EC": ("ES",), "OKP": ("EdDSA",)}.get(str(jwk.key_type), ())
     return jwk.Algorithm is not None and alg.startswith(family) if family else False
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def _scopes(claims: Mapping[str, Any]) -> list[str]:

@@ -20,11 +20,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..bus.base import Bus
+from ..definitions import Snapshot
 from ..fanout.notifications import Change
 from ..fanout.writer import ChangeWriter
 from ..provider import ProviderCapabilities
@@ -34,8 +35,10 @@ from .audit import AuditQueue, AuditSink
 from .guard import Guard
 from .keys import KeyRing, KeySource, looks_like_key
 from .limits import RateLimiter
-from .oauth import JWKS, InsufficientScope, InvalidToken, TokenVerifier
+from .oauth import JWKS, Fetch, InsufficientScope, InvalidToken, TokenVerifier
 from .principal import ANONYMOUS, Grant, Principal, Rate
+from .revocations import Revocations
+from .step_up import needed_scopes
 
 logger = logging.getLogger("mcp_protocol.auth")
 
@@ -58,12 +61,15 @@ class AuthError(Exception):
 class AccessPolicy:
     """``config`` holds ``MODE``, the rates, the audit queue's bounds, ``RESOURCE_URL`` and the
     ``OAUTH_*`` values; ``key_source`` is required in a mode with keys; ``capabilities``: the
-    provider's, so a grant change notifies only the lists the server declares."""
+    provider's, so a grant change notifies only the lists the server declares; ``jwks_fetch``:
+    how the JWKS is read (default: an HTTP GET of its URL; an authorization server in this very
+    process hands its own key set over, with no request to itself)."""
 
     def __init__(self, config: Mapping[str, Any], bus: Bus, sessions: SessionStore, events: EventStore,
                  *, limiter: RateLimiter, key_source: KeySource | None = None,
                  audit_sink: AuditSink | None = None,
-                 capabilities: ProviderCapabilities | None = None) -> None:
+                 capabilities: ProviderCapabilities | None = None,
+                 jwks_fetch: Fetch | None = None, revocations: Revocations | None = None) -> None:
         mode = str(config["MODE"]).replace(" ", "")
         if mode not in MODES:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
@@ -87,13 +93,16 @@ class AccessPolicy:
             issuer = config["OAUTH_ISSUER"]
             if not issuer:
                 raise ValueError("MCP_AUTH=oauth needs MCP_OAUTH_ISSUER")
-            jwks = JWKS(config["OAUTH_JWKS_URL"] or f"{issuer.rstrip('/')}/.well-known/jwks.json",
-                        min_refresh=float(config["OAUTH_JWKS_MIN_REFRESH"]))
+            jwks_url = config["OAUTH_JWKS_URL"] or f"{issuer.rstrip('/')}/.well-known/jwks.json"
+            min_refresh = float(config["OAUTH_JWKS_MIN_REFRESH"])
+            jwks = (JWKS(jwks_url, min_refresh=min_refresh) if jwks_fetch is None
+                    else JWKS(jwks_url, fetch=jwks_fetch, min_refresh=min_refresh))
             scopes = {s: Grant.from_spec(g) for s, g in config["OAUTH_SCOPES"].items()}
             self.verifier = TokenVerifier(issuer=issuer, audience=self.resource_url, jwks=jwks,
                                           algorithms=config["OAUTH_ALGORITHMS"], scopes=scopes,
                                           leeway=float(config["OAUTH_LEEWAY"]),
                                           require_typ=bool(config["OAUTH_REQUIRE_TYP"]))
+        self.revocations = revocations  # revoked OAuth grants (auth/revocations.py), if the AS says
         self.audit: AuditQueue | None = None
         if audit_sink is not None:
             self.audit = AuditQueue(audit_sink,
@@ -108,12 +117,16 @@ class AccessPolicy:
     async def start(self) -> None:
         if self.keys is not None:
             await self.keys.start()
+        if self.revocations is not None:
+            await self.revocations.start()
         if self.audit is not None:
             self.audit.start()
 
     async def close(self) -> None:
         if self.keys is not None:
             await self.keys.close()
+        if self.revocations is not None:
+            await self.revocations.close()
         for write in list(self._writes):
             write.cancel()
         if self._writes:
@@ -123,12 +136,13 @@ class AccessPolicy:
         await self.guard.limiter.close()
 
     # -- who is calling ---------------------------------------------------------------------------
-    def challenge(self, error: str | None = None) -> str:
+    def challenge(self, error: str | None = None, scopes: Sequence[str] | None = None) -> str:
         params = []
         if self.verifier is not None:
             params.append(f'resource_metadata="{metadata_url(self.resource_url)}"')
-            if self.scopes_supported:
-                params.append(f'scope="{" ".join(self.scopes_supported)}"')
+            named = self.scopes_supported if scopes is None else scopes
+            if named:
+                params.append(f'scope="{" ".join(named)}"')
         else:
             params.append('realm="mcp"')
         if error is not None:
@@ -143,13 +157,26 @@ class AccessPolicy:
             return self._key(token)
         assert self.verifier is not None
         try:
-            return await self.verifier.verify(token)
+            principal = await self.verifier.verify(token)
+            if not self._granted(principal):
+                raise InvalidToken("its grant was revoked")
+            return principal
         except InvalidToken as exc:
             logger.info("refused an access token: %s", exc)  # the reason, never the token
             raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token")) from None
         except InsufficientScope:
             raise AuthError(403, "Forbidden: insufficient scope",
                             self.challenge("insufficient_scope")) from None
+
+    def step_up(self, principal: Principal, snapshot: Snapshot, method: str, params: Any) -> None:
+        """``AuthError`` 403 ``insufficient_scope`` naming every scope the request needs, when an
+        OAuth token lacks the scope for a definition another scope grants (``step_up.py``)."""
+        if self.verifier is None:
+            return
+        needed = needed_scopes(principal, self.verifier.scopes, snapshot, method, params)
+        if needed is not None:
+            raise AuthError(403, "Forbidden: insufficient scope",
+                            self.challenge("insufficient_scope", needed))
 
     def authenticate_key(self, authorization: str | None) -> Principal:
         """``authenticate`` for ``MCP_AUTH=keys``, without a coroutine: a key needs no I/O (the
@@ -179,7 +206,12 @@ class AccessPolicy:
             return False
         if self.keys is not None and str(principal.id).startswith("key:"):
             return self.keys.alive(principal)
-        return True
+        return self._granted(principal)
+
+    def _granted(self, principal: Principal) -> bool:
+        """False for an OAuth token whose grant was revoked since it was issued."""
+        token = principal.token
+        return self.revocations is None or token is None or not self.revocations.revoked(*token)
 
     async def _revoked(self, principals: set[str]) -> None:
         if self.on_revoke is not None:

@@ -76,6 +76,15 @@ class Grant:
         return Grant(join(self.tools, other.tools), join(self.resources, other.resources),
                      join(self.prompts, other.prompts), self.tags | other.tags)
 
+    def covers(self, other: Grant) -> bool:
+        """Does this grant allow everything ``other`` does? (A broader OAuth scope implies a
+        narrower one: MCP authorization, 2026-07-28, "Step-Up Authorization Flow".)"""
+        for kind in ("tools", "resources", "prompts"):
+            mine, theirs = getattr(self, kind), getattr(other, kind)
+            if mine is not None and (theirs is None or not theirs <= mine):
+                return False
+        return other.tags <= self.tags
+
     def allows(self, kind: str, name: str, tags: Iterable[str] = ()) -> bool:
         names: frozenset[str] | None = getattr(self, kind)
         if names is None or name in names:
@@ -116,6 +125,9 @@ class Principal:
     # When its credential stops working (epoch seconds: a key's expiry, a token's exp); streams
     # opened with it end then (transports/get_stream.py, methods/subscriptions.py).
     expires_at: float | None = None
+    scopes: tuple[str, ...] = ()  # an OAuth token's scopes, for a step-up challenge (auth/step_up.py)
+    # An OAuth token's sub, client_id and iat: what a revoked grant is matched on (auth/revocations.py).
+    token: tuple[str, str, float] | None = None
 
 
 ANONYMOUS = Principal(None)

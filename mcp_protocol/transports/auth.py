@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from ..auth import principal as caller
 from ..auth.policy import AccessPolicy, AuthError
 from ..auth.principal import Principal
+from ..definitions import Snapshot
 from .responses import HTTPError, Scope
 
 # Who is calling, from the request's scope: a principal id, None (open mode), a ``Principal``
@@ -72,6 +74,14 @@ def resolver(access: AccessPolicy) -> PrincipalResolver:
             raise _refusal(exc) from None
 
     return resolve
+
+
+def step_up(access: AccessPolicy, snapshot: Snapshot, method: str, params: Any) -> None:
+    """403 ``insufficient_scope`` for an OAuth token short of a scope (``auth/step_up.py``)."""
+    try:
+        access.step_up(caller.current(), snapshot, method, params)
+    except AuthError as exc:
+        raise _refusal(exc) from None
 
 
 def _refusal(exc: AuthError) -> HTTPError:

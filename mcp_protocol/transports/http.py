@@ -26,6 +26,7 @@ from typing import Any
 from .. import tracing
 from ..auth import principal as caller
 from ..auth.principal import Principal
+from ..auth.step_up import STEPPED
 from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
@@ -34,7 +35,7 @@ from ..versions import allows_batch, names_modern_era
 from . import logcontext, metrics
 
 # open_mode: MCP["PRINCIPAL_RESOLVER"]'s default names it here (mcp_protocol.transports.http.open_mode).
-from .auth import PrincipalResolver, open_mode, resolve_caller
+from .auth import PrincipalResolver, open_mode, resolve_caller, step_up
 from .body import ClientGone, read_body
 from .browser import send_page, wants_page
 from .get_stream import serve_get
@@ -178,6 +179,8 @@ class MCPEndpoint:
             return
         if isinstance(parsed, Request):
             scope[REQUEST_ID] = parsed.id
+            if rt.access.verifier is not None and parsed.method in STEPPED:
+                step_up(rt.access, rt.provider.snapshot(), parsed.method, parsed.params)
         await self.message(rt, scope, receive, send, headers, parsed)
 
     async def message(

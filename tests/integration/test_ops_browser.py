@@ -32,23 +32,12 @@ import pytest
 
 from mcpsite.fleet import PLAIN_HTTP, Balancer
 from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.fleets import running_fleet
 from tests.support.live_server import ROOT
 from tests.support.private_redis import have_redis_server
 
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(os.environ.get("MCPSITE_SCREENSHOTS") or ROOT / "test-artifacts" / "browser")
-# /work/.library/env/machines/python-svc.md: without the networking flags chromium keeps trying
-# to reach Google's hosts, which this machine's closed network refuses.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 WAIT = 20.0
 BAD_SCHEMA = '{"type": "object", "properties": {"city": {"type": 5}}}'
 GOOD_SCHEMA = '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}'

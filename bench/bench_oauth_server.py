@@ -1,0 +1,102 @@
+"""tools/call with an access token of the built-in authorization server against open mode, same run
+(issue 25: >= 0.85x open mode's req/s). Not a test; see bench/README.md.
+
+    .venv/bin/python bench/bench_oauth_server.py                   # c=16, JSON, 3 rounds of 5 s
+    .venv/bin/python bench/bench_oauth_server.py --concurrency 16,64 --rounds 5
+
+Two of our servers (uvicorn, one worker each, the bench database of harness/servers.py, audit log
+on) run at once: ``MCP_AUTH=open`` and ``MCP_AUTH=oauth`` with ``MCP_OAUTH_ISSUER=self``. The token
+comes from the real flow (DCR, sign-in, consent, PKCE exchange: tests/support/oauth_flow.py): an
+ES256 JWT verified on /mcp against the JWKS the server holds in memory, with no database query
+per request. Every row measures both back to back and keeps the median round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import tempfile
+from pathlib import Path
+
+from harness import servers
+from harness.httpclient import raw_connector
+from harness.loadgen import Result, run_scenario
+from harness.servers import prepare_database
+
+from tests.support.live_server import LiveServer
+from tests.support.manage import manage
+from tests.support.oauth_flow import OAuthFlow, user
+
+
+async def measure(url: str, token: str | None, concurrency: int, args: argparse.Namespace) -> Result:
+    connect = raw_connector(url, token)
+    return await run_scenario(connect, "call", concurrency, args.duration, args.warmup, args.tools)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=5.0)
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", default="16")
+    parser.add_argument("--tools", type=int, default=100)
+    args = parser.parse_args()
+    levels = [int(c) for c in args.concurrency.split(",")]
+    with tempfile.TemporaryDirectory(prefix="mcpbench-oauth-") as tmp, contextlib.ExitStack() as stack:
+        workdir = Path(tmp)
+        print("preparing our database (migrate, load_demo, seed_tools, a user) ...", flush=True)
+        prepare_database(workdir, args.tools)
+        # The sign-in and consent pages (admin look) need collected static files with DEBUG off.
+        env = {**servers.our_env(workdir), "DJANGO_STATIC_ROOT": str(workdir / "static")}
+        manage(env, "collectstatic", "--noinput", "-v0", timeout=300)
+        user(lambda *argv: servers.manage_bench_db(workdir, *argv), "bench", "bench-password-1")
+        port = servers.free_port()
+        oauth_env = {
+            **env,
+            "MCP_AUTH": "oauth",
+            "MCP_OAUTH_ISSUER": "self",
+            "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
+            "MCP_OAUTH_ACCESS_TOKEN_SECONDS": "3600",
+        }
+        modes: dict[str, tuple[LiveServer, str | None]] = {
+            "open": (LiveServer(env={**env, "MCP_AUTH": "open"}, migrate=False), None),
+        }
+        oauth = LiveServer(env=oauth_env, port=port, migrate=False)
+        for server in (modes["open"][0], oauth):
+            stack.enter_context(server)
+        flow = OAuthFlow(oauth.base_url, "bench", "bench-password-1")
+        token = str(flow.access_token()["access_token"])
+        flow.close()
+        modes["built-in"] = (oauth, token)
+        rows: dict[tuple[str, int], Result] = {}
+        for c in levels:
+            rounds: dict[str, list[Result]] = {name: [] for name in modes}
+            for _ in range(args.rounds):
+                for name, (server, credential) in modes.items():
+                    result = asyncio.run(measure(server.url, credential, c, args))
+                    rounds[name].append(result)
+                    error = f"  first error: {result.first_error}" if result.first_error else ""
+                    print(
+                        f"  {name:<8} c={c:<3} {result.rate:8.0f} req/s  p50 {result.p50_ms:6.2f} ms  "
+                        f"p99 {result.p99_ms:6.2f} ms  errors {result.errors}{error}",
+                        flush=True,
+                    )
+            for name, measured in rounds.items():
+                rows[(name, c)] = sorted(measured, key=lambda r: r.rate)[len(measured) // 2]
+    print("\ntools/call JSON, audit on      req/s   p50 ms   p99 ms   vs open (req/s)")
+    ok = True
+    for c in levels:
+        base = rows[("open", c)]
+        for name in modes:
+            r = rows[(name, c)]
+            share = r.rate / base.rate if base.rate else 0.0
+            ok &= name == "open" or share >= 0.85
+            print(f"  {name:<8} c={c:<3}  {r.rate:14.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f}   {share:5.2f}x")
+    print(f"target built-in token >= 0.85x open: {'MET' if ok else 'MISSED'}")
+    return 0 if ok and not any(r.errors for r in rows.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

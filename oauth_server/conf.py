@@ -1,0 +1,103 @@
+"""The built-in authorization server's settings: ``MCP_OAUTH_SERVER`` (a dict the project sets
+from the environment, README "Connect Claude.ai, ChatGPT, VS Code") merged over ``DEFAULTS``, and
+the ``OAUTH2_PROVIDER`` setting django-oauth-toolkit reads, derived from them (``provider_settings``).
+
+The server is on when ``MCP["ACCESS"]["OAUTH_ISSUER"]`` is ``"self"`` (``mcp_django.conf``
+resolves it: ``OAUTH_SELF``); off, its endpoints answer 404 and nothing else changes. Importing
+this module imports no model (the project's settings call ``provider_settings``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DEFAULTS: dict[str, Any] = {
+    # RFC 7591 dynamic registration: deprecated by the 2026-07-28 authorization spec in favour of
+    # CIMD, but what most clients still do; on for compatibility (env MCP_OAUTH_DCR).
+    "DCR": True,
+    # Client ID Metadata Documents (the spec: authorization servers SHOULD support them).
+    "CIMD": True,
+    # Development only: fetch CIMD documents from loopback/private addresses, over http too.
+    "CIMD_ALLOW_PRIVATE": False,
+    "ACCESS_TOKEN_SECONDS": 600,  # short: /mcp checks a JWT's signature, not a revocation list
+    "REFRESH_TOKEN_SECONDS": 30 * 24 * 3600,
+    "CODE_SECONDS": 60,  # RFC 6749 §4.1.2: a maximum lifetime of 10 minutes is RECOMMENDED
+    "ALGORITHM": "ES256",
+    # Signing keys from the environment (MCP_OAUTH_SIGNING_KEYS, PKCS#8 PEM blocks, the first
+    # signs) instead of the database; empty: the database's, made and rotated by oauth_keys.
+    "SIGNING_KEYS": "",
+    # A new signing key is published this long before it signs, so every worker's JWKS holds it
+    # first (an unknown kid makes a verifier refetch at most every OAUTH_JWKS_MIN_REFRESH).
+    "KEY_PUBLISH_SECONDS": 30,
+    # Per client address, "N/S" (README "Rate limits"): the endpoints a stranger can hammer.
+    "TOKEN_RATE": "60/60",
+    "REGISTRATION_RATE": "20/3600",
+}
+
+
+def server_settings() -> dict[str, Any]:
+    from django.conf import settings
+
+    return {**DEFAULTS, **(getattr(settings, "MCP_OAUTH_SERVER", None) or {})}
+
+
+class ProviderSettings(dict[str, Any]):
+    """The toolkit reads ``OIDC_ISS_ENDPOINT`` (the metadata's ``issuer`` and the RFC 9207 ``iss``)
+    the first time it needs it, after the settings are loaded: it is ``MCP["ACCESS"]``'s resolved
+    issuer (``RESOURCE_URL``'s origin with ``self``), named once, in ``mcp_django.conf``."""
+
+    def __missing__(self, key: str) -> Any:
+        if key != "OIDC_ISS_ENDPOINT":
+            raise KeyError(key)
+        from mcp_django.conf import access_settings
+
+        return str(access_settings()["OAUTH_ISSUER"] or "")
+
+
+def provider_settings(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``OAUTH2_PROVIDER``: authorization code + PKCE S256 and refresh only, every RFC 9700 gate
+    on, our validator, token generator and scopes; ``overrides``: ``MCP_OAUTH_SERVER``'s values."""
+    conf = {**DEFAULTS, **(overrides or {})}
+    return ProviderSettings(
+        {
+            "OAUTH2_SERVER_CLASS": "oauth_server.server.AuthorizationCodeServer",
+            "OAUTH2_VALIDATOR_CLASS": "oauth_server.validator.MCPValidator",
+            "ACCESS_TOKEN_GENERATOR": "oauth_server.tokens.access_token",
+            # Opaque and random: oauthlib would otherwise sign refresh tokens with the access token's
+            # generator, and a refresh token must never pass for an access token on /mcp.
+            "REFRESH_TOKEN_GENERATOR": "oauthlib.oauth2.rfc6749.tokens.random_token_generator",
+            "SCOPES_BACKEND_CLASS": "oauth_server.scopes.MCPScopes",
+            "SCOPES": {"mcp": "MCP"},  # mandatory for the toolkit; MCPScopes answers from MCP_OAUTH_SCOPES
+            "DEFAULT_SCOPES": ["__all__"],
+            "PKCE_REQUIRED": True,
+            "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+            "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+            "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+            "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+            "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+            "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,  # only digests of tokens at rest
+            "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+            "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": True,
+            "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+            "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+            "ROTATE_REFRESH_TOKEN": True,
+            "REFRESH_TOKEN_REUSE_PROTECTION": True,  # a rotated token used again ends its family
+            "ACCESS_TOKEN_EXPIRE_SECONDS": int(conf["ACCESS_TOKEN_SECONDS"]),
+            "REFRESH_TOKEN_EXPIRE_SECONDS": int(conf["REFRESH_TOKEN_SECONDS"]),
+            "AUTHORIZATION_CODE_EXPIRE_SECONDS": int(conf["CODE_SECONDS"]),
+            "REQUEST_APPROVAL_PROMPT": "force",
+            # RFC 8252 §7.3: loopback redirects match any port; "localhost" too, as MCP clients use it.
+            "ALLOW_LOCALHOST_LOOPBACK": True,
+            "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+            "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+            "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+                "none",
+                "client_secret_basic",
+                "client_secret_post",
+            ],
+            "DCR_ENABLED": bool(conf["DCR"]),
+            "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+            "CIMD_ENABLED": bool(conf["CIMD"]),
+            "CIMD_METADATA_FETCHER": "oauth_server.cimd.MetadataFetcher",
+        }
+    )
