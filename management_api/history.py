@@ -144,6 +144,7 @@ class ChangeSetDetail(APIView):
     permission_classes = [CanReadHistory]
 
     @extend_schema(
+        operation_id="history_changeset_retrieve",
         summary="One change set, with the diff of every definition it changed",
         responses=answers(OpenApiTypes.OBJECT, 200, 404),
     )
@@ -172,6 +173,7 @@ class ChangeSetRevert(AuthoredMixin, APIView):
     permission_classes = [CanRevert]
 
     @extend_schema(
+        operation_id="history_changeset_revert",
         summary="Revert a change set: every row of it in one transaction, or nothing",
         request=None,
         responses={**answers(OpenApiTypes.OBJECT, 200, 404), 409: CONFLICTS},
@@ -214,6 +216,7 @@ class VersionDetail(APIView):
     permission_classes = [CanReadHistory]
 
     @extend_schema(
+        operation_id="history_version_retrieve",
         summary="One version: its state and its diff against the one before (or ?against=)",
         parameters=[KIND, OpenApiParameter("against", int, description="Another version of the same row.")],
         responses=answers(OpenApiTypes.OBJECT, 200, 404),
@@ -249,6 +252,7 @@ class VersionRevert(AuthoredMixin, APIView):
     permission_classes = [CanRevert]
 
     @extend_schema(
+        operation_id="history_version_revert",
         summary="Make a definition what it was at a version (a new version; a deleted row is restored)",
         parameters=[KIND, IF_MATCH],
         request=None,

@@ -211,10 +211,16 @@ class Fleet:
         self.drain: subprocess.Popen[bytes] | None = None
         self.balancer = Balancer([f"127.0.0.1:{p}" for p in self.ports], port=port, prefix=self.prefix)
 
+    @property
+    def command_env(self) -> dict[str, str]:
+        """The fleet's environment for management commands (migrate, the audit drain): without the
+        workers' metrics directory, so a scrape sums the workers only (a command imports the
+        metrics too, and its files would be summed in)."""
+        return {k: v for k, v in self.env.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+
     def manage(self, *argv: str) -> None:
-        subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *argv], cwd=ROOT, env=self.env, check=True, timeout=300
-        )
+        argv_full = [sys.executable, str(ROOT / "manage.py"), *argv]
+        subprocess.run(argv_full, cwd=ROOT, env=self.command_env, check=True, timeout=300)
 
     def start_worker(self, port: int) -> subprocess.Popen[bytes]:
         log = self.prefix / f"worker-{port}.log"
@@ -251,7 +257,7 @@ class Fleet:
             return subprocess.Popen(
                 [sys.executable, str(ROOT / "manage.py"), "drain_audit"],
                 cwd=ROOT,
-                env=self.env,
+                env=self.command_env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -305,6 +305,10 @@ MCP_OAUTH_SERVER = env_settings({
     "REGISTRATION_RATE": ("MCP_OAUTH_REGISTRATION_RATE", str),
 })
 OAUTH2_PROVIDER = provider_settings(MCP_OAUTH_SERVER)
+# The toolkit's RFC 9700 check refuses "http" among the redirect schemes outright; native MCP
+# clients need it for loopback redirects (RFC 8252 §7.3), and our validator refuses plain http to
+# any other host (oauth_server/validator.py, plain_http_allowed).
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.E003"]
 if REDIS_URL:
     # Named here, at startup, rather than as a backend's error on the first request.
     if _REDIS_OPTIONS["mode"] not in ("standalone", "cluster", "sentinel"):

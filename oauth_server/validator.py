@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
@@ -45,7 +46,22 @@ def _client_id(request: Any) -> str:
     return str(getattr(client, "client_id", "") or getattr(request, "client_id", "") or "")
 
 
+def plain_http_allowed(redirect_uri: str) -> bool:
+    """RFC 9700 §2.1: no plain-http redirect URI, except to the client's own machine, which native
+    clients (VS Code, Claude Code, the SDKs) listen on over http (RFC 8252 §7.3). The toolkit
+    allows a scheme for every host, so ``http`` stays in its list for loopback only, checked here."""
+    parts = urlsplit(redirect_uri)
+    return parts.scheme != "http" or parts.hostname in ("127.0.0.1", "::1", "localhost")
+
+
 class MCPValidator(OAuth2Validator):  # type: ignore[misc]
+    def validate_redirect_uri(
+        self, client_id: str, redirect_uri: str, request: Any, *args: Any, **kwargs: Any
+    ) -> bool:
+        if not plain_http_allowed(redirect_uri):
+            return False
+        return bool(super().validate_redirect_uri(client_id, redirect_uri, request, *args, **kwargs))
+
     def validate_code(
         self, client_id: str, code: str, client: Any, request: Any, *args: Any, **kwargs: Any
     ) -> bool:

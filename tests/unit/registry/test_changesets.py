@@ -86,10 +86,16 @@ def test_the_ledger_reports_each_unseen_change_set_once_and_moves_its_floor_past
     ledger = Ledger(floor=10, seen=[12], settle=60.0)
     ledger.saw(13)
     rows = [(11, old), (12, old), (13, recent), (14, recent)]
-    assert ledger.missed(rows, now) == [11, 14]
+    assert ledger.missed(rows, now) == []  # unseen once: its message may be on its way
+    assert ledger.floor == 10  # not past 11, a suspect
+    assert ledger.missed(rows, now) == [11, 14]  # unseen by two checks in a row
     assert ledger.floor == 12  # 13 and 14 may still have lower ids committing after them
     assert ledger.missed(rows, now) == []
-    assert ledger.missed([(15, old)], now) == [15]  # settled but never seen: still reported
+    assert ledger.missed([(15, old)], now) == []
+    ledger.saw(15)  # its message came after the first check found it
+    assert ledger.missed([(15, old)], now) == []
+    assert ledger.missed([(16, old)], now) == []
+    assert ledger.missed([(16, old)], now) == [16]  # settled but never seen: still reported
 
 
 async def test_a_change_published_where_no_worker_listens_is_published_again_by_the_reconciler() -> None:
@@ -104,6 +110,7 @@ async def test_a_change_published_where_no_worker_listens_is_published_again_by_
             assert mcp_settings.backend("BUS") is not bus
             await sync_to_async(Resource.objects.create)(uri="x:missed", name="missed", text="t")
         changeset = await sync_to_async(lambda: ChangeSet.objects.get().pk)()
+        assert await reconciler.check() == []  # its message may still be on its way
         assert await reconciler.check() == [changeset]
         message = await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0)
         assert message["id"] == f"cs{changeset}.resources"  # the id its writer would have used
