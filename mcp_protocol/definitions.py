@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .skills import Skill, SkillIndex
 from .uri_template import serving_template
 
 JSON = Any
@@ -99,10 +100,12 @@ class Snapshot:
     resources: tuple[Resource, ...] = ()
     resource_templates: tuple[ResourceTemplate, ...] = ()
     prompts: tuple[Prompt, ...] = ()
+    skills: tuple[Skill, ...] = ()  # SEP-2640; each with its nested skills' files (skills.py)
     _tools_by_name: dict[str, Tool] = field(default_factory=dict, repr=False, compare=False)
     _prompts_by_name: dict[str, Prompt] = field(default_factory=dict, repr=False, compare=False)
     _resources_by_uri: dict[str, Resource] = field(default_factory=dict, repr=False, compare=False)
     _templates_by_text: dict[str, ResourceTemplate] = field(default_factory=dict, repr=False, compare=False)
+    _skill_index: list[SkillIndex] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._tools_by_name.update((t.name, t) for t in self.tools)
@@ -127,3 +130,10 @@ class Snapshot:
 
     def resource(self, uri: str) -> Resource | None:
         return self._resources_by_uri.get(uri)
+
+    @property
+    def skill_index(self) -> SkillIndex:
+        """Lookups over ``skills``, built on first use (most snapshots serve no skills)."""
+        if not self._skill_index:
+            self._skill_index.append(SkillIndex(self.skills))
+        return self._skill_index[0]
