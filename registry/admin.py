@@ -181,3 +181,4 @@ class PromptAdmin(ArgumentsTryMixin, RegistryAdmin):
 
     def run(self, obj: Prompt, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
         return tryit.try_prompt(obj, arguments, principal)
+from . import skill_admin  # noqa: E402, F401  (registers the skills admin)

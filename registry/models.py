@@ -296,3 +296,4 @@ class Tool(Definition):
 # users find them (each module imports ``Definition`` from above: these imports come last).
 from .prompt_models import Prompt, PromptArgument, PromptMessage  # noqa: E402, F401
 from .resource_models import Resource, ResourceTemplate  # noqa: E402, F401
+from .skill_models import Skill, SkillFile  # noqa: E402, F401

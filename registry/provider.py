@@ -61,7 +61,7 @@ def _in_event_loop() -> bool:
 
 
 class RegistryProvider(Provider):
-    capabilities = ProviderCapabilities()
+    capabilities = ProviderCapabilities(skills=True)  # SEP-2640, served from the snapshot
 
     def __init__(self, **options: Any) -> None:
         self.options = options

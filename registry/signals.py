@@ -20,9 +20,9 @@ from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from . import changes
-from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Skill, SkillFile, Tool
 
-MODELS = (Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage)
+MODELS = (Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage, Skill, SkillFile)
 
 
 @receiver(pre_save, sender=Resource)
@@ -38,6 +38,11 @@ def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
         old = instance.__dict__.pop("_old_uri", None)
         if old and old != instance.uri:
             uris.append(old)
+    elif isinstance(instance, Skill):
+        # SEP-2640: a skill's files are resources; their subscribers hear of the change.
+        uris = [f"skill://{instance.path}/SKILL.md"]
+    elif isinstance(instance, SkillFile):
+        uris = [f"skill://{instance.skill.path}/{instance.path}"]
     changes.note_change(sender.mcp_kind, uris, using=using)
 
 

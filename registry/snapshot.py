@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from mcp_protocol import definitions as d
+from mcp_protocol import skills as sk
 from mcp_protocol.uri_template import ParsedTemplate, parse_template
 
 
@@ -267,6 +268,7 @@ def build_state() -> RegistryState:
         )
 
     add_code(tools, tool_specs, resources, resource_specs, templates, prompts, prompt_specs)
+    skills = build_skills()
     body = (
         code_versions(),
         tools,
@@ -282,6 +284,7 @@ def build_state() -> RegistryState:
             k: (v.handler, v.completion_handler, v.messages, dict(v.completions))
             for k, v in prompt_specs.items()
         },
+        [(s.path, s.frontmatter, s.tags, [(f.path, f.mime_type, f.digest) for f in s.files]) for s in skills],
     )
     version = hashlib.sha256(repr(body).encode("utf-8")).hexdigest()[:16]
     snapshot = d.Snapshot(
@@ -290,6 +293,7 @@ def build_state() -> RegistryState:
         resources=tuple(resources),
         resource_templates=tuple(t.definition for t in templates),
         prompts=tuple(prompts),
+        skills=skills,
     )
     return RegistryState(
         snapshot=snapshot,
@@ -298,3 +302,19 @@ def build_state() -> RegistryState:
         templates=tuple(templates),
         prompts=MappingProxyType(prompt_specs),
     )
+
+
+def build_skills() -> tuple[sk.Skill, ...]:
+    """Every enabled skill with its files (two queries), nested skills' files added (SEP-2640)."""
+    from .models import Skill
+
+    out = []
+    for row in Skill.objects.filter(enabled=True).order_by("path").prefetch_related("files"):
+        files = [sk.SkillFile(sk.SKILL_MD, sk.MARKDOWN_MIME, text=row.skill_md)]
+        for f in row.files.all():
+            if f.is_binary:
+                files.append(sk.SkillFile(f.path, f.media_type, data=bytes(f.data or b"")))
+            else:
+                files.append(sk.SkillFile(f.path, f.media_type, text=f.text))
+        out.append(sk.Skill(row.path, dict(row.frontmatter), tuple(files), tuple(row.tags or ())))
+    return sk.with_nested(out)

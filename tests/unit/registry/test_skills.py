@@ -1,0 +1,134 @@
+"""Skills in the registry (SEP-2640): validation at save, the folder loader (nested folders, a
+binary file), the snapshot the core serves them from, the admin's zip upload, and the change a
+save publishes (resources/updated for the skill's file URIs)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import zipfile
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
+
+from mcp_protocol.auth.principal import ALL
+from mcp_protocol.auth.scopes import view
+from registry import changes
+from registry.management.commands.load_skills import FIXTURE
+from registry.skill_loading import replace_skill
+from registry.skill_models import Skill, SkillFile
+from registry.snapshot import build_state
+
+pytestmark = pytest.mark.django_db
+
+
+def md(name: str, description: str = "d", extra: str = "") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n\nBody.\n"
+
+
+def errors_of(instance: Any) -> dict[str, list[str]]:
+    with pytest.raises(ValidationError) as info:
+        instance.full_clean()
+    return info.value.message_dict
+
+
+def test_a_name_that_differs_from_its_folder_is_a_field_error() -> None:
+    errors = errors_of(Skill(path="acme/refunds", frontmatter={"name": "other", "description": "d"}))
+    assert "final path segment" in errors["frontmatter"][0]
+
+
+@pytest.mark.parametrize("path", ["Refunds", "a/-x", "a/x--y", "a/../b", "a//b", "x" * 65])
+def test_bad_skill_paths_are_refused(path: str) -> None:
+    name = path.rsplit("/", 1)[-1]
+    assert "path" in errors_of(Skill(path=path, frontmatter={"name": name, "description": "d"}))
+
+
+def test_reserved_metadata_keys_are_refused() -> None:
+    skill = Skill(path="s", frontmatter={"name": "s", "description": "d",
+                                         "metadata": {"io.modelcontextprotocol/x": 1}})
+    assert "reserved" in errors_of(skill)["frontmatter"][0]
+
+
+@pytest.mark.parametrize("path", ["../x", "a/../../x", "/etc/passwd", "a\\b", "SKILL.md", "a//b"])
+def test_a_file_path_escaping_the_skill_is_refused(path: str) -> None:
+    skill = Skill.objects.create(path="s", frontmatter={"name": "s", "description": "d"})
+    assert "path" in errors_of(SkillFile(skill=skill, path=path, text="x"))
+
+
+def test_a_skill_over_the_file_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("registry.skill_models.MAX_FILES", 3)
+    with pytest.raises(ValidationError, match="at most 3 files"):
+        replace_skill("s", md("s"), [("a.txt", b"a"), ("b.txt", b"b"), ("c.txt", b"c")])
+
+
+def test_a_skill_over_the_size_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("registry.skill_models.MAX_BYTES", 100)
+    with pytest.raises(ValidationError, match="16 MiB"):
+        replace_skill("s", md("s"), [("big.bin", bytes(200))])
+
+
+def test_the_fixture_folder_loads_into_the_snapshot_with_nesting_and_binary_content() -> None:
+    call_command("load_skills", str(FIXTURE))
+    call_command("load_skills", str(FIXTURE))  # idempotent
+    snapshot = build_state().snapshot
+    assert [s.path for s in snapshot.skills] == [
+        "acme/billing/refunds", "git-workflow", "pdf-processing", "pdf-processing/form-filler"
+    ]
+    index = snapshot.skill_index
+    pdf = index.skill("skill://pdf-processing/SKILL.md")
+    assert pdf is not None and pdf.frontmatter["metadata"] == {"version": "2.1.0"}
+    paths = {f.path for f in pdf.files}
+    assert {"assets/logo.png", "form-filler/SKILL.md", "templates/regional/eu-invoice.md"} <= paths
+    hit = index.file("skill://pdf-processing/assets/logo.png")
+    assert hit is not None
+    logo = hit[1].contents("skill://pdf-processing/assets/logo.png")
+    assert logo["mimeType"] == "image/png"
+    assert base64.b64decode(logo["blob"]) == (FIXTURE / "pdf-processing/assets/logo.png").read_bytes()
+    skill_md = index.file("skill://pdf-processing/SKILL.md")
+    assert skill_md is not None and skill_md[1].text is not None
+    assert skill_md[1].text.startswith("---\nname: pdf-processing\n")
+    assert [c["name"] for c in index.directory("skill://pdf-processing/templates") or ()] == [
+        "invoice.md", "regional"
+    ]
+    assert view(snapshot, ALL) is snapshot
+
+
+def test_editing_a_skill_publishes_its_uris(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    published: list[dict[str, set[str]]] = []
+    monkeypatch.setattr(changes, "publish", published.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        skill = Skill.objects.create(path="s", frontmatter={"name": "s", "description": "d"})
+        SkillFile.objects.create(skill=skill, path="notes.md", text="n")
+    kinds: dict[str, set[str]] = {}
+    for batch in published:
+        for kind, uris in batch.items():
+            kinds.setdefault(kind, set()).update(uris)
+    assert kinds == {"resources": {"skill://s/SKILL.md", "skill://s/notes.md"}}
+
+
+def test_a_zip_upload_in_the_admin_replaces_the_skill(admin_client: Any) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("zipped/SKILL.md", md("zipped", "From a zip"))
+        archive.writestr("zipped/scripts/run.py", "print('hi')\n")
+        archive.writestr("zipped/assets/blob.bin", bytes(range(256)))
+    buffer.seek(0)
+    buffer.name = "zipped.zip"
+    response = admin_client.post("/admin/registry/skill/add/", {
+        "path": "zipped", "frontmatter": "{}", "body": "", "tags": "[]", "enabled": "on",
+        "upload": buffer,
+        "files-TOTAL_FORMS": "0", "files-INITIAL_FORMS": "0",
+        "files-MIN_NUM_FORMS": "0", "files-MAX_NUM_FORMS": "1000",
+    })
+    assert response.status_code == 302, response.context and [str(e) for e in response.context["errors"]]
+    skill = Skill.objects.get(path="zipped")
+    assert skill.frontmatter == {"name": "zipped", "description": "From a zip"}
+    files = {f.path: f for f in skill.files.all()}
+    assert files["scripts/run.py"].text == "print('hi')\n" and not files["scripts/run.py"].is_binary
+    assert files["assets/blob.bin"].is_binary and files["assets/blob.bin"].size == 256
+    page = admin_client.get(f"/admin/registry/skill/{skill.pk}/change/").content.decode()
+    assert "skill-md-preview" in page and "name: zipped" in page
