@@ -38,9 +38,8 @@ def _uri(call: Call) -> str:
 
 
 async def list_resources(call: Call) -> dict[str, Any]:
-    return list_page(
-        call, "resources", "resources", call.snapshot.resources, _resource_key, versions.resource_to_wire
-    )
+    listed = call.snapshot.listed_resources
+    return list_page(call, "resources", "resources", listed, _resource_key, versions.resource_to_wire)
 
 
 async def list_resource_templates(call: Call) -> dict[str, Any]:

@@ -211,3 +211,11 @@ async def test_a_changed_skill_makes_a_new_snapshot(skills_server: Server) -> No
     digests = [r["result"]["skill"]["resources"][0]["digest"] for r in (before, after)]
     assert digests[0] != digests[1]
     assert after["result"]["skill"]["frontmatter"]["description"] == "Changed conventions"
+
+
+async def test_resources_list_shows_each_skill_md_with_its_frontmatter(skills_server: Server) -> None:
+    session = await initialized(skills_server)
+    listed = (await call(skills_server, session, "resources/list"))["result"]["resources"]
+    refunds = next(r for r in listed if r["uri"] == "skill://acme/billing/refunds/SKILL.md")
+    assert refunds["name"] == "refunds" and refunds["description"] == "Process refunds"
+    assert refunds["mimeType"] == "text/markdown" and refunds["size"] > 0
