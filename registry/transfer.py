@@ -2,11 +2,13 @@
 
 The document is the fixtures' format (``fixtures/*.json``)::
 
-    {"tools": [...], "resources": [...], "resource_templates": [...], "prompts": [...]}
+    {"tools": [...], "resources": [...], "resource_templates": [...], "prompts": [...],
+     "skills": [...]}
 
 each item holding model field values (no ids, timestamps or versions), matched by its natural key
 (tool, template and prompt ``name``, resource ``uri``); prompts carry ``arguments`` and
-``messages`` lists whose order is their position. The REST API (``/api/v1/registry/``), the
+``messages`` lists whose order is their position. Skills (matched by ``path``, with their files)
+are ``skill_transfer.py``'s. The REST API (``/api/v1/registry/``), the
 ``export_registry`` / ``import_registry`` commands and the fixture loader all use this module.
 
 Import, in ``merge`` mode, creates and updates the document's items and leaves other rows alone;
@@ -26,6 +28,7 @@ from typing import Any
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, models, transaction
 
+from . import skill_transfer
 from .concurrency import VersionConflict
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 from .validators import json_pointer
@@ -60,6 +63,7 @@ def export_document() -> dict[str, Any]:
                 item[name] = [{f: getattr(c, f) for f in fields_of(child)} for c in getattr(row, name).all()]
             items.append(item)
         document[section] = items
+    document[skill_transfer.SECTION] = skill_transfer.export_skills()
     return document
 
 
@@ -106,15 +110,21 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
     if not isinstance(document, dict):
         outcome.errors.append(Problem("", "The document must be a JSON object of sections."))
         return outcome
-    for unknown in sorted(set(document) - {s for s, _, _ in SECTIONS}):
+    for unknown in sorted(set(document) - {s for s, _, _ in SECTIONS} - {skill_transfer.SECTION}):
         outcome.errors.append(Problem(json_pointer([unknown]), f"Unknown section {unknown!r}."))
     try:
         with transaction.atomic():
             plans = {section: _plan(section, model, key, document.get(section, []), outcome)
                      for section, model, key in SECTIONS}
+            skills = skill_transfer.plan_skills(
+                document.get(skill_transfer.SECTION, []), skill_transfer.report_into(outcome.errors, Problem)
+            )
             if outcome.errors:
                 raise _DryRun
             _apply(plans, mode, outcome)
+            outcome.sections[skill_transfer.SECTION] = skill_transfer.apply_skills(
+                skills, mode, skill_transfer.SECTION in document
+            )
             if dry_run:
                 raise _DryRun  # roll back: nothing written, nothing published
     except _DryRun:

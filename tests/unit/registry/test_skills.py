@@ -132,3 +132,43 @@ def test_a_zip_upload_in_the_admin_replaces_the_skill(admin_client: Any) -> None
     assert files["assets/blob.bin"].is_binary and files["assets/blob.bin"].size == 256
     page = admin_client.get(f"/admin/registry/skill/{skill.pk}/change/").content.decode()
     assert "skill-md-preview" in page and "name: zipped" in page
+
+
+def test_export_then_import_round_trips_skills_and_changes_nothing() -> None:
+    from registry.transfer import export_document, import_document
+
+    call_command("load_skills", str(FIXTURE))
+    document = export_document()
+    pdf = next(s for s in document["skills"] if s["path"] == "pdf-processing")
+    logo = next(f for f in pdf["files"] if f["path"] == "assets/logo.png")
+    assert base64.b64decode(logo["base64"]) == (FIXTURE / "pdf-processing/assets/logo.png").read_bytes()
+    again = import_document(document, mode="merge")
+    assert not again.errors and again.sections["skills"]["unchanged"] == 4 and again.changed == 0
+    Skill.objects.all().delete()
+    restored = import_document(document, mode="merge")
+    assert sorted(restored.sections["skills"]["created"]) == sorted(s["path"] for s in document["skills"])
+    assert Skill.objects.get(path="pdf-processing").files.get(path="assets/logo.png").is_binary
+
+
+def test_import_refuses_bad_skills_with_pointers_and_writes_nothing() -> None:
+    from registry.transfer import import_document
+
+    document = {"skills": [
+        {"path": "a/wrong", "frontmatter": {"name": "other", "description": "d"}},
+        {"path": "ok", "frontmatter": {"name": "ok", "description": "d"},
+         "files": [{"path": "../escape.md", "text": "x"}, {"path": "b.bin", "base64": "!!"}]},
+    ]}
+    outcome = import_document(document, mode="replace")
+    paths = {p.path for p in outcome.errors}
+    assert {"/skills/0/frontmatter", "/skills/1/files/0/path", "/skills/1/files/1/base64"} <= paths
+    assert not Skill.objects.exists()
+
+
+def test_replace_without_a_skills_section_leaves_skills_alone() -> None:
+    from registry.transfer import import_document
+
+    call_command("load_skills", str(FIXTURE))
+    assert not import_document({"tools": []}, mode="replace").errors
+    assert Skill.objects.count() == 4
+    outcome = import_document({"skills": []}, mode="replace")
+    assert len(outcome.sections["skills"]["deleted"]) == 4 and not Skill.objects.exists()
