@@ -24,6 +24,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from .changes import ChangeQuerySet
+from .concurrency import Versioned
 
 NAME_RE = re.compile(r"^(?!-)(?!.*--)[a-z0-9-]{1,64}(?<!-)$")
 SEGMENT_RE = re.compile(r"^[A-Za-z0-9._~-]+$")
@@ -73,7 +74,9 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str]:
     return frontmatter, text[match.end() :]
 
 
-class Skill(models.Model):
+class Skill(Versioned):
+    """``version``: the REST API's ETag (``concurrency.py``)."""
+
     path = models.CharField(
         max_length=512, unique=True, validators=[validate_skill_path],
         help_text="e.g. git-workflow or acme/billing/refunds; the last segment is the skill's name.",
