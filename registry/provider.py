@@ -135,7 +135,8 @@ class RegistryProvider(Provider):
         spec = state.resources.get(uri)
         if spec is not None:
             if spec.kind == "text":
-                return [contents_item(uri, spec.mime_type, text=spec.text)]
+                item = contents_item(uri, spec.mime_type, text=spec.text)
+                return [item | {"_meta": dict(spec.meta)} if spec.meta else item]
             if spec.kind == "binary":
                 return [contents_item(uri, spec.mime_type, blob=spec.blob)]
             if spec.kind == "code":

@@ -21,6 +21,8 @@ from mcp_protocol import definitions as d
 from mcp_protocol import skills as sk
 from mcp_protocol.uri_template import ParsedTemplate, parse_template
 
+from . import apps_ui
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -53,6 +55,7 @@ class ResourceSpec:
     text: str = ""
     blob: str = ""
     handler: str = ""
+    meta: Mapping[str, Any] | None = None  # an app view's _meta.ui, on the read contents too
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,20 @@ def _execution(row: Any) -> dict[str, Any]:
     return {**(row.execution or {}), "taskSupport": row.effective_task_support}
 
 
+def _tool_meta(row: Any) -> dict[str, Any] | None:
+    """``_meta`` as served: the row's, with ``ui`` (MCP Apps) when the tool links a view."""
+    if not getattr(row, "ui_resource_uri", ""):
+        return row.meta or None
+    return {**(row.meta or {}), **apps_ui.tool_ui_meta(row.ui_resource_uri, row.ui_visibility)}
+
+
+def _resource_meta(row: Any) -> dict[str, Any] | None:
+    """``_meta`` as served: the row's, with ``ui`` (csp, permissions) for an app view."""
+    if not apps_ui.is_app_mime(row.mime_type):
+        return row.meta or None
+    return {**(row.meta or {}), **apps_ui.resource_ui_meta(row.ui_csp or {}, row.ui_permissions or [])}
+
+
 def tool_definition(row: Any) -> d.Tool:
     return d.Tool(
         name=row.name,
@@ -130,7 +147,7 @@ def tool_definition(row: Any) -> d.Tool:
         output_schema=row.output_schema or None,
         annotations=row.annotations or None,
         icons=_icons(row.icons),
-        meta=row.meta or None,
+        meta=_tool_meta(row),
         execution=_execution(row),
         tags=tuple(row.tags or ()),
     )
@@ -146,7 +163,7 @@ def resource_definition(row: Any) -> d.Resource:
         size=_size(row),
         annotations=row.annotations or None,
         icons=_icons(row.icons),
-        meta=row.meta or None,
+        meta=_resource_meta(row),
         tags=tuple(row.tags or ()),
     )
 
@@ -229,6 +246,7 @@ def build_state() -> RegistryState:
             text=row.text,
             blob=row.blob,
             handler=row.handler,
+            meta=_resource_meta(row) if apps_ui.is_app_mime(row.mime_type) else None,
         )
 
     templates: list[TemplateSpec] = []
