@@ -77,3 +77,22 @@ def test_the_preview_csp_allows_only_what_is_declared() -> None:
     policy = content_security_policy({"connectDomains": ["https://api.example.com"]})
     assert "connect-src https://api.example.com" in policy and "default-src 'none'" in policy
     assert "frame-src 'none'" in policy and "https://evil.example" not in policy
+
+
+def test_the_admin_previews_a_tools_app_in_a_sandboxed_iframe_under_its_csp(admin_client: Any) -> None:
+    from registry.loading import load_document, read_fixture
+
+    load_document(read_fixture("demo"))
+    tool = Tool.objects.get(name="greeting_card")
+    page = admin_client.get(f"/admin/registry/tool/{tool.pk}/change/").content.decode()
+    resource = Resource.objects.get(uri=VIEW)
+    src = f"/admin/registry/resource/{resource.pk}/app-view/"
+    assert f'sandbox="allow-scripts" src="{src}"' in page
+    served = admin_client.get(src)
+    assert served.status_code == 200 and b"greeting" in served.content
+    assert served["Content-Security-Policy"].endswith("; sandbox allow-scripts")
+    assert "connect-src 'none'" in served["Content-Security-Policy"]
+    assert served["X-Frame-Options"] == "SAMEORIGIN"
+    other = Resource.objects.exclude(uri=VIEW).first()
+    assert other is not None
+    assert admin_client.get(f"/admin/registry/resource/{other.pk}/app-view/").status_code == 404
