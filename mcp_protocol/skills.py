@@ -99,20 +99,33 @@ class Skill:
 
 
 def with_nested(skills: Iterable[Skill]) -> tuple[Skill, ...]:
-    """``skills`` with each one's files completed by the files of the skills nested in it."""
+    """``skills`` with each one's files completed by the files of the skills nested in it.
+
+    Each skill hands its files to its ancestors among ``skills`` (its path's prefixes: as many
+    lookups as it has segments), so a catalogue of n skills costs O(n x depth), not O(n^2)."""
     given = tuple(skills)
+    by_path = {s.path: s for s in given}
+    extra: dict[str, list[SkillFile]] = {}
+    for inner in given:
+        segments = inner.path.split("/")
+        for cut in range(1, len(segments)):
+            outer = "/".join(segments[:cut])
+            if outer in by_path:
+                prefix = "/".join(segments[cut:]) + "/"
+                extra.setdefault(outer, []).extend(replace(f, path=prefix + f.path) for f in inner.files)
     out = []
     for skill in given:
+        added = extra.get(skill.path)
+        if not added:
+            out.append(skill)
+            continue
         own = {f.path for f in skill.files}
-        extra = []
-        for inner in given:
-            if inner.path.startswith(skill.path + "/"):
-                prefix = inner.path[len(skill.path) + 1 :] + "/"
-                for f in inner.files:
-                    if prefix + f.path not in own:
-                        own.add(prefix + f.path)
-                        extra.append(replace(f, path=prefix + f.path))
-        out.append(replace(skill, files=skill.files + tuple(extra)) if extra else skill)
+        kept = []
+        for f in added:  # a path the enclosing skill also has keeps the enclosing skill's file
+            if f.path not in own:
+                own.add(f.path)
+                kept.append(f)
+        out.append(replace(skill, files=skill.files + tuple(kept)))
     return tuple(out)
 
 
