@@ -33,7 +33,11 @@ def read_zip(upload: Any) -> tuple[dict[str, Any], str, list[tuple[str, bytes]]]
     skill_md: bytes | None = None
     for info in entries:
         path = info.filename.split("/", 1)[1] if strip else info.filename
-        content = archive.read(info)
+        try:
+            content = archive.read(info)
+        except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError) as exc:
+            # A corrupt entry, a CRC mismatch, an encrypted or unsupported one: a form error.
+            raise ValidationError(f"{info.filename}: cannot be read from the zip ({exc}).") from exc
         if path == SKILL_MD:
             skill_md = content
             continue

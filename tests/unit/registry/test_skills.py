@@ -95,19 +95,17 @@ def test_the_fixture_folder_loads_into_the_snapshot_with_nesting_and_binary_cont
     assert view(snapshot, ALL) is snapshot
 
 
-def test_editing_a_skill_publishes_its_uris(
-    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
-) -> None:
+@pytest.mark.django_db(transaction=True)  # real commits: changes publish after them
+def test_editing_a_skill_publishes_its_uris(monkeypatch: pytest.MonkeyPatch) -> None:
     published: list[dict[str, set[str]]] = []
     monkeypatch.setattr(changes, "publish", published.append)
-    with django_capture_on_commit_callbacks(execute=True):
-        skill = Skill.objects.create(path="s", frontmatter={"name": "s", "description": "d"})
-        SkillFile.objects.create(skill=skill, path="notes.md", text="n")
-    kinds: dict[str, set[str]] = {}
-    for batch in published:
-        for kind, uris in batch.items():
-            kinds.setdefault(kind, set()).update(uris)
-    assert kinds == {"resources": {"skill://s/SKILL.md", "skill://s/notes.md"}}
+    skill = Skill.objects.create(path="s", frontmatter={"name": "s", "description": "d"})
+    SkillFile.objects.create(skill=skill, path="notes.md", text="n")
+    assert published == [{"resources": {"skill://s/SKILL.md"}}, {"resources": {"skill://s/notes.md"}}]
+    published.clear()
+    skill.path = "team/s"
+    skill.save()
+    assert published == [{"resources": {"skill://team/s/SKILL.md", "skill://s/SKILL.md"}}]
 
 
 def test_a_zip_upload_in_the_admin_replaces_the_skill(admin_client: Any) -> None:
@@ -172,3 +170,21 @@ def test_replace_without_a_skills_section_leaves_skills_alone() -> None:
     assert Skill.objects.count() == 4
     outcome = import_document({"skills": []}, mode="replace")
     assert len(outcome.sections["skills"]["deleted"]) == 4 and not Skill.objects.exists()
+
+
+def test_a_corrupt_zip_is_a_form_error_not_a_500(admin_client: Any) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("SKILL.md", md("broken") + "x" * 1000)
+    data = bytearray(buffer.getvalue())
+    start = data.index(b"PK\x03\x04") + 30 + len("SKILL.md")
+    data[start + 5 : start + 25] = bytes(20)  # damage the compressed stream
+    upload = io.BytesIO(bytes(data))
+    upload.name = "broken.zip"
+    response = admin_client.post("/admin/registry/skill/add/", {
+        "path": "broken", "frontmatter": "{}", "body": "", "tags": "[]", "enabled": "on", "upload": upload,
+        "files-TOTAL_FORMS": "0", "files-INITIAL_FORMS": "0",
+        "files-MIN_NUM_FORMS": "0", "files-MAX_NUM_FORMS": "1000",
+    })
+    assert response.status_code == 200 and "upload" in response.context["adminform"].form.errors
+    assert not Skill.objects.filter(path="broken").exists()
