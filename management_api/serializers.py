@@ -76,7 +76,7 @@ class ToolSerializer(DefinitionSerializer):
             "template_text", "template_structured", "http_method", "http_url", "http_headers",
             "http_body_template", "http_result_pointer", "http_timeout", "http_max_concurrency",
             "http_secret_header", "http_secret_env", "http_signing_secret_env",
-            "http_forward_principal", "http_forward_trace",
+            "http_forward_principal", "http_forward_trace", "ui_resource_uri", "ui_visibility",
             "version",
             "created_at", "updated_at",
         )
@@ -91,8 +91,8 @@ class ResourceSerializer(DefinitionSerializer):
         model = Resource
         fields = (
             "id", "uri", "name", "title", "description", "enabled", "kind", "mime_type", "text",
-            "blob", "handler", "size", "annotations", "icons", "meta", "tags", "version", "created_at",
-            "updated_at",
+            "blob", "handler", "size", "annotations", "icons", "meta", "tags", "ui_csp", "ui_permissions",
+            "version", "created_at", "updated_at",
         )
         read_only_fields = READ_ONLY
 

@@ -9,7 +9,7 @@ from rest_framework.routers import DefaultRouter
 
 from mcp_django.service import get_service
 
-from . import history, openapi_import, schema, sessions, tasks, transfer, views  # noqa: F401  (schema: registers the token scheme)
+from . import history, openapi_import, schema, sessions, skills, tasks, transfer, views  # noqa: F401  (schema: registers the token scheme)
 
 app_name = "api"
 
@@ -19,6 +19,7 @@ router.register("tools", views.ToolViewSet, basename="tool")
 router.register("resources", views.ResourceViewSet, basename="resource")
 router.register("resource-templates", views.ResourceTemplateViewSet, basename="resourcetemplate")
 router.register("prompts", views.PromptViewSet, basename="prompt")
+router.register("skills", skills.SkillViewSet, basename="skill")
 router.register("sessions", sessions.SessionViewSet.serving(get_service()), basename="session")
 router.register("tasks", tasks.TaskViewSet, basename="task")
 if apps.is_installed("access"):  # API keys for /mcp and the audit log (the access app's models)

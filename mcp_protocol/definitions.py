@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .skills import SKILL_MD, Skill, SkillIndex
 from .uri_template import serving_template
 
 JSON = Any
@@ -99,16 +100,23 @@ class Snapshot:
     resources: tuple[Resource, ...] = ()
     resource_templates: tuple[ResourceTemplate, ...] = ()
     prompts: tuple[Prompt, ...] = ()
+    skills: tuple[Skill, ...] = ()  # SEP-2640; each with its nested skills' files (skills.py)
     _tools_by_name: dict[str, Tool] = field(default_factory=dict, repr=False, compare=False)
     _prompts_by_name: dict[str, Prompt] = field(default_factory=dict, repr=False, compare=False)
     _resources_by_uri: dict[str, Resource] = field(default_factory=dict, repr=False, compare=False)
     _templates_by_text: dict[str, ResourceTemplate] = field(default_factory=dict, repr=False, compare=False)
+    _skill_index: list[SkillIndex] = field(default_factory=list, repr=False, compare=False)
+    # What resources/list shows: the resources, then each skill's SKILL.md (SEP-2640 "Resource
+    # Metadata": name and description from its frontmatter, text/markdown).
+    listed_resources: tuple[Resource, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._tools_by_name.update((t.name, t) for t in self.tools)
         self._prompts_by_name.update((p.name, p) for p in self.prompts)
         self._resources_by_uri.update((r.uri, r) for r in self.resources)
         self._templates_by_text.update((t.uri_template, t) for t in self.resource_templates)
+        listed = self.resources + tuple(_skill_md_resource(s) for s in self.skills)
+        object.__setattr__(self, "listed_resources", listed)
 
     def resource_template(self, uri_template: str) -> ResourceTemplate | None:
         return self._templates_by_text.get(uri_template)
@@ -127,3 +135,23 @@ class Snapshot:
 
     def resource(self, uri: str) -> Resource | None:
         return self._resources_by_uri.get(uri)
+
+    @property
+    def skill_index(self) -> SkillIndex:
+        """Lookups over ``skills``, built on first use (most snapshots serve no skills)."""
+        if not self._skill_index:
+            self._skill_index.append(SkillIndex(self.skills))
+        return self._skill_index[0]
+
+
+def _skill_md_resource(skill: Skill) -> Resource:
+    md = next(f for f in skill.files if f.path == SKILL_MD)
+    description = skill.frontmatter.get("description")
+    return Resource(
+        uri=skill.uri,
+        name=str(skill.frontmatter.get("name")),
+        description=description if isinstance(description, str) else None,
+        mime_type=md.mime_type,
+        size=md.size,
+        tags=skill.tags,
+    )

@@ -20,6 +20,7 @@ from .context import Context
 from .definitions import Completion, Prompt, PromptArgument, Resource, ResourceTemplate, Snapshot, Tool
 from .errors import InvalidParams, ResourceNotFound, ToolError
 from .provider import Provider, ProviderCapabilities
+from .skills import Skill, with_nested
 
 ToolFn = Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]]
 ReadFn = Callable[[str, dict[str, str], Context], Awaitable[list[dict[str, Any]]]]
@@ -40,10 +41,12 @@ class MemoryProvider(Provider):
         prompts: Iterable[tuple[Prompt, PromptFn]] | None = None,
         completions: Completions | None = None,
         capabilities: ProviderCapabilities | None = None,
+        skills: Iterable[Skill] | None = None,
     ) -> None:
         if tools is None and resources is None and templates is None and prompts is None:
             tools, resources, templates, prompts, completions = _demo()
-        self.capabilities = capabilities or ProviderCapabilities()
+        self._skills: dict[str, Skill] = {s.path: s for s in skills or ()}
+        self.capabilities = capabilities or ProviderCapabilities(skills=skills is not None)
         self._tools: dict[str, tuple[Tool, ToolFn]] = {t.name: (t, fn) for t, fn in tools or ()}
         self._resources: dict[str, tuple[Resource, ReadFn]] = {r.uri: (r, fn) for r, fn in resources or ()}
         self._templates: dict[str, tuple[ResourceTemplate, ReadFn]] = {
@@ -62,6 +65,7 @@ class MemoryProvider(Provider):
             resources=tuple(r for r, _ in self._resources.values()),
             resource_templates=tuple(t for t, _ in self._templates.values()),
             prompts=tuple(p for p, _ in self._prompts.values()),
+            skills=with_nested(self._skills.values()),
         )
 
     def snapshot(self) -> Snapshot:
@@ -82,6 +86,10 @@ class MemoryProvider(Provider):
 
     def add_resource(self, resource: Resource, fn: ReadFn) -> None:
         self._resources[resource.uri] = (resource, fn)
+        self._rebuild()
+
+    def put_skill(self, skill: Skill) -> None:
+        self._skills[skill.path] = skill
         self._rebuild()
 
     # -- operations -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ A method whose gate is closed (the provider lacks a capability) does not exist f
 
 from __future__ import annotations
 
-from .methods import completion, lifecycle, logs, prompts, resources, subscriptions, tasks, tools
+from .methods import completion, lifecycle, logs, prompts, resources, skills, subscriptions, tasks, tools
 from .methods.base import Handler
 from .provider import ProviderCapabilities
 
@@ -27,6 +27,10 @@ _SHARED: dict[str, tuple[Handler, Gate]] = {
     "prompts/list": (prompts.list_prompts, ("prompts",)),
     "prompts/get": (prompts.get_prompt, ("prompts",)),
     "completion/complete": (completion.complete, ("completions",)),
+    # SEP-2640: skills are resources, so the extension needs the resources capability too.
+    "skills/list": (skills.list_skills, ("resources", "skills")),
+    "skills/get": (skills.get_skill, ("resources", "skills")),
+    "resources/directory/read": (skills.read_directory, ("resources", "skills")),
 }
 # server/resources.mdx: `subscribe` is a feature *of* the resources capability, so a server
 # without resources has no subscriptions even if the provider left the sub-flag on.

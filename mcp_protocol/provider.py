@@ -50,6 +50,7 @@ class ProviderCapabilities:
     completions: bool = True
     logging: bool = True
     list_changed: bool = True
+    skills: bool = False  # the extension io.modelcontextprotocol/skills (SEP-2640)
 
 
 class Provider(ABC):

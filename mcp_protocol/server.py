@@ -48,6 +48,7 @@ from .provider import Provider
 from .request_state import RequestStateSealer
 from .session import Session
 from .shapes import check_params
+from .skills import EXTENSION as SKILLS_EXTENSION
 from .store_errors import StoreUnavailable
 from .tasks.runner import TaskRunner
 from .tasks.wire import EXTENSION, LEGACY_CAPABILITY
@@ -112,6 +113,10 @@ class Server:
                 wire["extensions"] = {**wire.get("extensions", {}), EXTENSION: {}}
             elif version == versions.V2025_11_25:
                 wire["tasks"] = dict(LEGACY_CAPABILITY)
+        if caps.skills and caps.resources:
+            # SEP-2640 "Capability Declaration", settings inline under the identifier (SEP-2133),
+            # in both eras: the methods are served in both.
+            wire["extensions"] = {**wire.get("extensions", {}), SKILLS_EXTENSION: {"directoryRead": True}}
         return wire
 
     def _capabilities(self, version: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 
-from . import tryit
+from . import app_admin, tryit
 from .admin_base import ArgumentsTryMixin, RegistryAdmin
 from .forms import (
     JSONEditorWidget,
@@ -62,6 +62,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                 )
             },
         ),
+        ("App (MCP Apps)", {"fields": ("ui_resource_uri", "ui_visibility", "app_preview")}),
         ("Metadata", {"classes": ("collapse",),
                       "fields": ("annotations", "icons", "meta", "execution", "tags")}),
         ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
@@ -77,6 +78,13 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
 
     def run(self, obj: Tool, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
         return tryit.try_tool(obj, arguments, principal)
+
+    readonly_fields = (*RegistryAdmin.readonly_fields, "app_preview")
+
+    @admin.display(description="App preview")
+    def app_preview(self, obj: Tool) -> str:
+        linked = Resource.objects.filter(uri=obj.ui_resource_uri).first() if obj.ui_resource_uri else None
+        return app_admin.preview_frame(linked)
 
     def get_urls(self) -> list[URLPattern]:
         view = self.admin_site.admin_view(self.import_openapi_view)
@@ -96,9 +104,20 @@ class ResourceAdmin(RegistryAdmin):
     fieldsets = (
         (None, {"fields": ("uri", "name", "title", "description", "enabled", "opened_version")}),
         ("Content", {"fields": ("kind", "mime_type", "text", "blob", "handler", "size")}),
+        ("App view (MCP Apps)", {"fields": ("ui_csp", "ui_permissions", "app_preview")}),
         ("Metadata", {"classes": ("collapse",), "fields": ("annotations", "icons", "meta", "tags")}),
         ("Preview", {"fields": ("mcp_preview", "created_at", "updated_at")}),
     )
+    readonly_fields = (*RegistryAdmin.readonly_fields, "app_preview")
+
+    @admin.display(description="App preview")
+    def app_preview(self, obj: Resource) -> str:
+        return app_admin.preview_frame(obj)
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(app_admin.app_view)
+        preview = path("<path:object_id>/app-view/", view, name="registry_resource_app_view")
+        return [preview, *super().get_urls()]
 
     def run_try(self, request: HttpRequest, obj: Resource) -> tuple[Any, tryit.Outcome | None]:
         form = TryURIForm(initial={"uri": obj.uri})
@@ -181,3 +200,4 @@ class PromptAdmin(ArgumentsTryMixin, RegistryAdmin):
 
     def run(self, obj: Prompt, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
         return tryit.try_prompt(obj, arguments, principal)
+from . import skill_admin  # noqa: E402, F401  (registers the skills admin)

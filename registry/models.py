@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from . import handlers
+from . import apps_ui, handlers
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
 from .history import Recorded
@@ -161,6 +161,15 @@ class Tool(Definition):
         "slow APIs should not hold a request open; handler and template: forbidden).",
     )
     handler = models.CharField(max_length=128, blank=True, help_text="handler kind: a @tool_handler name.")
+    # MCP Apps (apps_ui.py): the interactive view of this tool's results, a ui:// resource.
+    ui_resource_uri = models.CharField(
+        "app view (ui:// URI)", max_length=2048, blank=True,
+        help_text="A ui:// resource served as text/html;profile=mcp-app; sent as _meta.ui.resourceUri.",
+    )
+    ui_visibility = models.JSONField(
+        "app visibility", default=list, blank=True,
+        help_text='Who may call the tool: ["model", "app"] (the default when empty), or one of them.',
+    )
     class HttpMethod(models.TextChoices):
         GET = "GET"
         POST = "POST"
@@ -289,6 +298,7 @@ class Tool(Definition):
                 errors["template_structured"] = (
                     "With an output schema the tool must return structured content."
                 )
+        errors.update(apps_ui.tool_errors(self.ui_resource_uri, self.ui_visibility))
         if errors:
             raise ValidationError(errors)
 
@@ -298,3 +308,4 @@ class Tool(Definition):
 from .changeset_models import ChangeSet  # noqa: E402, F401
 from .prompt_models import Prompt, PromptArgument, PromptMessage  # noqa: E402, F401
 from .resource_models import Resource, ResourceTemplate  # noqa: E402, F401
+from .skill_models import Skill, SkillFile  # noqa: E402, F401

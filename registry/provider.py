@@ -65,7 +65,7 @@ def _in_event_loop() -> bool:
 
 
 class RegistryProvider(Provider):
-    capabilities = ProviderCapabilities()
+    capabilities = ProviderCapabilities(skills=True)  # SEP-2640, served from the snapshot
 
     def __init__(self, **options: Any) -> None:
         self.options = options
@@ -153,7 +153,8 @@ class RegistryProvider(Provider):
         spec = state.resources.get(uri)
         if spec is not None:
             if spec.kind == "text":
-                return [contents_item(uri, spec.mime_type, text=spec.text)]
+                item = contents_item(uri, spec.mime_type, text=spec.text)
+                return [item | {"_meta": dict(spec.meta)} if spec.meta else item]
             if spec.kind == "binary":
                 return [contents_item(uri, spec.mime_type, blob=spec.blob)]
             if spec.kind == "code":

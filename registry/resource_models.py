@@ -7,6 +7,7 @@ from django.db import models
 
 from mcp_protocol.uri_template import parse_template
 
+from . import apps_ui
 from .models import Definition, check_handler, mime_type_field
 from .templating import placeholders
 from .validators import (
@@ -40,6 +41,15 @@ class Resource(Definition):
     handler = models.CharField(
         max_length=128, blank=True, help_text="handler kind: a @resource_handler name."
     )
+    # MCP Apps (apps_ui.py): for a view (text/html;profile=mcp-app), what its sandbox may reach.
+    ui_csp = models.JSONField(
+        "app CSP domains", default=dict, blank=True,
+        help_text='e.g. {"connectDomains": ["https://api.example.com"], "resourceDomains": []}',
+    )
+    ui_permissions = models.JSONField(
+        "app permissions", default=list, blank=True,
+        help_text='e.g. ["clipboardWrite"]; among camera, microphone, geolocation, clipboardWrite.',
+    )
 
     class Meta:
         ordering = ["uri"]
@@ -53,6 +63,7 @@ class Resource(Definition):
             errors["blob"] = "A binary resource needs base64 content."
         if self.kind == self.Kind.HANDLER:
             check_handler(errors, "handler", "resource", self.handler, required=True)
+        errors.update(apps_ui.resource_errors(self.uri, self.mime_type, self.ui_csp, self.ui_permissions))
         if errors:
             raise ValidationError(errors)
 

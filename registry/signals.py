@@ -20,9 +20,25 @@ from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from . import changes
-from .models import ChangeSet, Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from .models import (
+    ChangeSet,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    Resource,
+    ResourceTemplate,
+    Skill,
+    SkillFile,
+    Tool,
+)
 
-MODELS = (Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage)
+MODELS = (Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage, Skill, SkillFile)
+
+
+@receiver(pre_save, sender=Skill)
+def remember_old_path(sender: type[Skill], instance: Skill, raw: bool = False, **kwargs: Any) -> None:
+    if instance.pk and not raw:
+        instance._old_path = sender.objects.filter(pk=instance.pk).values_list("path", flat=True).first()
 
 
 @receiver(pre_save, sender=Resource)
@@ -38,6 +54,15 @@ def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
         old = instance.__dict__.pop("_old_uri", None)
         if old and old != instance.uri:
             uris.append(old)
+    elif isinstance(instance, Skill):
+        # SEP-2640: a skill's files are resources; their subscribers hear of the change (a moved
+        # skill: under its old path too).
+        uris = [f"skill://{instance.path}/SKILL.md"]
+        old_path = instance.__dict__.pop("_old_path", None)
+        if old_path and old_path != instance.path:
+            uris.append(f"skill://{old_path}/SKILL.md")
+    elif isinstance(instance, SkillFile):
+        uris = [f"skill://{instance.skill.path}/{instance.path}"]
     changes.note_change(sender.mcp_kind, uris, using=using)
 
 

@@ -18,7 +18,10 @@ from types import MappingProxyType
 from typing import Any
 
 from mcp_protocol import definitions as d
+from mcp_protocol import skills as sk
 from mcp_protocol.uri_template import ParsedTemplate, parse_template
+
+from . import apps_ui
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class ResourceSpec:
     text: str = ""
     blob: str = ""
     handler: str = ""
+    meta: Mapping[str, Any] | None = None  # an app view's _meta.ui, on the read contents too
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,20 @@ def _execution(row: Any) -> dict[str, Any]:
     return {**(row.execution or {}), "taskSupport": row.effective_task_support}
 
 
+def _tool_meta(row: Any) -> dict[str, Any] | None:
+    """``_meta`` as served: the row's, with ``ui`` (MCP Apps) when the tool links a view."""
+    if not getattr(row, "ui_resource_uri", ""):
+        return row.meta or None
+    return {**(row.meta or {}), **apps_ui.tool_ui_meta(row.ui_resource_uri, row.ui_visibility)}
+
+
+def _resource_meta(row: Any) -> dict[str, Any] | None:
+    """``_meta`` as served: the row's, with ``ui`` (csp, permissions) for an app view."""
+    if not apps_ui.is_app_mime(row.mime_type):
+        return row.meta or None
+    return {**(row.meta or {}), **apps_ui.resource_ui_meta(row.ui_csp or {}, row.ui_permissions or [])}
+
+
 def tool_definition(row: Any) -> d.Tool:
     return d.Tool(
         name=row.name,
@@ -129,7 +147,7 @@ def tool_definition(row: Any) -> d.Tool:
         output_schema=row.output_schema or None,
         annotations=row.annotations or None,
         icons=_icons(row.icons),
-        meta=row.meta or None,
+        meta=_tool_meta(row),
         execution=_execution(row),
         tags=tuple(row.tags or ()),
     )
@@ -145,7 +163,7 @@ def resource_definition(row: Any) -> d.Resource:
         size=_size(row),
         annotations=row.annotations or None,
         icons=_icons(row.icons),
-        meta=row.meta or None,
+        meta=_resource_meta(row),
         tags=tuple(row.tags or ()),
     )
 
@@ -228,6 +246,7 @@ def build_state() -> RegistryState:
             text=row.text,
             blob=row.blob,
             handler=row.handler,
+            meta=_resource_meta(row) if apps_ui.is_app_mime(row.mime_type) else None,
         )
 
     templates: list[TemplateSpec] = []
@@ -267,6 +286,7 @@ def build_state() -> RegistryState:
         )
 
     add_code(tools, tool_specs, resources, resource_specs, templates, prompts, prompt_specs)
+    skills = build_skills()
     body = (
         code_versions(),
         tools,
@@ -282,6 +302,7 @@ def build_state() -> RegistryState:
             k: (v.handler, v.completion_handler, v.messages, dict(v.completions))
             for k, v in prompt_specs.items()
         },
+        [(s.path, s.frontmatter, s.tags, [(f.path, f.mime_type, f.digest) for f in s.files]) for s in skills],
     )
     version = hashlib.sha256(repr(body).encode("utf-8")).hexdigest()[:16]
     snapshot = d.Snapshot(
@@ -290,6 +311,7 @@ def build_state() -> RegistryState:
         resources=tuple(resources),
         resource_templates=tuple(t.definition for t in templates),
         prompts=tuple(prompts),
+        skills=skills,
     )
     return RegistryState(
         snapshot=snapshot,
@@ -298,3 +320,19 @@ def build_state() -> RegistryState:
         templates=tuple(templates),
         prompts=MappingProxyType(prompt_specs),
     )
+
+
+def build_skills() -> tuple[sk.Skill, ...]:
+    """Every enabled skill with its files (two queries), nested skills' files added (SEP-2640)."""
+    from .models import Skill
+
+    out = []
+    for row in Skill.objects.filter(enabled=True).order_by("path").prefetch_related("files"):
+        files = [sk.SkillFile(sk.SKILL_MD, sk.MARKDOWN_MIME, text=row.skill_md)]
+        for f in row.files.all():
+            if f.is_binary:
+                files.append(sk.SkillFile(f.path, f.media_type, data=bytes(f.data or b"")))
+            else:
+                files.append(sk.SkillFile(f.path, f.media_type, text=f.text))
+        out.append(sk.Skill(row.path, dict(row.frontmatter), tuple(files), tuple(row.tags or ())))
+    return sk.with_nested(out)

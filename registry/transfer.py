@@ -2,11 +2,13 @@
 
 The document is the fixtures' format (``fixtures/*.json``)::
 
-    {"tools": [...], "resources": [...], "resource_templates": [...], "prompts": [...]}
+    {"tools": [...], "resources": [...], "resource_templates": [...], "prompts": [...],
+     "skills": [...]}
 
 each item holding model field values (no ids, timestamps or versions), matched by its natural key
 (tool, template and prompt ``name``, resource ``uri``); prompts carry ``arguments`` and
-``messages`` lists whose order is their position. The REST API (``/api/v1/registry/``), the
+``messages`` lists whose order is their position. Skills (matched by ``path``, with their files)
+are ``skill_transfer.py``'s. The REST API (``/api/v1/registry/``), the
 ``export_registry`` / ``import_registry`` commands and the fixture loader all use this module.
 
 Import, in ``merge`` mode, creates and updates the document's items and leaves other rows alone;
@@ -27,7 +29,7 @@ from typing import Any
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, models, transaction
 
-from . import authorship, versions
+from . import authorship, skill_transfer, versions
 from .concurrency import VersionConflict
 from .history import bulk_create_recorded
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
@@ -63,6 +65,7 @@ def export_document(at: int | None = None) -> dict[str, Any]:
         if model is Prompt:
             queryset = queryset.prefetch_related(*(name for name, _ in CHILDREN))
         document[section] = [item_of(row) for row in queryset]
+    document[skill_transfer.SECTION] = skill_transfer.export_skills()
     return document
 
 
@@ -94,6 +97,8 @@ def _export_at(changeset: int) -> dict[str, Any]:
                 item[name] = [{f: c[f] for f in fields_of(child)} for c in state[name]]
             items.append(item)
         document[section] = sorted(items, key=lambda i: i[key])
+    # Skills keep no history yet: a document as of a change set has no skills section (importing
+    # it leaves skills as they are).
     return document
 
 
@@ -140,7 +145,7 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
     if not isinstance(document, dict):
         outcome.errors.append(Problem("", "The document must be a JSON object of sections."))
         return outcome
-    for unknown in sorted(set(document) - {s for s, _, _ in SECTIONS}):
+    for unknown in sorted(set(document) - {s for s, _, _ in SECTIONS} - {skill_transfer.SECTION}):
         outcome.errors.append(Problem(json_pointer([unknown]), f"Unknown section {unknown!r}."))
     # One import is one change set, from the "import" source, by whoever runs it (authorship.py).
     importing = dataclasses.replace(authorship.current(), source="import")
@@ -150,9 +155,15 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
                 section: _plan(section, model, key, document.get(section, []), outcome)
                 for section, model, key in SECTIONS
             }
+            skills = skill_transfer.plan_skills(
+                document.get(skill_transfer.SECTION, []), skill_transfer.report_into(outcome.errors, Problem)
+            )
             if outcome.errors:
                 raise _DryRun
             _apply(plans, mode, outcome)
+            outcome.sections[skill_transfer.SECTION] = skill_transfer.apply_skills(
+                skills, mode, skill_transfer.SECTION in document
+            )
             if dry_run:
                 raise _DryRun  # roll back: nothing written, nothing published
     except _DryRun:

@@ -8,6 +8,10 @@ itself (open mode pays nothing). Views are cached per snapshot version and grant
 ``tools/list`` of a scoped key costs one dict lookup more than an open one; the view's ``version``
 names both, so the wire cache and the cursors of two grants never mix.
 
+Skill files (SEP-2640) are granted with their skill: a grant names a skill by its root URI
+(``skill://<path>``) among its resources, or by a tag; a nested skill's files are also readable
+through a granted enclosing skill, whose supporting files they are.
+
 Resources read through a template (not listed) are granted when the template that serves them is:
 ``granted_uri`` asks the whole snapshot which template serves the URI (``uri_template``: the one
 matcher, and the one rule for overlapping templates, that ``resources/read`` uses too) and then
@@ -47,6 +51,8 @@ def _filter(snapshot: Snapshot, grant: Grant) -> Snapshot:
             t for t in snapshot.resource_templates if grant.allows("resources", t.uri_template, t.tags)
         ),
         prompts=tuple(p for p in snapshot.prompts if grant.allows("prompts", p.name, p.tags)),
+        # SEP-2640: skills are resources; a grant names one by its root URI (skill://<path>).
+        skills=tuple(s for s in snapshot.skills if grant.allows("resources", s.root, s.tags)),
     )
 
 
@@ -67,5 +73,7 @@ def granted_uri(snapshot: Snapshot, full: Snapshot, uri: str) -> bool:
         return True
     if full.resource(uri) is not None:
         return False  # a listed resource outside the grant
+    if full.skills and full.skill_index.file(uri) is not None:
+        return snapshot.skill_index.file(uri) is not None  # a file of a granted skill
     served = full.serving_template(uri)
     return served is not None and snapshot.resource_template(served[0].uri_template) is not None

@@ -71,6 +71,8 @@ CACHEABLE_METHODS = frozenset(
         "prompts/list",
         "resources/list",
         "resources/templates/list",
+        "skills/list",  # SEP-2640: list-caching attributes from 2026-07-28 (SEP-2549)
+        "skills/get",
         "resources/read",
     }
 )

@@ -38,9 +38,8 @@ def _uri(call: Call) -> str:
 
 
 async def list_resources(call: Call) -> dict[str, Any]:
-    return list_page(
-        call, "resources", "resources", call.snapshot.resources, _resource_key, versions.resource_to_wire
-    )
+    listed = call.snapshot.listed_resources
+    return list_page(call, "resources", "resources", listed, _resource_key, versions.resource_to_wire)
 
 
 async def list_resource_templates(call: Call) -> dict[str, Any]:
@@ -58,6 +57,11 @@ async def read_resource(call: Call) -> dict[str, Any]:
     uri = _uri(call)
     if not granted_uri(call.snapshot, call.full_snapshot, uri):
         raise ResourceNotFound(uri)  # what the provider raises for a URI it does not know
+    if call.snapshot.skills:
+        # SEP-2640 "Reading": skill files are plain resources, served from the snapshot.
+        hit = call.snapshot.skill_index.file(uri)
+        if hit is not None:
+            return {"contents": [hit[1].contents(uri)]}
     contents = await call.server.provider.read_resource(uri, call.ctx)
     if not isinstance(contents, list):
         raise InternalError()

@@ -72,7 +72,7 @@ def counts() -> tuple[int, ...]:
 
 
 def test_load_commands_are_idempotent() -> None:
-    assert "changed: 11 tools" in command("load_demo")
+    assert "changed: 12 tools" in command("load_demo")
     # 35 conformance tools, one of them the demo's greet as it is (the tasks scenarios' sync tool).
     assert "changed: 34 tools, 3 resources, 1 resource_templates, 5 prompts" in command("load_conformance")
     loaded = counts()
