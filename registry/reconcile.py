@@ -76,8 +76,7 @@ class Ledger:
         row found unseen, now counted as seen; the floor moves up past the settled ones.
 
         Two checks: a change set's message is published after its commit, so a check between the
-        two finds it committed and not yet heard, and would publish it again for nothing (under
-        load, test_multiworker's quiet stream got an unexpected list_changed, taken to be this)."""
+        two finds it committed and not yet heard, and would publish it again for nothing."""
         unseen = {cid for cid, _ in rows if cid > self.floor and cid not in self.seen}
         missed = sorted(unseen & self.suspect)
         self.suspect = unseen - self.suspect

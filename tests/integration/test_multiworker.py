@@ -31,6 +31,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 
 from mcp_protocol.bus.base import CHANGES
 from mcp_protocol.bus.redis import RedisBus
@@ -549,3 +550,14 @@ async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_its
         while (await tool(client, worker, fresh, "echo"))["description"] != description:
             assert loop.time() < deadline, f"{worker.url} never caught up with the missed change"
             await asyncio.sleep(0.1)  # the bus reconnects on its own schedule (backoff up to 2 s)
+    # The edit's own publish was lost with Redis: the workers' reconcilers find its change set and
+    # publish it again (issue 28, registry/reconcile.py), so every session hears of it. Waited for
+    # here, by its fan-out claim appearing in the new Redis, so the tests after this one start with
+    # streams that stay quiet.
+    store = redis.Redis.from_url(cluster.redis.url)
+    try:
+        while not any(store.scan_iter(match="*once:fanout:cs*", count=1000)):
+            assert loop.time() < deadline + 30, "no worker published the change set lost with Redis"
+            await asyncio.sleep(0.1)
+    finally:
+        store.close()
