@@ -28,8 +28,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from harness import servers
-from harness.httpclient import raw_connector
-from harness.loadgen import Result, run_scenario
+from harness.loadgen import Result, json_calls
 from harness.servers import prepare_database
 
 from tests.support.live_server import LiveServer
@@ -55,11 +54,6 @@ def serve_jwks(private: rsa.RSAPrivateKey) -> tuple[str, ThreadingHTTPServer]:
     return f"http://127.0.0.1:{http.server_address[1]}", http
 
 
-async def measure(url: str, token: str | None, concurrency: int, args: argparse.Namespace) -> Result:
-    connect = raw_connector(url, token)
-    return await run_scenario(connect, "call", concurrency, args.duration, args.warmup, args.tools)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=5.0)
@@ -68,6 +62,7 @@ def main() -> int:
     parser.add_argument("--concurrency", default="16")
     parser.add_argument("--tools", type=int, default=100)
     args = parser.parse_args()
+    load = (args.duration, args.warmup, args.tools)  # per row: seconds measured, warm-up, tools
     levels = [int(c) for c in args.concurrency.split(",")]
     private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     issuer, jwks_server = serve_jwks(private)
@@ -96,7 +91,7 @@ def main() -> int:
             rounds: dict[str, list[Result]] = {name: [] for name in modes}
             for _ in range(args.rounds):
                 for name, (server, credential) in modes.items():
-                    result = asyncio.run(measure(server.url, credential, c, args))
+                    result = asyncio.run(json_calls(server.url, c, *load, credential))
                     rounds[name].append(result)
                     error = f"  first error: {result.first_error}" if result.first_error else ""
                     print(f"  {name:<5} c={c:<3} {result.rate:8.0f} req/s  p50 {result.p50_ms:6.2f} ms  "

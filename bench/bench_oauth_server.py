@@ -21,18 +21,12 @@ import tempfile
 from pathlib import Path
 
 from harness import servers
-from harness.httpclient import raw_connector
-from harness.loadgen import Result, run_scenario
+from harness.loadgen import Result, json_calls
 from harness.servers import prepare_database
 
 from tests.support.live_server import LiveServer
 from tests.support.manage import manage
 from tests.support.oauth_flow import OAuthFlow, user
-
-
-async def measure(url: str, token: str | None, concurrency: int, args: argparse.Namespace) -> Result:
-    connect = raw_connector(url, token)
-    return await run_scenario(connect, "call", concurrency, args.duration, args.warmup, args.tools)
 
 
 def main() -> int:
@@ -43,6 +37,7 @@ def main() -> int:
     parser.add_argument("--concurrency", default="16")
     parser.add_argument("--tools", type=int, default=100)
     args = parser.parse_args()
+    load = (args.duration, args.warmup, args.tools)  # per row: seconds measured, warm-up, tools
     levels = [int(c) for c in args.concurrency.split(",")]
     with tempfile.TemporaryDirectory(prefix="mcpbench-oauth-") as tmp, contextlib.ExitStack() as stack:
         workdir = Path(tmp)
@@ -75,7 +70,7 @@ def main() -> int:
             rounds: dict[str, list[Result]] = {name: [] for name in modes}
             for _ in range(args.rounds):
                 for name, (server, credential) in modes.items():
-                    result = asyncio.run(measure(server.url, credential, c, args))
+                    result = asyncio.run(json_calls(server.url, c, *load, credential))
                     rounds[name].append(result)
                     error = f"  first error: {result.first_error}" if result.first_error else ""
                     print(

@@ -31,8 +31,7 @@ import tempfile
 from pathlib import Path
 
 from harness import servers
-from harness.httpclient import raw_connector
-from harness.loadgen import Result, run_scenario
+from harness.loadgen import Result, json_calls
 from harness.servers import prepare_database
 
 from mcpsite.fleet import Balancer
@@ -103,11 +102,6 @@ def start_all(stack: contextlib.ExitStack, workdir: Path, redis_url: str) -> lis
     return targets
 
 
-async def measure(url: str, concurrency: int, args: argparse.Namespace) -> Result:
-    connect = raw_connector(url)
-    return await run_scenario(connect, "call", concurrency, args.duration, args.warmup, 100)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rows: dict[tuple[str, int], Result] = {}
@@ -124,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             for n in range(args.rounds):
                 for target in targets:
                     before = target.cpu_seconds()
-                    result = asyncio.run(measure(target.url, concurrency, args))
+                    result = asyncio.run(json_calls(target.url, concurrency, args.duration, args.warmup, 100))
                     # Whole run (warm-up included) over the requests of the whole run.
                     served = result.rate * (args.duration + args.warmup)
                     per_request = (target.cpu_seconds() - before) / served * 1e6 if served else 0.0

@@ -23,18 +23,11 @@ import tempfile
 from pathlib import Path
 
 from harness import servers
-from harness.httpclient import raw_connector
-from harness.loadgen import Result, run_scenario
+from harness.loadgen import Result, json_calls
 from harness.servers import prepare_database
 
 from tests.support.live_server import LiveServer
 from tests.support.otlp import OtlpReceiver
-
-
-async def measure(url: str, concurrency: int, args: argparse.Namespace) -> Result:
-    return await run_scenario(
-        raw_connector(url, None), "call", concurrency, args.duration, args.warmup, args.tools
-    )
 
 
 def main() -> int:
@@ -47,6 +40,7 @@ def main() -> int:
     parser.add_argument("--tools", type=int, default=100)
     parser.add_argument("--ratio", type=float, help="sample this share of traces (default: every one)")
     args = parser.parse_args()
+    load = (args.duration, args.warmup, args.tools)  # per row: seconds measured, warm-up, tools
     with (
         tempfile.TemporaryDirectory(prefix="mcpbench-tracing-") as tmp,
         OtlpReceiver() as otlp,
@@ -76,7 +70,7 @@ def main() -> int:
         rounds: dict[str, list[Result]] = {name: [] for name in modes}
         for _ in range(args.rounds):
             for name, server in modes.items():
-                result = asyncio.run(measure(server.url, args.concurrency, args))
+                result = asyncio.run(json_calls(server.url, args.concurrency, *load))
                 rounds[name].append(result)
                 print(
                     f"  {name:<4} {result.rate:8.0f} req/s  p50 {result.p50_ms:6.2f} ms  "

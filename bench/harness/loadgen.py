@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .httpclient import Client, Response
+from .httpclient import Client, Response, raw_connector
 
 PROTOCOL = "2025-11-25"
 SCENARIOS = ("call", "list", "session", "stateless")
@@ -220,3 +220,11 @@ async def run_scenario(
         for client in clients:
             await client.close()
     return result
+
+
+async def json_calls(
+    url: str, concurrency: int, duration: float, warmup: float, tools: int, token: str | None = None
+) -> Result:
+    """The common row: JSON tools/call of one server at ``concurrency`` (a bearer ``token`` when
+    given), measured for ``duration`` after ``warmup``."""
+    return await run_scenario(raw_connector(url, token), "call", concurrency, duration, warmup, tools)
