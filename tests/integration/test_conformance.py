@@ -25,12 +25,19 @@ import re
 import subprocess
 import warnings
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.support.conformance import NODE, SUITE, TOOLS, ScenarioRun, describe, installed
+from tests.support.conformance import (
+    NODE,
+    SUITE,
+    TOOLS,
+    ScenarioRun,
+    describe,
+    installed,
+    run_forced_scenarios,
+)
 from tests.support.live_server import REGISTRY_PROVIDER, ROOT, LiveServer
 
 SUITE_VERSION = "0.2.0-alpha.12"
@@ -169,27 +176,6 @@ def run_suite(url: str, version: str, output_dir: Path) -> dict[str, ScenarioRun
     return runs
 
 
-def run_extension_scenarios(url: str, output_dir: Path) -> dict[str, ScenarioRun]:
-    """The tasks extension's scenarios, one suite process each (``--scenario`` takes one), run
-    side by side: the server serves them concurrently, as it would several clients."""
-
-    def one(scenario: str) -> tuple[str, ScenarioRun]:
-        out = output_dir / scenario
-        argv = [str(NODE), str(SUITE), "server", "--url", url, "--scenario", scenario, "--force",
-                "--output-dir", str(out)]
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=SUITE_TIMEOUT, cwd=ROOT)
-            run = ScenarioRun(scenario, done.returncode, done.stdout, done.stderr)
-        except subprocess.TimeoutExpired as exc:
-            run = ScenarioRun(scenario, -1, str(exc.stdout or ""), f"timed out after {SUITE_TIMEOUT} s")
-        for checks_file in sorted(out.glob("server-*/checks.json")):
-            run.checks.extend(json.loads(checks_file.read_text()))
-        return scenario, run
-
-    with ThreadPoolExecutor(max_workers=len(TASK_SCENARIOS)) as pool:
-        return dict(pool.map(one, TASK_SCENARIOS))
-
-
 @pytest.fixture(scope="module")
 def suite_installed() -> None:
     if not installed():
@@ -220,7 +206,7 @@ def suite_runs(
     """Both revisions' runs, one after the other (each scenario runs alone against the server)."""
     base = tmp_path_factory.mktemp("conformance")
     runs = {version: run_suite(server_url, version, base / version) for version in (LEGACY, MODERN)}
-    runs[TASKS] = run_extension_scenarios(server_url, base / TASKS)
+    runs[TASKS] = run_forced_scenarios(server_url, TASK_SCENARIOS, base / TASKS, SUITE_TIMEOUT)
     return runs
 
 

@@ -10,17 +10,13 @@ SUCCESS; WARNING checks (SHOULD-level) are reported as pytest warnings.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import warnings
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-from tests.support.conformance import NODE, SUITE, TOOLS, ScenarioRun, describe, installed
-from tests.support.live_server import REGISTRY_PROVIDER, ROOT, LiveServer
+from tests.support.conformance import TOOLS, ScenarioRun, describe, installed, run_forced_scenarios
+from tests.support.live_server import REGISTRY_PROVIDER, LiveServer
 
 SCENARIOS = ("sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory")
 TIMEOUT = 120.0
@@ -39,23 +35,7 @@ def server_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def runs(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ScenarioRun]:
-    base = tmp_path_factory.mktemp("conformance-skills")
-
-    def one(scenario: str) -> tuple[str, ScenarioRun]:
-        out: Path = base / scenario
-        argv = [str(NODE), str(SUITE), "server", "--url", server_url, "--scenario", scenario, "--force",
-                "--output-dir", str(out)]
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
-            run = ScenarioRun(scenario, done.returncode, done.stdout, done.stderr)
-        except subprocess.TimeoutExpired as exc:
-            run = ScenarioRun(scenario, -1, str(exc.stdout or ""), f"timed out after {TIMEOUT} s")
-        for checks_file in sorted(out.glob("server-*/checks.json")):
-            run.checks.extend(json.loads(checks_file.read_text()))
-        return scenario, run
-
-    with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
-        return dict(pool.map(one, SCENARIOS))
+    return run_forced_scenarios(server_url, SCENARIOS, tmp_path_factory.mktemp("conformance-skills"), TIMEOUT)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

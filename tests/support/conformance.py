@@ -5,7 +5,11 @@ run and its checks, and a check described for a failure message."""
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .manage import ROOT
@@ -38,3 +42,26 @@ def describe(check: dict[str, Any]) -> str:
         details = details[:600] + "…"
     message = check.get("errorMessage") or check.get("description", "")
     return f"- {check.get('id')} [{check.get('status')}] {message}\n    details: {details}"
+
+
+def run_forced_scenarios(
+    url: str, scenarios: Sequence[str], output_dir: Path, timeout: float
+) -> dict[str, ScenarioRun]:
+    """Extension scenarios (``--force`` runs them), one suite process each (``--scenario`` takes
+    one), side by side: the server serves them concurrently, as it would several clients."""
+
+    def one(scenario: str) -> tuple[str, ScenarioRun]:
+        out = output_dir / scenario
+        argv = [str(NODE), str(SUITE), "server", "--url", url, "--scenario", scenario, "--force",
+                "--output-dir", str(out)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+            run = ScenarioRun(scenario, done.returncode, done.stdout, done.stderr)
+        except subprocess.TimeoutExpired as exc:
+            run = ScenarioRun(scenario, -1, str(exc.stdout or ""), f"timed out after {timeout} s")
+        for checks_file in sorted(out.glob("server-*/checks.json")):
+            run.checks.extend(json.loads(checks_file.read_text()))
+        return scenario, run
+
+    with ThreadPoolExecutor(max_workers=len(scenarios)) as pool:
+        return dict(pool.map(one, scenarios))
