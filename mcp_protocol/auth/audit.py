@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import tracing
+
 logger = logging.getLogger("mcp_protocol.audit")
 
 FLUSH_EVERY = 0.5
@@ -106,9 +108,11 @@ _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 # ``redact`` returned, which is copied, at most 21 dicts/lists deep, so never circular itself;
 # anything it still cannot encode (a circular tuple) goes through ``_encode`` and fails as before.
 _make_c_encoder = getattr(json.encoder, "c_make_encoder", None)  # None: no _json C accelerator
-_c_encode = (_make_c_encoder(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False,
-                             True)
-             if _make_c_encoder is not None else None)
+_c_encode = (
+    _make_c_encoder(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    if _make_c_encoder is not None
+    else None
+)
 
 
 def _json(value: Any) -> str:
@@ -149,17 +153,53 @@ Row = tuple[float, str, str | None, str | None, str, str, str, Any, str, str, fl
 
 
 def row_of(e: AuditEntry) -> Row:
-    return (e.time, e.principal, e.principal_id, e.session, e.revision, e.method, e.name, e.arguments,
-            e.outcome, e.error, e.duration_ms)
+    return (
+        e.time,
+        e.principal,
+        e.principal_id,
+        e.session,
+        e.revision,
+        e.method,
+        e.name,
+        e.arguments,
+        e.outcome,
+        e.error,
+        e.duration_ms,
+    )
 
 
 def _prepare(batch: list[Row], max_bytes: int) -> list[AuditEntry]:
     prepared = []
-    for when, principal, principal_id, session, revision, method, name, arguments, outcome, error, \
-            duration_ms in batch:
+    for (
+        when,
+        principal,
+        principal_id,
+        session,
+        revision,
+        method,
+        name,
+        arguments,
+        outcome,
+        error,
+        duration_ms,
+    ) in batch:
         arguments, text = _capped(arguments, max_bytes)
-        prepared.append(AuditEntry(when, principal, principal_id, session, revision, method, name,
-                                   arguments, outcome, error, duration_ms, text))
+        prepared.append(
+            AuditEntry(
+                when,
+                principal,
+                principal_id,
+                session,
+                revision,
+                method,
+                name,
+                arguments,
+                outcome,
+                error,
+                duration_ms,
+                text,
+            )
+        )
     return prepared
 
 
@@ -196,6 +236,9 @@ class AuditQueue:
     def __init__(self, sink: AuditSink, *, size: int = 10000, max_bytes: int = 4096) -> None:
         self.sink, self.size, self.max_bytes = sink, size, max_bytes
         self._queue: deque[Row] = deque()
+        # Beside each queued row, its request's span when tracing records it (else None), so
+        # the batch's "audit write" span links back to the requests it wrote.
+        self._sources: deque[object] = deque()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
@@ -219,11 +262,11 @@ class AuditQueue:
             self._drop("queue_full", 1)
             now = time.monotonic()
             if now - self._reported_at >= REPORT_EVERY:
-                logger.warning("audit queue full (%d): %d entries dropped so far",
-                               self.size, self.dropped)
+                logger.warning("audit queue full (%d): %d entries dropped so far", self.size, self.dropped)
                 self._reported_at = now
             return
         queue.append(row)
+        self._sources.append(tracing.recording())
         if len(queue) >= BATCH:
             self._wake.set()
 
@@ -252,12 +295,14 @@ class AuditQueue:
         while self._queue and left > 0 and len(self._queue) >= minimum:
             size = int(min(BATCH * 5, len(self._queue), left))
             batch = [self._queue.popleft() for _ in range(size)]
+            sources = [s for s in (self._sources.popleft() for _ in range(size)) if s is not None]
             left -= size
             # Redacted, capped and encoded in a thread: not by the call that recorded it, nor on
             # the loop.
             try:
-                encoded = await asyncio.to_thread(self._encode, batch)
-                refused = await self.sink.write(encoded)
+                with tracing.batch("audit write", sources, {"mcp.audit.entries": size}):
+                    encoded = await asyncio.to_thread(self._encode, batch)
+                    refused = await self.sink.write(encoded)
             except Exception:
                 self._drop("write_failed", size)
                 logger.exception("could not write %d audit entries (dropped)", size)

@@ -14,17 +14,31 @@
 With tracing off the request path pays one ``is None`` test (``Server.tracing``).
 """
 
-from .base import RequestTracing, carrier, child, consumer, http_request, log_fields, producer
+from .base import (
+    RequestTracing,
+    batch,
+    carrier,
+    child,
+    consumer,
+    http_request,
+    link,
+    log_fields,
+    producer,
+    recording,
+)
 from .config import from_environment, tracing_enabled
 
 __all__ = [
     "RequestTracing",
+    "batch",
     "carrier",
     "child",
     "consumer",
     "from_environment",
     "http_request",
+    "link",
     "log_fields",
     "producer",
+    "recording",
     "tracing_enabled",
 ]

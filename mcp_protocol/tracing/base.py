@@ -38,6 +38,14 @@ class Hooks(Protocol):
 
     def carrier(self) -> dict[str, str]: ...
 
+    def link(self, carrier: Mapping[str, str]) -> None: ...
+
+    def recording(self) -> object | None: ...
+
+    def batch(
+        self, name: str, sources: list[object], attributes: Mapping[str, Any] | None
+    ) -> AbstractContextManager[Any]: ...
+
     def http_request(
         self, carrier: Mapping[str, str], attributes: Mapping[str, Any]
     ) -> AbstractContextManager[Any]: ...
@@ -74,6 +82,29 @@ def producer(name: str, attributes: Mapping[str, Any] | None = None) -> Abstract
 def carrier() -> dict[str, str]:
     """The current span's W3C trace context, to travel in a message (empty when off)."""
     return {} if _hooks is None else _hooks.carrier()
+
+
+def link(carried: Mapping[str, str]) -> None:
+    """Link the current span to the span that ``carried`` (from ``carrier()``) names: a server→
+    client request's span to the POST that brought its answer, on this worker or another."""
+    if _hooks is not None and "traceparent" in carried:
+        _hooks.link(carried)
+
+
+def recording() -> object | None:
+    """The current span when it records (an opaque token for ``batch``), else None: what a
+    queued item keeps so the batch that later handles it can link back to its request."""
+    return None if _hooks is None else _hooks.recording()
+
+
+def batch(
+    name: str, sources: list[object], attributes: Mapping[str, Any] | None = None
+) -> AbstractContextManager[Any]:
+    """A span of its own for work done later in a batch for many requests (the audit write),
+    linked to the spans ``recording()`` returned for them; nothing when none of them recorded."""
+    if _hooks is None or not sources:
+        return _NOTHING
+    return _hooks.batch(name, sources, attributes)
 
 
 def http_request(

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from opentelemetry import propagate, trace
+from opentelemetry import context, propagate, trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
@@ -171,6 +171,26 @@ class OtelTracing:
         propagate.inject(carried)
         return carried
 
+    def recording(self) -> object | None:
+        span = trace.get_current_span()
+        return span.get_span_context() if span.is_recording() else None
+
+    def batch(
+        self, name: str, sources: list[object], attributes: Mapping[str, Any] | None
+    ) -> AbstractContextManager[Any]:
+        # A root span: the batch belongs to no one request. The SDK keeps at most
+        # OTEL_SPAN_LINK_COUNT_LIMIT links (128 by default) and drops the rest.
+        links = [Link(source) for source in sources if isinstance(source, trace.SpanContext)]
+        return self.tracer.start_as_current_span(
+            name, context=_ROOT, kind=SpanKind.INTERNAL, attributes=attributes, links=links
+        )
+
+    def link(self, carrier: Mapping[str, str]) -> None:
+        span = trace.get_current_span()
+        linked = trace.get_current_span(propagate.extract(carrier)).get_span_context()
+        if span.is_recording() and linked.is_valid and linked != span.get_span_context():
+            span.add_link(linked, {"mcp.link": "answered_in"})
+
 
 def _parent(meta: object) -> tuple[Any, list[Link]]:
     """The request's ``_meta`` trace context as the parent, the ambient span (the HTTP request's)
@@ -208,10 +228,11 @@ def _unsampled() -> bool:
 
 
 _NOTHING = nullcontext()
+_ROOT = context.Context()  # no parent: a new trace
 
 
 def current_ids() -> dict[str, str]:
-    context = trace.get_current_span().get_span_context()
-    if not context.is_valid:
+    current = trace.get_current_span().get_span_context()
+    if not current.is_valid:
         return {}
-    return {"trace_id": format(context.trace_id, "032x"), "span_id": format(context.span_id, "016x")}
+    return {"trace_id": format(current.trace_id, "032x"), "span_id": format(current.span_id, "016x")}

@@ -29,6 +29,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import tracing
 from ..bus.base import Bus, Subscription, session_channel
 from ..errors import ClientRequestError
 from ..jsonrpc import RequestId, Response, request
@@ -41,6 +42,9 @@ SESSION_ENDED = "mcpsite/sessionEnded"
 CancelHere = Callable[[str, RequestId], bool]
 EndHere = Callable[[str], None]
 _Key = tuple[str, RequestId]
+# A client's answer and the trace context of the request that carried it (the POST that brought
+# it, on whichever worker: empty when tracing is off).
+_Answer = tuple[Response, dict[str, str]]
 
 
 def _nothing_here(session_id: str, request_id: RequestId) -> bool:
@@ -71,16 +75,21 @@ async def ask(
     ``send`` the request on its stream, and wait ``timeout`` seconds. Returns the ``result``;
     raises ``ClientRequestError`` for an error reply or none in time."""
     request_id = pending.new_id()
-    future = await pending.expect(session_id, request_id)
-    try:
-        await send(request(request_id, method, params))
+    attributes = {"mcp.method.name": method, "jsonrpc.request.id": request_id}
+    # A CLIENT span: here the server is the one asking. The answer may come in a POST to another
+    # worker; that POST's span is linked to this one, so the trace shows where it was answered.
+    with tracing.child(method, attributes, client=True):
+        future = await pending.expect(session_id, request_id)
         try:
-            response = await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            silence = f"The client sent no response to {method} within {timeout:g} s"
-            raise ClientRequestError(silence) from None
-    finally:
-        await pending.release(session_id, request_id)
+            await send(request(request_id, method, params))
+            try:
+                response, answered_in = await asyncio.wait_for(future, timeout)
+            except TimeoutError:
+                silence = f"The client sent no response to {method} within {timeout:g} s"
+                raise ClientRequestError(silence) from None
+        finally:
+            await pending.release(session_id, request_id)
+        tracing.link(answered_in)
     if response.error is not None:
         raise ClientRequestError(f"The client answered {method} with an error", response.error)
     return response.result or {}
@@ -137,14 +146,15 @@ class _Listener:
 
 
 class PendingRequests:
-    def __init__(self, bus: Bus, on_cancel: CancelHere = _nothing_here,
-                 on_session_end: EndHere = _no_session_here) -> None:
+    def __init__(
+        self, bus: Bus, on_cancel: CancelHere = _nothing_here, on_session_end: EndHere = _no_session_here
+    ) -> None:
         self._bus = bus
         self._on_cancel = on_cancel
         self._on_session_end = on_session_end
         self._prefix = "s" + secrets.token_hex(4)
         self._counter = itertools.count(1)
-        self._futures: dict[_Key, asyncio.Future[Response]] = {}
+        self._futures: dict[_Key, asyncio.Future[_Answer]] = {}
         self._listeners: dict[str, _Listener] = {}
         self._lock = asyncio.Lock()
 
@@ -178,10 +188,10 @@ class PendingRequests:
                 listener.task.cancel()
 
     # -- server→client requests -----------------------------------------------------------------
-    async def expect(self, session_id: str, request_id: RequestId) -> asyncio.Future[Response]:
+    async def expect(self, session_id: str, request_id: RequestId) -> asyncio.Future[_Answer]:
         """Register a waiter; the bus subscription exists when this returns. Pair with
         ``release(session_id, request_id)``."""
-        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[_Answer] = asyncio.get_running_loop().create_future()
         await self.acquire(session_id)
         self._futures[(session_id, request_id)] = future
         return future
@@ -190,20 +200,24 @@ class PendingRequests:
         """A client's response arrived on this worker: resolve here, or hand it to the others."""
         if response.id is None:
             return  # an error about an unparseable request of ours: nothing to resume
-        if self._resolve(session_id, response):
+        answered_in = tracing.carrier()
+        if self._resolve(session_id, response, answered_in):
             return
         message: dict[str, Any] = {"id": response.id}
         if response.error is not None:
             message["error"] = response.error
         else:
             message["result"] = response.result
+        if answered_in:
+            message["trace"] = answered_in
         await self._bus.publish(session_channel(session_id), message)
 
-    def _resolve(self, session_id: str, response: Response) -> bool:
+    def _resolve(self, session_id: str, response: Response, answered_in: object) -> bool:
         future = self._futures.get((session_id, response.id)) if response.id is not None else None
         if future is None or future.done():
             return False
-        future.set_result(response)
+        carried = answered_in if isinstance(answered_in, dict) else {}
+        future.set_result((response, {k: v for k, v in carried.items() if isinstance(v, str)}))
         return True
 
     # -- cancellation ---------------------------------------------------------------------------
@@ -238,9 +252,8 @@ class PendingRequests:
                     continue
                 request_id = message.get("id")
                 if isinstance(request_id, str | int):
-                    self._resolve(
-                        session_id, Response(request_id, message.get("result"), message.get("error"))
-                    )
+                    answer = Response(request_id, message.get("result"), message.get("error"))
+                    self._resolve(session_id, answer, message.get("trace"))
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -6,13 +6,17 @@ exporting with the real OTLP exporter to one receiver on loopback (tests/support
   worker reaching the streams of another.
 - A tools/call on B with Redis stores is one trace: the HTTP request's SERVER span (the child of
   its ``traceparent`` header) holding the session's Redis round trips and the MCP request's span,
-  which holds the handler's.
+  which holds the handler's. The audit row it makes is written later in a batch: that batch's
+  "audit write" span links back to the call's span.
+- A server→client request (sampling) raised on B and answered by a POST to A: B's CLIENT span of
+  the request links to A's span of the POST that brought the answer.
 
 Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import socket
 import uuid
@@ -24,7 +28,16 @@ import pytest
 
 from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.fleets import running_fleet
-from tests.support.mcp_http import POST_HEADERS, initialize_message, notification, request, session_headers
+from tests.support.mcp_http import (
+    POST_HEADERS,
+    initialize_message,
+    next_data,
+    notification,
+    open_session,
+    request,
+    session_headers,
+    sse_events,
+)
 from tests.support.otlp import OtlpReceiver, ReceivedSpan
 from tests.support.postgres import temporary_database
 from tests.support.private_redis import have_redis_server
@@ -33,7 +46,7 @@ pytestmark = [
     pytest.mark.timeout(120),
     pytest.mark.skipif(not have_redis_server(), reason="needs redis-server"),
 ]
-PRODUCER, CONSUMER, SERVER = 4, 5, 2  # OTLP protobuf SpanKind
+INTERNAL, SERVER, CLIENT, PRODUCER, CONSUMER = 1, 2, 3, 4, 5  # OTLP protobuf SpanKind
 
 
 @dataclass
@@ -68,10 +81,18 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracedPair]:
 
 def test_an_edit_on_one_worker_and_its_fan_out_on_the_other_are_one_trace(pair: TracedPair) -> None:
     name = f"traced_{uuid.uuid4().hex[:8]}"
-    tool = {"name": name, "kind": "template", "template_text": "hi",
-            "input_schema": {"type": "object", "properties": {}}}
-    made = httpx.post(f"{pair.a.base_url}/api/v1/tools/", json=tool,
-                      headers={"Authorization": f"Bearer {pair.token}"}, timeout=10)
+    tool = {
+        "name": name,
+        "kind": "template",
+        "template_text": "hi",
+        "input_schema": {"type": "object", "properties": {}},
+    }
+    made = httpx.post(
+        f"{pair.a.base_url}/api/v1/tools/",
+        json=tool,
+        headers={"Authorization": f"Bearer {pair.token}"},
+        timeout=10,
+    )
     assert made.status_code == 201, made.text
     publish = pair.otlp.wait_for(
         lambda s: s.kind == PRODUCER and s.resource["service.instance.id"] == instance(pair.a)
@@ -86,8 +107,9 @@ def test_an_edit_on_one_worker_and_its_fan_out_on_the_other_are_one_trace(pair: 
 
 def fan_out_on(otlp: OtlpReceiver, worker: str, trace_id: str) -> ReceivedSpan:
     return otlp.wait_for(
-        lambda s: s.kind == CONSUMER and s.trace_id == trace_id
-        and s.resource["service.instance.id"] == worker
+        lambda s: (
+            s.kind == CONSUMER and s.trace_id == trace_id and s.resource["service.instance.id"] == worker
+        )
     )
 
 
@@ -119,3 +141,47 @@ def test_a_tools_call_has_its_handler_and_redis_round_trips_as_children(pair: Tr
     # The session's load and save: Redis round trips of the same HTTP request.
     redis = pair.otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "redis")
     assert redis.attributes["db.system.name"] == "redis"
+    # The audit row is written after the answer, in a batch of its own trace, linked to the call.
+    audit = pair.otlp.wait_for(lambda s: s.name == "audit write" and (call.trace_id, call.span_id) in s.links)
+    assert audit.kind == INTERNAL and audit.parent_span_id == ""
+    assert audit.attributes["mcp.audit.entries"] >= 1
+
+
+def test_a_sampling_request_answered_on_the_other_worker_links_to_the_answer(pair: TracedPair) -> None:
+    answer_trace, answer_parent = secrets.token_hex(16), secrets.token_hex(8)
+
+    async def ask_on_b_answer_on_a() -> None:
+        async with httpx.AsyncClient(timeout=10) as client:
+            session = await open_session(client, pair.b.url)
+            call = request(3, "tools/call", {"name": "ask_llm", "arguments": {"question": "A word?"}})
+            async with client.stream(
+                "POST", pair.b.url, headers=session_headers(session), json=call
+            ) as stream:
+                events = sse_events(stream)
+                asked = (await next_data(events)).message
+                assert asked["method"] == "sampling/createMessage"
+                answer = {
+                    "jsonrpc": "2.0",
+                    "id": asked["id"],
+                    "result": {
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "traced"},
+                        "model": "m",
+                    },
+                }
+                traced = {"traceparent": f"00-{answer_trace}-{answer_parent}-01"}
+                sent = await client.post(pair.a.url, headers=session_headers(session, **traced), json=answer)
+                assert sent.status_code == 202, sent.text
+                result = (await next_data(events)).message
+                assert result["id"] == 3 and "traced" in result["result"]["content"][0]["text"]
+
+    asyncio.run(ask_on_b_answer_on_a())
+    answered = pair.otlp.wait_for(lambda s: s.trace_id == answer_trace and s.name == "POST /mcp")
+    assert answered.resource["service.instance.id"] == instance(pair.a)
+    asked = pair.otlp.wait_for(
+        lambda s: s.name == "sampling/createMessage" and (answered.trace_id, answered.span_id) in s.links
+    )
+    assert asked.kind == CLIENT and asked.resource["service.instance.id"] == instance(pair.b)
+    assert asked.attributes["mcp.method.name"] == "sampling/createMessage"
+    # Inside the call it serves: the same trace as B's span of tools/call ask_llm.
+    pair.otlp.wait_for(lambda s: s.trace_id == asked.trace_id and s.name == "tools/call ask_llm")

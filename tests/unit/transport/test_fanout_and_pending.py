@@ -91,7 +91,7 @@ async def test_answer_received_by_another_worker_resolves_the_waiter_through_the
     request_id = waiting.new_id()
     future = await waiting.expect("s1", request_id)
     await receiving.deliver("s1", Response(request_id, result={"ok": True}))
-    response = await asyncio.wait_for(future, 5)
+    response, _ = await asyncio.wait_for(future, 5)
     assert response.result == {"ok": True}
     await waiting.release("s1", request_id)
     assert waiting._listeners == {}
@@ -104,7 +104,7 @@ async def test_answer_on_the_same_worker_resolves_directly_and_errors_pass_throu
     f1 = await pending.expect("s1", first)
     f2 = await pending.expect("s1", second)
     await pending.deliver("s1", Response(second, error={"code": -1, "message": "no"}))
-    assert f2.done() and f2.result().error == {"code": -1, "message": "no"} and not f1.done()
+    assert f2.done() and f2.result()[0].error == {"code": -1, "message": "no"} and not f1.done()
     await pending.release("s1", second)
     assert "s1" in pending._listeners  # still one request in flight
     await pending.release("s1", first)
