@@ -30,7 +30,7 @@ _RATE = re.compile(r"\s*[0-9]+\s*/\s*[0-9]+(\.[0-9]+)?\s*")
 
 
 def _rate_or_error(value: str) -> None:
-    """``N/S`` written out, as the help text, the admin and the README say (``Rate.parse`` alone
+    """``N/S`` written out, as the help text, the admin and the docs say (``Rate.parse`` alone
     would take a bare ``10`` as 10 per second)."""
     try:
         if value.strip() and not _RATE.fullmatch(value):

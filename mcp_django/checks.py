@@ -76,7 +76,7 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
 ROUTE_HINT = (
     "Route it in the project's ASGI application: ProtocolTypeRouter({'http': URLRouter("
     "[mcp_path('mcp'), re_path(r'', get_asgi_application())]), 'lifespan': lifespan}) with "
-    "mcp_path and lifespan from mcp_django.routing (README: 'Add MCP to your Django project')."
+    "mcp_path and lifespan from mcp_django.routing (docs/guides/django-project.md)."
 )
 
 

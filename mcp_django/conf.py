@@ -55,7 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "SHUTDOWN_GRACE_SECONDS": 10.0,
     "PAGE_SIZE": 100,
     "CURSOR_SECRET": None,
-    # Who may call what (README "Authentication"): the user's dict is merged over ACCESS_DEFAULTS.
+    # Who may call what (docs/guides/auth.md): the user's dict is merged over ACCESS_DEFAULTS.
     "ACCESS": {},
     # requestState (MRTR) key ring: the first key signs, every key opens (rotation). Empty: one key
     # derived from SECRET_KEY. Every worker must hold the same ring.
@@ -85,7 +85,7 @@ ACCESS_DEFAULTS: dict[str, Any] = {
     "MAX_IN_FLIGHT": None,  # per principal, per worker
     "RESOURCE_URL": "http://127.0.0.1:8000/mcp",  # canonical URL of /mcp (RFC 8707 audience)
     # The authorization server's issuer URL, or "self": this project's own (the oauth_server app,
-    # README "Connect Claude.ai, ChatGPT, VS Code"), whose issuer is RESOURCE_URL's origin.
+    # docs/guides/oauth-server.md), whose issuer is RESOURCE_URL's origin.
     "OAUTH_ISSUER": None,
     "OAUTH_JWKS_URL": None,
     # Dotted path of a callable (url, timeout) -> JWKS bytes; None: an HTTP GET of the JWKS URL.

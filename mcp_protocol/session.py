@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 State = Literal["new", "ready", "closed"]
 # A session id is its client's credential: what may be shown or kept of it outside the session
-# store (log lines, the audit log) is this many first characters (README "Operations").
+# store (log lines, the audit log) is this many first characters (docs/guides/operations.md).
 SHOWN_PREFIX = 8
 
 # Set once at creation: never part of a change.

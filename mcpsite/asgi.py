@@ -1,14 +1,14 @@
 """ASGI entry point (uvicorn or daphne): ``mcpsite.asgi:application``.
 
-Routed through Channels like any project that takes in mcpsite (README "Add MCP to your Django
-project"): ``/mcp`` (and ``/mcp/``) goes to the MCP endpoint, a plain ASGI app, through
-``URLRouter``; everything else — the landing page, the admin, the REST API — is Django's ASGI
-handler. The endpoint is not behind Django's handler: measured before choosing, that handler with
-this project's MIDDLEWARE costs milliseconds per request for a trivial async view (signal handlers
-and sync middleware run through thread hops), against about 1 µs for a bare ASGI callable; the
-endpoint needs nothing from that stack (its own auth seam, no templates, no ORM on the hot path).
-Channels' router costs a path comparison and a scope copy per request, about 3 % of the server-side
-CPU of a served tools/call (bench/results/2026-11-24-routing-through-channels.md), and its scope copy lives
+Routed through Channels like any project that takes in mcpsite (docs/guides/django-project.md):
+``/mcp`` (and ``/mcp/``) goes to the MCP endpoint, a plain ASGI app, through ``URLRouter``;
+everything else — the landing page, the admin, the REST API — is Django's ASGI handler. The
+endpoint is not behind Django's handler: measured before choosing, that handler with this project's
+MIDDLEWARE costs milliseconds per request for a trivial async view (signal handlers and sync
+middleware run through thread hops), against about 1 µs for a bare ASGI callable; the endpoint
+needs nothing from that stack (its own auth seam, no templates, no ORM on the hot path). Channels'
+router costs a path comparison and a scope copy per request, about 3 % of the server-side CPU of a
+served tools/call (bench/results/2026-11-24-routing-through-channels.md), and its scope copy lives
 as long as a GET stream (~1.2 KB per idle stream): ``EndpointFirst`` sends ``/mcp`` and ``/mcp/``
 straight to the endpoint, and the router behind it still routes them too (under a ``root_path``,
 and for the system check that looks for the endpoint), exactly as a project that embeds mcpsite

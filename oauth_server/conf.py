@@ -1,5 +1,5 @@
 """The built-in authorization server's settings: ``MCP_OAUTH_SERVER`` (a dict the project sets
-from the environment, README "Connect Claude.ai, ChatGPT, VS Code") merged over ``DEFAULTS``, and
+from the environment, docs/guides/oauth-server.md) merged over ``DEFAULTS``, and
 the ``OAUTH2_PROVIDER`` setting django-oauth-toolkit reads, derived from them (``provider_settings``).
 
 The server is on when ``MCP["ACCESS"]["OAUTH_ISSUER"]`` is ``"self"`` (``mcp_django.conf``
@@ -29,7 +29,7 @@ DEFAULTS: dict[str, Any] = {
     # A new signing key is published this long before it signs, so every worker's JWKS holds it
     # first (an unknown kid makes a verifier refetch at most every OAUTH_JWKS_MIN_REFRESH).
     "KEY_PUBLISH_SECONDS": 30,
-    # Per client address, "N/S" (README "Rate limits"): the endpoints a stranger can hammer.
+    # Per client address, "N/S" (docs/reference/settings.md): the endpoints a stranger can hammer.
     "TOKEN_RATE": "60/60",
     "REGISTRATION_RATE": "20/3600",
 }

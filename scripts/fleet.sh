@@ -2,7 +2,7 @@
 # A fleet on this machine: N uvicorn workers on loopback behind nginx (round robin, no affinity),
 # sharing REDIS_URL (default the local Redis) and DATABASE_URL (default SQLite db.sqlite3; use
 # PostgreSQL for real load). Installs Debian's nginx when missing (as root). Every file goes under
-# a temporary prefix (--dir to choose it). See README "Fleet on one machine".
+# a temporary prefix (--dir to choose it). See docs/guides/scaling.md "Fleet on one machine".
 #   bash scripts/fleet.sh --workers 3 [--port 8080]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -32,6 +32,10 @@ fi
 .venv/bin/mypy
 # The layers and the core's independence from Django ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
+# The docs site (mkdocs.yml, strict): a broken link, anchor or page left out of the nav fails here.
+site=$(mktemp -d)
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
+rm -rf "$site"
 # Django 6.0 on Python 3.12: the apps' unit tests and the example project's check/migrate.
 bash scripts/test-django6.sh
 # Two workers on this 2-core machine; integration modules each share one server process.

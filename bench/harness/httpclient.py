@@ -5,7 +5,7 @@ client spends per request is taken from the server. The raw client sends prebuil
 and parses only what the benchmark needs (status, ``Content-Length`` / chunked framing,
 ``Mcp-Session-Id``); ``bench.py --client httpx`` runs the same load through ``httpx.AsyncClient``
 and both print the client's CPU time per request, which is how the choice was measured (see
-README.md). One connection per concurrent worker, kept alive across requests.
+bench/README.md). One connection per concurrent worker, kept alive across requests.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The example project's manage.py (README "Add MCP to your Django project")."""
+"""The example project's manage.py (docs/guides/django-project.md)."""
 
 import os
 import sys

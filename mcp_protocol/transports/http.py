@@ -75,7 +75,8 @@ __all__ = ["MCPEndpoint", "PrincipalResolver", "era_of", "open_mode"]
 
 
 def era_of(rt: Runtime, headers: RequestHeaders, message: Request | Notification | Response) -> str:
-    """Which era's rules serve this POST ("modern" or "legacy"); README "How /mcp answers".
+    """Which era's rules serve this POST ("modern" or "legacy"); docs/reference/endpoint.md "How
+    `/mcp` answers".
 
     Modern when the body's ``_meta`` names a protocol version (whatever the method, ``initialize``
     included). Otherwise an ``initialize`` is legacy (it starts a session, whatever its header

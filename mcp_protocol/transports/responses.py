@@ -7,7 +7,7 @@ id is known ([11] basic/transports.mdx: "The HTTP response body MAY comprise a J
 response that has no id"). Anything unexpected is logged with its traceback and answered with a
 generic -32603 and status 500. This module does not decide *when* to reject; callers do.
 
-Status choices not fixed by the spec (documented in the README):
+Status choices not fixed by the spec (documented in docs/reference/endpoint.md):
 
 - ``SessionLimitReached`` → 503 with -32000 "Too many live sessions" (the cap is a capacity limit).
 - ``UnknownEvent`` (a Last-Event-ID that is malformed, of another session, or evicted) → 400 with

@@ -12,7 +12,8 @@ rejects a timestamp older than a few minutes (a replay); ``v1`` leaves room for 
 The signature covers the body and the time, not the URL: an upstream that acts on a GET's URL
 alone should treat the signature as proof of origin and freshness only. The secret is read from
 the environment at call time, under the same rule as the secret header (``secret_env``), and is
-never logged nor stored. The README has the verification snippet.
+never logged nor stored. docs/guides/http-tools.md "Signed calls" has the
+verification snippet.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ LEGACY_SCENARIOS = (
     "dns-rebinding-protection",
 )
 # The scenarios tagged 2026-07-28 (`--requirements 2026-07-28` runs these plus the extension
-# scenarios, which are not scored for the revision: see README "Conformance").
+# scenarios, which are not scored for the revision: see docs/reference/endpoint.md "Conformance").
 MODERN_SCENARIOS = (
     "server-stateless",
     "completion-complete",

@@ -140,7 +140,7 @@ async def test_legacy_sessions_keep_working_beside_modern_requests(
     assert response.status_code == 200 and response.json()["result"] == {}
 
 
-# -- the era of each request (README "How /mcp answers") ------------------------------------------
+# -- the era of each request (docs/reference/endpoint.md "How /mcp answers") ---------------------------
 async def test_header_alone_makes_a_request_modern_and_a_missing_meta_gets_32602(
     live: LiveServer, client: httpx.AsyncClient
 ) -> None:

@@ -303,7 +303,7 @@ async def test_during_a_redis_outage_task_methods_get_503_and_afterwards_what_re
             await asyncio.sleep(0.1)
 
     # This Redis persists nothing, so the task is gone: the unknown-id answer, not a hang. With
-    # AOF or RDB snapshots it would be found as their settings allow (README "Tasks").
+    # AOF or RDB snapshots it would be found as their settings allow (docs/guides/tasks.md).
     assert (await within(answered(), WAIT))["error"]["code"] == -32602
     after = await call(client, b, "slow_compute", seconds=0.3)
     assert (await until(client, a, after["taskId"], "completed"))["status"] == "completed"

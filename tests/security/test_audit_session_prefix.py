@@ -1,5 +1,5 @@
 """Issue 24 item 12: the audit log keeps only a session id's first characters (the id is its
-client's credential; the README promises it is never shown whole). A real server records a tool
+client's credential; docs/guides/auth.md promises it is never shown whole). A real server records a tool
 call; ``/api/v1/audit/``, the admin's audit list and an audit record's page show the prefix and
 never the whole id."""
 

@@ -1,8 +1,7 @@
 """``manage.py oauth_keys list|rotate [--algorithm ES256|RS256|PS256]``: the built-in authorization
 server's signing keys. ``rotate`` makes a new key (published at once, signing after
 ``KEY_PUBLISH_SECONDS``) and retires the others once the tokens they signed have expired. Only
-key ids and dates are printed: key material never leaves the database (README "Connect Claude.ai,
-ChatGPT, VS Code")."""
+key ids and dates are printed: key material never leaves the database (docs/guides/oauth-server.md)."""
 
 from __future__ import annotations
 
