@@ -424,6 +424,10 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
+    # OAuth discovery probes of clients such as mcp-remote, answered 404 (MCP_AUTH=keys): no
+    # WARNING line per probe (mcpsite/discovery_probes.py).
+    "filters": {"discovery_probes": {"()": "mcpsite.discovery_probes.QuietDiscoveryProbes"}},
+    "loggers": {"django.request": {"filters": ["discovery_probes"]}},
 }
 if os.environ.get("MCP_LOG_FORMAT") == "json":
     # uvicorn's loggers have handlers of their own (set before Django starts), and Django's own
@@ -432,7 +436,7 @@ if os.environ.get("MCP_LOG_FORMAT") == "json":
     # uvicorn.access only when uvicorn gave it a handler: --no-access-log must stay off (and not
     # "uvicorn" itself: configuring a parent resets its children, access log included).
     _access = ("uvicorn.access",) if logging.getLogger("uvicorn.access").handlers else ()
-    LOGGING["loggers"] = {
+    LOGGING["loggers"].update({
         name: {"handlers": ["stderr"], "propagate": False}
         for name in ("uvicorn.error", *_access, "django")
-    }
+    })
