@@ -427,16 +427,21 @@ LOGGING = {
     # OAuth discovery probes of clients such as mcp-remote, answered 404 (MCP_AUTH=keys): no
     # WARNING line per probe (mcpsite/discovery_probes.py).
     "filters": {"discovery_probes": {"()": "mcpsite.discovery_probes.QuietDiscoveryProbes"}},
-    "loggers": {"django.request": {"filters": ["discovery_probes"]}},
+    "loggers": {
+        "django.request": {"filters": ["discovery_probes"]},
+        # Django's own "django" logger has a console handler of its own (in DEBUG) and propagates
+        # to the root's: every line of runserver (daphne's "django.channels.server") and every
+        # "Not Found" came out twice, once bare and once formatted. Ours only, once.
+        "django": {"handlers": ["stderr"], "propagate": False},
+    },
 }
 if os.environ.get("MCP_LOG_FORMAT") == "json":
-    # uvicorn's loggers have handlers of their own (set before Django starts), and Django's own
-    # "django" logger prints plain lines in DEBUG: route them through ours, so that every line of
-    # a worker's stderr is JSON, not only the project's.
+    # uvicorn's loggers have handlers of their own (set before Django starts): route them through
+    # ours, so that every line of a worker's stderr is JSON, not only the project's.
     # uvicorn.access only when uvicorn gave it a handler: --no-access-log must stay off (and not
     # "uvicorn" itself: configuring a parent resets its children, access log included).
     _access = ("uvicorn.access",) if logging.getLogger("uvicorn.access").handlers else ()
     LOGGING["loggers"].update({
         name: {"handlers": ["stderr"], "propagate": False}
-        for name in ("uvicorn.error", *_access, "django")
+        for name in ("uvicorn.error", *_access)
     })
