@@ -95,3 +95,19 @@ def test_with_open_auth_the_key_pages_say_keys_are_not_enforced(
 def test_with_keys_required_there_is_no_banner(admin: Client, keys: dict[str, ApiKey], settings: Any) -> None:
     settings.MCP = {**settings.MCP, "ACCESS": {**settings.MCP.get("ACCESS", {}), "MODE": "keys"}}
     assert 'id="open-auth-banner"' not in admin.get(CHANGELIST).content.decode()
+
+
+def test_a_new_management_tokens_page_has_the_copy_button_and_leaves_for_the_tokens_page(
+    admin: Client,
+) -> None:
+    from management_api.tokens import ManagementToken
+
+    root = get_user_model().objects.get(username="root")
+    page = admin.post(reverse("admin:management_api_managementtoken_add"), {"user": root.pk, "name": "CI"})
+    token = ManagementToken.objects.get(name="CI")
+    body = page.content.decode()
+    assert 'id="copy-secret"' in body and "access/secret-once.js" in body
+    after = reverse("admin:management_api_managementtoken_change", args=[token.pk])
+    assert f'data-after-url="{after}"' in body
+    assert admin.get(after).status_code == 200  # where a reload lands: the token, read-only
+    assert 'id="open-auth-banner"' not in body  # the banner is about /mcp keys, not API tokens
