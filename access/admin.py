@@ -2,28 +2,45 @@
 
 A new key's token is shown once, on the page that answers the save (``secret_page``), and never
 again (only its SHA-256 is stored). Keys are revoked, not deleted, so the audit log keeps naming
-them; the audit log is read-only.
+them: from the list (an action) or from a key's page (its Revoke button, then a confirmation).
+The list filters by status (active, expired, revoked). The audit log is read-only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 
 from mcp_protocol.auth.keys import digest as token_digest
 from mcp_protocol.auth.keys import new_token
 
-from .models import ApiKey, AuditRecord
+from .models import STATUSES, ApiKey, AuditRecord
 from .secret_page import show_secret_once
+
+
+class KeyStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(status, status) for status in STATUSES]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> QuerySet[ApiKey]:
+        value = self.value()
+        return queryset.with_status(value) if value in STATUSES else queryset  # type: ignore[attr-defined]
 
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ("name", "shown_prefix", "owner", "status", "expires_at", "last_used_at", "created_at")
-    list_filter = ("revoked_at", "expires_at")
+    list_filter = (KeyStatusFilter, "expires_at")
     search_fields = ("name", "prefix", "owner__username")
     readonly_fields = ("shown_prefix", "created_at", "last_used_at", "revoked_at")
     fields = ("name", "owner", "expires_at", "tools", "resources", "prompts", "tags", "rate", "tool_rate",
@@ -49,6 +66,32 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # revoke instead: audit records keep naming the key
+
+    def get_urls(self) -> list[URLPattern]:
+        revoke = path("<path:object_id>/revoke/", self.admin_site.admin_view(self.revoke_view),
+                      name="access_apikey_revoke")
+        return [revoke, *super().get_urls()]
+
+    def revoke_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """GET: "Revoke this key?" with its name and what stops working; POST: revoke it and go
+        back to its page. The change permission is what revoking takes (the list action too)."""
+        try:
+            key = get_object_or_404(ApiKey, pk=int(object_id))
+        except ValueError:
+            raise Http404("No such key") from None
+        if not self.has_change_permission(request, key):
+            raise PermissionDenied
+        change_url = reverse("admin:access_apikey_change", args=[key.pk])
+        if request.method == "POST":
+            if key.status == "revoked":
+                self.message_user(request, f"{key} was already revoked.", messages.WARNING)
+            else:
+                key.revoke()
+                self.message_user(request, f"{key} is revoked: /mcp refuses it from now on.")
+            return HttpResponseRedirect(change_url)
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "object": key,
+                   "title": f"Revoke {key}?", "change_url": change_url}
+        return TemplateResponse(request, "admin/access/apikey/revoke_confirmation.html", context)
 
     @admin.action(description="Revoke the selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:

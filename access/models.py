@@ -76,6 +76,22 @@ def _served_prompts(value: Any) -> None:
     _served("prompt", value)
 
 
+STATUSES = ("active", "expired", "revoked")  # ApiKey.status, in the order lists offer them
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def with_status(self, status: str) -> ApiKeyQuerySet:
+        """The keys whose ``status`` is ``status`` (one of ``STATUSES``), filtered in SQL."""
+        if status == "revoked":
+            return self.filter(revoked_at__isnull=False)
+        live, now = self.filter(revoked_at__isnull=True), timezone.now()
+        if status == "expired":
+            return live.filter(expires_at__lte=now)
+        if status == "active":
+            return live.filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now))
+        raise ValueError(f"a key's status is one of {', '.join(STATUSES)}, not {status!r}")
+
+
 class ApiKey(models.Model):
     name = models.CharField(max_length=200)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -103,6 +119,8 @@ class ApiKey(models.Model):
     # Every version of a key and its scopes (issue 28), with the user who made it (simple-history's
     # HistoryRequestMiddleware); never its digest, nor the last use (written on every call).
     history = HistoricalRecords(excluded_fields=["digest", "last_used_at"], cascade_delete_history=False)
+
+    objects = ApiKeyQuerySet.as_manager()
 
     class Meta:
         verbose_name = "API key"

@@ -31,13 +31,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 
 from django.core.asgi import get_asgi_application
 
-django_application = get_asgi_application()
+from mcpsite.environment import one_line_errors
 
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from django.urls import re_path  # noqa: E402
+with one_line_errors():  # a bad environment variable: one line naming it, not a traceback
+    django_application = get_asgi_application()
 
-from mcp_django.routing import EndpointFirst, legacy_sse_paths, mcp_path  # noqa: E402
-from mcp_django.service import get_service  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter
+from django.urls import re_path
+
+from mcp_django.routing import EndpointFirst, legacy_sse_paths, mcp_path
+from mcp_django.service import get_service
 
 service = get_service()
 mcp_route = mcp_path("mcp", service=service)
@@ -49,4 +52,3 @@ router = ProtocolTypeRouter(
     }
 )
 application = EndpointFirst(router, mcp_route)
-

@@ -10,49 +10,30 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 
+from mcpsite.environment import (
+    BadEnvironment,
+    as_bool,
+    as_list,
+    env,
+    env_bool,
+    env_list,
+    env_settings,
+    or_unset,
+    parse,
+)
 from oauth_server.conf import provider_settings  # a function of settings: imports no model
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def as_bool(value: str) -> bool:
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def as_list(value: str) -> list[str]:
-    return [item.strip() for item in value.split(",") if item.strip()]
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    return default if value is None else as_bool(value)
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    value = os.environ.get(name)
-    return default if value is None else as_list(value)
-
-
-_UNSET = object()  # an empty variable that means "the default", as an absent one does
-
-
-def env_settings(spec: dict[str, tuple[str, Callable[[str], Any]]]) -> dict[str, Any]:
-    """``{key: parse(value)}`` for each ``key: (variable, parse)`` whose variable is set: the MCP
-    setting's defaults live in ``mcp_django/conf.py`` (``DEFAULTS``), not restated here."""
-    found = {key: parse(os.environ[name]) for key, (name, parse) in spec.items() if name in os.environ}
-    return {key: value for key, value in found.items() if value is not _UNSET}
-
-
-def or_unset(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    return lambda value: parse(value) if value.strip() else _UNSET
+def _read(name: str, parser: Any) -> Any:
+    return parse(name, os.environ[name], parser)  # a bad value: one line naming the variable
 
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
@@ -62,7 +43,7 @@ DEBUG = env_bool("DJANGO_DEBUG", True)
 _DEVELOPMENT_SECRET_KEY = "dev-insecure-mcpsite-secret-key-change-me"
 SECRET_KEY = os.environ.get("SECRET_KEY", _DEVELOPMENT_SECRET_KEY)
 if not DEBUG and SECRET_KEY == _DEVELOPMENT_SECRET_KEY:
-    raise ImproperlyConfigured(
+    raise BadEnvironment(
         "DJANGO_DEBUG=0 needs a SECRET_KEY of its own: set SECRET_KEY in the environment (50 or more "
         "random characters, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'); the "
         "development default is public"
@@ -79,7 +60,7 @@ ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
 # Probes reach a worker over the private network in plain HTTP (the image's HEALTHCHECK, readiness).
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
-SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000"))
+SECURE_HSTS_SECONDS = env("DJANGO_SECURE_HSTS_SECONDS", int, 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", not DEBUG)
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", not DEBUG)
@@ -182,17 +163,17 @@ REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
 # The http kind's pooled client per worker, its private-address guard and retries (defaults:
 # registry/upstream/config.py).
 if os.environ.get("REGISTRY_HTTP_MAX_CONNECTIONS"):
-    REGISTRY_HTTP_MAX_CONNECTIONS = int(os.environ["REGISTRY_HTTP_MAX_CONNECTIONS"])
+    REGISTRY_HTTP_MAX_CONNECTIONS = _read("REGISTRY_HTTP_MAX_CONNECTIONS", int)
 if os.environ.get("REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST"):
-    REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST = int(os.environ["REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST"])
+    REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST = _read("REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST", int)
 if os.environ.get("REGISTRY_HTTP_KEEPALIVE_SECONDS"):
-    REGISTRY_HTTP_KEEPALIVE_SECONDS = float(os.environ["REGISTRY_HTTP_KEEPALIVE_SECONDS"])
+    REGISTRY_HTTP_KEEPALIVE_SECONDS = _read("REGISTRY_HTTP_KEEPALIVE_SECONDS", float)
 if os.environ.get("REGISTRY_HTTP_FORBID_PRIVATE"):
     REGISTRY_HTTP_FORBID_PRIVATE = env_bool("REGISTRY_HTTP_FORBID_PRIVATE", False)
 if os.environ.get("REGISTRY_HTTP_RETRIES"):
-    REGISTRY_HTTP_RETRIES = int(os.environ["REGISTRY_HTTP_RETRIES"])
+    REGISTRY_HTTP_RETRIES = _read("REGISTRY_HTTP_RETRIES", int)
 if os.environ.get("REGISTRY_HTTP_RETRY_BACKOFF"):
-    REGISTRY_HTTP_RETRY_BACKOFF = float(os.environ["REGISTRY_HTTP_RETRY_BACKOFF"])
+    REGISTRY_HTTP_RETRY_BACKOFF = _read("REGISTRY_HTTP_RETRY_BACKOFF", float)
 # Environment variables an http tool may send as its secret header (registry/secret_env.py; unset:
 # names starting with MCP_TOOL_SECRET_ only).
 if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:
@@ -201,12 +182,12 @@ REGISTRY_HTTP_SECRET_ENV_ALLOWED = env_list("REGISTRY_HTTP_SECRET_ENV_ALLOWED", 
 # How often each worker checks the database for registry changes its bus missed, and how long a
 # change set may take to commit (registry/reconcile.py; defaults there).
 if "REGISTRY_RECONCILE_SECONDS" in os.environ:
-    REGISTRY_RECONCILE_SECONDS = float(os.environ["REGISTRY_RECONCILE_SECONDS"])
+    REGISTRY_RECONCILE_SECONDS = _read("REGISTRY_RECONCILE_SECONDS", float)
 # Days of registry history prune_history keeps (registry/retention.py; default there).
 if "REGISTRY_HISTORY_RETENTION_DAYS" in os.environ:
-    REGISTRY_HISTORY_RETENTION_DAYS = int(os.environ["REGISTRY_HISTORY_RETENTION_DAYS"])
+    REGISTRY_HISTORY_RETENTION_DAYS = _read("REGISTRY_HISTORY_RETENTION_DAYS", int)
 if "REGISTRY_RECONCILE_SETTLE_SECONDS" in os.environ:
-    REGISTRY_RECONCILE_SETTLE_SECONDS = float(os.environ["REGISTRY_RECONCILE_SETTLE_SECONDS"])
+    REGISTRY_RECONCILE_SETTLE_SECONDS = _read("REGISTRY_RECONCILE_SETTLE_SECONDS", float)
 
 REDIS_URL = os.environ.get("REDIS_URL") or None
 _KEY_PREFIX = os.environ.get("MCP_KEY_PREFIX", "mcp")
@@ -253,7 +234,7 @@ MCP: dict[str, Any] = env_settings({
     "TASK_IMMEDIATE_SECONDS": ("MCP_TASK_IMMEDIATE_SECONDS", float),
 })
 # Who may call what on /mcp (docs/guides/auth.md): mcp_protocol/auth/policy.py.
-MCP_AUDIT_RETENTION_DAYS = int(os.environ.get("MCP_AUDIT_RETENTION_DAYS", "90"))
+MCP_AUDIT_RETENTION_DAYS = env("MCP_AUDIT_RETENTION_DAYS", int, 90)
 # Where the serving processes put audit entries (docs/guides/auth.md "The audit log"): "database" (a thread of
 # each worker inserts them) or "redis" (appended to a Redis stream that `manage.py drain_audit`,
 # a process of its own, writes to the database). With the fleet's REDIS_URL the spool is the
@@ -262,12 +243,12 @@ _AUDIT_SINKS = {"database": "access.audit.DatabaseAuditSink", "redis": "access.s
 _AUDIT_SINK = os.environ.get("MCP_AUDIT_SINK") or ("redis" if REDIS_URL else "database")
 _AUDIT_REDIS_URL = os.environ.get("MCP_AUDIT_REDIS_URL") or REDIS_URL
 if _AUDIT_SINK not in _AUDIT_SINKS:
-    raise ImproperlyConfigured("MCP_AUDIT_SINK must be database or redis")
+    raise BadEnvironment("MCP_AUDIT_SINK must be database or redis")
 if _AUDIT_SINK == "redis" and not _AUDIT_REDIS_URL:
-    raise ImproperlyConfigured("MCP_AUDIT_SINK=redis needs REDIS_URL or MCP_AUDIT_REDIS_URL")
+    raise BadEnvironment("MCP_AUDIT_SINK=redis needs REDIS_URL or MCP_AUDIT_REDIS_URL")
 _AUDIT_SINK_OPTIONS: dict[str, object] = {} if _AUDIT_SINK == "database" else {
     **_REDIS_OPTIONS, "url": _AUDIT_REDIS_URL,
-    "max_entries": int(os.environ.get("MCP_AUDIT_SPOOL_MAX_ENTRIES", "100000")),
+    "max_entries": env("MCP_AUDIT_SPOOL_MAX_ENTRIES", int, 100000),
 }
 MCP["ACCESS"] = {
     # The project's choice, not a default restated: this project has the access app, so it keeps
@@ -313,9 +294,9 @@ SILENCED_SYSTEM_CHECKS = ["oauth2_provider.E003"]
 if REDIS_URL:
     # Named here, at startup, rather than as a backend's error on the first request.
     if _REDIS_OPTIONS["mode"] not in ("standalone", "cluster", "sentinel"):
-        raise ImproperlyConfigured("MCP_REDIS_MODE must be standalone, cluster or sentinel")
+        raise BadEnvironment("MCP_REDIS_MODE must be standalone, cluster or sentinel")
     if _REDIS_OPTIONS["mode"] == "sentinel" and not _REDIS_OPTIONS["sentinels"]:
-        raise ImproperlyConfigured("MCP_REDIS_MODE=sentinel needs MCP_REDIS_SENTINELS (host:port,...)")
+        raise BadEnvironment("MCP_REDIS_MODE=sentinel needs MCP_REDIS_SENTINELS (host:port,...)")
     MCP.update(
         {
             "SESSION_STORE": {
@@ -326,7 +307,7 @@ if REDIS_URL:
                 "BACKEND": "mcp_protocol.stores.redis.RedisEventStore",
                 "OPTIONS": {
                     **_REDIS_OPTIONS,
-                    "buckets": int(os.environ.get("MCP_REDIS_EVENT_BUCKETS", "16")),
+                    "buckets": env("MCP_REDIS_EVENT_BUCKETS", int, 16),
                 },
             },
             "BUS": {
@@ -444,15 +425,24 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
+    # OAuth discovery probes of clients such as mcp-remote, answered 404 (MCP_AUTH=keys): no
+    # WARNING line per probe (mcpsite/discovery_probes.py).
+    "filters": {"discovery_probes": {"()": "mcpsite.discovery_probes.QuietDiscoveryProbes"}},
+    "loggers": {
+        "django.request": {"filters": ["discovery_probes"]},
+        # Django's own "django" logger has a console handler of its own (in DEBUG) and propagates
+        # to the root's: every line of runserver (daphne's "django.channels.server") and every
+        # "Not Found" came out twice, once bare and once formatted. Ours only, once.
+        "django": {"handlers": ["stderr"], "propagate": False},
+    },
 }
 if os.environ.get("MCP_LOG_FORMAT") == "json":
-    # uvicorn's loggers have handlers of their own (set before Django starts), and Django's own
-    # "django" logger prints plain lines in DEBUG: route them through ours, so that every line of
-    # a worker's stderr is JSON, not only the project's.
+    # uvicorn's loggers have handlers of their own (set before Django starts): route them through
+    # ours, so that every line of a worker's stderr is JSON, not only the project's.
     # uvicorn.access only when uvicorn gave it a handler: --no-access-log must stay off (and not
     # "uvicorn" itself: configuring a parent resets its children, access log included).
     _access = ("uvicorn.access",) if logging.getLogger("uvicorn.access").handlers else ()
-    LOGGING["loggers"] = {
+    LOGGING["loggers"].update({
         name: {"handlers": ["stderr"], "propagate": False}
-        for name in ("uvicorn.error", *_access, "django")
-    }
+        for name in ("uvicorn.error", *_access)
+    })

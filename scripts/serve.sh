@@ -3,7 +3,7 @@
 # development admin, and serve /mcp on 127.0.0.1:8000 (SQLite, in-process stores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh serve  # the server only: the test extras are for scripts/test.sh
 export DJANGO_SETTINGS_MODULE=mcpsite.settings
 .venv/bin/python manage.py migrate --noinput >/dev/null
 .venv/bin/python manage.py load_demo --if-empty

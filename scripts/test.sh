@@ -3,7 +3,7 @@
 # conformance suite), make sure Redis is up, then lint and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh test
 bash scripts/install-tools.sh
 # Debian packages the ops tests drive: nginx (the fleet's balancer) and chromium (the browser
 # test; Playwright cannot download a browser of its own here). Installed as root when missing.

@@ -41,6 +41,14 @@ from .session_messages import deliver, save_if_changed
 from .stream_log import PRIME
 
 _TASKS: set[asyncio.Task[None]] = set()  # requests running in the background (kept referenced)
+# A request's response is written this long after the progress notifications before it, so that
+# they reach the client in separate reads. The TypeScript SDK 1.x (and so mcp-remote and every
+# client built on it) handles a notification in a microtask but a response at once: when both come
+# out of one read of the socket, the response removes the request's progress handler first and
+# the last progress is dropped ("unknown token"; typescript-sdk issue #2580). Separate HTTP chunks
+# are not enough: written back to back they land in one read. Only on this deprecated transport,
+# and only for a request that reported progress (/mcp's POST streams are unaffected).
+PROGRESS_GAP_SECONDS = 0.05
 
 
 def _endpoint_event(session_id: str) -> bytes:
@@ -104,7 +112,8 @@ class LegacySSEEndpoint:
                 return await rt.sessions.load(session.id) is not None
 
             await serve_log(
-                rt, session, first_send, receive, STANDALONE_STREAM, start, on_tick=alive, fresh=True
+                rt, session, first_send, receive, STANDALONE_STREAM, start, on_tick=alive, fresh=True,
+                progress_gap=PROGRESS_GAP_SECONDS,
             )
         finally:
             # The connection was the session: it ends with it, here and on every worker.

@@ -56,12 +56,14 @@ async def serve_log(
     after: str | None,
     on_tick: Callable[[], Awaitable[bool]] | None = None,
     fresh: bool = False,
+    progress_gap: float = 0.0,
 ) -> None:
     """Stream a log of the session (the standalone stream, or a POST stream being resumed):
     events after ``after``, then live ones, until the ``end`` marker, a disconnect or the session
     ending. Raises the store's ``UnknownEvent`` before any byte is sent. ``fresh``: ``after`` is
     the position a new stream was just given (not a client's Last-Event-ID): it is the priming
-    event's id for clients that get one."""
+    event's id for clients that get one. ``progress_gap``: seconds between a progress notification
+    and the next response written after it (``legacy_sse``: see there why)."""
     events: AsyncIterator[Event] = rt.events.listen(session.id, stream_id, after)
     first: asyncio.Future[Event] | None = None
     if after is not None and not fresh:
@@ -106,7 +108,7 @@ async def serve_log(
     complete = False
     try:
         try:
-            await _pump(first, events, writer)
+            await _pump(first, events, writer, progress_gap)
             complete = True
         except asyncio.CancelledError:
             if not state[1] or me.uncancel() > 0:
@@ -129,15 +131,23 @@ async def serve_log(
 
 
 async def _pump(first: asyncio.Future[Event] | None, events: AsyncIterator[Event],
-                writer: sse.SSEWriter) -> None:
+                writer: sse.SSEWriter, progress_gap: float = 0.0) -> None:
     event = await first if first is not None else await anext(events)
+    progressed = False  # a progress notification went out since the last response
     while True:
-        marker = event.message.get(MARKER)
+        message = event.message
+        marker = message.get(MARKER)
         if marker == "end":
             return
+        if progress_gap:
+            if message.get("method") == "notifications/progress":
+                progressed = True
+            elif progressed and "id" in message and "method" not in message:
+                progressed = False
+                await asyncio.sleep(progress_gap)  # the response after its progress: see serve_log
         # ``data``: the store's JSON of the message, shared by every stream it reaches (a
         # fan-out's note is serialized once, not once per stream).
-        data = event.data if event.data is not None else dumps(event.message)
+        data = event.data if event.data is not None else dumps(message)
         if marker is None and not await writer.write(sse.frame(data, event.id)):
             return
         event = await anext(events)

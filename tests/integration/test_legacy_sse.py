@@ -10,6 +10,7 @@ workers through the event store and the bus. Raw httpx for the header-level rule
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -184,3 +185,64 @@ async def test_bad_origin_and_unknown_session_are_refused(live: LiveServer) -> N
         assert unknown.status_code == 404 and unknown.json()["id"] == 2
         missing = await client.post(f"{live.base_url}/messages", headers=POST_HEADERS, json=ping)
         assert missing.status_code == 400
+
+
+async def read_tcp_chunks_until(reader: asyncio.StreamReader, needle: bytes, seconds: float) -> list[bytes]:
+    """What each read of the socket returned (HTTP framing included), until ``needle`` arrives."""
+    chunks: list[bytes] = []
+    async with asyncio.timeout(seconds):
+        while not chunks or needle not in chunks[-1]:
+            chunk = await reader.read(65536)
+            assert chunk, "the server closed the stream"
+            chunks.append(chunk)
+    return chunks
+
+
+async def test_a_requests_last_progress_and_its_result_come_in_separate_reads(live: LiveServer) -> None:
+    """The TypeScript SDK 1.x drops a progress notification that arrives in the same read as its
+    request's result (typescript-sdk #2580): on the raw TCP stream of /sse, every progress comes
+    in a read before the one that carries the result."""
+    reader, writer = await asyncio.open_connection(live.host, live.port)
+    try:
+        opening_request = (
+            f"GET /sse HTTP/1.1\r\nHost: {live.host}:{live.port}\r\naccept: text/event-stream\r\n\r\n"
+        )
+        writer.write(opening_request.encode())
+        opening = b"".join(await read_tcp_chunks_until(reader, b"session_id=", 10))
+        session_id = opening.split(b"session_id=")[1].split(b"\n")[0].decode()
+        post_url = f"{live.base_url}/messages?session_id={session_id}"
+        hello = {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
+        async with httpx.AsyncClient(timeout=10) as client:
+            for message in (
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            ):
+                assert (await client.post(post_url, headers=POST_HEADERS, json=message)).status_code == 202
+            await read_tcp_chunks_until(reader, b'"id":1', 10)
+            for request_id, steps in ((2, 3), (3, 1)):
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "countdown",
+                        "arguments": {"steps": steps},
+                        "_meta": {"progressToken": f"p{request_id}"},
+                    },
+                }
+                assert (await client.post(post_url, headers=POST_HEADERS, json=call)).status_code == 202
+                chunks = await read_tcp_chunks_until(reader, f'"id":{request_id}'.encode(), 10)
+                progress = [
+                    i for i, chunk in enumerate(chunks) for _ in range(chunk.count(b"notifications/progress"))
+                ]
+                assert len(progress) == steps, chunks
+                assert progress[-1] < len(chunks) - 1, (
+                    f"the last progress came with the result: {chunks[-1]!r}"
+                )
+                assert b"notifications/progress" not in chunks[-1]
+    finally:
+        writer.close()

@@ -13,6 +13,7 @@ import pytest
 
 from tests.support import MEMORY_PROVIDER, LiveServer, live_server_fixture
 from tests.support.mcp_http import open_session, request, session_headers, sse_events
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.timeout(90)
 live = live_server_fixture(
@@ -69,3 +70,20 @@ async def test_runserver_keeps_a_get_stream_open_with_priming_and_keepalives(
 async def test_runserver_serves_the_admin_beside_mcp(live: LiveServer, client: httpx.AsyncClient) -> None:
     response = await client.get(f"{live.base_url}/admin/login/")
     assert response.status_code == 200 and "Django" in response.text
+
+
+async def test_runserver_logs_each_request_line_once(live: LiveServer, client: httpx.AsyncClient) -> None:
+    """Django's "django" logger had a console handler of its own beside the root's: every line of
+    runserver and every "Not Found" came out twice (mcpsite/settings.py LOGGING)."""
+    assert (await client.get(f"{live.base_url}/admin/login/?once")).status_code == 200
+    assert (await client.get(f"{live.base_url}/no-such-page-once")).status_code == 404
+
+    def logged(text: str) -> int:
+        return sum(text in line for line in live.log_text().splitlines())
+
+    await asyncio.to_thread(
+        wait_until, "the request lines in the log", lambda: logged("/no-such-page-once 404") >= 1, 10
+    )
+    assert logged("HTTP GET /admin/login/?once 200") == 1, live.log_text()
+    assert logged("Not Found: /no-such-page-once") == 1, live.log_text()
+    assert logged("HTTP GET /no-such-page-once 404") == 1, live.log_text()

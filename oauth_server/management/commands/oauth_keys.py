@@ -17,8 +17,10 @@ class Command(BaseCommand):
     help = "List or rotate the built-in authorization server's signing keys (no key material is shown)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("action", choices=["list", "rotate"])
-        parser.add_argument("--algorithm", choices=["ES256", "RS256", "PS256"], default=None)
+        parser.add_argument("action", choices=["list", "rotate"],
+                            help="list: the keys and their state; rotate: a new key, the others retired.")
+        parser.add_argument("--algorithm", choices=["ES256", "RS256", "PS256"], default=None,
+                            help="rotate: the new key's algorithm (default: MCP_OAUTH_SIGNING_ALGORITHM).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "rotate":

@@ -19,7 +19,8 @@ class Command(BaseCommand):
     help = "Create the development superuser 'admin' if it does not exist (DEBUG only)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--username", default="admin")
+        parser.add_argument("--username", default="admin",
+                            help="The superuser's username (default admin); left alone if it exists.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEBUG:

@@ -25,16 +25,16 @@ class Command(BaseCommand):
     help = "Import the operations of an OpenAPI 3.0/3.1 document (FILE, or - for stdin) as http tools."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file")
+        parser.add_argument("file", help="The OpenAPI document, JSON or YAML; - for stdin.")
         parser.add_argument("--source", required=True, help="Name of this import (re-imports update it).")
         parser.add_argument("--base-url", default="", help="The API's URL (default: the document's server).")
         parser.add_argument("--prefix", default="", help="Put before every tool name, e.g. 'petstore.'.")
         parser.add_argument("--include-tag", action="append", default=[], help="Only operations with a tag.")
-        parser.add_argument("--exclude-tag", action="append", default=[])
+        parser.add_argument("--exclude-tag", action="append", default=[], help="Skip operations with a tag.")
         parser.add_argument("--include-path", action="append", default=[], help="A path pattern: /pet/*")
-        parser.add_argument("--exclude-path", action="append", default=[])
+        parser.add_argument("--exclude-path", action="append", default=[], help="Skip a path pattern.")
         parser.add_argument("--method", action="append", default=[], help="Only these methods (GET, ...).")
-        parser.add_argument("--timeout", type=float, default=10.0)
+        parser.add_argument("--timeout", type=float, default=10.0, help="Seconds per upstream call (10).")
         parser.add_argument("--secret-header", default="", help="Header carrying the API's credential.")
         parser.add_argument("--secret-env", default="", help="Environment variable holding it.")
         parser.add_argument("--tag", action="append", default=[],

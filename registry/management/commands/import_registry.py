@@ -19,7 +19,7 @@ class Command(BaseCommand):
     help = "Import a registry document (FILE, or - for stdin) in one transaction."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file")
+        parser.add_argument("file", help="The registry document (export_registry's JSON); - for stdin.")
         parser.add_argument("--mode", choices=MODES, default="merge",
                             help="merge (default), or replace: also delete what the document does not name.")
         parser.add_argument("--dry-run", action="store_true",

@@ -17,8 +17,8 @@ class Command(BaseCommand):
     help = "Create (or keep) N simple template tools named seed_0001…seed_N; idempotent."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--count", type=int, default=100)
-        parser.add_argument("--prefix", default="seed_")
+        parser.add_argument("--count", type=int, default=100, help="How many tools (default 100).")
+        parser.add_argument("--prefix", default="seed_", help="Their name before the number (default seed_).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         count, prefix = options["count"], options["prefix"]
