@@ -21,6 +21,8 @@ VARIABLE = r"(?:MCP|DJANGO|REGISTRY|API)_[A-Z_]+|SECRET_KEY|REDIS_URL|DATABASE_U
 INLINE_DEFAULT = [
     re.compile(rf'os\.environ\.get\("({VARIABLE})", "([^"]*)"\)'),  # Python: os.environ.get(NAME, "x")
     re.compile(rf"\$\{{({VARIABLE}):-([^}}]*)\}}"),  # shell: ${NAME:-x}
+    # mcpsite/environment.py: env(NAME, parser, literal), a number or a string literal
+    re.compile(rf'\benv\("({VARIABLE})", \w+, "?(-?[\d.]+|[^",()]*?)"?\)'),
 ]
 BOOLEAN_DEFAULT = re.compile(rf'env_bool\("({VARIABLE})", (True|False)\)')
 
