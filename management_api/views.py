@@ -4,7 +4,9 @@
 Each write is one transaction (``versioning.VersionedViewSetMixin``), so a prompt and its
 arguments and messages are one change, published once after commit like an admin save. Listings
 are filtered, searched, ordered and cursor-paginated, in a constant number of queries whatever
-the page size (a prompt page prefetches its arguments and messages: three queries).
+the page size (a prompt page prefetches its arguments and messages: three queries, and one
+``COUNT`` for the page's ``count``). Bad filter values are 400s (``filters.py``); bodies hold
+fields only (``bodies.py``).
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ IF_MATCH = OpenApiParameter(
     "If-Match",
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
-    description='The ETag of the version this write is based on (e.g. "3"); if the object has '
-    "changed since, the answer is 412 and nothing is written. Optional: without it the write "
-    "is accepted.",
+    description='The ETag of the version this write is based on, in double quotes as the ETag header '
+    'gives it (e.g. "3"; several separated by commas, or *); if the object has changed since, the '
+    "answer is 412 and nothing is written. An unquoted 3 is a 400; a weak W/\"3\" never matches "
+    "(If-Match compares strongly). Optional: without it the write is accepted.",
 )
 ERROR = OpenApiTypes.OBJECT  # DRF's error body: {"detail": "..."} or {"field": ["..."]}
 
