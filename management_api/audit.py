@@ -15,8 +15,9 @@ from access.models import AuditRecord
 from mcp_protocol.session import SHOWN_PREFIX
 
 from .auth import DEFINITION_PERMISSIONS
+from .filters import StrictFilterSet
 from .pagination import DefinitionCursorPagination
-from .views import ONE, READS
+from .views import LISTING, ONE, READS
 
 
 class AuditPagination(DefinitionCursorPagination):
@@ -31,7 +32,7 @@ class AuditRecordSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class AuditRecordFilter(django_filters.FilterSet):
+class AuditRecordFilter(StrictFilterSet):
     since = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="gte")
     until = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="lt")
     # The log keeps a session id's first characters only (the id is a credential): a whole id
@@ -49,8 +50,13 @@ class AuditRecordFilter(django_filters.FilterSet):
 
 @extend_schema_view(
     list=extend_schema(summary="The audit log of /mcp, newest first",
-                       responses={200: AuditRecordSerializer(many=True), **READS}),
-    retrieve=extend_schema(summary="One audit record", responses={200: AuditRecordSerializer, **ONE}),
+                       responses={200: AuditRecordSerializer(many=True), **READS},
+                       description="What MCP clients did on /mcp (tool calls, reads, prompts), newest "
+                       "first: who, in which session, on which registry revision, the outcome and its "
+                       f"duration. `?since=` / `?until=` take ISO 8601 times. {LISTING}"),
+    retrieve=extend_schema(summary="One audit record", responses={200: AuditRecordSerializer, **ONE},
+                           description="One record of the audit log of /mcp, with its arguments "
+                           "(size-capped, secrets redacted) and its error, if any."),
 )
 class AuditRecordViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = AuditRecord.objects.all()

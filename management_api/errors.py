@@ -38,6 +38,14 @@ class PreconditionFailed(exceptions.APIException):
     default_code = "precondition_failed"
 
 
+class BadPrecondition(exceptions.APIException):
+    """An ``If-Match`` that is no entity tag (``versioning.if_match_tags``)."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = 'If-Match takes entity tags in double quotes, e.g. If-Match: "3".'
+    default_code = "bad_if_match"
+
+
 class Conflict(exceptions.APIException):
     """A write without ``If-Match`` raced with another writer that committed first."""
 

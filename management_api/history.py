@@ -23,11 +23,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from django.utils.http import parse_etags, quote_etag
+from django.utils.http import quote_etag
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, permissions, serializers, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -37,7 +36,9 @@ from registry.models import ChangeSet
 
 from .authors import AuthoredMixin
 from .errors import PreconditionFailed
+from .pagination import DefinitionCursorPagination
 from .serializers import PromptSerializer, ResourceSerializer, ResourceTemplateSerializer, ToolSerializer
+from .versioning import if_match_tags
 from .views import COMMON, ERRORS, IF_MATCH
 
 
@@ -92,10 +93,7 @@ class CanRevert(CanReadHistory):
         return super().has_permission(request, view) and request.user.has_perms(needed)
 
 
-class ChangeSetPagination(CursorPagination):
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 500
+class ChangeSetPagination(DefinitionCursorPagination):
     ordering = "-id"
 
 
@@ -131,6 +129,9 @@ def definition_model(kind: str) -> Any:
 
 @extend_schema(
     summary="List the registry's change sets, newest first",
+    description="Every change of the registry (an admin save, an API write, an import, a revert) "
+    "is one change set: when, by whom, from where, and which lists and resources it changed. "
+    "Newest first, a page at a time with `count` and cursor links.",
     responses=answers(ChangeSetSerializer(many=True), 200, 404),
 )
 class ChangeSetList(generics.ListAPIView):
@@ -146,6 +147,8 @@ class ChangeSetDetail(APIView):
     @extend_schema(
         operation_id="history_changeset_retrieve",
         summary="One change set, with the diff of every definition it changed",
+        description="One change set and, for each definition it changed, the field-by-field diff "
+        "between its state before and after.",
         responses=answers(OpenApiTypes.OBJECT, 200, 404),
     )
     def get(self, request: Request, changeset: int) -> Response:
@@ -175,6 +178,8 @@ class ChangeSetRevert(AuthoredMixin, APIView):
     @extend_schema(
         operation_id="history_changeset_revert",
         summary="Revert a change set: every row of it in one transaction, or nothing",
+        description="Undo a change set as a new change set. If any of its rows changed since, or "
+        "would no longer validate, nothing is written: 409 lists the conflicts.",
         request=None,
         responses={**answers(OpenApiTypes.OBJECT, 200, 404), 409: CONFLICTS},
     )
@@ -196,6 +201,8 @@ class ChangeSetRevert(AuthoredMixin, APIView):
 
 @extend_schema(
     summary="The versions of one definition, newest first (deleted ones included)",
+    description="Every version of one tool, resource, resource template or prompt, deleted ones "
+    "included: its version id, ETag, change set and whether it was a creation, change or deletion.",
     parameters=[KIND],
     responses=answers(OpenApiTypes.OBJECT, 200, 404),
 )
@@ -218,6 +225,8 @@ class VersionDetail(APIView):
     @extend_schema(
         operation_id="history_version_retrieve",
         summary="One version: its state and its diff against the one before (or ?against=)",
+        description="The state of a definition at one version, and its diff against the version "
+        "before it, or against the version `?against=` names.",
         parameters=[KIND, OpenApiParameter("against", int, description="Another version of the same row.")],
         responses=answers(OpenApiTypes.OBJECT, 200, 404),
     )
@@ -254,15 +263,19 @@ class VersionRevert(AuthoredMixin, APIView):
     @extend_schema(
         operation_id="history_version_revert",
         summary="Make a definition what it was at a version (a new version; a deleted row is restored)",
+        description="Make a definition what it was at a version, as a new version (a deleted one is "
+        'restored with its id). With `If-Match: "<version>"`, only if it is still at that version '
+        "(else 412); an unquoted tag is a 400.",
         parameters=[KIND, IF_MATCH],
         request=None,
-        responses={**answers(OpenApiTypes.OBJECT, 200, 204, 404, 412), 409: CONFLICTS},
+        responses={**answers(OpenApiTypes.OBJECT, 200, 204, 400, 404, 412), 409: CONFLICTS},
     )
     def post(self, request: Request, kind: str, pk: int, version: int) -> Response:
         model = definition_model(kind)
         header = request.headers.get("If-Match")
         try:
-            row = versions.revert_object(model, pk, version, None if header is None else parse_etags(header))
+            tags = None if header is None else if_match_tags(header)
+            row = versions.revert_object(model, pk, version, tags)
         except LookupError as exc:
             raise Http404(str(exc)) from None
         except versions.PreconditionFailed as exc:

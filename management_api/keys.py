@@ -24,16 +24,18 @@ from access.models import ApiKey
 from mcp_protocol.auth.keys import digest, new_token
 
 from .auth import DEFINITION_PERMISSIONS
+from .bodies import StrictBodyMixin
+from .filters import StrictFilterSet
 from .pagination import DefinitionCursorPagination
 from .parsers import FIELD_MAPPING
-from .views import ONE, READS, WRITES
+from .views import LISTING, ONE, READS, WRITES
 
 
 class KeyPagination(DefinitionCursorPagination):
     ordering = ("-created_at", "-id")
 
 
-class ApiKeySerializer(serializers.ModelSerializer):
+class ApiKeySerializer(StrictBodyMixin, serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(slug_field="username", queryset=get_user_model().objects.all(),
                                          required=False, allow_null=True)
     status = serializers.CharField(read_only=True)
@@ -60,7 +62,7 @@ class ApiKeySerializer(serializers.ModelSerializer):
         return data
 
 
-class ApiKeyFilter(django_filters.FilterSet):
+class ApiKeyFilter(StrictFilterSet):
     status = django_filters.ChoiceFilter(choices=[(s, s) for s in ("active", "expired", "revoked")],
                                          method="by_status")
     owner = django_filters.CharFilter(field_name="owner__username")
@@ -78,16 +80,32 @@ class ApiKeyFilter(django_filters.FilterSet):
         return queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), revoked_at__isnull=True)
 
 
+GRANT = ("`tools`, `resources`, `prompts` (names; `[\"*\"]`: all) and `tags` say what the key may "
+         "use; `rate` and `tool_rate` bound its requests. A member that is no field is a 400 naming it.")
+
+
 @extend_schema_view(
-    list=extend_schema(summary="List API keys of /mcp",
-                       responses={200: ApiKeySerializer(many=True), **READS}),
-    retrieve=extend_schema(summary="One API key", responses={200: ApiKeySerializer, **ONE}),
+    list=extend_schema(summary="List API keys of /mcp", responses={200: ApiKeySerializer(many=True), **READS},
+                       description="The API keys MCP clients authenticate with on /mcp, newest first, "
+                       "revoked ones included; `?status=active|expired|revoked`, `?owner=<username>`. "
+                       f"{LISTING}"),
+    retrieve=extend_schema(summary="One API key", responses={200: ApiKeySerializer, **ONE},
+                           description="One API key of /mcp: what it grants, its status and when it was "
+                           "last used. Its token is never shown again after its creation."),
     create=extend_schema(summary="Make an API key (its token is in this answer only)",
-                         responses={201: ApiKeySerializer, **WRITES}),
-    update=extend_schema(summary="Replace an API key's fields", responses={200: ApiKeySerializer, **WRITES}),
+                         responses={201: ApiKeySerializer, **WRITES},
+                         description="Make an API key for /mcp. The answer's `token` is the only time the "
+                         f"token is shown: only its digest is stored. {GRANT}"),
+    update=extend_schema(summary="Replace an API key's fields", responses={200: ApiKeySerializer, **WRITES},
+                         description="Replace an API key's fields (its token stays). Every worker reloads "
+                         f"it and its MCP sessions get `list_changed`. {GRANT}"),
     partial_update=extend_schema(summary="Change fields of an API key",
-                                 responses={200: ApiKeySerializer, **WRITES}),
-    destroy=extend_schema(summary="Revoke an API key", responses={204: None, **ONE}),
+                                 responses={200: ApiKeySerializer, **WRITES},
+                                 description="Change the fields sent of an API key (its token stays). Every "
+                                 f"worker reloads it and its MCP sessions get `list_changed`. {GRANT}"),
+    destroy=extend_schema(summary="Revoke an API key", responses={204: None, **ONE},
+                          description="Revoke an API key: /mcp refuses it from now on, on every worker. "
+                          "The row stays (revoked), so the audit log keeps naming it."),
 )
 class ApiKeyViewSet(viewsets.ModelViewSet):
     queryset = ApiKey.objects.select_related("owner")

@@ -17,8 +17,9 @@ from oauth_server.models import record
 from oauth_server.revocations import revoke
 
 from .auth import DEFINITION_PERMISSIONS
+from .filters import StrictFilterSet
 from .pagination import DefinitionCursorPagination
-from .views import ONE, READS
+from .views import LISTING, ONE, READS
 
 RefreshToken = get_refresh_token_model()
 
@@ -42,7 +43,7 @@ class OAuthGrantSerializer(serializers.ModelSerializer):  # type: ignore[type-ar
         return str(token.access_token.scope) if token.access_token is not None else ""
 
 
-class OAuthGrantFilter(django_filters.FilterSet):
+class OAuthGrantFilter(StrictFilterSet):
     user = django_filters.CharFilter(field_name="user__username")
     client_id = django_filters.CharFilter(field_name="application__client_id")
 
@@ -55,10 +56,15 @@ class OAuthGrantFilter(django_filters.FilterSet):
     list=extend_schema(
         summary="What users authorized OAuth clients to do, newest first",
         responses={200: OAuthGrantSerializer(many=True), **READS},
+        description="The live grants of the built-in authorization server: each a refresh token, "
+        f"with its user, client, scopes and resources. `?user=`, `?client_id=`. {LISTING}",
     ),
-    retrieve=extend_schema(summary="One grant", responses={200: OAuthGrantSerializer, **ONE}),
+    retrieve=extend_schema(summary="One grant", responses={200: OAuthGrantSerializer, **ONE},
+                           description="One live grant: which user let which client do what, since when."),
     destroy=extend_schema(
-        summary="Revoke a grant and every token rotated from it", responses={204: None, **ONE}
+        summary="Revoke a grant and every token rotated from it", responses={204: None, **ONE},
+        description="Revoke a grant: its refresh token, every token rotated from the same "
+        "authorization, and the access tokens /mcp accepts for it. The client must ask the user again.",
     ),
 )
 class OAuthGrantViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):  # type: ignore[misc]

@@ -18,6 +18,8 @@ from rest_framework.views import APIView
 from registry.openapi.document import InvalidDocument, load
 from registry.openapi.importer import Options, Rules, run
 
+from .bodies import StrictBodyMixin
+
 
 class CanImportTools(permissions.BasePermission):
     def has_permission(self, request: Request, view: Any) -> bool:
@@ -29,7 +31,7 @@ def names() -> serializers.ListField:
     return serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
 
 
-class OpenApiImportRequest(serializers.Serializer):
+class OpenApiImportRequest(StrictBodyMixin, serializers.Serializer):
     document = serializers.JSONField(help_text="The OpenAPI document: an object, or its JSON or YAML text.")
     source = serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,128}$", help_text="This import's name.")
     base_url = serializers.URLField(required=False, default="", allow_blank=True)
@@ -53,6 +55,9 @@ class OpenApiImportView(APIView):
 
     @extend_schema(
         summary="Import an OpenAPI 3.0/3.1 document as http tools",
+        description="One http tool per operation of the document (filtered by tags, paths and "
+        "methods), named after its operationId. Importing the same `source` again updates its "
+        "tools; `prune` deletes the ones the document no longer has; `dry_run` only plans.",
         request=OpenApiImportRequest,
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT,
                    403: OpenApiTypes.OBJECT},

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from rest_framework import exceptions, parsers, serializers
 
@@ -40,8 +41,37 @@ class JSONParser(parsers.JSONParser):
         return data
 
 
+# Model JSON fields without a default to tell their shape from (the others: a dict or list default).
+OBJECTS_WITHOUT_DEFAULT = frozenset({"output_schema", "annotations", "execution", "content"})
+
+
+def shape_of(model_field: models.Field[Any, Any]) -> str | None:
+    """``object``, ``array`` or None (any JSON value) for a model's JSON field."""
+    if model_field.has_default():
+        default = model_field.get_default()
+        return "object" if isinstance(default, dict) else "array" if isinstance(default, list) else None
+    return "object" if model_field.name in OBJECTS_WITHOUT_DEFAULT else None
+
+
 class JSONField(serializers.JSONField):
-    default_error_messages = {"too_deep": f"Objects and arrays nest more than {MAX_DEPTH} deep."}
+    """A JSON value nested at most ``MAX_DEPTH`` deep and, for a model's field whose values are
+    objects (or arrays), one of those: ``shape`` is set when the field is bound to a model
+    serializer, and typed in the OpenAPI document (``schema.JSONFieldShape``)."""
+
+    default_error_messages = {
+        "too_deep": f"Objects and arrays nest more than {MAX_DEPTH} deep.",
+        "shape": "Expected a JSON {shape}, got {got}.",
+    }
+    shape: str | None = None
+
+    def bind(self, field_name: str, parent: Any) -> None:
+        super().bind(field_name, parent)
+        model = getattr(getattr(parent, "Meta", None), "model", None)
+        if model is not None and self.source != "*":
+            try:
+                self.shape = shape_of(model._meta.get_field(self.source))
+            except FieldDoesNotExist:
+                self.shape = None
 
     def to_internal_value(self, data: Any) -> Any:
         try:
@@ -50,7 +80,16 @@ class JSONField(serializers.JSONField):
             self.fail("too_deep")
         if nests_deeper_than(value, MAX_DEPTH):
             self.fail("too_deep")
+        # None: "null" sent in a form field; NotNullSerializer refuses it where the column does.
+        expected = {"object": dict, "array": list}.get(self.shape or "")
+        if expected is not None and value is not None and not isinstance(value, expected):
+            self.fail("shape", shape=self.shape, got=_json_type(value))
         return value
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return names.get(type(value), type(value).__name__)
 
 
 # For ModelSerializer.serializer_field_mapping: model JSON fields become the bounded JSONField.

@@ -20,13 +20,14 @@ from rest_framework import serializers
 
 from registry.models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 
+from .bodies import StrictBodyMixin
 from .errors import drf_errors, raise_drf
 from .parsers import FIELD_MAPPING
 
 READ_ONLY = ("id", "version", "created_at", "updated_at")
 
 
-class NotNullSerializer(serializers.ModelSerializer):
+class NotNullSerializer(StrictBodyMixin, serializers.ModelSerializer):
     """Refuses ``null`` for columns that cannot hold it. DRF checks ``allow_null`` before parsing,
     so a JSON field sent as the form value ``null`` gets through; and ``full_clean`` skips a
     ``blank`` field whose value is ``None``. Without this the database would refuse it: a 500."""

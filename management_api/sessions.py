@@ -104,6 +104,10 @@ class SessionViewSet(viewsets.ViewSet):
 
     @extend_schema(
         summary="Live MCP sessions, newest first",
+        description="The MCP sessions open on every worker, newest first, from the session store: "
+        "who opened each, with which client and protocol version, and whether its stream is open. "
+        "A session id is a credential: a row shows its first characters and is addressed by `key`. "
+        "`next` is the next page's link (no `count`: the store keeps no total).",
         parameters=[
             OpenApiParameter("cursor", str, description="The `next` link's cursor."),
             OpenApiParameter("page_size", int, description=f"Up to {MAX_PAGE_SIZE} (default {PAGE_SIZE})."),
@@ -129,6 +133,8 @@ class SessionViewSet(viewsets.ViewSet):
         return Response({"next": next_url, "results": SessionSerializer(rows, many=True).data})
 
     @extend_schema(summary="End a session, as an MCP DELETE does, on every worker",
+                   description="End a live MCP session by its `key`: its record goes, so every worker "
+                   "answers its client 404; its running requests stop and its streams close.",
                    responses={204: None, 401: OpenApiTypes.OBJECT, 403: OpenApiTypes.OBJECT,
                               404: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT})
     def destroy(self, request: Request, key: str) -> Response:

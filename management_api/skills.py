@@ -20,13 +20,16 @@ from registry import skill_models
 from registry.skill_models import Skill, SkillFile
 
 from .auth import DEFINITION_PERMISSIONS
+from .bodies import StrictBodyMixin
 from .errors import drf_errors, raise_drf
+from .filters import StrictOrderingFilter
 from .pagination import DefinitionCursorPagination
+from .parsers import FIELD_MAPPING
 from .versioning import VersionedViewSetMixin
 from .views import _documented
 
 
-class SkillFileSerializer(serializers.Serializer):
+class SkillFileSerializer(StrictBodyMixin, serializers.Serializer):
     path = serializers.CharField(max_length=1024)
     media_type = serializers.CharField(max_length=255, default="text/plain")
     text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
@@ -59,9 +62,10 @@ class SkillFileSerializer(serializers.Serializer):
         return {"row": row}
 
 
-class SkillSerializer(serializers.ModelSerializer):
+class SkillSerializer(StrictBodyMixin, serializers.ModelSerializer):
     files = SkillFileSerializer(many=True, required=False)
     skill_md = serializers.CharField(read_only=True, help_text="SKILL.md as served.")
+    serializer_field_mapping = FIELD_MAPPING
 
     class Meta:
         model = Skill
@@ -113,13 +117,14 @@ class SkillSerializer(serializers.ModelSerializer):
             row.save()
 
 
-@_documented("skills", SkillSerializer)  # If-Match and the error answers, as every definition
+@_documented("skills", SkillSerializer, "`files` are written with the skill (each `text` or "
+             "`base64`); a list sent replaces them all, one left out keeps them.")  # as every definition
 class SkillViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     queryset = Skill.objects.prefetch_related("files")
     serializer_class = SkillSerializer
     permission_classes = DEFINITION_PERMISSIONS
     pagination_class = DefinitionCursorPagination
-    filter_backends = (filters.SearchFilter, filters.OrderingFilter)
+    filter_backends = (filters.SearchFilter, StrictOrderingFilter)
     ordering_fields = ("path", "updated_at")
     ordering = ("path",)
     search_fields = ("path", "body")

@@ -112,6 +112,10 @@ class TaskViewSet(viewsets.ViewSet):
 
     @extend_schema(
         summary="MCP tasks of every principal, newest first",
+        description="The MCP tasks (long tool calls run as tasks) of every client, newest first, from "
+        "the task store: status, tool, timing and the worker running it. A task id is its client's "
+        "handle: a row shows its first characters and is addressed by `key`. `next` is the next "
+        "page's link (no `count`: the store keeps no total).",
         parameters=[
             OpenApiParameter("offset", int, description="Where the page starts (the `next` link's)."),
             OpenApiParameter("page_size", int, description=f"Up to {MAX_PAGE_SIZE} (default {PAGE_SIZE})."),
@@ -135,6 +139,8 @@ class TaskViewSet(viewsets.ViewSet):
         return Response({"next": next_url, "results": TaskSerializer(rows, many=True).data})
 
     @extend_schema(summary="Cancel a task, as tasks/cancel does, wherever it runs", request=None,
+                   description="Cancel a task by its `key`: it is `cancelled` at once and its run is "
+                   "stopped on the worker holding its lease. The answer is the task as it is now.",
                    responses={200: TaskSerializer, 401: OpenApiTypes.OBJECT, 403: OpenApiTypes.OBJECT,
                               404: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])

@@ -44,6 +44,8 @@ class ExportView(APIView):
     permission_classes = [permissions.IsAdminUser, CanExport]
 
     @extend_schema(summary="Export the whole registry as one document",
+                   description="Every tool, resource, resource template and prompt as one JSON "
+                   "document, the format `POST registry/import` and `manage.py import_registry` read.",
                    responses={200: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT, 403: OpenApiTypes.OBJECT},
                    examples=[OpenApiExample("A registry", value=EXAMPLE, response_only=True)])
     def get(self, request: Request) -> Response:
@@ -55,6 +57,9 @@ class ImportView(AuthoredMixin, APIView):
 
     @extend_schema(
         summary="Import a registry document atomically (merge, or replace everything)",
+        description="Import a document as `registry/export` writes it, in one transaction: every item "
+        "is validated as the admin validates it, and any error refuses the whole import (400, each "
+        "error with its JSON pointer). `?dry_run=1` reports what would change without writing.",
         parameters=[
             OpenApiParameter("mode", str, enum=list(transfer.MODES), default="merge",
                              description="merge: create and update the document's items; replace: "

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.apps import apps
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import DefaultRouter
 
 from mcp_django.service import get_service
 
-from . import history, openapi_import, schema, sessions, skills, tasks, transfer, views  # noqa: F401  (schema: registers the token scheme)
+from . import history, openapi_import, schema, sessions, skills, tasks, transfer, views
 
 app_name = "api"
 
@@ -35,7 +35,7 @@ if apps.is_installed("oauth_server"):  # the built-in authorization server's gra
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("docs/", schema.DocsView.as_view(url_name="api:schema"), name="docs"),
     path("registry/export", transfer.ExportView.as_view(), name="registry-export"),
     path("registry/import", transfer.ImportView.as_view(), name="registry-import"),
     path("registry/openapi", openapi_import.OpenApiImportView.as_view(), name="registry-openapi"),

@@ -6,43 +6,73 @@ names no current version gets 412 and changes nothing, so two automation writers
 overwrite each other; ``If-Match: *`` matches any existing row. A write without ``If-Match`` is
 accepted (last writer wins, as in the admin before the guard) — unless another writer commits
 between this request's read and its save, which the model's version guard turns into a 409.
+
+The forms of ``If-Match``, decided here once (``history.py`` reads the header through
+``if_match_tags`` too):
+
+- ``"3"``, ``"3", "4"``, ``*``: the syntax of RFC 9110 §13.1.1, compared as it says.
+- ``W/"3"``: valid syntax, but If-Match compares strongly, so a weak tag never matches: 412, whose
+  message says so and names the tag to send.
+- ``3`` (unquoted, as people type it after reading ``ETag: "3"``): no entity tag at all. Taking it
+  as ``"3"`` would guess; a 400 that shows the quoted form teaches the header instead, before
+  anything is compared or written.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db import IntegrityError, models, transaction
-from django.utils.http import parse_etags, quote_etag
+from django.utils.http import quote_etag
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from registry.concurrency import VersionConflict
 
-from .errors import Conflict, PreconditionFailed
+from .errors import BadPrecondition, Conflict, PreconditionFailed
+
+ENTITY_TAG = re.compile(r'(?:W/)?"[^"]*"')  # RFC 9110 §8.8.3 (Django's parse_etags drops the rest)
 
 
 def etag_of(instance: models.Model) -> str:
     return quote_etag(str(instance.version))
 
 
+def if_match_tags(header: str) -> list[str]:
+    """The entity tags of an ``If-Match`` header, or ``["*"]``; 400 for anything else."""
+    if header.strip() == "*":
+        return ["*"]
+    tags = [piece.strip() for piece in header.split(",")]
+    wrong = next((tag for tag in tags if not ENTITY_TAG.fullmatch(tag)), None)
+    if wrong is not None:
+        quoted = quote_etag(wrong.strip('"').removeprefix("W/").strip('"'))
+        raise BadPrecondition(
+            f"If-Match takes the ETag as the server sent it, in double quotes: If-Match: {quoted} "
+            f"(not {wrong}), or a comma-separated list of such tags, or *."
+        )
+    return tags
+
+
 def check_if_match(request: Request, instance: models.Model) -> bool:
-    """Raise 412 unless ``If-Match`` is absent or names the current version. Returns whether the
-    request carried ``If-Match``."""
+    """Raise 412 unless ``If-Match`` is absent or names the current version (400 if it is no
+    entity tag). Returns whether the request carried ``If-Match``."""
     header = request.headers.get("If-Match")
     if header is None:
         return False
-    tags = parse_etags(header)
+    tags = if_match_tags(header)
+    current = etag_of(instance)
     # RFC 9110 §13.1.1: strong comparison, so a weak tag (W/"7") never matches.
-    if "*" in tags or etag_of(instance) in tags:
+    if "*" in tags or current in tags:
         return True
-    raise PreconditionFailed(
-        f"If-Match {header!r} does not name the current version ({etag_of(instance)}).",
-    )
+    weak = " If-Match compares strongly (RFC 9110 §13.1.1): a weak W/ tag never matches." if any(
+        tag.startswith("W/") for tag in tags) else ""
+    raise PreconditionFailed(f"If-Match {header!r} does not name the current version ({current}).{weak}")
 
 
 class VersionedViewSetMixin:
-    """For ``ModelViewSet``s of ``Versioned`` models."""
+    """For ``ModelViewSet``s of ``Versioned`` models. (Every operation of theirs is described in
+    ``extend_schema``: drf-spectacular would otherwise show this docstring as its description.)"""
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         response: Response = super().retrieve(request, *args, **kwargs)  # type: ignore[misc]

@@ -4,7 +4,9 @@
 Each write is one transaction (``versioning.VersionedViewSetMixin``), so a prompt and its
 arguments and messages are one change, published once after commit like an admin save. Listings
 are filtered, searched, ordered and cursor-paginated, in a constant number of queries whatever
-the page size (a prompt page prefetches its arguments and messages: three queries).
+the page size (a prompt page prefetches its arguments and messages: three queries, and one
+``COUNT`` for the page's ``count``). Bad filter values are 400s (``filters.py``); bodies hold
+fields only (``bodies.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from registry.models import Prompt, Resource, ResourceTemplate, Tool
 from . import filters as registry_filters
 from .auth import DEFINITION_PERMISSIONS
 from .authors import AuthoredMixin
+from .bodies import aliases_of
 from .pagination import DefinitionCursorPagination
 from .serializers import PromptSerializer, ResourceSerializer, ResourceTemplateSerializer, ToolSerializer
 from .versioning import VersionedViewSetMixin
@@ -35,9 +38,10 @@ IF_MATCH = OpenApiParameter(
     "If-Match",
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
-    description='The ETag of the version this write is based on (e.g. "3"); if the object has '
-    "changed since, the answer is 412 and nothing is written. Optional: without it the write "
-    "is accepted.",
+    description='The ETag of the version this write is based on, in double quotes as the ETag header '
+    'gives it (e.g. "3"; several separated by commas, or *); if the object has changed since, the '
+    "answer is 412 and nothing is written. An unquoted 3 is a 400; a weak W/\"3\" never matches "
+    "(If-Match compares strongly). Optional: without it the write is accepted.",
 )
 ERROR = OpenApiTypes.OBJECT  # DRF's error body: {"detail": "..."} or {"field": ["..."]}
 
@@ -73,41 +77,75 @@ def _answers(body: Any, *codes: int) -> dict[int, Any]:
     return {code: (body if code < 300 else ERRORS[code]) for code in (*codes, *COMMON)}
 
 
-def _documented(name: str, serializer: type) -> Any:
+LISTING = ("A page at a time: `results`, `count` (how many match the filters, on every page) and the "
+           "`next` / `previous` links (opaque cursors; `?page_size=` up to 500). A filter value that is "
+           "not one of the allowed ones is a 400 naming the parameter and its allowed values.")
+PRECONDITION = ('With `If-Match: "<version>"` (the ETag of the GET), it is done only if nobody changed '
+                "it since: else 412 and nothing changes. An unquoted `If-Match: 3` is a 400 that "
+                "shows the quoted form.")
+
+
+def _body_rules(serializer: type) -> str:
+    wire = aliases_of(serializer)
+    names = f" MCP's own names of fields are taken in their place: {wire}." if wire else ""
+    return ("Validated as the admin validates it; errors are a 400 keyed by field. A member that is "
+            f"no field is a 400 naming it (read-only fields sent back are ignored).{names}")
+
+
+def _documented(name: str, serializer: type, about: str = "") -> Any:
+    """The six operations of a definition viewset, each with its own description. ``about``: what
+    a client should know of this kind, said on the writes."""
     many = serializer(many=True)
+    live = " Every connected MCP client sees the change (`list_changed`)."
+    rules = f"{about} {_body_rules(serializer)}".strip()
     return extend_schema_view(
         # 400: a filter value that is not one of the choices; 404: a cursor that is not ours.
-        list=extend_schema(summary=f"List {name}", responses=_answers(many, 200, 400, 404)),
-        retrieve=extend_schema(summary=f"One of the {name} (ETag: its version)",
-                               responses=_answers(serializer, 200, 404)),
+        list=extend_schema(summary=f"List {name}", description=f"The {name} of the registry. {LISTING}",
+                           responses=_answers(many, 200, 400, 404)),
+        retrieve=extend_schema(
+            summary=f"One of the {name} (ETag: its version)",
+            description=f"One of the {name}, by id. Its `ETag` header is its version: send it back in "
+            "`If-Match` on a write so that the write fails (412) if someone changed it in between.",
+            responses=_answers(serializer, 200, 404)),
         create=extend_schema(summary=f"Create one of the {name}",
+                             description=f"Create one of the {name}. {rules}{live}",
                              responses=_answers(serializer, 201, 400, 409)),
-        update=extend_schema(summary=f"Replace one of the {name}", parameters=[IF_MATCH],
-                             responses=_answers(serializer, 200, 400, 404, 409, 412)),
-        partial_update=extend_schema(summary=f"Change fields of one of the {name}", parameters=[IF_MATCH],
-                                     responses=_answers(serializer, 200, 400, 404, 409, 412)),
-        destroy=extend_schema(summary=f"Delete one of the {name}", parameters=[IF_MATCH],
-                              responses=_answers(None, 204, 404, 412)),
+        update=extend_schema(
+            summary=f"Replace one of the {name}", parameters=[IF_MATCH],
+            description=f"Replace one of the {name} whole: a field left out takes its default. {rules} "
+            f"{PRECONDITION}{live}",
+            responses=_answers(serializer, 200, 400, 404, 409, 412)),
+        partial_update=extend_schema(
+            summary=f"Change fields of one of the {name}", parameters=[IF_MATCH],
+            description=f"Change the fields sent of one of the {name}; the others keep their values. "
+            f"{rules} {PRECONDITION}{live}",
+            responses=_answers(serializer, 200, 400, 404, 409, 412)),
+        destroy=extend_schema(
+            summary=f"Delete one of the {name}", parameters=[IF_MATCH],
+            description=f"Delete one of the {name}. {PRECONDITION}{live}",
+            responses=_answers(None, 204, 400, 404, 412)),
     )
 
 
 class DefinitionViewSet(AuthoredMixin, VersionedViewSetMixin, viewsets.ModelViewSet):
     permission_classes = DEFINITION_PERMISSIONS
     pagination_class = DefinitionCursorPagination
-    filter_backends = (DjangoFilterBackend, filters.SearchFilter, filters.OrderingFilter)
+    filter_backends = (DjangoFilterBackend, filters.SearchFilter, registry_filters.StrictOrderingFilter)
     ordering_fields = ("name", "created_at", "updated_at")
     ordering = ("name",)
     search_fields = ("name", "title", "description")
 
 
-@_documented("tools", ToolSerializer)
+@_documented("tools", ToolSerializer, "A tool's `kind` says what a call does: `template` renders "
+             "`template_text`, `http` calls `http_url`, `handler` runs a registered @tool_handler.")
 class ToolViewSet(DefinitionViewSet):
     queryset = Tool.objects.all()
     serializer_class = ToolSerializer
     filterset_class = registry_filters.ToolFilter
 
 
-@_documented("resources", ResourceSerializer)
+@_documented("resources", ResourceSerializer, "A resource holds `text`, or `blob` (base64), or is "
+             "read from a registered @resource_handler (`kind`).")
 class ResourceViewSet(DefinitionViewSet):
     queryset = Resource.objects.all()
     serializer_class = ResourceSerializer
@@ -117,7 +155,8 @@ class ResourceViewSet(DefinitionViewSet):
     search_fields = ("uri", "name", "title", "description")
 
 
-@_documented("resource templates", ResourceTemplateSerializer)
+@_documented("resource templates", ResourceTemplateSerializer, "`uri_template` is an RFC 6570 "
+             "template; `completions` offers values per variable.")
 class ResourceTemplateViewSet(DefinitionViewSet):
     queryset = ResourceTemplate.objects.all()
     serializer_class = ResourceTemplateSerializer
@@ -125,7 +164,8 @@ class ResourceTemplateViewSet(DefinitionViewSet):
     search_fields = ("name", "uri_template", "title", "description")
 
 
-@_documented("prompts", PromptSerializer)
+@_documented("prompts", PromptSerializer, "`arguments` and `messages` are written with the prompt, "
+             "in one request; a list sent replaces the stored one, in its order.")
 class PromptViewSet(DefinitionViewSet):
     queryset = Prompt.objects.prefetch_related("arguments", "messages")
     serializer_class = PromptSerializer

@@ -84,8 +84,8 @@ def test_a_page_costs_the_same_queries_for_2_rows_as_for_200(api: APIClient, end
 def test_a_page_of_100_prompts_with_children_needs_few_queries(
         api: APIClient, django_assert_max_num_queries: Any) -> None:
     make_prompts(100)
-    # session + user, the page, its arguments, its messages.
-    with django_assert_max_num_queries(5):
+    # session + user, the page, its arguments, its messages, and the page's count.
+    with django_assert_max_num_queries(6):
         answer = api.get("/api/v1/prompts/?page_size=100")
     assert len(answer.json()["results"]) == 100
     assert [len(p["arguments"]) for p in answer.json()["results"]] == [3] * 100

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.urls import URLPattern, URLResolver
 from rest_framework.test import APIClient
@@ -78,3 +79,65 @@ def test_the_docs_page_serves_its_assets_from_this_server(api: APIClient) -> Non
 
 def test_the_schema_and_docs_are_for_staff_only(db: None) -> None:
     assert APIClient().get("/api/v1/schema/").status_code in (401, 403)
+
+
+# Issue 31 item 6: the document as a client generator or a newcomer reads it.
+OPERATIONS = ("get", "put", "patch", "post", "delete")
+ANY_JSON = {"template_structured", "http_body_template", "document"}  # any JSON value, by design
+
+
+def operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(path, method, item[method]) for path, item in document["paths"].items()
+            for method in OPERATIONS if method in item]
+
+
+def test_every_operation_has_a_description_of_its_own(document: dict[str, Any]) -> None:
+    described = {(path, method): op.get("description", "") for path, method, op in operations(document)}
+    assert described
+    for where, description in described.items():
+        assert len(description) >= 60, where  # a sentence or more, beyond the summary
+        # Not a docstring inherited from a mixin or DRF's viewsets.
+        assert "ModelViewSet" not in description and "For API views" not in description, where
+    assert len(set(described.values())) == len(described)  # each says what its own operation does
+
+
+def test_json_fields_are_typed_as_objects_or_arrays(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    assert schemas["ToolRequest"]["properties"]["input_schema"]["type"] == "object"
+    assert schemas["ToolRequest"]["properties"]["output_schema"]["type"] == ["object", "null"]
+    assert schemas["ToolRequest"]["properties"]["tags"]["type"] == "array"
+    assert schemas["PromptMessageRequest"]["properties"]["content"]["type"] == "object"
+    assert schemas["ResourceTemplateRequest"]["properties"]["completions"]["type"] == "object"
+    assert schemas["SkillRequest"]["properties"]["frontmatter"]["type"] == "object"
+    assert schemas["ApiKeyRequest"]["properties"]["tools"]["type"] == "array"
+    untyped = {
+        (name, field)
+        for name, schema in schemas.items() if name.endswith("Request")
+        for field, prop in schema.get("properties", {}).items()
+        if not {"type", "$ref", "allOf"} & set(prop)
+        and not any({"type", "$ref"} & set(choice) and choice.get("type") != "null"
+                    for choice in prop.get("oneOf", []))
+    }
+    assert {field for _, field in untyped} <= ANY_JSON, untyped
+
+
+def test_request_bodies_are_json_only(document: dict[str, Any]) -> None:
+    bodies = {(path, method): list(op["requestBody"]["content"])
+              for path, method, op in operations(document) if "requestBody" in op}
+    assert bodies
+    assert all(types == ["application/json"] for types in bodies.values()), bodies
+
+
+def test_listings_document_their_count(document: dict[str, Any]) -> None:
+    page = document["components"]["schemas"]["PaginatedToolList"]
+    assert page["properties"]["count"]["type"] == "integer" and "count" in page["required"]
+
+
+def test_the_docs_page_sends_a_visitor_who_is_not_staff_to_the_login(db: None) -> None:
+    anonymous = APIClient().get("/api/v1/docs/")
+    assert anonymous.status_code == 302
+    assert anonymous["Location"] == "/admin/login/?next=/api/v1/docs/"
+    not_staff = APIClient()
+    not_staff.force_login(User.objects.create_user("visitor", password="pw"))
+    assert not_staff.get("/api/v1/docs/")["Location"].startswith("/admin/login/")
+    assert APIClient().get("/api/v1/schema/").status_code == 401  # the document itself: still the API's
