@@ -61,7 +61,22 @@ class DefinitionSerializer(NotNullSerializer):
             row.full_clean()
         except DjangoValidationError as exc:
             raise_drf(exc)
+        # What clean() itself set is saved too (a tool's switch of kind clears the other kinds'
+        # fields, ``Tool.clear_other_kinds``), as the admin's form saves its cleaned instance.
+        attrs.update(cleared_by_clean(row, self.instance, attrs))
         return attrs
+
+
+def cleared_by_clean(row: Any, instance: Any, attrs: dict[str, Any]) -> dict[str, Any]:
+    """The kind fields (``Tool.KIND_FIELDS``) that ``full_clean`` reset on ``row``, unlike what the
+    request gave or the stored row holds (a new row's unsent fields have their defaults anyway)."""
+    kind_fields = {name for names in getattr(row, "KIND_FIELDS", {}).values() for name in names}
+    return {
+        name: getattr(row, name)
+        for name in kind_fields
+        if (name in attrs or instance is not None)
+        and getattr(row, name) != (attrs[name] if name in attrs else getattr(instance, name))
+    }
 
 
 @extend_schema_serializer(examples=[OpenApiExample("A template tool", request_only=True, value={

@@ -12,9 +12,9 @@ from typing import Any
 from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest, HttpResponse
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, reverse
 
-from . import app_admin, tryit
+from . import app_admin, tool_trial, tryit
 from .admin_base import ArgumentsTryMixin, RegistryAdmin
 from .forms import (
     JSONEditorWidget,
@@ -33,6 +33,10 @@ from .openapi import upload
 class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
     form = ToolForm
     list_display = ("name", "title", "kind", "enabled", "updated_at")
+
+    class Media:
+        js = ("registry/tool-form.js",)  # the kind's fields, the try-it panel, the arguments form
+
     list_filter = ("enabled", "kind")
     search_fields = ("name", "title", "description")
     fieldsets = (
@@ -69,15 +73,31 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
     )
 
     def example_arguments(self, obj: Tool) -> dict[str, Any]:
+        # Only the defaults the schema gives: a "" for a required string would look like a value.
         props = (obj.input_schema or {}).get("properties") or {}
-        return {
-            name: prop.get("default", "")
-            for name, prop in props.items()
-            if name in (obj.input_schema.get("required") or []) or "default" in prop
-        }
+        return {name: prop["default"] for name, prop in props.items() if "default" in prop}
 
     def run(self, obj: Tool, arguments: dict[str, Any], principal: str) -> tryit.Outcome:
         return tryit.try_tool(obj, arguments, principal)
+
+    def try_context(self, obj: Tool) -> dict[str, Any]:
+        return {"input_schema": obj.input_schema}
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        info = self.opts.app_label, self.opts.model_name
+        args = [object_id] if object_id else []
+        context = {
+            "try_unsaved_url": reverse(f"admin:{info[0]}_{info[1]}_try_unsaved{'_change' if args else ''}",
+                                       args=args),
+            **(extra_context or {}),
+        }
+        return super().changeform_view(request, object_id, form_url, context)
 
     readonly_fields = (*RegistryAdmin.readonly_fields, "app_preview")
 
@@ -88,7 +108,17 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         view = self.admin_site.admin_view(self.import_openapi_view)
-        return [path("import-openapi/", view, name="registry_tool_import_openapi"), *super().get_urls()]
+        trial = self.admin_site.admin_view(self.try_unsaved_view)
+        return [
+            path("import-openapi/", view, name="registry_tool_import_openapi"),
+            path("try-unsaved/", trial, name="registry_tool_try_unsaved"),
+            path("<path:object_id>/try-unsaved/", trial, name="registry_tool_try_unsaved_change"),
+            *super().get_urls(),
+        ]
+
+    def try_unsaved_view(self, request: HttpRequest, object_id: str | None = None) -> HttpResponse:
+        """Runs the change form's data as posted, without saving it (``tryit.try_tool``)."""
+        return tool_trial.run_form(self, request, object_id)
 
     def import_openapi_view(self, request: HttpRequest) -> HttpResponse:
         """An OpenAPI document uploaded as http tools (``openapi/upload.py``)."""

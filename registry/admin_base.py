@@ -16,7 +16,7 @@ from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from . import tryit
 from .authorship import authored, of_user
@@ -49,6 +49,24 @@ def wire_preview(obj: Any) -> dict[str, Any]:
         return {v: versions.template_to_wire(template_definition(obj), v) for v in PREVIEW_VERSIONS}
     definition = prompt_definition(obj, list(obj.arguments.all()))
     return {v: versions.prompt_to_wire(definition, v) for v in PREVIEW_VERSIONS}
+
+
+def preview_blocks(preview: dict[str, Any]) -> str:
+    """One ``<pre>`` per protocol revision, or one for all when they send the same JSON."""
+    blocks = list(preview.items())
+    if all(wire == blocks[0][1] for _, wire in blocks):
+        return format_html(
+            '<p class="mcp-preview-revisions">{} (the same for each)</p>'
+            '<pre class="mcp-preview" style="white-space: pre-wrap">{}</pre>',
+            " and ".join(preview),
+            _pretty(blocks[0][1]),
+        )
+    return format_html_join(
+        "",
+        '<p class="mcp-preview-revisions">{}</p>'
+        '<pre class="mcp-preview" style="white-space: pre-wrap">{}</pre>',
+        ((version, _pretty(wire)) for version, wire in blocks),
+    )
 
 
 def code_definitions(model: Any) -> list[dict[str, str]]:
@@ -84,11 +102,23 @@ class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
     def mcp_preview(self, obj: Any) -> str:
         if obj is None or obj.pk is None:
             return "Save to see the JSON clients receive."
+        # The stored row, not ``obj``: after a save that failed, ``obj`` holds the form's refused
+        # values, which no client receives.
+        stored = type(obj)._default_manager.filter(pk=obj.pk).first()
+        if stored is None:
+            return "Save to see the JSON clients receive."
         try:
-            preview = wire_preview(obj)
+            preview = wire_preview(stored)
         except Exception as exc:  # an invalid row must still open in the admin
             return f"No preview: {exc}"
-        return format_html('<pre style="white-space: pre-wrap">{}</pre>', _pretty(preview))
+        note = ""
+        if any(getattr(obj, f.attname) != getattr(stored, f.attname) for f in obj._meta.concrete_fields):
+            note = format_html(
+                '<p class="mcp-preview-note"><strong>Unsaved changes are not shown:</strong> this is '
+                "the saved version {}, what clients receive now.</p>",
+                stored.version,
+            )
+        return format_html("{}{}", note, preview_blocks(preview))
 
     def get_urls(self) -> list[URLPattern]:
         info = self.opts.app_label, self.opts.model_name
@@ -166,7 +196,11 @@ class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
             "form": form,
             "title": f"Try {self.opts.verbose_name} {obj}",
             "outcome": outcome,
-            "result_json": _pretty(outcome.result) if outcome and outcome.result is not None else None,
+            "result_json": _pretty(tryit.shown(outcome.result))
+            if outcome and outcome.result is not None
+            else None,
+            "outcome_data": outcome.as_json() if outcome else None,
+            **self.try_context(obj),
             "notifications_json": _pretty(outcome.notifications)
             if outcome and outcome.notifications
             else None,
@@ -176,6 +210,10 @@ class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
 
     def run_try(self, request: HttpRequest, obj: Any) -> tuple[Any, tryit.Outcome | None]:
         raise NotImplementedError
+
+    def try_context(self, obj: Any) -> dict[str, Any]:
+        """More for the try page's template (a tool's input schema, for its arguments form)."""
+        return {}
 
 
 class ArgumentsTryMixin:

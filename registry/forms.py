@@ -45,13 +45,50 @@ class JSONEditorWidget(forms.Textarea):
         return super().format_value(value)
 
 
-def handler_choices(family: str) -> Callable[[], list[tuple[str, str]]]:
-    return lambda: [("", "---------"), *handlers.choices(family)]
+# The handlers of the conformance suite's fixture (``registry/builtin/conformance*.py``): dozens of
+# names a project's operator has no use for, listed only once ``load_conformance`` made rows that
+# use them.
+CONFORMANCE_MODULES = "registry.builtin.conformance"
+
+
+def conformance_loaded() -> bool:
+    """Whether any row names a handler of the conformance fixture (``load_conformance`` ran)."""
+    from .models import Prompt, Resource, ResourceTemplate, Tool
+
+    names = [
+        name
+        for family in handlers.FAMILIES
+        for name in handlers.names(family)
+        if handlers.get(family, name).__module__.startswith(CONFORMANCE_MODULES)
+    ]
+    return any(model.objects.filter(handler__in=names).exists()
+               for model in (Tool, Resource, ResourceTemplate, Prompt))
+
+
+def handler_choices(family: str, current: str = "") -> Callable[[], list[tuple[str, str]]]:
+    """The project's handlers of ``family``; the conformance fixture's only when it is loaded (or
+    when the row already names one, so it stays valid)."""
+
+    def choices() -> list[tuple[str, str]]:
+        listed = handlers.choices(family)
+        conformance = [name for name, _ in listed
+                       if handlers.get(family, name).__module__.startswith(CONFORMANCE_MODULES)]
+        if conformance and not conformance_loaded():
+            listed = [(name, label) for name, label in listed if name not in conformance or name == current]
+        return [("", "---------"), *listed]
+
+    return choices
+
+
+class HandlerChoiceField(forms.ChoiceField):
+    def __init__(self, family: str, **kwargs: Any) -> None:
+        self.family = family
+        super().__init__(choices=handler_choices(family), **kwargs)
 
 
 def handler_field(family: str, label: str, help_text: str = "") -> forms.ChoiceField:
-    return forms.ChoiceField(
-        choices=handler_choices(family),
+    return HandlerChoiceField(
+        family,
         required=False,
         label=label,
         help_text=help_text or f"Registered in code with @{family}_handler.",
@@ -75,6 +112,9 @@ class VersionedForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk is not None:
             self.initial["opened_version"] = self.instance.version
+        for name, field in self.fields.items():
+            if isinstance(field, HandlerChoiceField):  # the row's own handler stays a choice
+                field.choices = handler_choices(field.family, getattr(self.instance, name, "") or "")
 
     def clean(self) -> dict[str, Any]:
         cleaned: dict[str, Any] = super().clean()
@@ -109,6 +149,13 @@ class ToolForm(VersionedForm):
     class Meta:
         model = Tool
         fields = "__all__"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "kind" in self.fields:  # tool-form.js shows the chosen kind's fields (Tool.KIND_FIELDS)
+            self.fields["kind"].widget.attrs["data-kind-fields"] = json.dumps(Tool.KIND_FIELDS)
+            self.fields["kind"].help_text = (
+                "Only this kind's fields are shown; saving clears the other kinds' fields.")
 
 
 class ResourceForm(VersionedForm):

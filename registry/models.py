@@ -24,6 +24,7 @@ from . import apps_ui, handlers
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
 from .history import Recorded
+from .templating import input_properties, template_problems
 from .upstream.validation import http_tool_errors, validate_http_headers, validate_result_pointer
 from .validators import (
     env_var_name,
@@ -271,11 +272,37 @@ class Tool(Definition):
         "placeholders (a string that is only a placeholder keeps the type).",
     )
 
+    # The fields only one kind uses (``registry/kinds/``): the admin shows the chosen kind's, and
+    # a save clears the others' (``clear_other_kinds``), so a tool switched from http to template
+    # keeps no URL it no longer calls, in the admin and the API alike.
+    KIND_FIELDS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "handler": ("handler",),
+        "template": ("template_text", "template_structured"),
+        "http": (
+            "http_method", "http_url", "http_headers", "http_body_template", "http_result_pointer",
+            "http_timeout", "http_max_concurrency", "http_secret_header", "http_secret_env",
+            "http_signing_secret_env", "http_forward_principal", "http_forward_trace",
+        ),
+    }
+
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def clear_other_kinds(self) -> list[str]:
+        """Reset the fields of the kinds this tool is not to their defaults; the names reset."""
+        cleared = []
+        for kind, names in self.KIND_FIELDS.items():
+            if kind == self.kind:
+                continue
+            for name in names:
+                default = self._meta.get_field(name).get_default()
+                if getattr(self, name) != default:
+                    setattr(self, name, default)
+                    cleared.append(name)
+        return cleared
 
     @property
     def effective_task_support(self) -> str:
@@ -287,6 +314,8 @@ class Tool(Definition):
 
     def clean(self) -> None:
         errors: dict[str, str] = {}
+        if self.kind in self.KIND_FIELDS:  # an unknown kind is the field's own error
+            self.clear_other_kinds()
         if self.kind == self.Kind.HANDLER:
             check_handler(errors, "handler", "tool", self.handler, required=True)
         elif self.kind == self.Kind.HTTP:
@@ -298,6 +327,10 @@ class Tool(Definition):
                 errors["template_structured"] = (
                     "With an output schema the tool must return structured content."
                 )
+            for name in ("template_text", "template_structured"):
+                problems = template_problems(getattr(self, name), input_properties(self.input_schema))
+                if problems and name not in errors:
+                    errors[name] = " ".join(problems)
         errors.update(apps_ui.tool_errors(self.ui_resource_uri, self.ui_visibility))
         if errors:
             raise ValidationError(errors)

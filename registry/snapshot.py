@@ -199,6 +199,31 @@ def prompt_definition(row: Any, arguments: list[Any]) -> d.Prompt:
     )
 
 
+def tool_spec(row: Any) -> ToolSpec:
+    """What the server runs for a tool row (saved or, for the admin's "try it", not)."""
+    return ToolSpec(
+        name=row.name,
+        kind=row.kind,
+        handler=row.handler,
+        http_method=row.http_method,
+        http_url=row.http_url,
+        http_timeout=row.http_timeout,
+        http_secret_header=row.http_secret_header,
+        http_secret_env=row.http_secret_env,
+        http_headers=tuple((row.http_headers or {}).items()),
+        http_body_template=row.http_body_template,
+        http_result_pointer=row.http_result_pointer,
+        http_signing_secret_env=row.http_signing_secret_env,
+        http_forward_principal=row.http_forward_principal,
+        http_forward_trace=row.http_forward_trace,
+        http_max_concurrency=row.http_max_concurrency,
+        idempotent=row.http_method == "GET" or bool((row.annotations or {}).get("idempotentHint")),
+        structured_output=bool(row.output_schema),
+        template_text=row.template_text,
+        template_structured=row.template_structured,
+    )
+
+
 def build_state() -> RegistryState:
     """Read every enabled definition (synchronous ORM; call off the event loop)."""
     from .code import definitions as code
@@ -211,27 +236,7 @@ def build_state() -> RegistryState:
     taken = clashes(code.TOOLS, [row.name for row in tool_rows], "Tool")
     for row in (row for row in tool_rows if row.name not in taken):
         tools.append(tool_definition(row))
-        tool_specs[row.name] = ToolSpec(
-            name=row.name,
-            kind=row.kind,
-            handler=row.handler,
-            http_method=row.http_method,
-            http_url=row.http_url,
-            http_timeout=row.http_timeout,
-            http_secret_header=row.http_secret_header,
-            http_secret_env=row.http_secret_env,
-            http_headers=tuple((row.http_headers or {}).items()),
-            http_body_template=row.http_body_template,
-            http_result_pointer=row.http_result_pointer,
-            http_signing_secret_env=row.http_signing_secret_env,
-            http_forward_principal=row.http_forward_principal,
-            http_forward_trace=row.http_forward_trace,
-            http_max_concurrency=row.http_max_concurrency,
-            idempotent=row.http_method == "GET" or bool((row.annotations or {}).get("idempotentHint")),
-            structured_output=bool(row.output_schema),
-            template_text=row.template_text,
-            template_structured=row.template_structured,
-        )
+        tool_specs[row.name] = tool_spec(row)
 
     resources: list[d.Resource] = []
     resource_specs: dict[str, ResourceSpec] = {}

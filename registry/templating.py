@@ -15,7 +15,10 @@ re-rendered.
   building JSON text safely.
 - ``{{ name|json_escape }}`` → the value as text, escaped to sit *inside* a JSON string literal
   (``"Data for {{ id|json_escape }}"``), where ``|json``'s quotes would end the string.
-- ``{{{{`` is not special; a placeholder that does not parse is left as written.
+- ``{{{{`` is not special; a placeholder that does not parse is left as written when rendered,
+  and refused when saved: ``template_problems`` names every placeholder the input schema does not
+  define, every ``{{ a.upper }}`` or ``{{ a|upper }}`` and every ``{% tag %}``, which would
+  otherwise render as nothing (or as written) without a word.
 
 ``render_json`` renders a JSON template (structured content, content blocks): every string is
 rendered, and a string that is exactly one placeholder becomes the raw value, keeping its type.
@@ -73,3 +76,55 @@ def placeholders(template: Any) -> set[str]:
     if isinstance(template, dict):
         return set().union(*(placeholders(item) for item in template.values())) if template else set()
     return set()
+
+
+# Anything that looks like template syntax: a ``{{ ... }}`` (placeholder or not), a ``{% ... %}``
+# tag or a ``{# ... #}`` comment of Django/Jinja, which this renderer does not have.
+_SYNTAX_RE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+
+
+def input_properties(schema: Any) -> set[str] | None:
+    """The argument names an input schema defines (None: not an object schema, nothing to check)."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict):
+        return None
+    return set(schema.get("properties") or {})
+
+
+def _string_problems(text: str, names: set[str]) -> list[str]:
+    found = []
+    known = ", ".join(sorted(names)) or "none"
+    for match in _SYNTAX_RE.finditer(text):
+        written = match.group(0)
+        placeholder = PLACEHOLDER_RE.fullmatch(written)
+        if placeholder is None:
+            found.append(
+                f"{written} is not supported: a template only substitutes {{{{ name }}}}, "
+                "{{ name|json }} or {{ name|json_escape }} (no tags, filters or comments)."
+            )
+            continue
+        name = placeholder.group(1)
+        if name in names:
+            continue
+        head = name.split(".", 1)[0]
+        if "." in name and head in names:
+            found.append(
+                f"{written} is not supported: there is no attribute access, write "
+                f"{{{{ {head} }}}} for the whole value."
+            )
+        else:
+            found.append(f"{written}: the input schema does not define {name!r} (its properties: {known}).")
+    return found
+
+
+def template_problems(template: Any, names: set[str] | None) -> list[str]:
+    """Why ``template`` (text, or JSON with text in it) would not render what it says from the
+    arguments ``names``, one sentence each; ``[]`` when it is fine or nothing can be checked."""
+    if names is None:
+        return []
+    if isinstance(template, str):
+        return _string_problems(template, names)
+    if isinstance(template, list):
+        return [p for item in template for p in template_problems(item, names)]
+    if isinstance(template, dict):
+        return [p for item in template.values() for p in template_problems(item, names)]
+    return []

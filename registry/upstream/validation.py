@@ -2,7 +2,8 @@
 
 Field validators: ``validate_http_headers`` (static headers), ``validate_result_pointer`` (an RFC
 6901 JSON Pointer). ``http_tool_errors`` checks the fields together: the URL template's variables
-and the body template's placeholders are input properties, a GET sends no body, and the secret's
+and the body template's placeholders are input properties (``templating.template_problems``),
+an enabled tool's host is on ``REGISTRY_HTTP_ALLOWED_HOSTS``, a GET sends no body, and the secret's
 and the signing secret's environment variables are ones a tool may use (``secret_env``).
 """
 
@@ -10,13 +11,15 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
 from mcp_protocol.uri_template import TemplateSyntaxError, parse_template
 
 from .. import secret_env
-from ..templating import placeholders
+from ..templating import input_properties, template_problems
+from . import config, guard
 
 _TOKEN_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 §5.1 field-name
 _FIELD_VALUE_RE = re.compile(r"^[\t\x20-\x7e\x80-\xff]*$")  # RFC 9110 §5.5: no CR, LF or NUL
@@ -53,6 +56,19 @@ def validate_result_pointer(value: str) -> None:
         )
 
 
+def host_refused(url: str) -> str | None:
+    """Why an enabled tool may not call ``url``'s host (None: it may). The call checks again
+    (``kinds/http.py``), so tightening the setting stops saved rows too; checking at save as well
+    means a tool that could only ever fail is not served in the first place. A disabled tool may
+    keep such a URL (a draft, or the demo's example): nobody can call it."""
+    host = (urlsplit(url).hostname or "").lower()
+    if not host or guard.host_allowed(host, config.allowed_hosts()):
+        return None
+    allowed = ", ".join(config.allowed_hosts()) or "empty"
+    return (f"{host!r} is not in REGISTRY_HTTP_ALLOWED_HOSTS (now: {allowed}): add it to that "
+            "setting, or save the tool disabled.")
+
+
 def http_tool_errors(tool: Any) -> dict[str, str]:
     """Field name → message for an http tool's fields taken together (``{}``: fine)."""
     errors: dict[str, str] = {}
@@ -68,13 +84,14 @@ def http_tool_errors(tool: Any) -> dict[str, str]:
         if missing:
             errors["http_url"] = (f"The URL uses {', '.join(missing)}, which the input schema does not "
                                   "define: add them to its properties.")
+        elif tool.enabled and (host_problem := host_refused(tool.http_url)):
+            errors["http_url"] = host_problem
     if tool.http_body_template is not None:
         if tool.http_method == "GET":
             errors["http_body_template"] = "A GET request has no body: remove the body template."
-        missing = sorted(placeholders(tool.http_body_template) - properties)
-        if missing:
-            errors["http_body_template"] = (f"The body template uses {', '.join(missing)}, which the "
-                                            "input schema does not define.")
+        problems = template_problems(tool.http_body_template, input_properties(tool.input_schema))
+        if problems:
+            errors["http_body_template"] = " ".join(problems)
     if bool(tool.http_secret_header) != bool(tool.http_secret_env):
         errors["http_secret_env"] = (
             "Give both the secret header name and its environment variable, or neither.")

@@ -35,6 +35,12 @@ HTTP_TOOL: dict[str, Any] = {
 }
 
 
+@pytest.fixture(autouse=True)
+def allow_loopback(settings: Any) -> None:
+    """The tools here call 127.0.0.1: an enabled http tool's host must be allowed when saved."""
+    settings.REGISTRY_HTTP_ALLOWED_HOSTS = ["127.0.0.1"]
+
+
 # -- at save ------------------------------------------------------------------------------------
 @pytest.mark.django_db
 @pytest.mark.parametrize("variable", ["SECRET_KEY", "DATABASE_URL", "REDIS_URL", "MCP_REQUEST_STATE_KEYS"])

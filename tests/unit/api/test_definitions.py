@@ -159,6 +159,7 @@ def test_null_for_a_column_that_cannot_hold_it_is_a_field_error_not_a_500(api: A
     assert not Prompt.objects.exists() and not Tool.objects.exists()
 
 
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["api.example.com"])  # an enabled tool's host (issue 31)
 def test_an_http_tool_with_its_request_fields_round_trips_and_a_bad_template_is_a_field_error(
     api: APIClient,
 ) -> None:

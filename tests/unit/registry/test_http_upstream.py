@@ -467,8 +467,9 @@ def test_private_addresses_are_refused_when_the_setting_forbids_them(
     api: Upstream, provider: RegistryProvider
 ) -> None:
     port = api.url.rsplit(":", 1)[1]
-    make_tool(name="by_name", http_url=f"http://localhost:{port}/echo/name")
-    make_tool(name="by_address", http_url=f"{api.url}/echo/address")
+    with override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1", "localhost"]):
+        make_tool(name="by_name", http_url=f"http://localhost:{port}/echo/name")
+        make_tool(name="by_address", http_url=f"{api.url}/echo/address")
     with override_settings(
         REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1", "localhost"], REGISTRY_HTTP_FORBID_PRIVATE=True
     ):

@@ -24,8 +24,15 @@ from tests.support.upstream import Upstream
 
 from .conftest import make_context
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("allow_loopback")]
 PETSTORE = Path(__file__).resolve().parents[2] / "fixtures" / "openapi" / "petstore" / "openapi.yaml"
+
+
+@pytest.fixture
+def allow_loopback() -> Iterator[None]:
+    """The imported tools call 127.0.0.1: an enabled http tool's host must be allowed when saved."""
+    with override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"]):
+        yield
 
 
 @pytest.fixture(scope="module")

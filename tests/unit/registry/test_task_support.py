@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from mcp_protocol import versions
@@ -37,6 +38,7 @@ def served(name: str, version: str) -> dict[str, Any]:
     return versions.tool_to_wire(tool, version)
 
 
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["api.example.com"])
 def test_each_kind_has_its_default_and_the_field_overrides_it() -> None:
     row(name="plain")
     row(name="remote", kind="http", http_url="https://api.example.com/x")

@@ -166,6 +166,7 @@ def test_template_kind_renders_text_and_typed_structured_content(provider: Regis
         template_text="Hi {{ name }}, n={{ n }}, j={{ name|json }}",
         template_structured={"who": "{{ name }}", "n": "{{n}}", "label": "#{{ n }}"},
         output_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+        input_schema={"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}},
     )
     result = call(provider, "tpl", {"name": 'Bo"b', "n": 3})
     assert result["content"] == [{"type": "text", "text": 'Hi Bo"b, n=3, j="Bo\\"b"'}]
@@ -173,13 +174,19 @@ def test_template_kind_renders_text_and_typed_structured_content(provider: Regis
 
 
 def test_template_kind_gives_no_access_to_python_objects(provider: RegistryProvider) -> None:
-    make_tool(
+    from django.core.exceptions import ValidationError
+
+    row = Tool(
         name="tpl",
         kind="template",
+        input_schema={"type": "object", "properties": {"name": {"type": "string"}}},
         template_text=(
             "{{ name.__class__ }}|{{ name.upper }}|{% for x in y %}{{ __import__ }}|{{ settings.SECRET_KEY }}"
         ),
     )
+    with pytest.raises(ValidationError):  # refused at save (issue 31) ...
+        row.full_clean()
+    row.save()  # ... and harmless when written around validation (a raw write, an older row)
     result = call(provider, "tpl", {"name": "x"})
     # Only plain keys of the arguments exist: dotted names are not looked up on objects, tags are text.
     assert result["content"][0]["text"] == "||{% for x in y %}|"
@@ -294,7 +301,8 @@ def test_http_kind_maps_call_tool_results_text_and_upstream_errors(
 def test_http_kind_refuses_a_host_off_the_allow_list_without_connecting(
     http_server: str, provider: RegistryProvider
 ) -> None:
-    make_tool(name="remote", kind="http", http_url=f"{http_server}/structured")
+    with override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"]):  # allowed when saved, not now
+        make_tool(name="remote", kind="http", http_url=f"{http_server}/structured")
     result = call(provider, "remote", {})
     assert result["isError"] is True
     assert (

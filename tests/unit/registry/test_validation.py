@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.test import override_settings
 
 from registry.models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 
@@ -149,6 +150,7 @@ def test_bad_x_mcp_header_annotations_are_refused_with_the_reason(
     assert any(expected in m for m in messages), messages
 
 
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["example.com"])
 def test_each_tool_kind_requires_its_settings() -> None:
     assert "handler" in errors_of(tool(kind="handler", handler=""))
     assert "is registered" in errors_of(tool(kind="handler", handler="no.such.handler"))["handler"][0]
