@@ -6,6 +6,7 @@ basic/utilities/tasks.mdx, SEP-1686), on any worker, outliving the worker that r
     runner.py   ``TaskRunner``: runs tasks on this worker under a lease, resumes answered ones,
                 takes over the tasks of dead workers, stops cancelled ones wherever they run
     signals.py  what workers tell each other over the bus: stop a run, a task changed
+    relay.py    2025-11-25: a parked task's questions, sent to the client on a tasks/result stream
 
 The records are a ``TaskStore`` (``stores/tasks.py``); the methods (``tasks/get`` …) are
 ``methods/tasks.py``. Nothing here imports the method handlers: the server hands the runner

@@ -15,8 +15,9 @@ from the process:
   runs on, under a lease renewed every ``lease / 3`` seconds.
 - **Questions** mid-task: the run is stopped (replay: it must ask the same questions in the
   same order) and the task parked ``input_required``, lease released. ``tasks/update`` on any
-  worker records the answers; the worker that completes them claims the task and runs the tool
-  again from the start with every answer so far.
+  worker (2026-07-28), or the client's replies to the questions a ``tasks/result`` stream carries
+  (2025-11-25, ``relay.py``), record the answers (``answer``); the worker that completes them
+  claims the task and runs the tool again from the start with every answer so far.
 - **Cancel** on any worker marks the task ``cancelled`` in the store (terminal, so the run's
   result is refused), then stops the run where it is: here at once, or through the bus channel
   ``tasks:<owner>`` of the worker holding the lease. A lost bus message is caught by the next
@@ -59,6 +60,7 @@ from ..stores.tasks import (
     COMPLETED,
     FAILED,
     INPUT_REQUIRED,
+    Answered,
     Principal,
     TaskRecord,
     TaskStore,
@@ -82,7 +84,7 @@ WORKER_STOPPED: dict[str, Any] = {
 
 class _Silent(Outbound):
     """Where a task's notifications go: nowhere (SEP-2663: no progress or log messages for
-    tasks); server→client requests of a legacy-era task are refused (the tool gets an error)."""
+    tasks). A task's questions never reach it: its ``InputRound`` parks them in the store."""
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         return None
@@ -91,6 +93,14 @@ class _Silent(Outbound):
         from ..errors import ClientRequestError
 
         raise ClientRequestError(f"{method} cannot be sent from this task")
+
+
+def _round(
+    principal: str | None, tool: str, arguments: dict[str, Any], answers: dict[str, Any], *, relayed: bool
+) -> InputRound:
+    """The questions and answers of one run of a task (``relayed``: a 2025-11-25 task's)."""
+    digest = arguments_digest(arguments)
+    return InputRound(answers, lambda: Binding(principal, "tools/call", tool, digest), relayed=relayed)
 
 
 @dataclass(slots=True)
@@ -171,7 +181,10 @@ class TaskRunner:
         before it becomes a task (2026-07-28), else a task at once (2025-11-25, the client asked)."""
         assert self.execute is not None, "the Server sets TaskRunner.execute"
         detached = asyncio.Event()
-        inputs = inputs.fork() if inputs is not None else None
+        if inputs is not None:
+            inputs = inputs.fork()
+        else:  # 2025-11-25: questions are parked too, and relayed on tasks/result (relay.py)
+            inputs = _round(session.principal, tool.name, arguments, {}, relayed=not session.stateless)
         ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
         ctx.on_detach = detached.set
         job = asyncio.create_task(self.execute(tool, arguments, ctx, version))
@@ -304,12 +317,10 @@ class TaskRunner:
             state="ready",
             stateless=bool(request.get("stateless")),
         )
-        inputs = None
-        if session.stateless:
-            digest = arguments_digest(request["arguments"])
-            inputs = InputRound(
-                dict(record.answers), lambda: Binding(record.principal, "tools/call", tool.name, digest)
-            )
+        arguments = request["arguments"]
+        inputs = _round(
+            record.principal, tool.name, arguments, dict(record.answers), relayed=not session.stateless
+        )
         ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
         job = asyncio.create_task(self.execute(tool, request["arguments"], ctx, request["version"]))
         if inputs is not None:
@@ -325,6 +336,19 @@ class TaskRunner:
         supervisor = asyncio.create_task(self._supervise(task_id, job, inputs, created_ms))
         self._supervisors.add(supervisor)  # a reference until it ends (asyncio keeps weak ones)
         supervisor.add_done_callback(self._supervisors.discard)
+
+    async def answer(
+        self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]
+    ) -> Answered:
+        """Record answers to the task's questions (2026-07-28 ``tasks/update``; 2025-11-25 replies
+        relayed by ``tasks/result``); once none is left the task runs on here (the sweeps of
+        every worker are the backstop)."""
+        outcome = await self.store.answer(task_id, principal, responses)
+        if outcome in (Answered.PENDING, Answered.READY):
+            await self.changed(task_id)
+        if outcome is Answered.READY:
+            await self.take(task_id)
+        return outcome
 
     async def cancel(self, task_id: str, principal: Principal) -> TaskRecord | None:
         """Cancel on any worker; stop the run where it is. The record as found (None: unknown)."""
