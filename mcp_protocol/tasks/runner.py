@@ -49,9 +49,7 @@ from ..context import Context
 from ..definitions import Tool
 from ..errors import InternalError, MCPError
 from ..inputs import InputRound
-from ..outbound import Outbound
 from ..provider import Provider
-from ..request_state import Binding, arguments_digest
 from ..session import Session
 from ..store_errors import StoreUnavailable
 from ..stores.tasks import (
@@ -64,9 +62,9 @@ from ..stores.tasks import (
     Principal,
     TaskRecord,
     TaskStore,
-    new_task_id,
     now_ms,
 )
+from .call import context_of, first_context, new_record
 from .signals import announce, cancel_everywhere, channel
 from .wire import task_to_wire
 
@@ -80,27 +78,6 @@ WORKER_STOPPED: dict[str, Any] = {
     "message": WORKER_STOPPED_MESSAGE,
     "data": {"retryable": True},
 }
-
-
-class _Silent(Outbound):
-    """Where a task's notifications go: nowhere (SEP-2663: no progress or log messages for
-    tasks). A task's questions never reach it: its ``InputRound`` parks them in the store."""
-
-    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
-        return None
-
-    async def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
-        from ..errors import ClientRequestError
-
-        raise ClientRequestError(f"{method} cannot be sent from this task")
-
-
-def _round(
-    principal: str | None, tool: str, arguments: dict[str, Any], answers: dict[str, Any], *, relayed: bool
-) -> InputRound:
-    """The questions and answers of one run of a task (``relayed``: a 2025-11-25 task's)."""
-    digest = arguments_digest(arguments)
-    return InputRound(answers, lambda: Binding(principal, "tools/call", tool, digest), relayed=relayed)
 
 
 @dataclass(slots=True)
@@ -181,12 +158,9 @@ class TaskRunner:
         before it becomes a task (2026-07-28), else a task at once (2025-11-25, the client asked)."""
         assert self.execute is not None, "the Server sets TaskRunner.execute"
         detached = asyncio.Event()
-        if inputs is not None:
-            inputs = inputs.fork()
-        else:  # 2025-11-25: questions are parked too, and relayed on tasks/result (relay.py)
-            inputs = _round(session.principal, tool.name, arguments, {}, relayed=not session.stateless)
-        ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
+        ctx = first_context(session, tool.name, arguments, inputs)
         ctx.on_detach = detached.set
+        inputs = ctx.inputs
         job = asyncio.create_task(self.execute(tool, arguments, ctx, version))
         if inputs is not None:
             inputs.task = job  # a question stops the tool's run, not the request
@@ -204,7 +178,18 @@ class TaskRunner:
                     if job.cancelled():
                         return Started(asked=inputs)
                     return Started(result=job.result())
-            record = self._record(tool, arguments, session, inputs, version, ttl_ms)
+            ttl = self.ttl_ms if ttl_ms is None else (min(ttl_ms, self.ttl_ms) if self.ttl_ms else ttl_ms)
+            record = new_record(
+                tool.name,
+                arguments,
+                session,
+                inputs,
+                version,
+                ttl_ms=ttl,
+                poll_interval_ms=self.poll_interval_ms,
+                owner=self.owner,
+                lease_ms=now_ms() + int(self.lease * 1000),
+            )
             await self.store.create(record)
             created = True
             self._jobs[record.task_id] = job  # renewed from now on (the record exists)
@@ -215,39 +200,6 @@ class TaskRunner:
         finally:
             if not created and not job.done():
                 job.cancel()
-
-    def _record(
-        self,
-        tool: Tool,
-        arguments: dict[str, Any],
-        session: Session,
-        inputs: InputRound | None,
-        version: str,
-        ttl_ms: int | None,
-    ) -> TaskRecord:
-        now = now_ms()
-        ttl = self.ttl_ms if ttl_ms is None else (min(ttl_ms, self.ttl_ms) if self.ttl_ms else ttl_ms)
-        request = {
-            "arguments": arguments,
-            "version": version,
-            "stateless": session.stateless,
-            # 2025-11-25: the session whose GET stream hears notifications/tasks/status.
-            "session_id": None if session.stateless else session.id,
-            "capabilities": session.client_capabilities,
-            "client_info": session.client_info,
-        }
-        return TaskRecord(
-            task_id=new_task_id(),
-            principal=session.principal,
-            tool=tool.name,
-            request=request,
-            created_ms=now,
-            ttl_ms=ttl,
-            poll_interval_ms=self.poll_interval_ms,
-            answers=dict(inputs.answers) if inputs is not None else {},
-            owner=self.owner,
-            lease_ms=now + int(self.lease * 1000),
-        )
 
     # -- a run ends -----------------------------------------------------------------------------
     async def _supervise(
@@ -307,26 +259,12 @@ class TaskRunner:
 
     def _launch(self, record: TaskRecord, tool: Tool) -> None:
         assert self.execute is not None
-        request = record.request
-        session = Session(
-            id=f"task-{record.task_id[:8]}",
-            protocol_version=request["version"],
-            client_info=request.get("client_info") or {},
-            client_capabilities=request.get("capabilities") or {},
-            principal=record.principal,
-            state="ready",
-            stateless=bool(request.get("stateless")),
-        )
-        arguments = request["arguments"]
-        inputs = _round(
-            record.principal, tool.name, arguments, dict(record.answers), relayed=not session.stateless
-        )
-        ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
-        job = asyncio.create_task(self.execute(tool, request["arguments"], ctx, request["version"]))
-        if inputs is not None:
-            inputs.task = job
+        ctx, arguments, version = context_of(record)
+        job = asyncio.create_task(self.execute(tool, arguments, ctx, version))
+        if ctx.inputs is not None:
+            ctx.inputs.task = job
         self._jobs[record.task_id] = job
-        self._watch(record.task_id, job, inputs, record.created_ms)
+        self._watch(record.task_id, job, ctx.inputs, record.created_ms)
 
     def _watch(
         self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None, created_ms: int
