@@ -164,10 +164,11 @@ class Context:
     ) -> dict[str, Any]:
         """Ask the client (sampling, elicitation, roots) and return its result, in either era.
 
-        Legacy: a server→client request on the request's stream. Modern (2026-07-28): MRTR by
-        replay (``inputs.py``): the answer under ``key`` if the retry carries it, else the run is
-        parked and the client gets an input-required result asking for it. ``key`` names the
-        question in ``inputRequests`` (default ``<kind>-<n>``, in the order asked).
+        Legacy: a server→client request on the request's stream. Modern (2026-07-28), and a
+        task's run in either era: by replay (``inputs.py``): the answer under ``key`` if the
+        retry carries it, else the run is parked and the client is asked for it (an input-required
+        result, the task's input requests). ``key`` names the question in ``inputRequests``
+        (default ``<kind>-<n>``, in the order asked).
         """
         if self._finished:
             # Server→client requests relate to the originating request ([L] transports.mdx);
@@ -184,11 +185,13 @@ class Context:
             raise ClientRequestError(
                 f"The client did not declare the {capability!r} capability needed for {method}"
             )
-        if self.session.stateless:
-            if self.inputs is None:
-                # mrtr.mdx "Supported Requests": only tools/call, resources/read, prompts/get.
-                raise ClientRequestError(f"{method} cannot be asked while serving this method")
+        if self.inputs is not None:
+            # A modern request, or a task's run in either era (its questions are parked in the
+            # task store and answered by tasks/update or over a tasks/result stream).
             return await self.inputs.ask(method, params, key)
+        if self.session.stateless:
+            # mrtr.mdx "Supported Requests": only tools/call, resources/read, prompts/get.
+            raise ClientRequestError(f"{method} cannot be asked while serving this method")
         return await self.outbound.request(method, params, self.client_request_timeout)
 
     async def sample(self, params: dict[str, Any], *, key: str | None = None) -> dict[str, Any]:

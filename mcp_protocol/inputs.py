@@ -18,6 +18,12 @@ re-run), and must do nothing before its last question that it would regret doing
 
 Which methods may answer input-required: ``tools/call``, ``resources/read``, ``prompts/get``
 ("Supported Requests"; MUST NOT on any other).
+
+A task's run asks the same way in both eras (``tasks/runner.py``): its questions are parked in
+the task store. In 2026-07-28 the client answers them by ``tasks/update``; in 2025-11-25 they are
+relayed to the client as real requests on a ``tasks/result`` stream (``tasks/relay.py``), whose
+error replies are recorded as refusals (``refusal``) and raised on replay as the refused request
+would have raised outside a task.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .errors import InvalidParams
+from .errors import ClientRequestError, InvalidParams
 from .request_state import Binding, RequestStateSealer, arguments_digest
 
 MRTR_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
@@ -42,6 +48,14 @@ _REQUIRED_MEMBERS = {
 # Loop turns given to concurrent siblings (asyncio.gather) to ask their own question before the
 # handler is stopped: each starts on the next turn and asks before its first real await.
 SIBLING_TURNS = 3
+# The answer recorded for a relayed question the client answered with a JSON-RPC error.
+REFUSED = "mcpsite/refused"
+
+
+def refusal(error: dict[str, Any]) -> dict[str, Any]:
+    """What a relayed question's JSON-RPC error reply is recorded as (only a relayed round,
+    ``InputRound(relayed=True)``, reads it: a 2026-07-28 client cannot refuse this way)."""
+    return {REFUSED: error}
 
 
 def parse_input_responses(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -60,8 +74,11 @@ def parse_input_responses(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
 class InputRound:
     """The questions and answers of one modern request's handler run."""
 
-    def __init__(self, answers: dict[str, Any], binding: Callable[[], Binding]) -> None:
+    def __init__(
+        self, answers: dict[str, Any], binding: Callable[[], Binding], *, relayed: bool = False
+    ) -> None:
         self.answers = answers
+        self.relayed = relayed  # a 2025-11-25 task's: its answers may be refusals
         self._binding = binding
         self.consumed: dict[str, Any] = {}  # answers the handler used, in order: sealed for the retry
         self.questions: dict[str, dict[str, Any]] = {}
@@ -72,7 +89,7 @@ class InputRound:
     def fork(self) -> InputRound:
         """A round with the same answers for a run of its own (a task's: tasks/runner.py), so
         stopping that run leaves the request's round as it is."""
-        return InputRound(self.answers, self._binding)
+        return InputRound(self.answers, self._binding, relayed=self.relayed)
 
     @functools.cached_property
     def binding(self) -> Binding:
@@ -88,6 +105,9 @@ class InputRound:
         key = key if key is not None else self.key_for(method)
         if key in self.answers:
             answer = self.answers[key]
+            if self.relayed and REFUSED in answer:
+                self.consumed[key] = answer
+                raise ClientRequestError(f"The client answered {method} with an error", answer[REFUSED])
             missing = [m for m in _REQUIRED_MEMBERS.get(method, ()) if m not in answer]
             if missing:
                 raise InvalidParams(

@@ -14,7 +14,8 @@
 
 2025-11-25 (basic/utilities/tasks.mdx, SEP-1686): ``tasks/get`` (the task, no payload),
 ``tasks/result`` (blocks until terminal, then the call's result or its JSON-RPC error, with the
-``related-task`` ``_meta``), ``tasks/list`` (the principal's tasks, paged), ``tasks/cancel``
+``related-task`` ``_meta``; meanwhile the questions of an ``input_required`` task are sent to
+the client on its stream: ``tasks/relay.py``), ``tasks/list`` (the principal's tasks, paged), ``tasks/cancel``
 (a terminal task → -32602; else cancelled, the task returned).
 
 Authorization is the store's: a task is found only by its principal, on every method.
@@ -27,7 +28,8 @@ from typing import Any
 
 from ..errors import InvalidParams, MCPError, MethodNotFound
 from ..inputs import parse_input_responses
-from ..stores.tasks import Answered, TaskRecord
+from ..stores.tasks import INPUT_REQUIRED, Answered, TaskRecord
+from ..tasks.relay import ask_client
 from ..tasks.runner import TaskRunner
 from ..tasks.wire import RELATED_TASK, declares_extension, missing_extension, task_to_wire
 from .base import Call, require_str
@@ -61,13 +63,8 @@ async def update_task(call: Call) -> dict[str, Any]:
     runner = _runner(call)
     task_id = require_str(call.params, "taskId")
     responses = parse_input_responses(call.params)
-    outcome = await runner.store.answer(task_id, call.session.principal, responses)
-    if outcome is Answered.UNKNOWN:
+    if await runner.answer(task_id, call.session.principal, responses) is Answered.UNKNOWN:
         raise InvalidParams(NOT_FOUND)
-    if outcome is not Answered.IGNORED:
-        await runner.changed(task_id)
-    if outcome is Answered.READY:
-        await runner.take(task_id)  # run it on here; the sweeps of every worker are the backstop
     return {}
 
 
@@ -91,6 +88,9 @@ async def task_result(call: Call) -> dict[str, Any]:
     runner = _runner(call)
     record = await _found(call, runner)
     while not record.terminal:
+        if record.status == INPUT_REQUIRED:
+            # tasks.mdx "Input Required Status": the task's questions go out on this stream.
+            await ask_client(runner, record, call.ctx.outbound, call.ctx.client_request_timeout)
         await asyncio.sleep(RESULT_POLL)
         record = await _found(call, runner)
     if record.error is not None:

@@ -15,8 +15,9 @@ from the process:
   runs on, under a lease renewed every ``lease / 3`` seconds.
 - **Questions** mid-task: the run is stopped (replay: it must ask the same questions in the
   same order) and the task parked ``input_required``, lease released. ``tasks/update`` on any
-  worker records the answers; the worker that completes them claims the task and runs the tool
-  again from the start with every answer so far.
+  worker (2026-07-28), or the client's replies to the questions a ``tasks/result`` stream carries
+  (2025-11-25, ``relay.py``), record the answers (``answer``); the worker that completes them
+  claims the task and runs the tool again from the start with every answer so far.
 - **Cancel** on any worker marks the task ``cancelled`` in the store (terminal, so the run's
   result is refused), then stops the run where it is: here at once, or through the bus channel
   ``tasks:<owner>`` of the worker holding the lease. A lost bus message is caught by the next
@@ -48,9 +49,7 @@ from ..context import Context
 from ..definitions import Tool
 from ..errors import InternalError, MCPError
 from ..inputs import InputRound
-from ..outbound import Outbound
 from ..provider import Provider
-from ..request_state import Binding, arguments_digest
 from ..session import Session
 from ..store_errors import StoreUnavailable
 from ..stores.tasks import (
@@ -59,12 +58,13 @@ from ..stores.tasks import (
     COMPLETED,
     FAILED,
     INPUT_REQUIRED,
+    Answered,
     Principal,
     TaskRecord,
     TaskStore,
-    new_task_id,
     now_ms,
 )
+from .call import context_of, first_context, new_record
 from .signals import announce, cancel_everywhere, channel
 from .wire import task_to_wire
 
@@ -78,19 +78,6 @@ WORKER_STOPPED: dict[str, Any] = {
     "message": WORKER_STOPPED_MESSAGE,
     "data": {"retryable": True},
 }
-
-
-class _Silent(Outbound):
-    """Where a task's notifications go: nowhere (SEP-2663: no progress or log messages for
-    tasks); server→client requests of a legacy-era task are refused (the tool gets an error)."""
-
-    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
-        return None
-
-    async def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
-        from ..errors import ClientRequestError
-
-        raise ClientRequestError(f"{method} cannot be sent from this task")
 
 
 @dataclass(slots=True)
@@ -171,9 +158,9 @@ class TaskRunner:
         before it becomes a task (2026-07-28), else a task at once (2025-11-25, the client asked)."""
         assert self.execute is not None, "the Server sets TaskRunner.execute"
         detached = asyncio.Event()
-        inputs = inputs.fork() if inputs is not None else None
-        ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
+        ctx = first_context(session, tool.name, arguments, inputs)
         ctx.on_detach = detached.set
+        inputs = ctx.inputs
         job = asyncio.create_task(self.execute(tool, arguments, ctx, version))
         if inputs is not None:
             inputs.task = job  # a question stops the tool's run, not the request
@@ -191,7 +178,18 @@ class TaskRunner:
                     if job.cancelled():
                         return Started(asked=inputs)
                     return Started(result=job.result())
-            record = self._record(tool, arguments, session, inputs, version, ttl_ms)
+            ttl = self.ttl_ms if ttl_ms is None else (min(ttl_ms, self.ttl_ms) if self.ttl_ms else ttl_ms)
+            record = new_record(
+                tool.name,
+                arguments,
+                session,
+                inputs,
+                version,
+                ttl_ms=ttl,
+                poll_interval_ms=self.poll_interval_ms,
+                owner=self.owner,
+                lease_ms=now_ms() + int(self.lease * 1000),
+            )
             await self.store.create(record)
             created = True
             self._jobs[record.task_id] = job  # renewed from now on (the record exists)
@@ -202,39 +200,6 @@ class TaskRunner:
         finally:
             if not created and not job.done():
                 job.cancel()
-
-    def _record(
-        self,
-        tool: Tool,
-        arguments: dict[str, Any],
-        session: Session,
-        inputs: InputRound | None,
-        version: str,
-        ttl_ms: int | None,
-    ) -> TaskRecord:
-        now = now_ms()
-        ttl = self.ttl_ms if ttl_ms is None else (min(ttl_ms, self.ttl_ms) if self.ttl_ms else ttl_ms)
-        request = {
-            "arguments": arguments,
-            "version": version,
-            "stateless": session.stateless,
-            # 2025-11-25: the session whose GET stream hears notifications/tasks/status.
-            "session_id": None if session.stateless else session.id,
-            "capabilities": session.client_capabilities,
-            "client_info": session.client_info,
-        }
-        return TaskRecord(
-            task_id=new_task_id(),
-            principal=session.principal,
-            tool=tool.name,
-            request=request,
-            created_ms=now,
-            ttl_ms=ttl,
-            poll_interval_ms=self.poll_interval_ms,
-            answers=dict(inputs.answers) if inputs is not None else {},
-            owner=self.owner,
-            lease_ms=now + int(self.lease * 1000),
-        )
 
     # -- a run ends -----------------------------------------------------------------------------
     async def _supervise(
@@ -294,28 +259,12 @@ class TaskRunner:
 
     def _launch(self, record: TaskRecord, tool: Tool) -> None:
         assert self.execute is not None
-        request = record.request
-        session = Session(
-            id=f"task-{record.task_id[:8]}",
-            protocol_version=request["version"],
-            client_info=request.get("client_info") or {},
-            client_capabilities=request.get("capabilities") or {},
-            principal=record.principal,
-            state="ready",
-            stateless=bool(request.get("stateless")),
-        )
-        inputs = None
-        if session.stateless:
-            digest = arguments_digest(request["arguments"])
-            inputs = InputRound(
-                dict(record.answers), lambda: Binding(record.principal, "tools/call", tool.name, digest)
-            )
-        ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
-        job = asyncio.create_task(self.execute(tool, request["arguments"], ctx, request["version"]))
-        if inputs is not None:
-            inputs.task = job
+        ctx, arguments, version = context_of(record)
+        job = asyncio.create_task(self.execute(tool, arguments, ctx, version))
+        if ctx.inputs is not None:
+            ctx.inputs.task = job
         self._jobs[record.task_id] = job
-        self._watch(record.task_id, job, inputs, record.created_ms)
+        self._watch(record.task_id, job, ctx.inputs, record.created_ms)
 
     def _watch(
         self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None, created_ms: int
@@ -325,6 +274,19 @@ class TaskRunner:
         supervisor = asyncio.create_task(self._supervise(task_id, job, inputs, created_ms))
         self._supervisors.add(supervisor)  # a reference until it ends (asyncio keeps weak ones)
         supervisor.add_done_callback(self._supervisors.discard)
+
+    async def answer(
+        self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]
+    ) -> Answered:
+        """Record answers to the task's questions (2026-07-28 ``tasks/update``; 2025-11-25 replies
+        relayed by ``tasks/result``); once none is left the task runs on here (the sweeps of
+        every worker are the backstop)."""
+        outcome = await self.store.answer(task_id, principal, responses)
+        if outcome in (Answered.PENDING, Answered.READY):
+            await self.changed(task_id)
+        if outcome is Answered.READY:
+            await self.take(task_id)
+        return outcome
 
     async def cancel(self, task_id: str, principal: Principal) -> TaskRecord | None:
         """Cancel on any worker; stop the run where it is. The record as found (None: unknown)."""

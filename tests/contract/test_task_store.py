@@ -215,12 +215,18 @@ async def test_a_renewed_lease_is_not_taken_over(make_task_store: Make) -> None:
 
 async def test_a_task_expires_ttl_after_its_creation(make_task_store: Make) -> None:
     store = make_task_store()
-    short, forever = task(ttl_ms=300), task(ttl_ms=None)
+    # 2 s: long enough that a loaded machine (a Cluster client's first slot discovery) does not
+    # see it expire before the first read; the expiry itself is waited for, with a deadline.
+    short, forever = task(ttl_ms=2_000), task(ttl_ms=None)
     await store.create(short)
     await store.create(forever)
     assert await store.get(short.task_id, "alice") is not None
-    await asyncio.sleep(0.45)
-    assert await store.get(short.task_id, "alice") is None
+
+    async def gone() -> bool:
+        return await store.get(short.task_id, "alice") is None
+
+    await eventually(gone, seconds=5.0, step=0.05)
+    assert now_ms() >= short.created_ms + 2_000  # not before its ttl
     assert await store.cancel(short.task_id, "alice") is None
     assert short.task_id not in {r.task_id for r in (await store.list_tasks("alice", 0, 100))[0]}
     found = await store.get(forever.task_id, "alice")

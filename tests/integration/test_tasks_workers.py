@@ -9,7 +9,9 @@ task end ``failed`` with a retryable error, both well within the lease (never ``
 forever). A ``subscriptions/listen`` stream on B hears (``notifications/tasks``) every transition
 of a task run on A. The 2025-11-25 methods are checked over raw HTTP in a session served by two
 workers, and with the official TypeScript SDK's experimental tasks client (the Python SDK v2 has
-none). While Redis is down the task methods answer 503; afterwards a task is there or not as
+none); a 2025-11-25 task's question, parked on A, goes out on a ``tasks/result`` stream on B and
+its answer, POSTed to C, resumes the task (tasks.mdx "Input Required Status"). While Redis is
+down the task methods answer 503; afterwards a task is there or not as
 Redis' persistence kept it (this Redis keeps nothing: -32602). Raw httpx otherwise, so the status
 and JSON-RPC codes are what is checked.
 
@@ -254,6 +256,103 @@ async def test_2025_11_25_task_methods_over_one_session_served_by_two_workers(
                 statuses.append(message["params"]["status"])
 
 
+async def in_session(
+    client: httpx.AsyncClient, server: LiveServer, sid: str, message: dict[str, Any]
+) -> dict[str, Any]:
+    """POST one request of the 2025-11-25 session ``sid``; its JSON-RPC response."""
+    async with client.stream("POST", server.url, headers=session_headers(sid), json=message) as response:
+        return await answer(response)
+
+
+async def legacy_until(
+    client: httpx.AsyncClient, server: LiveServer, sid: str, task_id: str, *statuses: str
+) -> dict[str, Any]:
+    async def poll() -> dict[str, Any]:
+        while True:
+            got = await in_session(client, server, sid, request("get", "tasks/get", {"taskId": task_id}))
+            task: dict[str, Any] = got["result"]
+            if task["status"] in statuses:
+                return task
+            await asyncio.sleep(0.1)
+
+    return await within(poll(), WAIT)
+
+
+async def test_a_2025_11_25_tasks_question_asked_on_a_goes_out_on_tasks_result_on_b_answered_on_c(
+    fleet_workers: list[LiveServer], client: httpx.AsyncClient
+) -> None:
+    # tasks.mdx "Input Required Status": the run on A parks the task input_required; the
+    # client's tasks/result on B carries the question (related-task _meta); the reply, POSTed
+    # to C, reaches B through the session's bus channel; the task runs on and B's stream ends
+    # with the result.
+    a, b, c = fleet_workers
+    sid = await open_session(client, a.url, capabilities={"tasks": {}, "elicitation": {}})
+    call_ = request(
+        1, "tools/call", {"name": "confirm_delete", "arguments": {"filename": "r.txt"}, "task": {}}
+    )
+    created = (await in_session(client, a, sid, call_))["result"]["task"]
+    task_id = created["taskId"]
+    assert created["status"] == "working"
+    await legacy_until(client, b, sid, task_id, "input_required")
+    wanted = request(2, "tasks/result", {"taskId": task_id})
+    async with client.stream("POST", b.url, headers=session_headers(sid), json=wanted) as stream:
+        events = sse_events(stream)
+        asked = (await next_data(events, WAIT)).message
+        assert asked["method"] == "elicitation/create"
+        assert asked["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+        reply = {
+            "jsonrpc": "2.0",
+            "id": asked["id"],
+            "result": {"action": "accept", "content": {"confirm": True}},
+        }
+        posted = await client.post(c.url, headers=session_headers(sid), json=reply)
+        assert posted.status_code == 202
+        done = (await next_data(events, WAIT)).message
+    assert done["id"] == 2 and done["result"]["content"][0]["text"] == "Deleted r.txt"
+    assert done["result"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    assert (await legacy_until(client, a, sid, task_id, "completed"))["status"] == "completed"
+
+
+async def test_a_2025_11_25_tasks_concurrent_questions_go_out_together_and_a_refusal_reaches_the_tool(
+    fleet_workers: list[LiveServer], client: httpx.AsyncClient
+) -> None:
+    a, b, _ = fleet_workers
+    sid = await open_session(client, a.url, capabilities={"tasks": {}, "elicitation": {}})
+    call_ = request(1, "tools/call", {"name": "multi_input", "arguments": {}, "task": {}})
+    task_id = (await in_session(client, a, sid, call_))["result"]["task"]["taskId"]
+    parked = await legacy_until(client, b, sid, task_id, "input_required")
+    assert "inputRequests" not in parked  # 2025-11-25: the questions come on tasks/result
+    async with client.stream(
+        "POST", b.url, headers=session_headers(sid), json=request(2, "tasks/result", {"taskId": task_id})
+    ) as stream:
+        events = sse_events(stream)
+        asked = [(await next_data(events, WAIT)).message for _ in range(2)]
+        by_field = {next(iter(m["params"]["requestedSchema"]["properties"])): m for m in asked}
+        await client.post(
+            a.url,
+            headers=session_headers(sid),
+            json={
+                "jsonrpc": "2.0",
+                "id": by_field["name"]["id"],
+                "result": {"action": "accept", "content": {"name": "Ada"}},
+            },
+        )
+        # Answered with a JSON-RPC error: on replay the tool's elicit raises, as outside a task
+        # (tools.mdx: the call ends with an isError result).
+        await client.post(
+            a.url,
+            headers=session_headers(sid),
+            json={
+                "jsonrpc": "2.0",
+                "id": by_field["confirm"]["id"],
+                "error": {"code": -1, "message": "User left"},
+            },
+        )
+        done = (await next_data(events, WAIT)).message
+    assert done["result"]["isError"] is True
+    assert "elicitation/create" in done["result"]["content"][0]["text"]
+
+
 def test_the_official_typescript_sdk_drives_a_2025_11_25_task(fleet_workers: list[LiveServer]) -> None:
     # The Python SDK (v2) dropped tasks; the TypeScript SDK installed with the conformance suite
     # still has the 2025-11-25 experimental tasks client.
@@ -277,6 +376,10 @@ def test_the_official_typescript_sdk_drives_a_2025_11_25_task(fleet_workers: lis
     assert seen["messages"][0] == "taskCreated" and seen["messages"][-1] == "result", seen
     assert seen["text"].startswith("Computed") and seen["payload"] == seen["text"]
     assert seen["get"] == "completed" and seen["listed"] is True
+    # A task that asks: the SDK calls tasks/result on input_required and answers the question.
+    assert "input_required" in seen["asking"] and seen["asking"][-1] == "result", seen
+    assert seen["answered"] == "Deleted sdk.txt"
+    assert seen["elicited"] == [{"taskId": seen["askingId"]}]
 
 
 # -- Redis restarts (the fleet's Redis keeps nothing: --save "", no AOF) ---------------------------

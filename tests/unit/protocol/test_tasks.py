@@ -1,6 +1,7 @@
 """Tasks in-process (issue 26): which calls become tasks, in each era (SEP-2663; 2025-11-25
 basic/utilities/tasks.mdx), the task methods' errors, a question mid-task answered through
-tasks/update, and a cancelled run that stays cancelled. One ``Server`` with a ``TaskRunner`` over
+tasks/update (2026-07-28) or asked on the tasks/result stream (2025-11-25), and a cancelled run
+that stays cancelled. One ``Server`` with a ``TaskRunner`` over
 the memory store and bus; across workers and Redis: tests/integration/test_tasks_workers.py."""
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ import pytest
 
 from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.definitions import Tool
+from mcp_protocol.errors import ClientRequestError
+from mcp_protocol.inputs import refusal
 from mcp_protocol.jsonrpc import Request
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.outbound import NullOutbound
 from mcp_protocol.server import Server
 from mcp_protocol.stores.memory import MemoryTaskStore
 from mcp_protocol.tasks.runner import TaskRunner
-from mcp_protocol.tasks.wire import EXTENSION
+from mcp_protocol.tasks.wire import EXTENSION, RELATED_TASK
 from tests.support.polling import within
 
-from .conftest import call, initialized, make_server, modern_meta
+from .conftest import RecordingOutbound, call, initialized, make_server, modern_meta
 
 TASKS = {"elicitation": {}, "extensions": {EXTENSION: {}}}
 SCHEMA = {"type": "object", "properties": {}}
@@ -171,6 +174,53 @@ async def test_2025_11_25_task_augmented_calls(tasks_server: Server) -> None:
     assert (await call(tasks_server, older, "tools/call", {"name": "opt", "task": {}}))["error"][
         "code"
     ] == -32601
+
+
+async def test_a_2025_11_25_tasks_question_is_asked_on_tasks_result_and_the_task_resumes(
+    tasks_server: Server,
+) -> None:
+    session = await initialized(tasks_server, "2025-11-25", {"tasks": {}, "elicitation": {}})
+    created = (await call(tasks_server, session, "tools/call", {"name": "asks", "task": {}}))["result"]
+    task_id = created["task"]["taskId"]
+
+    async def accept(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        return {"action": "accept", "content": {}}
+
+    client = RecordingOutbound(accept)
+    result = (await call(tasks_server, session, "tasks/result", {"taskId": task_id}, outbound=client))[
+        "result"
+    ]
+    assert result["content"][0]["text"] == "answered accept"
+    [(method, params)] = client.requests
+    assert method == "elicitation/create" and params is not None
+    assert params["_meta"] == {RELATED_TASK: {"taskId": task_id}}  # tasks.mdx: MUST
+    assert params["message"] == "Sure?"
+
+
+async def test_a_2025_11_25_tasks_question_refused_by_the_client_fails_the_tools_call_as_outside_a_task(
+    tasks_server: Server,
+) -> None:
+    session = await initialized(tasks_server, "2025-11-25", {"tasks": {}, "elicitation": {}})
+    created = (await call(tasks_server, session, "tools/call", {"name": "asks", "task": {}}))["result"]
+
+    async def refuse(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        raise ClientRequestError("refused", {"code": -1, "message": "no"})
+
+    outbound = RecordingOutbound(refuse)
+    params = {"taskId": created["task"]["taskId"]}
+    result = (await call(tasks_server, session, "tasks/result", params, outbound=outbound))["result"]
+    assert result["isError"] is True and "elicitation/create" in result["content"][0]["text"]
+
+
+async def test_a_2026_07_28_client_cannot_pass_a_refusal_as_an_answer(tasks_server: Server) -> None:
+    task_id = (await modern(tasks_server, "tools/call", {"name": "asks", "arguments": {}}))["result"][
+        "taskId"
+    ]
+    await until(tasks_server, task_id, "input_required")
+    answers = {"sure": refusal({"code": -1, "message": "no"})}
+    await modern(tasks_server, "tasks/update", {"taskId": task_id, "inputResponses": answers})
+    failed = await until(tasks_server, task_id, "failed")
+    assert failed["error"]["code"] == -32602  # not a valid elicitation/create result
 
 
 async def test_a_revoked_principals_unfinished_tasks_are_cancelled(tasks_server: Server) -> None:
