@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest, HttpResponse
@@ -176,7 +177,10 @@ class PromptArgumentInline(admin.StackedInline):
     form = OrderedForm
     formset = OrderedFormSet
     extra = 0
-    formfield_overrides = {models.JSONField: {"widget": JSONEditorWidget(attrs={"rows": 2})}}
+    formfield_overrides = {
+        models.JSONField: {"widget": JSONEditorWidget(attrs={"rows": 2})},
+        models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "class": "vLargeTextField"})},
+    }
     fields = (("position", "name", "required"), "title", "description", "completion_values")
 
 
