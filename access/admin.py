@@ -16,7 +16,10 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.http import urlencode
 
 from mcp_protocol.auth.keys import digest as token_digest
 from mcp_protocol.auth.keys import new_token
@@ -100,9 +103,18 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(request, f"{queryset.count()} key(s) revoked.")
 
 
+# What an audited call names, by method: the registry's changelist filtered to it (a link by URL
+# name: ``access`` does not import ``registry``). A definition written in code shows there too.
+DEFINITION_LISTS = {
+    "tools/call": ("admin:registry_tool_changelist", "name"),
+    "prompts/get": ("admin:registry_prompt_changelist", "name"),
+    "resources/read": ("admin:registry_resource_changelist", "uri"),
+}
+
+
 @admin.register(AuditRecord)
 class AuditRecordAdmin(admin.ModelAdmin):
-    list_display = ("time", "principal", "method", "name", "outcome", "duration_ms", "session")
+    list_display = ("when", "who", "method", "what", "outcome", "duration_ms", "session")
     list_filter = ("outcome", "method", "revision")
     search_fields = ("principal", "principal_id", "name", "session")
     date_hierarchy = "time"
@@ -115,3 +127,27 @@ class AuditRecordAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="time", ordering="time")
+    def when(self, record: AuditRecord) -> str:
+        return timezone.localtime(record.time).strftime("%Y-%m-%d %H:%M:%S")
+
+    @admin.display(description="principal", ordering="principal")
+    def who(self, record: AuditRecord) -> str:
+        kind, _, key_id = record.principal_id.partition(":")
+        if kind != "key" or not key_id.isdigit():
+            return record.principal
+        return format_html('<a href="{}">{}</a>', reverse("admin:access_apikey_change", args=[key_id]),
+                           record.principal)
+
+    @admin.display(description="name", ordering="name")
+    def what(self, record: AuditRecord) -> str:
+        if record.method not in DEFINITION_LISTS:
+            return record.name
+        url_name, field = DEFINITION_LISTS[record.method]
+        try:
+            url = reverse(url_name)
+        except NoReverseMatch:  # the registry's admin is not installed
+            return record.name
+        return format_html('<a href="{}?{}">{}</a>', url, urlencode({field: record.name}), record.name)
+

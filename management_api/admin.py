@@ -58,4 +58,4 @@ class ManagementTokenAdmin(admin.ModelAdmin):
         return show_secret_once(request, self, obj, obj._token)  # type: ignore[attr-defined]
 
 
-from . import task_admin  # noqa: E402, F401  (registers the tasks page)
+from . import session_admin, task_admin  # noqa: E402, F401  (register the sessions and tasks pages)

@@ -1,7 +1,8 @@
 """``/api/v1/sessions/``: live MCP sessions, read from the session store (memory, or Redis: every
 worker's), and ``DELETE`` to end one exactly as an MCP ``DELETE /mcp`` does (``terminate`` of the
 MCP service the URLconf hands the view: the record goes, so every worker answers 404; its
-running requests stop and its open streams close on every worker).
+running requests stop and its open streams close on every worker). ``page_of`` and ``end`` are
+also the admin's "Live MCP sessions" page's (``session_admin.py``).
 
 A session id is a bearer credential of its MCP client, so the API never shows one whole: a row
 shows the id's first characters, and is addressed by its ``key``, a SHA-256 digest of the id.
@@ -38,6 +39,29 @@ _AFTER_EVERY_ID = "~"
 
 def key_of(session_id: str) -> str:
     return hashlib.sha256(session_id.encode()).hexdigest()[:32]
+
+
+def page_of(service: RuntimeHost, size: int, after: tuple[float, str] | None = None
+            ) -> tuple[list[Session], set[str]]:
+    """Up to ``size`` live sessions, newest first (after ``after``), and the ids among them whose
+    GET stream is open on some worker (the event store's claims). The API and the admin page."""
+    store: SessionStore = service.backends()[0]
+    claims: ClaimStore = service.backends()[1].claims
+    page = async_to_sync(store.list_sessions)(limit=size, after=after)
+    return page, set(async_to_sync(claims.open_streams)([s.id for s in page]))
+
+
+def resolve(service: RuntimeHost, key: str) -> str | None:
+    """The live session id with this key: the store's index of ids, hashed here (no GETs)."""
+    ids = async_to_sync(service.backends()[0].session_ids)()
+    return next((sid for sid in ids if key_of(sid) == key), None)
+
+
+def end(service: RuntimeHost, key: str) -> bool:
+    """End the session with this key as an MCP ``DELETE`` does, on every worker; False: none has it.
+    The API's ``DELETE`` and the admin's "end session" both come here."""
+    session_id = resolve(service, key)
+    return session_id is not None and bool(async_to_sync(service.terminate)(session_id))
 
 
 class SessionPermissions(permissions.BasePermission):
@@ -95,13 +119,6 @@ class SessionViewSet(viewsets.ViewSet):
         a view no arguments of its own, so the URLconf registers this subclass)."""
         return type(cls.__name__, (cls,), {"service": service, "__module__": cls.__module__})
 
-    def _store(self) -> SessionStore:
-        return self.service.backends()[0]
-
-    def _claims(self) -> ClaimStore:
-        """Which sessions have their GET stream open: the event store's claims."""
-        return self.service.backends()[1].claims
-
     @extend_schema(
         summary="Live MCP sessions, newest first",
         description="The MCP sessions open on every worker, newest first, from the session store: "
@@ -121,8 +138,7 @@ class SessionViewSet(viewsets.ViewSet):
         size = self._page_size(request)
         after = self._after(request.query_params.get("cursor"))
         try:
-            page = async_to_sync(self._store().list_sessions)(limit=size, after=after)
-            streaming = async_to_sync(self._claims().open_streams)([s.id for s in page])
+            page, streaming = page_of(self.service, size, after)
         except StoreUnavailable:
             raise _unavailable() from None
         next_url = None
@@ -139,8 +155,7 @@ class SessionViewSet(viewsets.ViewSet):
                               404: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT})
     def destroy(self, request: Request, key: str) -> Response:
         try:
-            session_id = self._resolve(key)
-            if session_id is None or not async_to_sync(self.service.terminate)(session_id):
+            if not end(self.service, key):
                 raise exceptions.NotFound("No live session has this key.")
         except StoreUnavailable:
             raise _unavailable() from None
@@ -163,9 +178,4 @@ class SessionViewSet(viewsets.ViewSet):
             created_at = float(created_at)
         except (signing.BadSignature, TypeError, ValueError):
             raise exceptions.ValidationError({"cursor": ["Invalid cursor."]}) from None
-        return created_at, self._resolve(str(key)) or _AFTER_EVERY_ID
-
-    def _resolve(self, key: str) -> str | None:
-        """The live session id with this key: the store's index of ids, hashed here (no GETs)."""
-        ids = async_to_sync(self._store().session_ids)()
-        return next((sid for sid in ids if key_of(sid) == key), None)
+        return created_at, resolve(self.service, str(key)) or _AFTER_EVERY_ID

@@ -142,6 +142,8 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# The site's own files (favicon, the admin's stylesheet), beside the apps' static folders.
+STATICFILES_DIRS = [BASE_DIR / "static"]
 # Development (DEBUG): WhiteNoise serves straight from the apps (its finders, re-scanned on every
 # request), no collectstatic. Production: `manage.py collectstatic` writes hashed, compressed
 # (gzip/brotli) copies to STATIC_ROOT, which WhiteNoise serves with far-future cache headers.

@@ -12,6 +12,9 @@ from mcpsite import health, landing
 from oauth_server import urls as oauth_server_urls
 
 mcp = {"service": get_service()}
+admin.site.site_header = "mcpsite administration"
+admin.site.site_title = "mcpsite admin"
+admin.site.index_title = "Definitions, keys, sessions and history"
 
 urlpatterns = [
     path("", landing.index, mcp, name="index"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest, HttpResponse
@@ -25,6 +26,7 @@ from .forms import (
     ToolForm,
     TryURIForm,
 )
+from .inline_order import OrderedForm, OrderedFormSet
 from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 from .openapi import upload
 
@@ -198,18 +200,30 @@ class ResourceTemplateAdmin(RegistryAdmin):
         return form, tryit.try_read(uri, obj.enabled, request.user.get_username())
 
 
-class PromptArgumentInline(admin.TabularInline):
+class PromptArgumentInline(admin.StackedInline):
+    """Stacked, a few fields a line, so a prompt fits a 1280 px page; ordered by dragging."""
+
     model = PromptArgument
+    form = OrderedForm
+    formset = OrderedFormSet
     extra = 0
-    formfield_overrides = {models.JSONField: {"widget": JSONEditorWidget(attrs={"rows": 2, "cols": 30})}}
-    fields = ("position", "name", "title", "description", "required", "completion_values")
+    formfield_overrides = {
+        models.JSONField: {"widget": JSONEditorWidget(attrs={"rows": 2})},
+        models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "class": "vLargeTextField"})},
+    }
+    fields = (("position", "name", "required"), "title", "description", "completion_values")
+
+
+class PromptMessageInlineForm(OrderedForm, PromptMessageForm):
+    pass
 
 
 class PromptMessageInline(admin.StackedInline):
     model = PromptMessage
-    form = PromptMessageForm
+    form = PromptMessageInlineForm
+    formset = OrderedFormSet
     extra = 0
-    fields = ("position", "role", "content")
+    fields = (("position", "role"), "content")
 
 
 @admin.register(Prompt)

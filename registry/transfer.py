@@ -256,10 +256,12 @@ def _children(
 
 
 def _children_differ(prompt: models.Model, children: dict[str, list[models.Model]]) -> bool:
+    """The document carries the children's order, not their position numbers: stored rows in the
+    same order are the same, whatever numbers they hold (two made at position 0 in the admin)."""
     if prompt.pk is None:
         return True
     for name, model in CHILDREN:
-        fields = ["position", *fields_of(model)]
+        fields = fields_of(model)
         stored = list(model._default_manager.filter(prompt=prompt).order_by("position", "id").values(*fields))
         wanted = [{f: getattr(c, f) for f in fields} for c in children[name]]
         if stored != wanted:
