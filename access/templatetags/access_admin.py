@@ -1,4 +1,4 @@
-"""``{% open_auth_banner %}``: on the admin's API key pages while ``/mcp`` runs with
+"""``{% open_auth_banner %}``: in the whole admin (templates/admin/base_site.html) while ``/mcp`` runs with
 ``MCP_AUTH=open``, a warning that the keys made here are not enforced (every caller is anonymous
 and may call everything), so nobody hands out a key believing it limits anything."""
 

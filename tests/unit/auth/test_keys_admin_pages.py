@@ -110,4 +110,10 @@ def test_a_new_management_tokens_page_has_the_copy_button_and_leaves_for_the_tok
     after = reverse("admin:management_api_managementtoken_change", args=[token.pk])
     assert f'data-after-url="{after}"' in body
     assert admin.get(after).status_code == 200  # where a reload lands: the token, read-only
-    assert 'id="open-auth-banner"' not in body  # the banner is about /mcp keys, not API tokens
+
+
+def test_the_open_mode_banner_is_on_every_admin_page(admin: Client, settings: Any) -> None:
+    settings.MCP = {**settings.MCP, "ACCESS": {**settings.MCP.get("ACCESS", {}), "MODE": "open"}}
+    for url in (reverse("admin:index"), reverse("admin:registry_tool_changelist")):
+        page = admin.get(url).content.decode()
+        assert 'id="open-auth-banner"' in page and "not enforced" in page, url
