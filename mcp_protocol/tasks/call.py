@@ -63,8 +63,10 @@ def new_record(
     poll_interval_ms: int,
     owner: str,
     lease_ms: int,
+    trace: dict[str, str],
 ) -> TaskRecord:
-    """A new task for this call, leased to ``owner`` until ``lease_ms`` (epoch ms)."""
+    """A new task for this call, leased to ``owner`` until ``lease_ms`` (epoch ms); ``trace``: the
+    creating request's trace context (empty when tracing is off), the parent of every run."""
     request = {
         "arguments": arguments,
         "version": version,
@@ -74,6 +76,8 @@ def new_record(
         "capabilities": session.client_capabilities,
         "client_info": session.client_info,
     }
+    if trace:
+        request["trace"] = trace
     return TaskRecord(
         task_id=new_task_id(),
         principal=session.principal,
@@ -86,6 +90,12 @@ def new_record(
         owner=owner,
         lease_ms=lease_ms,
     )
+
+
+def trace_of(record: TaskRecord) -> dict[str, str]:
+    """The creating request's trace context (``new_record``), for a later run's span."""
+    trace = record.request.get("trace")
+    return trace if isinstance(trace, dict) else {}
 
 
 def context_of(record: TaskRecord) -> tuple[Context, dict[str, Any], str]:

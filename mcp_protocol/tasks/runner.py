@@ -44,6 +44,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from .. import tracing
 from ..bus.base import Bus, Subscription
 from ..context import Context
 from ..definitions import Tool
@@ -64,7 +65,7 @@ from ..stores.tasks import (
     TaskStore,
     now_ms,
 )
-from .call import context_of, first_context, new_record
+from .call import context_of, first_context, new_record, trace_of
 from .signals import announce, cancel_everywhere, channel
 from .wire import task_to_wire
 
@@ -161,7 +162,8 @@ class TaskRunner:
         ctx = first_context(session, tool.name, arguments, inputs)
         ctx.on_detach = detached.set
         inputs = ctx.inputs
-        job = asyncio.create_task(self.execute(tool, arguments, ctx, version))
+        trace = tracing.carrier()  # the tools/call being served: the parent of every run
+        job = asyncio.create_task(self._run(tool, arguments, ctx, version, trace))
         if inputs is not None:
             inputs.task = job  # a question stops the tool's run, not the request
         created = False
@@ -189,6 +191,7 @@ class TaskRunner:
                 poll_interval_ms=self.poll_interval_ms,
                 owner=self.owner,
                 lease_ms=now_ms() + int(self.lease * 1000),
+                trace=trace,
             )
             await self.store.create(record)
             created = True
@@ -260,11 +263,24 @@ class TaskRunner:
     def _launch(self, record: TaskRecord, tool: Tool) -> None:
         assert self.execute is not None
         ctx, arguments, version = context_of(record)
-        job = asyncio.create_task(self.execute(tool, arguments, ctx, version))
+        job = asyncio.create_task(self._run(tool, arguments, ctx, version, trace_of(record)))
         if ctx.inputs is not None:
             ctx.inputs.task = job
         self._jobs[record.task_id] = job
         self._watch(record.task_id, job, ctx.inputs, record.created_ms)
+
+    async def _run(
+        self, tool: Tool, arguments: dict[str, Any], ctx: Context, version: str, trace: dict[str, str]
+    ) -> dict[str, Any]:
+        """One run of a task's tool, in a span of its own: the child of the tools/call that made
+        the task (``trace``), on whichever worker runs it, linked to the request that set it off
+        here when that is another one (answers through tasks/update, a takeover's tasks/get)."""
+        assert self.execute is not None
+        ambient = tracing.carrier()
+        with tracing.consumer(f"run task {tool.name}", trace, {"gen_ai.tool.name": tool.name}):
+            if ambient.get("traceparent") != trace.get("traceparent"):
+                tracing.link(ambient)
+            return await self.execute(tool, arguments, ctx, version)
 
     def _watch(
         self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None, created_ms: int

@@ -185,3 +185,32 @@ def test_a_sampling_request_answered_on_the_other_worker_links_to_the_answer(pai
     assert asked.attributes["mcp.method.name"] == "sampling/createMessage"
     # Inside the call it serves: the same trace as B's span of tools/call ask_llm.
     pair.otlp.wait_for(lambda s: s.trace_id == asked.trace_id and s.name == "tools/call ask_llm")
+
+
+def test_a_task_run_is_a_span_of_the_tools_call_that_made_the_task(pair: TracedPair) -> None:
+    name = f"tasked_{uuid.uuid4().hex[:8]}"
+    tool = {"name": name, "kind": "handler", "handler": "demo.echo", "task_support": "optional",
+            "input_schema": {"type": "object", "properties": {"message": {"type": "string"}}}}
+    made = httpx.post(f"{pair.a.base_url}/api/v1/tools/", json=tool,
+                      headers={"Authorization": f"Bearer {pair.token}"}, timeout=10)
+    assert made.status_code == 201, made.text
+    trace_id, parent = secrets.token_hex(16), secrets.token_hex(8)
+
+    async def call_as_task_on_b() -> None:
+        async with httpx.AsyncClient(timeout=10) as client:
+            session = await open_session(client, pair.b.url)
+            call = request(1, "tools/call", {"name": name, "arguments": {"message": "m"}, "task": {}})
+            traced = {"traceparent": f"00-{trace_id}-{parent}-01"}
+            created = await client.post(pair.b.url, headers=session_headers(session, **traced), json=call)
+            assert created.status_code == 200, created.text
+            task = created.json()["result"]["task"]
+            result = await client.post(pair.b.url, headers=session_headers(session), json=request(
+                2, "tasks/result", {"taskId": task["taskId"]}))
+            assert result.status_code == 200 and "result" in result.json(), result.text
+
+    asyncio.run(call_as_task_on_b())
+    run = pair.otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == f"run task {name}")
+    assert run.kind == CONSUMER and run.attributes["gen_ai.tool.name"] == name
+    call = pair.otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == f"tools/call {name}")
+    handler = pair.otlp.wait_for(lambda s: s.trace_id == trace_id and s.name == "handle tools/call")
+    assert handler.parent_span_id == call.span_id and run.parent_span_id == handler.span_id
