@@ -2,8 +2,10 @@
 tools, and ``/mcp`` tools/call (which must not change: no history on the hot path).
 
     .venv/bin/python bench/bench_history_cost.py [--saves 200] [--rounds 7] [--import-size 1000]
+        [--database postgresql|sqlite]
 
-One process, the project's settings on a fresh PostgreSQL database (127.0.0.1:5432, dropped after),
+One process, the project's settings on a fresh database (PostgreSQL on 127.0.0.1:5432, or a SQLite
+file in a temporary folder; dropped after),
 the registry provider, memory stores and bus, audit and metrics off. History is turned off with
 django-simple-history's own ``SIMPLE_HISTORY_ENABLED`` setting; the change set row (which the
 reconciler needs: issue 28 item 5) is written either way. In every round both variants run back
@@ -27,6 +29,7 @@ import platform
 import random
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -41,7 +44,11 @@ VARIANTS = ("off", "on")
 
 
 @contextmanager
-def database() -> Iterator[str]:
+def database(engine: str) -> Iterator[str]:
+    if engine == "sqlite":
+        with tempfile.TemporaryDirectory() as folder:
+            yield f"sqlite:///{folder}/bench.sqlite3"
+        return
     import psycopg
 
     name = f"bench_history_cost_{uuid.uuid4().hex[:10]}"
@@ -155,8 +162,9 @@ def main() -> int:
     parser.add_argument("--import-size", type=int, default=1000)
     parser.add_argument("--import-rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--database", choices=("postgresql", "sqlite"), default="postgresql")
     args = parser.parse_args()
-    with database() as url:
+    with database(args.database) as url:
         os.environ.update(
             {
                 "DJANGO_SETTINGS_MODULE": "mcpsite.settings",
@@ -218,7 +226,10 @@ def main() -> int:
                 calls.setdefault(variant, []).append(spent)
                 queries[variant] = queries.get(variant, 0) + ran
     print(f"# {platform.node()} {platform.machine()} python {platform.python_version()}")
-    print(f"# saves: {args.saves} x {args.rounds} rounds; import {args.import_size} x {args.import_rounds}")
+    print(
+        f"# {args.database}; saves: {args.saves} x {args.rounds} rounds; "
+        f"import {args.import_size} x {args.import_rounds}"
+    )
     med = {k: statistics.median(v) for k, v in saves.items()}
     for what in ("tool", "prompt"):
         off, on = med[("off", what)] * 1e6, med[("on", what)] * 1e6
