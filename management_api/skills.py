@@ -20,6 +20,7 @@ from registry import skill_models
 from registry.skill_models import Skill, SkillFile
 
 from .auth import DEFINITION_PERMISSIONS
+from .authors import AuthoredMixin
 from .errors import drf_errors, raise_drf
 from .pagination import DefinitionCursorPagination
 from .versioning import VersionedViewSetMixin
@@ -35,8 +36,12 @@ class SkillFileSerializer(serializers.Serializer):
     digest = serializers.CharField(read_only=True)
 
     def to_representation(self, instance: SkillFile) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": instance.path, "media_type": instance.media_type,
-                               "size": instance.size, "digest": instance.digest}
+        out: dict[str, Any] = {
+            "path": instance.path,
+            "media_type": instance.media_type,
+            "size": instance.size,
+            "digest": instance.digest,
+        }
         if instance.is_binary:
             out["base64"] = base64.b64encode(bytes(instance.data or b"")).decode()
         else:
@@ -65,8 +70,18 @@ class SkillSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Skill
-        fields = ("id", "path", "frontmatter", "body", "tags", "enabled", "files", "skill_md",
-                  "version", "updated_at")
+        fields = (
+            "id",
+            "path",
+            "frontmatter",
+            "body",
+            "tags",
+            "enabled",
+            "files",
+            "skill_md",
+            "version",
+            "updated_at",
+        )
         read_only_fields = ("id", "version", "updated_at")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +129,7 @@ class SkillSerializer(serializers.ModelSerializer):
 
 
 @_documented("skills", SkillSerializer)  # If-Match and the error answers, as every definition
-class SkillViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
+class SkillViewSet(AuthoredMixin, VersionedViewSetMixin, viewsets.ModelViewSet):
     queryset = Skill.objects.prefetch_related("files")
     serializer_class = SkillSerializer
     permission_classes = DEFINITION_PERMISSIONS
