@@ -192,14 +192,16 @@ def note_change(
     connection.run_on_commit.append((set(), batch.flush, False))
 
 
-def changeset_id(kind: str, using: str | None = None, insert: Insert | None = None) -> int | None:
-    """The id of the change set the current transaction's changes go to, opened now (for ``kind``,
-    with ``insert`` when given) if this is its first change; None outside a transaction (nothing
-    to group with)."""
+def changeset_id(
+    kind: str, using: str | None = None, insert: Insert | None = None, uris: Iterable[str] = ()
+) -> int | None:
+    """The id of the change set the current transaction's changes go to, opened now (for ``kind``
+    and ``uris``, with ``insert`` when given) if this is its first change; None outside a
+    transaction (nothing to group with)."""
     connection = transaction.get_connection(using)
     if not connection.in_atomic_block:
         return None
-    note_change(kind, (), using=using, insert=insert)
+    note_change(kind, uris, using=using, insert=insert)
     batch: _Batch = getattr(connection, _BATCH_ATTR)
     return batch.changeset
 

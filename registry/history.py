@@ -60,7 +60,10 @@ class HistoryLink(models.Model):
 
         together = connections[using].vendor == "postgresql" and not raw
         kind = type(self).instance_type.mcp_kind  # type: ignore[attr-defined]
-        self.changeset_id = changes.changeset_id(kind, using, insert_with_row if together else None)
+        # With the URIs the change set will name (a resource's), or signals.py's note of the
+        # change would add them with an UPDATE of it: a round trip again.
+        uris = self.__dict__.pop("_change_uris", ())
+        self.changeset_id = changes.changeset_id(kind, using, insert_with_row if together else None, uris)
         return inserted or super()._do_insert(manager, using, fields, returning_fields, raw)
 
 
@@ -115,6 +118,9 @@ def link_author(
 ) -> None:
     if not isinstance(history_instance, HistoryLink):
         return  # another app's history
+    from .signals import change_uris  # signals imports the models, which import this module
+
+    history_instance._change_uris = change_uris(instance)
     author = authorship.current()
     if author.user_id is not None and history_instance.history_user_id is None:
         history_instance.history_user_id = author.user_id

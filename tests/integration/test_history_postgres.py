@@ -65,6 +65,13 @@ seen["after_rollback"] = {
 # A resource's change set names its URI (added to the row the history's INSERT opened).
 res = Resource.objects.create(uri="test://r", name="r", text="x")
 seen["resource"] = [res.history.latest().changeset.uris, res.history.latest().changeset.kinds]
+for on in (False, True):
+    with override_settings(SIMPLE_HISTORY_ENABLED=on), CaptureQueriesContext(connection) as queries:
+        with transaction.atomic():
+            res.text = f"history {on}"
+            res.save()
+    seen[f"resource_statements_{on}"] = [q["sql"].split()[0] for q in queries.captured_queries]
+seen["resource_edit"] = res.history.latest().changeset.uris
 print("RESULT" + json.dumps(seen))
 """
 
@@ -102,5 +109,9 @@ def test_a_rolled_back_first_change_takes_its_change_set_along_and_the_next_open
     assert seen["after_rollback"] == {"changesets": 1, "rolled_back_versions": 0, "kept": True}
 
 
-def test_a_resource_change_set_names_its_uri(seen: dict[str, Any]) -> None:
+def test_a_resource_change_set_names_its_uri_in_the_same_statements(seen: dict[str, Any]) -> None:
     assert seen["resource"] == [["test://r"], ["resources"]]
+    assert seen["resource_edit"] == ["test://r"]
+    # The SELECT reads the URI before the save (a moved resource notifies both URIs).
+    assert seen["resource_statements_False"] == ["BEGIN", "SELECT", "UPDATE", "INSERT", "COMMIT"]
+    assert seen["resource_statements_True"] == ["BEGIN", "SELECT", "UPDATE", "WITH", "COMMIT"]
