@@ -12,7 +12,8 @@ reconciler needs: issue 28 item 5) is written either way. In every round both va
 to back in a new order:
 
 - a tool saved as the admin saves it (one transaction, the admin as author), and a prompt saved
-  with its two arguments and one message; the median per save, and on ÷ off;
+  with its two arguments and one message; the median per save (wall time, this process's CPU
+  time, SQL statements), and on ÷ off;
 - an import (``registry.transfer.import_document``) creating ``--import-size`` tools, then one
   updating all of them;
 - ``tools/call`` of a registry tool through the ASGI app in-process (CPU per call), and the SQL
@@ -84,27 +85,35 @@ class QueryCounter:
         return execute(sql, params, many, context)
 
 
-def time_saves(tools: list[Any], prompts: list[Any]) -> tuple[float, float]:
+def time_saves(tools: list[Any], prompts: list[Any], counter: QueryCounter) -> dict[str, float]:
+    """Per save: wall time, this process's CPU time and SQL statements (BEGIN and COMMIT are not
+    statements here), of a tool, and of a prompt with its children."""
     from django.contrib.auth.models import User
     from django.db import transaction
 
     from registry.authorship import authored, of_user
 
     admin = User.objects.get(username="bench")
-    started = time.perf_counter()
+    out: dict[str, float] = {}
+    statements, started, cpu = counter.count, time.perf_counter(), time.process_time()
     for n, tool in enumerate(tools):
         with authored(of_user(admin, "admin")), transaction.atomic():
             tool.description = f"edit {n} {time.time()}"
             tool.save()
-    per_tool = (time.perf_counter() - started) / len(tools)
-    started = time.perf_counter()
+    out["tool"] = (time.perf_counter() - started) / len(tools)
+    out["tool cpu"] = (time.process_time() - cpu) / len(tools)
+    out["tool statements"] = (counter.count - statements) / len(tools)
+    statements, started, cpu = counter.count, time.perf_counter(), time.process_time()
     for n, prompt in enumerate(prompts):
         with authored(of_user(admin, "admin")), transaction.atomic():
             prompt.description = f"edit {n} {time.time()}"
             prompt.save()
             for child in (*prompt.arguments.all(), *prompt.messages.all()):
                 child.save()
-    return per_tool, (time.perf_counter() - started) / len(prompts)
+    out["prompt"] = (time.perf_counter() - started) / len(prompts)
+    out["prompt cpu"] = (time.process_time() - cpu) / len(prompts)
+    out["prompt statements"] = (counter.count - statements) / len(prompts)
+    return out
 
 
 def time_import(size: int, tag: str) -> tuple[float, float]:
@@ -180,6 +189,7 @@ def main() -> int:
         import django
 
         django.setup()
+        counter = QueryCounter()
         from django.contrib.auth.models import User
         from django.core.management import call_command
 
@@ -206,9 +216,9 @@ def main() -> int:
         for _ in range(args.rounds):
             for variant in random.sample(VARIANTS, 2):
                 with history(variant):
-                    tool, prompt = time_saves(*rows[variant])
-                saves.setdefault((variant, "tool"), []).append(tool)
-                saves.setdefault((variant, "prompt"), []).append(prompt)
+                    measured = time_saves(*rows[variant], counter)
+                for what, value in measured.items():
+                    saves.setdefault((variant, what), []).append(value)
         imports: dict[tuple[str, str], list[float]] = {}
         for n in range(args.import_rounds):
             for variant in random.sample(VARIANTS, 2):
@@ -216,7 +226,6 @@ def main() -> int:
                     created, updated = time_import(args.import_size, f"{variant}{n}")
                 imports.setdefault((variant, "create"), []).append(created)
                 imports.setdefault((variant, "update"), []).append(updated)
-        counter = QueryCounter()
         calls: dict[str, list[float]] = {}
         queries: dict[str, int] = {}
         for _ in range(3):
@@ -232,8 +241,9 @@ def main() -> int:
     )
     med = {k: statistics.median(v) for k, v in saves.items()}
     for what in ("tool", "prompt"):
-        off, on = med[("off", what)] * 1e6, med[("on", what)] * 1e6
-        print(f"{what} save: off {off:.0f} µs, on {on:.0f} µs, on ÷ off {on / off:.2f}")
+        for measure, scale, unit in (("", 1e6, "µs"), (" cpu", 1e6, "µs CPU"), (" statements", 1, "SQL")):
+            off, on = med[("off", what + measure)] * scale, med[("on", what + measure)] * scale
+            print(f"{what} save: off {off:.0f} {unit}, on {on:.0f} {unit}, on ÷ off {on / off:.2f}")
     med = {k: statistics.median(v) for k, v in imports.items()}
     for what in ("create", "update"):
         off, on = med[("off", what)], med[("on", what)]
