@@ -132,6 +132,8 @@ def test_an_admin_edit_of_a_skill_and_its_inline_files_is_recorded_and_reverted_
     changeset = ChangeSet.objects.get(source="admin")
     assert changeset.actor == f"user:{admin_user.username}"
     assert SkillFile.history.filter(changeset=changeset).get().text == "second"
+    listed = admin_client.get(reverse("admin:registry_changeset_change", args=[changeset.pk]))
+    assert listed.status_code == 200 and "/files/0/text" in listed.content.decode()
     history = admin_client.get(reverse("admin:registry_skill_history", args=[skill.pk]))
     assert history.status_code == 200
     assert "<code>/files/0/text</code>" in history.content.decode()
