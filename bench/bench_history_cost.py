@@ -2,15 +2,18 @@
 tools, and ``/mcp`` tools/call (which must not change: no history on the hot path).
 
     .venv/bin/python bench/bench_history_cost.py [--saves 200] [--rounds 7] [--import-size 1000]
+        [--database postgresql|sqlite]
 
-One process, the project's settings on a fresh PostgreSQL database (127.0.0.1:5432, dropped after),
+One process, the project's settings on a fresh database (PostgreSQL on 127.0.0.1:5432, or a SQLite
+file in a temporary folder; dropped after),
 the registry provider, memory stores and bus, audit and metrics off. History is turned off with
 django-simple-history's own ``SIMPLE_HISTORY_ENABLED`` setting; the change set row (which the
 reconciler needs: issue 28 item 5) is written either way. In every round both variants run back
 to back in a new order:
 
 - a tool saved as the admin saves it (one transaction, the admin as author), and a prompt saved
-  with its two arguments and one message; the median per save, and on ÷ off;
+  with its two arguments and one message; the median per save (wall time, this process's CPU
+  time, SQL statements), and on ÷ off;
 - an import (``registry.transfer.import_document``) creating ``--import-size`` tools, then one
   updating all of them;
 - ``tools/call`` of a registry tool through the ASGI app in-process (CPU per call), and the SQL
@@ -27,6 +30,7 @@ import platform
 import random
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -41,7 +45,11 @@ VARIANTS = ("off", "on")
 
 
 @contextmanager
-def database() -> Iterator[str]:
+def database(engine: str) -> Iterator[str]:
+    if engine == "sqlite":
+        with tempfile.TemporaryDirectory() as folder:
+            yield f"sqlite:///{folder}/bench.sqlite3"
+        return
     import psycopg
 
     name = f"bench_history_cost_{uuid.uuid4().hex[:10]}"
@@ -77,27 +85,35 @@ class QueryCounter:
         return execute(sql, params, many, context)
 
 
-def time_saves(tools: list[Any], prompts: list[Any]) -> tuple[float, float]:
+def time_saves(tools: list[Any], prompts: list[Any], counter: QueryCounter) -> dict[str, float]:
+    """Per save: wall time, this process's CPU time and SQL statements (BEGIN and COMMIT are not
+    statements here), of a tool, and of a prompt with its children."""
     from django.contrib.auth.models import User
     from django.db import transaction
 
     from registry.authorship import authored, of_user
 
     admin = User.objects.get(username="bench")
-    started = time.perf_counter()
+    out: dict[str, float] = {}
+    statements, started, cpu = counter.count, time.perf_counter(), time.process_time()
     for n, tool in enumerate(tools):
         with authored(of_user(admin, "admin")), transaction.atomic():
             tool.description = f"edit {n} {time.time()}"
             tool.save()
-    per_tool = (time.perf_counter() - started) / len(tools)
-    started = time.perf_counter()
+    out["tool"] = (time.perf_counter() - started) / len(tools)
+    out["tool cpu"] = (time.process_time() - cpu) / len(tools)
+    out["tool statements"] = (counter.count - statements) / len(tools)
+    statements, started, cpu = counter.count, time.perf_counter(), time.process_time()
     for n, prompt in enumerate(prompts):
         with authored(of_user(admin, "admin")), transaction.atomic():
             prompt.description = f"edit {n} {time.time()}"
             prompt.save()
             for child in (*prompt.arguments.all(), *prompt.messages.all()):
                 child.save()
-    return per_tool, (time.perf_counter() - started) / len(prompts)
+    out["prompt"] = (time.perf_counter() - started) / len(prompts)
+    out["prompt cpu"] = (time.process_time() - cpu) / len(prompts)
+    out["prompt statements"] = (counter.count - statements) / len(prompts)
+    return out
 
 
 def time_import(size: int, tag: str) -> tuple[float, float]:
@@ -155,8 +171,9 @@ def main() -> int:
     parser.add_argument("--import-size", type=int, default=1000)
     parser.add_argument("--import-rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--database", choices=("postgresql", "sqlite"), default="postgresql")
     args = parser.parse_args()
-    with database() as url:
+    with database(args.database) as url:
         os.environ.update(
             {
                 "DJANGO_SETTINGS_MODULE": "mcpsite.settings",
@@ -172,6 +189,7 @@ def main() -> int:
         import django
 
         django.setup()
+        counter = QueryCounter()
         from django.contrib.auth.models import User
         from django.core.management import call_command
 
@@ -198,9 +216,9 @@ def main() -> int:
         for _ in range(args.rounds):
             for variant in random.sample(VARIANTS, 2):
                 with history(variant):
-                    tool, prompt = time_saves(*rows[variant])
-                saves.setdefault((variant, "tool"), []).append(tool)
-                saves.setdefault((variant, "prompt"), []).append(prompt)
+                    measured = time_saves(*rows[variant], counter)
+                for what, value in measured.items():
+                    saves.setdefault((variant, what), []).append(value)
         imports: dict[tuple[str, str], list[float]] = {}
         for n in range(args.import_rounds):
             for variant in random.sample(VARIANTS, 2):
@@ -208,7 +226,6 @@ def main() -> int:
                     created, updated = time_import(args.import_size, f"{variant}{n}")
                 imports.setdefault((variant, "create"), []).append(created)
                 imports.setdefault((variant, "update"), []).append(updated)
-        counter = QueryCounter()
         calls: dict[str, list[float]] = {}
         queries: dict[str, int] = {}
         for _ in range(3):
@@ -218,11 +235,15 @@ def main() -> int:
                 calls.setdefault(variant, []).append(spent)
                 queries[variant] = queries.get(variant, 0) + ran
     print(f"# {platform.node()} {platform.machine()} python {platform.python_version()}")
-    print(f"# saves: {args.saves} x {args.rounds} rounds; import {args.import_size} x {args.import_rounds}")
+    print(
+        f"# {args.database}; saves: {args.saves} x {args.rounds} rounds; "
+        f"import {args.import_size} x {args.import_rounds}"
+    )
     med = {k: statistics.median(v) for k, v in saves.items()}
     for what in ("tool", "prompt"):
-        off, on = med[("off", what)] * 1e6, med[("on", what)] * 1e6
-        print(f"{what} save: off {off:.0f} µs, on {on:.0f} µs, on ÷ off {on / off:.2f}")
+        for measure, scale, unit in (("", 1e6, "µs"), (" cpu", 1e6, "µs CPU"), (" statements", 1, "SQL")):
+            off, on = med[("off", what + measure)] * scale, med[("on", what + measure)] * scale
+            print(f"{what} save: off {off:.0f} {unit}, on {on:.0f} {unit}, on ÷ off {on / off:.2f}")
     med = {k: statistics.median(v) for k, v in imports.items()}
     for what in ("create", "update"):
         off, on = med[("off", what)], med[("on", what)]

@@ -38,6 +38,7 @@ from .authors import AuthoredMixin
 from .errors import PreconditionFailed
 from .pagination import DefinitionCursorPagination
 from .serializers import PromptSerializer, ResourceSerializer, ResourceTemplateSerializer, ToolSerializer
+from .skills import SkillSerializer
 from .versioning import if_match_tags
 from .views import COMMON, ERRORS, IF_MATCH
 
@@ -48,7 +49,7 @@ def answers(body: Any, *codes: int) -> dict[int, Any]:
 
 
 KIND = OpenApiParameter(
-    "kind", str, OpenApiParameter.PATH, enum=["tools", "resources", "resource-templates", "prompts"]
+    "kind", str, OpenApiParameter.PATH, enum=["tools", "resources", "resource-templates", "prompts", "skills"]
 )
 CONFLICTS = OpenApiResponse(
     OpenApiTypes.OBJECT,
@@ -71,7 +72,9 @@ SERIALIZERS: dict[str, type[serializers.ModelSerializer]] = {
     "resources": ResourceSerializer,
     "resource-templates": ResourceTemplateSerializer,
     "prompts": PromptSerializer,
+    "skills": SkillSerializer,
 }
+PREFETCH = {"prompts": ("arguments", "messages"), "skills": ("files",)}
 
 
 class CanReadHistory(permissions.BasePermission):
@@ -289,7 +292,7 @@ class VersionRevert(AuthoredMixin, APIView):
             )
         if row is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        if kind == "prompts":
-            row = model.objects.prefetch_related("arguments", "messages").get(pk=row.pk)
+        if kind in PREFETCH:
+            row = model.objects.prefetch_related(*PREFETCH[kind]).get(pk=row.pk)
         data = SERIALIZERS[kind](row, context={"request": request}).data
         return Response(data, headers={"ETag": quote_etag(str(row.version))})

@@ -20,6 +20,7 @@ from registry import skill_models
 from registry.skill_models import Skill, SkillFile
 
 from .auth import DEFINITION_PERMISSIONS
+from .authors import AuthoredMixin
 from .bodies import StrictBodyMixin
 from .errors import drf_errors, raise_drf
 from .filters import StrictOrderingFilter
@@ -38,8 +39,12 @@ class SkillFileSerializer(StrictBodyMixin, serializers.Serializer):
     digest = serializers.CharField(read_only=True)
 
     def to_representation(self, instance: SkillFile) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": instance.path, "media_type": instance.media_type,
-                               "size": instance.size, "digest": instance.digest}
+        out: dict[str, Any] = {
+            "path": instance.path,
+            "media_type": instance.media_type,
+            "size": instance.size,
+            "digest": instance.digest,
+        }
         if instance.is_binary:
             out["base64"] = base64.b64encode(bytes(instance.data or b"")).decode()
         else:
@@ -69,8 +74,18 @@ class SkillSerializer(StrictBodyMixin, serializers.ModelSerializer):
 
     class Meta:
         model = Skill
-        fields = ("id", "path", "frontmatter", "body", "tags", "enabled", "files", "skill_md",
-                  "version", "updated_at")
+        fields = (
+            "id",
+            "path",
+            "frontmatter",
+            "body",
+            "tags",
+            "enabled",
+            "files",
+            "skill_md",
+            "version",
+            "updated_at",
+        )
         read_only_fields = ("id", "version", "updated_at")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -119,7 +134,7 @@ class SkillSerializer(StrictBodyMixin, serializers.ModelSerializer):
 
 @_documented("skills", SkillSerializer, "`files` are written with the skill (each `text` or "
              "`base64`); a list sent replaces them all, one left out keeps them.")  # as every definition
-class SkillViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
+class SkillViewSet(AuthoredMixin, VersionedViewSetMixin, viewsets.ModelViewSet):
     queryset = Skill.objects.prefetch_related("files")
     serializer_class = SkillSerializer
     permission_classes = DEFINITION_PERMISSIONS

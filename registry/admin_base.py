@@ -19,7 +19,6 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from . import tryit
-from .authorship import authored, of_user
 from .concurrency import VersionConflict
 from .forms import (
     JSONEditorWidget,
@@ -154,14 +153,7 @@ class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
         context = {"code_definitions": code_definitions(self.model), **(extra_context or {})}
-        with authored(of_user(request.user, "admin")):  # its actions (delete selected) write
-            return super().changelist_view(request, context)
-
-    def delete_view(
-        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
-    ) -> Any:
-        with authored(of_user(request.user, "admin")):
-            return super().delete_view(request, object_id, extra_context)
+        return super().changelist_view(request, context)
 
     def change_view(
         self,
@@ -186,9 +178,8 @@ class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
     ) -> HttpResponse:
         try:
             # One admin save (the row and its inlines, one transaction) is one change set, by the
-            # signed-in user (history.py).
-            with authored(of_user(request.user, "admin")):
-                return super().changeform_view(request, object_id, form_url, extra_context)
+            # signed-in user (HistoryAdminMixin).
+            return super().changeform_view(request, object_id, form_url, extra_context)
         except VersionConflict as exc:
             # Another save committed between this form's check and its own save (the form's
             # clean() catches the usual case, with the differing fields).

@@ -29,7 +29,7 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,6 +42,8 @@ from . import authorship
 
 if TYPE_CHECKING:
     from collections.abc import Collection
+
+    from .changeset_models import ChangeSet
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +74,16 @@ class _Batch:
     def add(self, kind: str, uris: Iterable[str]) -> None:
         self.kinds.setdefault(kind, set()).update(uris)
 
-    def record(self, kind: str, uris: frozenset[str], connection: Any, using: str | None) -> None:
-        """Write the change down in the transaction's change set (opened by its first change)."""
+    def record(
+        self,
+        kind: str,
+        uris: frozenset[str],
+        connection: Any,
+        using: str | None,
+        insert: Insert | None = None,
+    ) -> None:
+        """Write the change down in the transaction's change set (opened by its first change, with
+        ``insert`` when given: see ``open_changeset``)."""
         from .changeset_models import ChangeSet
 
         # Django drops the on_commit entries of a savepoint that rolls back: if the marker is gone,
@@ -85,7 +95,7 @@ class _Batch:
         )
         if not opened:
             self._recorded = {kind: set(uris)}
-            self.changeset = open_changeset(self._recorded, using)
+            self.changeset = open_changeset(self._recorded, using, insert)
             self._opened = partial(_opened_marker)  # a new object: entries are found by identity
             self._opened_in = set(connection.savepoint_ids)
             transaction.on_commit(self._opened, using=using)
@@ -112,15 +122,31 @@ def _uris(changed: dict[str, set[str]]) -> list[str]:
     return sorted(set().union(*changed.values())) if changed else []
 
 
-def open_changeset(changed: dict[str, set[str]], using: str | None = None) -> int:
-    """Insert the change set row of a change (its author from ``authorship``); returns its id."""
+# Inserts an unsaved ChangeSet row (together with whatever rides with it) and sets its pk.
+Insert = Callable[["ChangeSet"], None]
+
+
+def open_changeset(
+    changed: dict[str, set[str]], using: str | None = None, insert: Insert | None = None
+) -> int:
+    """Insert the change set row of a change (its author from ``authorship``); returns its id.
+    ``insert``: a caller's own INSERT of the row (``history.py`` writes the transaction's first
+    historical row in the same statement, saving a round trip per save)."""
     from .changeset_models import ChangeSet
 
     author = authorship.current()
-    row = ChangeSet.objects.using(using).create(
-        source=author.source, actor=author.actor, user_id=author.user_id, note=author.note,
-        kinds=_kinds(changed), uris=_uris(changed),
+    row = ChangeSet(
+        source=author.source,
+        actor=author.actor,
+        user_id=author.user_id,
+        note=author.note,
+        kinds=_kinds(changed),
+        uris=_uris(changed),
     )
+    if insert is None:
+        row.save(force_insert=True, using=using)
+    else:
+        insert(row)
     return int(row.pk)
 
 
@@ -128,17 +154,23 @@ _BATCH_ATTR = "_mcp_registry_batch"
 
 
 def note_change(
-    kind: str, uris: Iterable[str] = (), using: str | None = None, *, record: bool = True
+    kind: str,
+    uris: Iterable[str] = (),
+    using: str | None = None,
+    *,
+    record: bool = True,
+    insert: Insert | None = None,
 ) -> None:
     """A registry row of ``kind`` changed (``uris``: the resources it touched); ``record``: write
-    it down in a change set (False only where the table may not exist: after a ``migrate``)."""
+    it down in a change set (False only where the table may not exist: after a ``migrate``);
+    ``insert``: how to insert the change set row if this change opens it (``open_changeset``)."""
     if kind not in KINDS:
         raise ValueError(f"Unknown change kind {kind!r}")
     uris = frozenset(uris)
     connection = transaction.get_connection(using)
     if not connection.in_atomic_block:
         changed = {kind: set(uris)}
-        publish(changed, open_changeset(changed, using) if record else None)
+        publish(changed, open_changeset(changed, using, insert) if record else None)
         return
     batch: _Batch | None = getattr(connection, _BATCH_ATTR, None)
     flush_entry = _queued_flush(connection.run_on_commit, batch)
@@ -150,7 +182,7 @@ def note_change(
     else:
         connection.run_on_commit.remove(flush_entry)
     if record:
-        batch.record(kind, uris, connection, using)
+        batch.record(kind, uris, connection, using, insert)
     # The change itself is an ordinary on_commit entry, tagged with the open savepoints, so rolling
     # back one of them drops it (Django's savepoint_rollback filters run_on_commit by savepoint id).
     transaction.on_commit(partial(batch.add, kind, uris), using=using)
@@ -160,13 +192,16 @@ def note_change(
     connection.run_on_commit.append((set(), batch.flush, False))
 
 
-def changeset_id(kind: str, using: str | None = None) -> int | None:
-    """The id of the change set the current transaction's changes go to, opened now (for ``kind``)
-    if this is its first change; None outside a transaction (nothing to group with)."""
+def changeset_id(
+    kind: str, using: str | None = None, insert: Insert | None = None, uris: Iterable[str] = ()
+) -> int | None:
+    """The id of the change set the current transaction's changes go to, opened now (for ``kind``
+    and ``uris``, with ``insert`` when given) if this is its first change; None outside a
+    transaction (nothing to group with)."""
     connection = transaction.get_connection(using)
     if not connection.in_atomic_block:
         return None
-    note_change(kind, (), using=using)
+    note_change(kind, uris, using=using, insert=insert)
     batch: _Batch = getattr(connection, _BATCH_ATTR)
     return batch.changeset
 
@@ -187,7 +222,10 @@ def messages(kinds: dict[str, Collection[str]], changeset: int | None = None) ->
         message_id = uuid.uuid4().hex if changeset is None else f"cs{changeset}.{kind}"
         # "at" (wall clock) lets every worker measure the bus delivery lag (/metrics).
         message: dict[str, Any] = {
-            "id": message_id, "kind": kind, "uris": sorted(kinds[kind]), "at": time.time()
+            "id": message_id,
+            "kind": kind,
+            "uris": sorted(kinds[kind]),
+            "at": time.time(),
         }
         if changeset is not None:
             message["changeset"] = changeset

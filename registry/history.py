@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import models, router, transaction
+from django.db import connections, models, router, transaction
+from django.db.models.expressions import RawSQL
 from django.dispatch import receiver
 from simple_history.models import HistoricalRecords
 from simple_history.signals import pre_create_historical_record
@@ -43,6 +44,28 @@ class HistoryLink(models.Model):
     class Meta:
         abstract = True
 
+    def _do_insert(
+        self, manager: Any, using: str, fields: list[Any], returning_fields: Any, raw: bool
+    ) -> Any:
+        # The row joins its transaction's change set here, as it is inserted: if it is the
+        # transaction's first change, the change set row is inserted by the same statement
+        # (PostgreSQL), so history adds no round trip to a save that changes one row
+        # (bench/results/2026-11-26-*-history-cost-after.md). bulk_create_recorded sets it before.
+        if self.changeset_id is not None:
+            return super()._do_insert(manager, using, fields, returning_fields, raw)
+        inserted: list[Any] = []
+
+        def insert_with_row(changeset: Any) -> None:
+            inserted.append(_insert_with_changeset(self, changeset, using, fields, returning_fields))
+
+        together = connections[using].vendor == "postgresql" and not raw
+        kind = type(self).instance_type.mcp_kind  # type: ignore[attr-defined]
+        # With the URIs the change set will name (a resource's), or signals.py's note of the
+        # change would add them with an UPDATE of it: a round trip again.
+        uris = self.__dict__.pop("_change_uris", ())
+        self.changeset_id = changes.changeset_id(kind, using, insert_with_row if together else None, uris)
+        return inserted or super()._do_insert(manager, using, fields, returning_fields, raw)
+
 
 class Recorded(models.Model):
     history = HistoricalRecords(inherit=True, bases=[HistoryLink], cascade_delete_history=False)
@@ -58,13 +81,46 @@ class Recorded(models.Model):
             super().save(*args, **kwargs)
 
 
+def _insert_with_changeset(
+    row: HistoryLink, changeset: Any, using: str, fields: list[Any], returning_fields: Any
+) -> tuple[Any, ...]:
+    """``WITH opened AS (INSERT INTO changeset …) INSERT INTO historical… (…, changeset_id) VALUES
+    (…, (SELECT id FROM opened))``: one statement; sets both rows' ids and returns what Django's
+    ``_do_insert`` would (the historical row's ``returning_fields``)."""
+    from django.db.models.sql import InsertQuery
+
+    connection = connections[using]
+    meta = type(changeset)._meta
+    opened = InsertQuery(type(changeset))
+    opened.insert_values([f for f in meta.local_concrete_fields if f is not meta.auto_field], [changeset])
+    compiler = opened.get_compiler(using)
+    compiler.returning_fields = [meta.pk]
+    [(opened_sql, opened_params)] = compiler.as_sql()
+    row.changeset_id = RawSQL("SELECT id FROM opened", ())  # type: ignore[assignment]
+    query = InsertQuery(type(row))
+    query.insert_values(fields, [row])
+    [(sql, params)] = query.get_compiler(using).as_sql()
+    qn = connection.ops.quote_name
+    back = [*(qn(f.column) for f in returning_fields or ()), qn("changeset_id")]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH opened AS ({opened_sql}) {sql} RETURNING {', '.join(back)}", (*opened_params, *params)
+        )
+        *values, changeset_pk = cursor.fetchone()
+    changeset.pk = row.changeset_id = changeset_pk
+    changeset._state.adding, changeset._state.db = False, using
+    return tuple(values)
+
+
 @receiver(pre_create_historical_record)
-def link_changeset(
+def link_author(
     sender: Any, instance: Any, history_instance: Any, using: str | None = None, **kwargs: Any
 ) -> None:
     if not isinstance(history_instance, HistoryLink):
         return  # another app's history
-    history_instance.changeset_id = changes.changeset_id(instance.mcp_kind, using)
+    from .signals import change_uris  # signals imports the models, which import this module
+
+    history_instance._change_uris = change_uris(instance)
     author = authorship.current()
     if author.user_id is not None and history_instance.history_user_id is None:
         history_instance.history_user_id = author.user_id

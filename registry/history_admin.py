@@ -52,11 +52,33 @@ def _may_revert(request: HttpRequest, opts: Any) -> bool:
 
 
 class HistoryAdminMixin:
-    """For the ``ModelAdmin`` of a definition (``versions.DEFINITIONS``)."""
+    """For the ``ModelAdmin`` of a definition (``versions.DEFINITIONS``): its versions, and the
+    author of every write from its pages (a save with its inlines, a delete, a list action: one
+    change set each, by the signed-in user from the admin)."""
 
     model: Any
     opts: Any
     admin_site: Any
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
+        with authored(of_user(request.user, "admin")):
+            return super().changeform_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> Any:
+        with authored(of_user(request.user, "admin")):
+            return super().delete_view(request, object_id, extra_context)  # type: ignore[misc]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        with authored(of_user(request.user, "admin")):  # its actions (delete selected) write
+            return super().changelist_view(request, extra_context)  # type: ignore[misc]
 
     def get_urls(self) -> list[URLPattern]:
         info = self.opts.app_label, self.opts.model_name

@@ -1,10 +1,10 @@
 """How long the registry's history is kept: ``prune_history`` deletes versions and change sets
 older than ``REGISTRY_HISTORY_RETENTION_DAYS`` (run it daily, like ``prune_audit``).
 
-Never the latest version of a live row (a definition, or one of a prompt's arguments and
-messages): what a row is now stays known, so it can still be diffed and its next change reverted.
-A deleted row's versions go once they are old, its deletion included. A change set goes once it is
-old and no version left names it.
+Never the latest version of a live row (a definition, one of a prompt's arguments and
+messages, or a skill's file): what a row is now stays known, so it can still be diffed and its
+next change reverted. A deleted row's versions go once they are old, its deletion included. A
+change set goes once it is old and no version left names it.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from .changeset_models import ChangeSet
-from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Skill, SkillFile, Tool
 
 RETENTION_DAYS = 365  # setting REGISTRY_HISTORY_RETENTION_DAYS
-RECORDED = (Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage)
+RECORDED = (Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage, Skill, SkillFile)
 
 
 def retention_days() -> int:

@@ -47,22 +47,31 @@ def remember_old_uri(sender: type[Resource], instance: Resource, raw: bool = Fal
         instance._old_uri = sender.objects.filter(pk=instance.pk).values_list("uri", flat=True).first()
 
 
-def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
+def change_uris(instance: Any) -> list[str]:
+    """The resource URIs a save or delete of ``instance`` changes (also read by ``history.py``,
+    which opens the change set with them)."""
     uris: list[str] = []
     if isinstance(instance, Resource):
         uris = [instance.uri]
-        old = instance.__dict__.pop("_old_uri", None)
+        old = instance.__dict__.get("_old_uri")
         if old and old != instance.uri:
             uris.append(old)
     elif isinstance(instance, Skill):
         # SEP-2640: a skill's files are resources; their subscribers hear of the change (a moved
         # skill: under its old path too).
         uris = [f"skill://{instance.path}/SKILL.md"]
-        old_path = instance.__dict__.pop("_old_path", None)
+        old_path = instance.__dict__.get("_old_path")
         if old_path and old_path != instance.path:
             uris.append(f"skill://{old_path}/SKILL.md")
     elif isinstance(instance, SkillFile):
         uris = [f"skill://{instance.skill.path}/{instance.path}"]
+    return uris
+
+
+def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
+    uris = change_uris(instance)
+    instance.__dict__.pop("_old_uri", None)
+    instance.__dict__.pop("_old_path", None)
     changes.note_change(sender.mcp_kind, uris, using=using)
 
 

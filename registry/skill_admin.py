@@ -1,5 +1,6 @@
 """The admin of skills (SEP-2640): files edited inline, a folder uploaded as a zip, the rendered
-``SKILL.md`` previewed (escaped: skill content is untrusted text, SEP-2640 "Security")."""
+``SKILL.md`` previewed (escaped: skill content is untrusted text, SEP-2640 "Security"); its
+versions, diffs and reverts as every definition's (``history_admin.py``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from .history_admin import HistoryAdminMixin
 from .skill_loading import file_row
 from .skill_models import MAX_BYTES, MAX_FILES, SKILL_MD, Skill, SkillFile, file_path_problem, parse_skill_md
 
@@ -89,7 +91,7 @@ class SkillFileInline(admin.StackedInline):
 
 
 @admin.register(Skill)
-class SkillAdmin(admin.ModelAdmin):
+class SkillAdmin(HistoryAdminMixin, admin.ModelAdmin):
     form = SkillForm
     inlines = [SkillFileInline]
     list_display = ["path", "enabled", "updated_at"]

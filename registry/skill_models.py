@@ -25,6 +25,7 @@ from django.db import models
 
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
+from .history import Recorded
 
 NAME_RE = re.compile(r"^(?!-)(?!.*--)[a-z0-9-]{1,64}(?<!-)$")
 SEGMENT_RE = re.compile(r"^[A-Za-z0-9._~-]+$")
@@ -74,11 +75,14 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str]:
     return frontmatter, text[match.end() :]
 
 
-class Skill(Versioned):
-    """``version``: the REST API's ETag (``concurrency.py``)."""
+class Skill(Recorded, Versioned):
+    """``version``: the REST API's ETag (``concurrency.py``); every version kept (``history.py``), its
+    files' with it."""
 
     path = models.CharField(
-        max_length=512, unique=True, validators=[validate_skill_path],
+        max_length=512,
+        unique=True,
+        validators=[validate_skill_path],
         help_text="e.g. git-workflow or acme/billing/refunds; the last segment is the skill's name.",
     )
     frontmatter = models.JSONField(
@@ -134,7 +138,7 @@ class Skill(Versioned):
             raise ValidationError(errors)
 
 
-class SkillFile(models.Model):
+class SkillFile(Recorded):
     skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="files")
     path = models.CharField(max_length=1024, help_text="Relative to the skill, e.g. references/FORMS.md.")
     media_type = models.CharField(max_length=255, default="text/plain")

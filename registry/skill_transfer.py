@@ -34,18 +34,29 @@ def export_skills() -> list[dict[str, Any]]:
     items = []
     for row in Skill.objects.order_by("path").prefetch_related("files"):
         item: dict[str, Any] = {name: getattr(row, name) for name in FIELDS}
-        item["files"] = [_export_file(f) for f in row.files.all()]
+        item["files"] = [file_item(f) for f in row.files.all()]
         items.append(item)
     return items
 
 
-def _export_file(row: SkillFile) -> dict[str, Any]:
+def file_item(row: Any) -> dict[str, Any]:
+    """A file as a document item (``row``: a ``SkillFile`` or one of its historical versions)."""
     out: dict[str, Any] = {"path": row.path, "media_type": row.media_type}
     if row.is_binary:
         out["base64"] = base64.b64encode(bytes(row.data or b"")).decode()
     else:
         out["text"] = row.text
     return out
+
+
+def file_of(item: dict[str, Any]) -> SkillFile:
+    """An unsaved file from a document item (``binascii.Error`` or ``ValueError``: bad base64)."""
+    row = SkillFile(path=item.get("path", ""), media_type=item.get("media_type", "text/plain"))
+    if "base64" in item:
+        row.data, row.is_binary = base64.b64decode(item["base64"], validate=True), True
+    else:
+        row.text = item["text"]
+    return row
 
 
 @dataclass
@@ -79,7 +90,7 @@ def plan_skills(items: Any, report: Report) -> list[SkillPlan]:
         seen.add(raw["path"])
         row = existing.get(raw["path"]) or Skill()
         before = {n: getattr(row, n) for n in FIELDS} if row.pk else None
-        old_files = [_export_file(f) for f in row.files.all()] if row.pk else None
+        old_files = [file_item(f) for f in row.files.all()] if row.pk else None
         for name in set(raw) & set(FIELDS):
             setattr(row, name, raw[name])
         try:
@@ -88,7 +99,7 @@ def plan_skills(items: Any, report: Report) -> list[SkillPlan]:
             _errors(exc, where, report)
             continue
         files = _plan_files(row, raw.get("files", []), [*where, "files"], report)
-        wanted = [_export_file(f) for f in files]
+        wanted = [file_item(f) for f in files]
         changed = before != {n: getattr(row, n) for n in FIELDS} or old_files != wanted
         plans.append(SkillPlan(row, files, changed))
     return plans
@@ -104,15 +115,11 @@ def _plan_files(skill: Skill, items: Any, where: list[Any], report: Report) -> l
         if not isinstance(raw, dict) or set(raw) - FILE_FIELDS or ("text" in raw) == ("base64" in raw):
             report(path, f"Must be an object of {sorted(FILE_FIELDS)} with one of text and base64.")
             continue
-        row = SkillFile(path=raw.get("path", ""), media_type=raw.get("media_type", "text/plain"))
-        if "base64" in raw:
-            try:
-                row.data, row.is_binary = base64.b64decode(raw["base64"], validate=True), True
-            except (binascii.Error, ValueError, TypeError):
-                report([*path, "base64"], "Not valid base64.")
-                continue
-        else:
-            row.text = raw["text"]
+        try:
+            row = file_of(raw)
+        except (binascii.Error, ValueError, TypeError):
+            report([*path, "base64"], "Not valid base64.")
+            continue
         try:
             row.full_clean(exclude=["skill"])
         except ValidationError as exc:

@@ -32,7 +32,7 @@ from django.db import IntegrityError, models, transaction
 from . import authorship, skill_transfer, versions
 from .concurrency import VersionConflict
 from .history import bulk_create_recorded
-from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Skill, Tool
 from .validators import json_pointer
 
 SECTIONS: tuple[tuple[str, type[models.Model], str], ...] = (
@@ -80,25 +80,26 @@ def item_of(row: models.Model) -> dict[str, Any]:
 
 def _export_at(changeset: int) -> dict[str, Any]:
     document: dict[str, Any] = {}
-    for section, model, key in SECTIONS:
+    for section, model, key in (*SECTIONS, (skill_transfer.SECTION, Skill, "path")):
         items = []
         ids = (
-            model.history.filter(changeset_id__lte=changeset)
+            model.history.filter(changeset_id__lte=changeset)  # type: ignore[attr-defined]
             .order_by("id")
             .values_list("id", flat=True)
             .distinct()
-        )  # type: ignore[attr-defined]
+        )
         for object_id in ids:
             state = versions.state_at(model, object_id, changeset)
             if state is None:
                 continue
             item = {name: state[name] for name in fields_of(model)}
-            for name, child in CHILDREN if model is Prompt else ():
-                item[name] = [{f: c[f] for f in fields_of(child)} for c in state[name]]
+            for children in versions.CHILDREN.get(model, ()):
+                # A prompt's children in order (no position); a skill's files as the section has them.
+                item[children.name] = [
+                    {k: v for k, v in c.items() if k not in NOT_EXPORTED} for c in state[children.name]
+                ]
             items.append(item)
         document[section] = sorted(items, key=lambda i: i[key])
-    # Skills keep no history yet: a document as of a change set has no skills section (importing
-    # it leaves skills as they are).
     return document
 
 

@@ -3,8 +3,9 @@ its versions, or a whole change set.
 
 A definition's *state* at a version is what an edit can set (its fields but ``id``, ``version``
 and the timestamps); a prompt's includes its ``arguments`` and ``messages`` as they were at that
-version's change set (each child has a history of its own: ``history.py``). A deleted row's state
-is ``None``. ``diff`` compares two states field by field, JSON values key by key (a JSON pointer
+version's change set (each child has a history of its own: ``history.py``), and a skill's its
+``files`` (as the registry document holds them: ``skill_transfer.file_item``). A deleted row's
+state is ``None``. ``diff`` compares two states field by field, JSON values key by key (a JSON pointer
 per changed leaf).
 
 A revert is an ordinary edit made in a transaction of its own (so a change set of its own, by
@@ -28,21 +29,49 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
 from . import authorship
-from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from .models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Skill, SkillFile, Tool
+from .skill_transfer import file_item, file_of
 
 DEFINITIONS: dict[str, type[models.Model]] = {
     "tools": Tool,
     "resources": Resource,
     "resource-templates": ResourceTemplate,
     "prompts": Prompt,
+    "skills": Skill,
 }
-CHILDREN: tuple[tuple[str, type[models.Model]], ...] = (
-    ("arguments", PromptArgument),
-    ("messages", PromptMessage),
-)
-NOT_STATE = {"id", "version", "created_at", "updated_at", "prompt"}
+NOT_STATE = {"id", "version", "created_at", "updated_at", "prompt", "skill"}
 
 State = dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Children:
+    """Rows edited with their parent (a prompt's arguments, a skill's files): part of its state."""
+
+    name: str  # the state's key: "arguments"
+    model: type[models.Model]
+    parent: str  # the foreign key to the parent: "prompt"
+
+    def item(self, record: Any) -> dict[str, Any]:
+        """A child's state (``record``: the row or one of its versions)."""
+        if self.model is SkillFile:
+            return file_item(record)  # binary content as base64: a state is JSON
+        return {f.name: getattr(record, f.attname) for f in state_fields(self.model)}
+
+    def order(self, record: Any) -> Any:
+        return record.path if self.model is SkillFile else (record.position, record.id)
+
+    def row(self, parent: Any, item: dict[str, Any]) -> Any:
+        """An unsaved child of ``parent`` from its state."""
+        row = file_of(item) if self.model is SkillFile else self.model(**item)
+        setattr(row, self.parent, parent)
+        return row
+
+
+CHILDREN: dict[type[models.Model], tuple[Children, ...]] = {
+    Prompt: (Children("arguments", PromptArgument, "prompt"), Children("messages", PromptMessage, "prompt")),
+    Skill: (Children("files", SkillFile, "skill"),),
+}
 
 
 @dataclass(frozen=True)
@@ -77,7 +106,12 @@ def state_fields(model: type[models.Model]) -> list[models.Field]:
 
 
 def key_of(model: type[models.Model], row: Any) -> str:
-    return str(getattr(row, "uri", None) or getattr(row, "uri_template", None) or row.name)
+    return str(
+        getattr(row, "uri", None)
+        or getattr(row, "uri_template", None)
+        or getattr(row, "path", None)
+        or row.name
+    )
 
 
 # -- reading ----------------------------------------------------------------------------------------
@@ -92,8 +126,7 @@ def state(record: Any) -> State:
         return None
     model = record.instance_type
     out = {f.name: getattr(record, f.attname) for f in state_fields(model)}
-    if model is Prompt:
-        out.update(children_at(record.id, record.changeset_id))
+    out.update(children_at(model, record.id, record.changeset_id))
     return out
 
 
@@ -106,24 +139,24 @@ def state_at(model: type[models.Model], object_id: int, changeset: int | None = 
     if record is None or record.history_type == "-":
         return None
     out = {f.name: getattr(record, f.attname) for f in state_fields(model)}
-    if model is Prompt:
-        out.update(children_at(object_id, changeset))
+    out.update(children_at(model, object_id, changeset))
     return out
 
 
-def children_at(prompt_id: int, changeset: int | None) -> dict[str, list[Any]]:
-    """A prompt's arguments and messages as its change set ``changeset`` left them."""
+def children_at(model: type[models.Model], parent_id: int, changeset: int | None) -> dict[str, list[Any]]:
+    """A definition's children (a prompt's arguments and messages, a skill's files) as change set
+    ``changeset`` left them; none for the kinds without children."""
     out: dict[str, list[Any]] = {}
-    for name, child in CHILDREN:
-        records = child.history.filter(prompt_id=prompt_id)  # type: ignore[attr-defined]
+    for children in CHILDREN.get(model, ()):
+        records = children.model.history.filter(**{f"{children.parent}_id": parent_id})  # type: ignore[attr-defined]
         if changeset is not None:
             records = records.filter(changeset_id__lte=changeset)
         latest: dict[int, Any] = {}
         for rec in records.order_by("history_id"):
             latest[rec.id] = rec  # the last version of each child up to that change set
         alive = [r for r in latest.values() if r.history_type != "-"]
-        alive.sort(key=lambda r: (r.position, r.id))
-        out[name] = [{f.name: getattr(r, f.attname) for f in state_fields(child)} for r in alive]
+        alive.sort(key=children.order)
+        out[children.name] = [children.item(r) for r in alive]
     return out
 
 
@@ -247,16 +280,19 @@ def revert_changeset(changeset: int) -> list[tuple[str, int]]:
 
 
 def touched(changeset: int) -> list[tuple[type[models.Model], int]]:
-    """The definitions a change set changed (a prompt for a change to one of its children)."""
+    """The definitions a change set changed (a prompt or a skill for a change to one of its
+    children)."""
     units: list[tuple[type[models.Model], int]] = []
     for model in DEFINITIONS.values():
-        ids = model.history.filter(changeset_id=changeset).values_list("id", flat=True)  # type: ignore[attr-defined]
-        units += [(model, i) for i in sorted(set(ids))]
-    prompts = {i for m, i in units if m is Prompt}
-    for _, child in CHILDREN:
-        ids = child.history.filter(changeset_id=changeset).values_list("prompt_id", flat=True)  # type: ignore[attr-defined]
-        prompts |= set(ids)
-    return [u for u in units if u[0] is not Prompt] + [(Prompt, i) for i in sorted(prompts)]
+        ids = set(model.history.filter(changeset_id=changeset).values_list("id", flat=True))  # type: ignore[attr-defined]
+        for children in CHILDREN.get(model, ()):
+            ids |= set(
+                children.model.history.filter(changeset_id=changeset).values_list(  # type: ignore[attr-defined]
+                    f"{children.parent}_id", flat=True
+                )
+            )
+        units += [(model, i) for i in sorted(ids)]
+    return units
 
 
 def _latest(model: type[models.Model], object_id: int) -> tuple[Any, int | None]:
@@ -264,11 +300,14 @@ def _latest(model: type[models.Model], object_id: int) -> tuple[Any, int | None]
     children's counted for a prompt)."""
     latest = versions(model, object_id).first()
     changeset = None if latest is None else latest.changeset_id
-    if model is Prompt:
-        for _, child in CHILDREN:
-            newer = child.history.filter(prompt_id=object_id).order_by("-history_id").first()  # type: ignore[attr-defined]
-            if newer is not None and (newer.changeset_id or 0) > (changeset or 0):
-                changeset = newer.changeset_id
+    for children in CHILDREN.get(model, ()):
+        newer = (
+            children.model.history.filter(**{f"{children.parent}_id": object_id})  # type: ignore[attr-defined]
+            .order_by("-history_id")
+            .first()
+        )
+        if newer is not None and (newer.changeset_id or 0) > (changeset or 0):
+            changeset = newer.changeset_id
     return latest, changeset
 
 
@@ -277,7 +316,8 @@ def _apply(model: type[models.Model], object_id: int, current: Any, target: Stat
         if current is not None:
             current.delete()
         return None
-    fields = {k: v for k, v in target.items() if k not in {name for name, _ in CHILDREN}}
+    children = CHILDREN.get(model, ())
+    fields = {k: v for k, v in target.items() if k not in {c.name for c in children}}
     if current is None:  # restored: the old id, and a version above any it had
         last = versions(model, object_id).first()
         current = model(pk=object_id, **fields)
@@ -287,13 +327,12 @@ def _apply(model: type[models.Model], object_id: int, current: Any, target: Stat
             setattr(current, name, value)
     current.full_clean()
     current.save()
-    if model is Prompt:
-        for name, child in CHILDREN:
-            child._default_manager.filter(prompt=current).delete()
-            for values in target.get(name, []):
-                row = child(prompt=current, **values)
-                row.full_clean(exclude=["prompt"])
-                row.save()
+    for child in children:
+        child.model._default_manager.filter(**{child.parent: current}).delete()
+        for item in target.get(child.name, []):
+            row = child.row(current, item)
+            row.full_clean(exclude=[child.parent])
+            row.save()
     return current
 
 

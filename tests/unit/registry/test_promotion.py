@@ -40,9 +40,8 @@ def test_export_at_a_change_set_is_the_registry_as_it_was_then(tmp_path: Any) ->
     assert then["prompts"] == []
     now = command("export_registry", "--at", str(latest_changeset()))
     assert now["tools"] == [] and [a["name"] for a in now["prompts"][0]["arguments"]] == ["topic"]
-    # The history's present is the registry's (skills keep no history: only the current export
-    # has their section).
-    assert now == {k: v for k, v in command("export_registry").items() if k != "skills"}
+    # The history's present is the registry's, skills included.
+    assert now == command("export_registry")
 
 
 def test_export_at_a_time_takes_the_last_change_set_opened_by_then() -> None:
