@@ -54,7 +54,12 @@ class SkillFileSerializer(StrictBodyMixin, serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if ("text" in attrs) == ("base64" in attrs):
             raise serializers.ValidationError("A file holds exactly one of text and base64.")
-        row = SkillFile(path=attrs["path"], media_type=attrs["media_type"], text=attrs.get("text", ""))
+        # A PATCH validates nested items partially: neither "required" nor a default applies, and
+        # a file sent in a PATCH replaces the skill's files like any other, so it is whole here.
+        if "path" not in attrs:
+            raise serializers.ValidationError({"path": "This field is required."})
+        media_type = attrs.get("media_type", "text/plain")
+        row = SkillFile(path=attrs["path"], media_type=media_type, text=attrs.get("text", ""))
         if "base64" in attrs:
             try:
                 row.data, row.is_binary = base64.b64decode(attrs["base64"], validate=True), True

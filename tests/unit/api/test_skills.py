@@ -50,3 +50,15 @@ def test_create_read_and_conditionally_update_a_skill(api: APIClient) -> None:
 def test_bad_skills_are_field_errors(api: APIClient, change: dict[str, object], field: str) -> None:
     response = api.post("/api/v1/skills/", {**SKILL, **change}, format="json")
     assert response.status_code == 400 and field in response.json(), response.json()
+
+
+def test_a_patch_of_files_takes_the_default_media_type_and_needs_each_path(api: APIClient) -> None:
+    created = api.post("/api/v1/skills/", SKILL, format="json")
+    url = f"/api/v1/skills/{created.json()['id']}/"
+    etag = api.get(url)["ETag"]
+    # Nested items of a PATCH are validated partially: no default, no "required" (was a 500).
+    patched = api.patch(url, {"files": [{"path": "notes.md", "text": "n"}]}, format="json", HTTP_IF_MATCH=etag)
+    assert patched.status_code == 200, patched.json()
+    assert [(f["path"], f["media_type"]) for f in patched.json()["files"]] == [("notes.md", "text/plain")]
+    no_path = api.patch(url, {"files": [{"text": "n"}]}, format="json", HTTP_IF_MATCH=patched["ETag"])
+    assert no_path.status_code == 400 and "files" in no_path.json(), no_path.json()
