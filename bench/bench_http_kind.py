@@ -64,7 +64,9 @@ def create_http_tool(workdir: Path, url: str) -> None:
         "import json; from registry.models import Tool; "
         f"t = Tool(**json.loads({json.dumps(json.dumps(fields))})); t.full_clean(); t.save()"
     )
-    servers.manage_bench_db(workdir, "shell", "-c", code)
+    # An enabled http tool's host must be allowed when it is saved (issue 31), as when it is served.
+    env = {**servers.our_env(workdir), "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
+    servers.manage(env, "shell", "-c", code, timeout=300)
 
 
 async def measure(
