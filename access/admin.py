@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -21,6 +22,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from mcp_django.widgets import JSONEditorWidget
 from mcp_protocol.auth.keys import digest as token_digest
 from mcp_protocol.auth.keys import new_token
 
@@ -42,6 +44,8 @@ class KeyStatusFilter(admin.SimpleListFilter):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
+    # The key's scopes (tools, resources, prompts, tags) are JSON lists: checked as they are typed.
+    formfield_overrides = {models.JSONField: {"widget": JSONEditorWidget(attrs={"rows": 2})}}
     list_display = ("name", "shown_prefix", "owner", "status", "expires_at", "last_used_at", "created_at")
     list_filter = (KeyStatusFilter, "expires_at")
     search_fields = ("name", "prefix", "owner__username")

@@ -1,4 +1,5 @@
-"""Admin forms: a JSON editor widget and select boxes fed by the handler allow-list.
+"""Admin forms: select boxes fed by the handler allow-list (the JSON editor widget, shared with the
+access app's key pages, is ``mcp_django.widgets``).
 
 Validation itself is the models' (field validators + ``clean()``), which ``ModelForm`` runs, so a
 bad schema or URI shows as an error on its field exactly as the API and ``full_clean()`` report it.
@@ -12,38 +13,10 @@ from typing import Any
 
 from django import forms
 
+from mcp_django.widgets import JSONEditorWidget
+
 from . import handlers
 from .models import Prompt, PromptMessage, Resource, ResourceTemplate, Tool
-
-
-class JSONEditorWidget(forms.Textarea):
-    """A monospace textarea; ``json-editor.js`` pretty-prints valid JSON on blur and flags invalid
-    JSON before submit. The server validates regardless."""
-
-    template_name = "django/forms/widgets/textarea.html"
-
-    class Media:
-        js = ("registry/json-editor.js",)
-
-    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
-        base = {
-            "class": "mcp-json-editor vLargeTextField",
-            "rows": 10,
-            "cols": 80,
-            "spellcheck": "false",
-            "style": "font-family: monospace",
-        }
-        super().__init__({**base, **(attrs or {})})
-
-    def format_value(self, value: Any) -> str | None:
-        # forms.JSONField hands us a JSON string already; re-indent it for reading.
-        if isinstance(value, str) and value:
-            try:
-                return json.dumps(json.loads(value), indent=2, ensure_ascii=False)
-            except ValueError:
-                return value
-        return super().format_value(value)
-
 
 # The handlers of the conformance suite's fixture (``registry/builtin/conformance*.py``): dozens of
 # names a project's operator has no use for, listed only once ``load_conformance`` made rows that

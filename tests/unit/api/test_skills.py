@@ -57,7 +57,8 @@ def test_a_patch_of_files_takes_the_default_media_type_and_needs_each_path(api: 
     url = f"/api/v1/skills/{created.json()['id']}/"
     etag = api.get(url)["ETag"]
     # Nested items of a PATCH are validated partially: no default, no "required" (was a 500).
-    patched = api.patch(url, {"files": [{"path": "notes.md", "text": "n"}]}, format="json", HTTP_IF_MATCH=etag)
+    files = {"files": [{"path": "notes.md", "text": "n"}]}
+    patched = api.patch(url, files, format="json", HTTP_IF_MATCH=etag)
     assert patched.status_code == 200, patched.json()
     assert [(f["path"], f["media_type"]) for f in patched.json()["files"]] == [("notes.md", "text/plain")]
     no_path = api.patch(url, {"files": [{"text": "n"}]}, format="json", HTTP_IF_MATCH=patched["ETag"])

@@ -39,7 +39,7 @@ def test_add_and_change_pages_render_with_preview_and_try_it_link(
     html = page.content.decode()
     assert reverse(f"admin:registry_{model}_try", args=[obj.pk]) in html
     assert "MCP JSON preview" in html and "2026-07-28" in html
-    assert "registry/json-editor.js" in html
+    assert "mcp_django/json-editor.js" in html
     assert admin_client.get(reverse(f"admin:registry_{model}_changelist")).status_code == 200
 
 
