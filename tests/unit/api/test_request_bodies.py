@@ -113,8 +113,10 @@ def test_mcps_input_schema_and_output_schema_are_taken_for_their_fields(api: API
     tool = Tool.objects.get(name="mcp_named")
     assert (tool.input_schema, tool.output_schema, tool.meta) == (schema, output, {"a": 1})
     assert answer.json()["input_schema"] == schema  # answered under the API's own names
-    patched = api.patch(f"/api/v1/tools/{tool.pk}/", {"inputSchema": {"type": "object"}}, format="json")
-    assert patched.status_code == 200 and patched.json()["input_schema"] == {"type": "object"}
+    # The template's {{ who }} must stay an input property (checked at save since issue 31 item 1).
+    narrower = {"type": "object", "properties": {"who": {"type": "string"}}}
+    patched = api.patch(f"/api/v1/tools/{tool.pk}/", {"inputSchema": narrower}, format="json")
+    assert patched.status_code == 200 and patched.json()["input_schema"] == narrower
 
 
 def test_mcps_mime_type_and_uri_template_are_taken_for_their_fields(api: APIClient) -> None:
