@@ -35,7 +35,7 @@ async def test_cancel_and_answer_posted_to_one_worker_reach_the_worker_running_t
             ("s2", "call-1"),
             ("s1", 9),
         }
-        assert (await within(answer)).result == {"text": "hi"}
+        assert (await within(answer))[0].result == {"text": "hi"}  # (response, answered_in)
         await running.release("s1", asked)
         await running.release("s2")
         assert running._listeners == {}

@@ -159,7 +159,7 @@ async def test_a_tool_made_in_the_admin_through_nginx_reaches_a_client_on_anothe
             await page.fill("#id_input_schema", GOOD_SCHEMA)
             await page.click("input[name=_save]")
             await page.wait_for_url(f"{site}/admin/registry/tool/")
-            assert tool_name in await page.locator(".messagelist").inner_text()
+            assert tool_name in await page.locator(".messagelist .success").inner_text()
             await page.screenshot(path=str(SHOTS / "4-tool-saved.png"), full_page=True)
 
             # 3. The client on worker C hears of it, lists it and calls it.

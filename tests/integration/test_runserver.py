@@ -69,7 +69,7 @@ async def test_runserver_keeps_a_get_stream_open_with_priming_and_keepalives(
 
 async def test_runserver_serves_the_admin_beside_mcp(live: LiveServer, client: httpx.AsyncClient) -> None:
     response = await client.get(f"{live.base_url}/admin/login/")
-    assert response.status_code == 200 and "Django" in response.text
+    assert response.status_code == 200 and "mcpsite admin" in response.text
 
 
 async def test_runserver_logs_each_request_line_once(live: LiveServer, client: httpx.AsyncClient) -> None:
