@@ -24,30 +24,21 @@ from mcp_protocol.transports.host import RuntimeHost
 
 from . import sessions
 from .models import LiveSession
+from .store_admin import StoreListAdmin
 
 PAGE = 100
 UNREACHABLE = "The session store is unreachable; retry shortly."
 
 
 @admin.register(LiveSession)
-class LiveSessionAdmin(admin.ModelAdmin):
+class LiveSessionAdmin(StoreListAdmin):
+    act_permission = "delete_livesession"  # "End session"
+
     def service(self) -> RuntimeHost:
         return get_service()  # this process's, as the URLconf hands the API
 
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return bool(request.user.has_perm("management_api.view_livesession"))
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.has_module_permission(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.has_perm("management_api.delete_livesession"))
+        return self.may_act(request)  # ending a session deletes it from the store
 
     def get_urls(self) -> list[URLPattern]:
         # The list only: the store's sessions have no change or delete page of their own.

@@ -20,33 +20,21 @@ from mcp_protocol.stores.tasks import ANY_PRINCIPAL
 
 from . import tasks
 from .models import LiveTask
+from .store_admin import StoreListAdmin
 
 PAGE = 100
 
 
 @admin.register(LiveTask)
-class LiveTaskAdmin(admin.ModelAdmin):
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return bool(request.user.has_perm("management_api.view_livetask"))
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.has_module_permission(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+class LiveTaskAdmin(StoreListAdmin):
+    act_permission = "cancel_livetask"  # "Cancel"
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
-        can_cancel = bool(request.user.has_perm("management_api.cancel_livetask"))
+        can_cancel = self.may_act(request)
         if request.method == "POST":
             if not can_cancel:
                 raise PermissionDenied

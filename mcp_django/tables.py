@@ -6,6 +6,12 @@ them and ``awk``/``cut`` can split them. The last column is left ragged (a name 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+
+def when(moment: datetime | None, otherwise: str) -> str:
+    """A time cell: ISO 8601 to the second, or ``otherwise`` (``"never"``) for none."""
+    return moment.isoformat(timespec="seconds") if moment else otherwise
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -18,11 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from access.models import STATUSES, ApiKey
-from mcp_django.tables import table
-
-
-def _when(moment: datetime | None, otherwise: str) -> str:
-    return moment.isoformat(timespec="seconds") if moment else otherwise
+from mcp_django.tables import table, when
 
 
 def _list(value: str | None) -> list[str]:
@@ -101,8 +97,8 @@ class Command(BaseCommand):
                 f"mcp_{key.prefix}_…",
                 key.status,
                 key.owner.get_username() if key.owner else "-",
-                _when(key.expires_at, "never"),
-                _when(key.last_used_at, "never"),
+                when(key.expires_at, "never"),
+                when(key.last_used_at, "never"),
                 key.name,
             )
             for key in keys

@@ -9,17 +9,12 @@ does: the token's digest is then unknown, so the next request with it is a 401.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from management_api.tokens import ManagementToken
-from mcp_django.tables import table
-
-
-def _when(moment: datetime | None, otherwise: str) -> str:
-    return moment.isoformat(timespec="seconds") if moment else otherwise
+from mcp_django.tables import table, when
 
 
 class Command(BaseCommand):
@@ -46,8 +41,8 @@ class Command(BaseCommand):
                 str(t.pk),
                 t.user.get_username(),
                 f"{t.hint}…",
-                "expired" if t.expired else _when(t.expires_at, "never"),
-                _when(t.last_used_at, "never"),
+                "expired" if t.expired else when(t.expires_at, "never"),
+                when(t.last_used_at, "never"),
                 t.name,
             )
             for t in tokens

@@ -1,0 +1,37 @@
+"""The base of the admin pages whose rows live in a store, not a table (``LiveSession``,
+``LiveTask``): a changelist rendered from the store, no add or change page, and permissions that
+are the model's own: ``view_<model>`` to see the page, ``act_permission`` (``delete_livesession``,
+``cancel_livetask``) for the page's one action on a row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+
+class StoreListAdmin(admin.ModelAdmin):
+    act_permission = ""  # the codename of the page's action on a row
+
+    def _perm(self, request: HttpRequest, codename: str) -> bool:
+        return bool(request.user.has_perm(f"{self.opts.app_label}.{codename}"))
+
+    def may_act(self, request: HttpRequest) -> bool:
+        return self._perm(request, self.act_permission)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._perm(request, f"view_{self.opts.model_name}")
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
