@@ -6,7 +6,9 @@ row's full state after the change (``history_type`` ``+`` create, ``~`` update, 
 every save and delete from any path (admin, API, import, a command, a shell). Each historical row
 names its ``ChangeSet`` (``changes.changeset_id``: the one of its transaction, which also says who
 and from where) and its user when the author is one. A save outside a transaction gets one of its
-own (``Recorded.save``), so the row, its history and its change set commit together.
+own (``Recorded.save``), so the row, its history and its change set commit together. The
+historical row is written by ``RegistryHistory`` with one prepared INSERT (the first of a
+transaction together with its change set), not by saving a historical model instance.
 
 Why simple-history and not django-reversion (``bench/results/2026-11-26-history-libraries.md``):
 one INSERT per saved row from its own ``post_save``, so every path is recorded, a shell's included,
@@ -26,10 +28,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections, models, router, transaction
-from django.db.models.expressions import RawSQL
-from django.dispatch import receiver
+from django.utils import timezone
+from simple_history.manager import HistoryDescriptor
 from simple_history.models import HistoricalRecords
-from simple_history.signals import pre_create_historical_record
 
 from . import authorship, changes
 
@@ -44,31 +45,141 @@ class HistoryLink(models.Model):
     class Meta:
         abstract = True
 
-    def _do_insert(
-        self, manager: Any, using: str, fields: list[Any], returning_fields: Any, raw: bool
-    ) -> Any:
-        # The row joins its transaction's change set here, as it is inserted: if it is the
-        # transaction's first change, the change set row is inserted by the same statement
-        # (PostgreSQL), so history adds no round trip to a save that changes one row
-        # (bench/results/2026-11-26-*-history-cost-after.md). bulk_create_recorded sets it before.
-        if self.changeset_id is not None:
-            return super()._do_insert(manager, using, fields, returning_fields, raw)
-        inserted: list[Any] = []
+
+class RegistryHistory(HistoricalRecords):
+    """simple-history's ``HistoricalRecords`` writing each historical row with one prepared INSERT.
+
+    The library builds a historical model instance and saves it (``Model.save``: its signals, a
+    compiled ``InsertQuery``, the row read back), which made a tool save 1.5x as slow with history
+    on (``bench/results/2026-11-27-0038-history-cost-quiet.md``). The row it writes is fully known
+    from the saved instance, so this writes the same columns directly: the statement is built once
+    per historical model and database, the values go through each field's own
+    ``get_db_prep_save`` as Django's insert compiler would. The row joins its transaction's change
+    set; if it is the transaction's first change, the change set row is inserted by the same
+    statement on PostgreSQL (``WITH opened AS (INSERT …) INSERT …``), so history adds no round
+    trip to a save that changes one row.
+
+    What differs from the library: ``pre_create_historical_record`` and
+    ``post_create_historical_record`` are not sent for registry models (nothing here listens to
+    them); everything else (``SIMPLE_HISTORY_ENABLED``, ``skip_history_when_saving``, the user of
+    ``HistoryRequestMiddleware`` or ``_history_user``, ``_change_reason``, ``_history_date``) is
+    read as the library reads it.
+    """
+
+    def create_historical_record(self, instance: Any, history_type: str, using: str | None = None) -> None:
+        model = type(instance)
+        # As the library: the base model's database only with use_base_model_db, else the router's.
+        using = using if self.use_base_model_db and using else router.db_for_write(model, instance=instance)
+        writer = _Writer.of(model, self, using)
+        author = authorship.current()
+        user = self.get_history_user(instance)
+        values = {
+            "history_date": getattr(instance, "_history_date", timezone.now()),
+            "history_type": history_type,
+            "history_change_reason": self.get_change_reason_for_object(instance, history_type, using),
+            "history_user_id": getattr(user, "pk", None) if user is not None else author.user_id,
+        }
+        writer.insert(instance, values)
+
+
+class _Writer:
+    """The INSERT of one historical model on one database, and how to fill it from a saved row."""
+
+    _cache: dict[tuple[type[models.Model], str], _Writer] = {}
+
+    def __init__(self, model: type[models.Model], records: HistoricalRecords, using: str) -> None:
+        self.kind: str = model.mcp_kind  # type: ignore[attr-defined]
+        self.using = using  # connections are per thread: looked up on every insert, never kept
+        connection = connections[using]
+        history_model = _historical_model(model, records.manager_name)
+        meta = history_model._meta
+        # The historical model copies each tracked field under its column; the rest are
+        # simple-history's (history_date, _type, _user, _change_reason) and HistoryLink's changeset.
+        tracked = {field.column: field for field in records.fields_included(model)}
+        self.fields = [f for f in meta.local_concrete_fields if f is not meta.auto_field]
+        self.sources = [tracked.get(f.column) for f in self.fields]
+        qn = connection.ops.quote_name
+        columns = ", ".join(qn(f.column) for f in self.fields)
+        self.table = qn(meta.db_table)
+        self.columns = columns
+        self.changeset_at = next(i for i, f in enumerate(self.fields) if f.attname == "changeset_id")
+
+    @classmethod
+    def of(cls, model: type[models.Model], records: HistoricalRecords, using: str) -> _Writer:
+        writer = cls._cache.get((model, using))
+        if writer is None:
+            writer = cls._cache[(model, using)] = cls(model, records, using)
+        return writer
+
+    def insert(self, instance: models.Model, extra: dict[str, Any]) -> None:
+        connection = connections[self.using]
+        params: list[Any] = []
+        for field, source in zip(self.fields, self.sources, strict=True):
+            value = getattr(instance, source.attname) if source is not None else extra.get(field.attname)
+            params.append(field.get_db_prep_save(value, connection))
+        from .signals import change_uris  # signals imports the models, which import this module
+
+        # signals.py's note of this change names these URIs too; the change set must have them
+        # from the start, or noting them would add an UPDATE of it: a round trip again.
+        uris = change_uris(instance)
+        opened: list[int] = []
 
         def insert_with_row(changeset: Any) -> None:
-            inserted.append(_insert_with_changeset(self, changeset, using, fields, returning_fields))
+            opened.append(self._insert_with_changeset(changeset, params, connection))
 
-        together = connections[using].vendor == "postgresql" and not raw
-        kind = type(self).instance_type.mcp_kind  # type: ignore[attr-defined]
-        # With the URIs the change set will name (a resource's), or signals.py's note of the
-        # change would add them with an UPDATE of it: a round trip again.
-        uris = self.__dict__.pop("_change_uris", ())
-        self.changeset_id = changes.changeset_id(kind, using, insert_with_row if together else None, uris)
-        return inserted or super()._do_insert(manager, using, fields, returning_fields, raw)
+        together = connection.vendor == "postgresql"
+        changeset = changes.changeset_id(self.kind, self.using, insert_with_row if together else None, uris)
+        if opened:
+            return
+        params[self.changeset_at] = changeset
+        placeholders = ", ".join(["%s"] * len(params))
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO {self.table} ({self.columns}) VALUES ({placeholders})", params)
+
+    def _insert_with_changeset(self, changeset: Any, params: list[Any], connection: Any) -> int:
+        """``WITH opened AS (INSERT INTO changeset …) INSERT INTO historical… (…, changeset_id)
+        VALUES (…, (SELECT id FROM opened))``: one statement; sets the change set's id."""
+        opened_sql, opened_params = _changeset_insert(changeset, connection)
+        values = ["%s"] * len(params)
+        values[self.changeset_at] = "(SELECT id FROM opened)"
+        row = [p for i, p in enumerate(params) if i != self.changeset_at]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"WITH opened AS ({opened_sql}) INSERT INTO {self.table} ({self.columns}) "
+                f"VALUES ({', '.join(values)}) RETURNING changeset_id",
+                (*opened_params, *row),
+            )
+            (changeset_pk,) = cursor.fetchone()
+        changeset.pk = changeset_pk
+        changeset._state.adding, changeset._state.db = False, self.using
+        return int(changeset_pk)
+
+
+def _historical_model(model: type[models.Model], manager_name: str) -> type[models.Model]:
+    """The historical model of ``model`` (simple-history's descriptor on the class holds it; going
+    through the descriptor would build a manager class on every call)."""
+    for klass in model.__mro__:
+        descriptor = klass.__dict__.get(manager_name)
+        if isinstance(descriptor, HistoryDescriptor):
+            return descriptor.model  # type: ignore[no-any-return]
+    raise LookupError(f"{model.__name__} has no history")
+
+
+def _changeset_insert(row: Any, connection: Any) -> tuple[str, list[Any]]:
+    """``INSERT INTO changeset (…) VALUES (…) RETURNING id`` for an unsaved ``ChangeSet`` row."""
+    meta = type(row)._meta
+    fields = [f for f in meta.local_concrete_fields if f is not meta.auto_field]
+    qn = connection.ops.quote_name
+    params = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
+    sql = (
+        f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {qn(meta.pk.column)}"
+    )
+    return sql, params
 
 
 class Recorded(models.Model):
-    history = HistoricalRecords(inherit=True, bases=[HistoryLink], cascade_delete_history=False)
+    history = RegistryHistory(inherit=True, bases=[HistoryLink], cascade_delete_history=False)
 
     class Meta:
         abstract = True
@@ -79,51 +190,6 @@ class Recorded(models.Model):
         using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
         with transaction.atomic(using=using, savepoint=False):
             super().save(*args, **kwargs)
-
-
-def _insert_with_changeset(
-    row: HistoryLink, changeset: Any, using: str, fields: list[Any], returning_fields: Any
-) -> tuple[Any, ...]:
-    """``WITH opened AS (INSERT INTO changeset …) INSERT INTO historical… (…, changeset_id) VALUES
-    (…, (SELECT id FROM opened))``: one statement; sets both rows' ids and returns what Django's
-    ``_do_insert`` would (the historical row's ``returning_fields``)."""
-    from django.db.models.sql import InsertQuery
-
-    connection = connections[using]
-    meta = type(changeset)._meta
-    opened = InsertQuery(type(changeset))
-    opened.insert_values([f for f in meta.local_concrete_fields if f is not meta.auto_field], [changeset])
-    compiler = opened.get_compiler(using)
-    compiler.returning_fields = [meta.pk]
-    [(opened_sql, opened_params)] = compiler.as_sql()
-    row.changeset_id = RawSQL("SELECT id FROM opened", ())  # type: ignore[assignment]
-    query = InsertQuery(type(row))
-    query.insert_values(fields, [row])
-    [(sql, params)] = query.get_compiler(using).as_sql()
-    qn = connection.ops.quote_name
-    back = [*(qn(f.column) for f in returning_fields or ()), qn("changeset_id")]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH opened AS ({opened_sql}) {sql} RETURNING {', '.join(back)}", (*opened_params, *params)
-        )
-        *values, changeset_pk = cursor.fetchone()
-    changeset.pk = row.changeset_id = changeset_pk
-    changeset._state.adding, changeset._state.db = False, using
-    return tuple(values)
-
-
-@receiver(pre_create_historical_record)
-def link_author(
-    sender: Any, instance: Any, history_instance: Any, using: str | None = None, **kwargs: Any
-) -> None:
-    if not isinstance(history_instance, HistoryLink):
-        return  # another app's history
-    from .signals import change_uris  # signals imports the models, which import this module
-
-    history_instance._change_uris = change_uris(instance)
-    author = authorship.current()
-    if author.user_id is not None and history_instance.history_user_id is None:
-        history_instance.history_user_id = author.user_id
 
 
 def bulk_create_recorded(model: type[models.Model], rows: list[Any]) -> list[Any]:

@@ -236,10 +236,12 @@ class TaskRunner:
         finally:
             if self._jobs.get(task_id) is job:
                 del self._jobs[task_id]
-            if status != CANCELLED:
-                await self.changed(task_id)
+            # Counted before the change goes out: a client that hears of it and then scrapes
+            # /metrics finds the run there.
             if self.on_ended is not None:
                 self.on_ended(status, (now_ms() - created_ms) / 1000, len(self._jobs))
+            if status != CANCELLED:
+                await self.changed(task_id)
 
     # -- resume, take over, cancel --------------------------------------------------------------
     async def take(self, task_id: str) -> bool:

@@ -43,7 +43,7 @@ from tests.support.mcp_http import (
     sse_events,
     stream_headers,
 )
-from tests.support.polling import within
+from tests.support.polling import eventually, within
 from tests.support.postgres import temporary_database
 from tests.support.private_redis import have_redis_server
 
@@ -151,12 +151,17 @@ async def test_a_task_made_on_a_is_answered_on_b_and_completes_where_it_was_answ
     assert ack["result"]["resultType"] == "complete"
     done = await until(client, a, created["taskId"], "completed")
     assert done["result"]["content"][0]["text"] == "Deleted report.txt"
-    # Metrics: A made it and its run parked it; B's run completed it.
+    # Metrics: A made it and its run parked it; B's run completed it. B counts the run once its
+    # store write returns, which can be a moment after A already reads the task as completed.
     scraped_a = (await client.get(a.base_url + "/metrics")).text
-    scraped_b = (await client.get(b.base_url + "/metrics")).text
     assert "mcp_tasks_created_total 1.0" in scraped_a
     assert 'mcp_tasks_finished_total{status="input_required"} 1.0' in scraped_a
-    assert 'mcp_tasks_finished_total{status="completed"} 1.0' in scraped_b
+
+    async def counted_on_b() -> bool:
+        scraped_b = (await client.get(b.base_url + "/metrics")).text
+        return 'mcp_tasks_finished_total{status="completed"} 1.0' in scraped_b
+
+    await eventually(counted_on_b, WAIT)
 
 
 async def test_a_task_running_on_a_is_cancelled_from_b(

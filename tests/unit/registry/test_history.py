@@ -113,3 +113,38 @@ def test_a_command_that_creates_tools_is_one_change_set_from_the_command_with_th
     call_command("seed_tools", "--count", "3", stdout=io.StringIO())
     [changeset] = ChangeSet.objects.filter(source="command")
     assert Tool.history.filter(changeset=changeset, history_type="+").count() == 3
+
+
+def test_a_version_is_the_full_state_with_what_simple_history_reads_from_the_instance() -> None:
+    """``RegistryHistory`` writes the row itself (one prepared INSERT): every tracked column, and
+    the library's per-save inputs (``_history_date``, ``_change_reason``, ``_history_user``,
+    ``skip_history_when_saving``, ``SIMPLE_HISTORY_ENABLED``) read as the library reads them."""
+    from datetime import UTC, datetime
+
+    from django.test import override_settings
+
+    author = User.objects.create_user("writer")
+    row = tool("direct", input_schema={"type": "object", "properties": {"who": {"type": "string"}}})
+    row.description = "second"
+    row._history_date = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)  # type: ignore[attr-defined]
+    row._change_reason = "typo"  # type: ignore[attr-defined]
+    row._history_user = author  # type: ignore[attr-defined]
+    row.save()
+    latest = row.history.order_by("-history_id").first()  # type: ignore[attr-defined]
+    assert (latest.history_type, latest.description, latest.version) == ("~", "second", row.version)
+    assert latest.input_schema == row.input_schema and latest.kind == "template"
+    assert latest.history_date == row._history_date  # type: ignore[attr-defined]
+    assert (latest.history_change_reason, latest.history_user_id) == ("typo", author.pk)
+    assert latest.changeset is not None and latest.changeset.kinds == ["tools"]
+    del row._history_date, row._change_reason, row._history_user  # type: ignore[attr-defined]
+
+    row.description = "third"
+    row.save_without_historical_record()  # type: ignore[attr-defined]
+    with override_settings(SIMPLE_HISTORY_ENABLED=False):
+        row.description = "fourth"
+        row.save()
+    assert row.history.count() == 2  # type: ignore[attr-defined]
+    pk = row.pk
+    row.delete()
+    gone = Tool.history.filter(id=pk).order_by("-history_id").first()  # type: ignore[attr-defined]
+    assert (gone.history_type, gone.description) == ("-", "fourth")

@@ -1,0 +1,83 @@
+"""The baseline migrations: the rows that existed before their history get a first version ("+"),
+all in one change set by the system (0015 for tools, resources, templates and prompts; 0020 for
+skills and their files), so every live row can be diffed, exported ``--at`` and reverted. Run as a
+deployment runs them: the database migrated to just before, rows written through that state's
+models, then ``migrate`` forward."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def executor() -> Iterator[MigrationExecutor]:
+    yield MigrationExecutor(connection)
+    # Back to the latest state for the tests that follow.
+    latest = MigrationExecutor(connection)
+    latest.migrate(latest.loader.graph.leaf_nodes())
+
+
+def migrated(executor: MigrationExecutor, name: str) -> Any:
+    """The app registry of the project's state right after registry migration ``name``."""
+    executor.migrate([("registry", name)])
+    executor.loader.build_graph()
+    return executor.loader.project_state([("registry", name)]).apps
+
+
+def test_0015_gives_every_row_of_before_one_first_version_in_one_system_change_set(
+    executor: MigrationExecutor,
+) -> None:
+    before = migrated(executor, "0014_historical_http_and_task_fields")
+    tool = before.get_model("registry", "Tool").objects.create(
+        name="old_tool", description="from before", kind="template", template_text="x"
+    )
+    prompt = before.get_model("registry", "Prompt").objects.create(name="old_prompt", description="p")
+    before.get_model("registry", "PromptArgument").objects.create(prompt=prompt, name="a", position=0)
+    assert not before.get_model("registry", "HistoricalTool").objects.exists()
+    already = set(before.get_model("registry", "ChangeSet").objects.values_list("pk", flat=True))
+
+    after = migrated(executor, "0015_history_baseline")
+    [opened] = after.get_model("registry", "ChangeSet").objects.exclude(pk__in=already)
+    assert (opened.source, opened.actor) == ("system", "system")
+    assert opened.kinds == ["tools", "prompts"]
+    [version] = after.get_model("registry", "HistoricalTool").objects.all()
+    assert (version.id, version.name, version.description) == (tool.pk, "old_tool", "from before")
+    assert (version.history_type, version.changeset_id) == ("+", opened.pk)
+    for name in ("HistoricalPrompt", "HistoricalPromptArgument"):
+        [row] = after.get_model("registry", name).objects.all()
+        assert (row.history_type, row.changeset_id) == ("+", opened.pk)
+
+
+def test_0015_on_an_empty_registry_writes_nothing(executor: MigrationExecutor) -> None:
+    before = migrated(executor, "0014_historical_http_and_task_fields")
+    already = before.get_model("registry", "ChangeSet").objects.count()
+    after = migrated(executor, "0015_history_baseline")
+    assert after.get_model("registry", "ChangeSet").objects.count() == already
+    assert not after.get_model("registry", "HistoricalTool").objects.exists()
+
+
+def test_0020_gives_every_skill_and_file_of_before_a_first_version(executor: MigrationExecutor) -> None:
+    before = migrated(executor, "0019_skill_history")
+    skill = before.get_model("registry", "Skill").objects.create(
+        path="team/review", frontmatter={"name": "review", "description": "Reviews"}, body="# Review"
+    )
+    before.get_model("registry", "SkillFile").objects.create(
+        skill=skill, path="notes.md", media_type="text/markdown", text="n"
+    )
+    changesets = before.get_model("registry", "ChangeSet")
+    already = set(changesets.objects.values_list("pk", flat=True))
+
+    after = migrated(executor, "0020_skill_history_baseline")
+    [opened] = after.get_model("registry", "ChangeSet").objects.exclude(pk__in=already)
+    assert (opened.source, opened.kinds) == ("system", ["resources"])
+    [version] = after.get_model("registry", "HistoricalSkill").objects.all()
+    assert (version.id, version.path, version.body) == (skill.pk, "team/review", "# Review")
+    [file_version] = after.get_model("registry", "HistoricalSkillFile").objects.all()
+    assert (file_version.path, file_version.text, file_version.changeset_id) == ("notes.md", "n", opened.pk)
