@@ -90,10 +90,7 @@ class _Batch:
         # so is the change set row that was inserted with it. Opened outside any savepoint (the
         # usual case), only a rollback of the whole transaction can drop it, and that drops this
         # batch too: no need to look (an import notes thousands of changes).
-        opened = self.changeset is not None and (
-            not self._opened_in or any(e[1] is self._opened for e in connection.run_on_commit)
-        )
-        if not opened:
+        if not self.is_open(connection):
             self._recorded = {kind: set(uris)}
             self.changeset = open_changeset(self._recorded, using, insert)
             self._opened = partial(_opened_marker)  # a new object: entries are found by identity
@@ -104,6 +101,12 @@ class _Batch:
             ChangeSet.objects.using(using).filter(pk=self.changeset).update(
                 kinds=_kinds(self._recorded), uris=_uris(self._recorded)
             )
+
+    def is_open(self, connection: Any) -> bool:
+        """Whether the change set row this batch opened is still part of the transaction."""
+        return self.changeset is not None and (
+            not self._opened_in or any(e[1] is self._opened for e in connection.run_on_commit)
+        )
 
     def flush(self) -> None:
         if self.kinds:  # every change may have been in savepoints that rolled back
@@ -204,6 +207,18 @@ def changeset_id(
     note_change(kind, uris, using=using, insert=insert)
     batch: _Batch = getattr(connection, _BATCH_ATTR)
     return batch.changeset
+
+
+def open_changeset_id(using: str | None = None) -> int | None:
+    """The id of the current transaction's change set if its first change opened it already; None
+    outside a transaction or before its first change (nothing is opened here)."""
+    connection = transaction.get_connection(using)
+    if not connection.in_atomic_block:
+        return None
+    batch: _Batch | None = getattr(connection, _BATCH_ATTR, None)
+    if batch is None or _queued_flush(connection.run_on_commit, batch) is None:
+        return None
+    return batch.changeset if batch.is_open(connection) else None
 
 
 def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:

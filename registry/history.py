@@ -7,8 +7,9 @@ every save and delete from any path (admin, API, import, a command, a shell). Ea
 names its ``ChangeSet`` (``changes.changeset_id``: the one of its transaction, which also says who
 and from where) and its user when the author is one. A save outside a transaction gets one of its
 own (``Recorded.save``), so the row, its history and its change set commit together. The
-historical row is written by ``RegistryHistory`` with one prepared INSERT (the first of a
-transaction together with its change set), not by saving a historical model instance.
+historical row is written by ``RegistryHistory`` with one prepared INSERT, not by saving a
+historical model instance; on PostgreSQL the first of a transaction in the statement that opens
+its change set, each later one in its row's UPDATE, so history adds no round trip to a save.
 
 Why simple-history and not django-reversion (``bench/results/2026-11-26-history-libraries.md``):
 one INSERT per saved row from its own ``post_save``, so every path is recorded, a shell's included,
@@ -27,7 +28,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import connections, models, router, transaction
+from django.db.models import sql
 from django.utils import timezone
 from simple_history.manager import HistoryDescriptor
 from simple_history.models import HistoricalRecords
@@ -67,19 +70,65 @@ class RegistryHistory(HistoricalRecords):
     """
 
     def create_historical_record(self, instance: Any, history_type: str, using: str | None = None) -> None:
+        if instance.__dict__.pop("_history_written", False):
+            return  # written with the row's UPDATE (update_with_version)
         model = type(instance)
         # As the library: the base model's database only with use_base_model_db, else the router's.
         using = using if self.use_base_model_db and using else router.db_for_write(model, instance=instance)
-        writer = _Writer.of(model, self, using)
-        author = authorship.current()
+        _Writer.of(model, self, using).insert(instance, self._extra(instance, history_type, using))
+
+    def update_with_version(
+        self, instance: Any, base_qs: Any, using: str, pk_val: Any, values: list[Any]
+    ) -> int | None:
+        """The row's UPDATE and its version in one statement (PostgreSQL), once the transaction's
+        change set is open: ``WITH updated AS (UPDATE … RETURNING 1) INSERT INTO historical… SELECT
+        … FROM updated``. Nothing is written unless the UPDATE matched (a stale version, a row
+        deleted meanwhile): the statement's row count is the UPDATE's. Returns it, or None when
+        this path does not apply and the save goes on as Django's (then ``post_save`` writes the
+        version)."""
+        connection = connections[using]
+        if (
+            connection.vendor != "postgresql"
+            or not values
+            or not getattr(settings, "SIMPLE_HISTORY_ENABLED", True)
+            or hasattr(instance, "skip_history_when_saving")
+            or instance._meta.select_on_save
+        ):
+            return None
+        changeset = changes.open_changeset_id(using)
+        if changeset is None:
+            return None  # the first change: its version opens the change set (insert)
+        query = base_qs.filter(pk=pk_val).query.chain(sql.UpdateQuery)
+        query.add_update_fields(values)
+        query.annotations = {}
+        if query.get_related_updates():
+            return None
+        update_sql, update_params = query.get_compiler(using).as_sql()
+        writer = _Writer.of(type(instance), self, router.db_for_write(type(instance), instance=instance))
+        params = writer.params(instance, self._extra(instance, "~", using), connection)
+        params[writer.changeset_at] = changeset
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"WITH updated AS ({update_sql} RETURNING 1) INSERT INTO {writer.table} "
+                f"({writer.columns}) SELECT {writer.casts(connection)} FROM updated",
+                (*update_params, *params),
+            )
+            updated = int(cursor.rowcount)
+        if updated:
+            instance._history_written = True
+        return updated
+
+    def _extra(self, instance: Any, history_type: str, using: str | None) -> dict[str, Any]:
+        """simple-history's own columns of a version, read as the library reads them."""
         user = self.get_history_user(instance)
-        values = {
+        return {
             "history_date": getattr(instance, "_history_date", timezone.now()),
             "history_type": history_type,
             "history_change_reason": self.get_change_reason_for_object(instance, history_type, using),
-            "history_user_id": getattr(user, "pk", None) if user is not None else author.user_id,
+            "history_user_id": getattr(user, "pk", None)
+            if user is not None
+            else authorship.current().user_id,
         }
-        writer.insert(instance, values)
 
 
 class _Writer:
@@ -103,6 +152,7 @@ class _Writer:
         self.table = qn(meta.db_table)
         self.columns = columns
         self.changeset_at = next(i for i, f in enumerate(self.fields) if f.attname == "changeset_id")
+        self._casts: str | None = None
 
     @classmethod
     def of(cls, model: type[models.Model], records: HistoricalRecords, using: str) -> _Writer:
@@ -111,12 +161,24 @@ class _Writer:
             writer = cls._cache[(model, using)] = cls(model, records, using)
         return writer
 
-    def insert(self, instance: models.Model, extra: dict[str, Any]) -> None:
-        connection = connections[self.using]
+    def params(self, instance: models.Model, extra: dict[str, Any], connection: Any) -> list[Any]:
+        """The version's values, in column order (the change set's left None)."""
         params: list[Any] = []
         for field, source in zip(self.fields, self.sources, strict=True):
             value = getattr(instance, source.attname) if source is not None else extra.get(field.attname)
             params.append(field.get_db_prep_save(value, connection))
+        return params
+
+    def casts(self, connection: Any) -> str:
+        """``%s::type, …``: the values of ``INSERT … SELECT``, where PostgreSQL would otherwise
+        take an untyped parameter (a NULL) for text."""
+        if self._casts is None:
+            self._casts = ", ".join(f"%s::{field.cast_db_type(connection)}" for field in self.fields)
+        return self._casts
+
+    def insert(self, instance: models.Model, extra: dict[str, Any]) -> None:
+        connection = connections[self.using]
+        params = self.params(instance, extra, connection)
         from .signals import change_uris  # signals imports the models, which import this module
 
         # signals.py's note of this change names these URIs too; the change set must have them
@@ -178,8 +240,14 @@ def _changeset_insert(row: Any, connection: Any) -> tuple[str, list[Any]]:
     return sql, params
 
 
+_RECORDS = RegistryHistory(inherit=True, bases=[HistoryLink], cascade_delete_history=False)
+
+
 class Recorded(models.Model):
-    history = RegistryHistory(inherit=True, bases=[HistoryLink], cascade_delete_history=False)
+    """The base of every registry model with a history. Put after ``Versioned`` in a model's
+    bases, so the UPDATE it writes its version with is the version-guarded one."""
+
+    history = _RECORDS
 
     class Meta:
         abstract = True
@@ -187,9 +255,28 @@ class Recorded(models.Model):
     def save(self, *args: Any, **kwargs: Any) -> None:
         # savepoint=False: inside a transaction this is nothing at all; alone (a shell), it makes
         # the row, its historical row and its change set one commit, and one change set.
+        self.__dict__.pop("_history_written", None)  # of a save that failed after its UPDATE
         using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
         with transaction.atomic(using=using, savepoint=False):
             super().save(*args, **kwargs)
+
+    def _do_update(
+        self,
+        base_qs: Any,
+        using: Any,
+        pk_val: Any,
+        values: Any,
+        update_fields: Any,
+        forced_update: Any,
+        *rest: Any,
+    ) -> Any:
+        # *rest: Django 6.0's ``returning_fields``, and its result is the returned rows (``[()]``
+        # per row when none are asked for) where 5.2's is a bool.
+        if not (rest and rest[0]):
+            updated = _RECORDS.update_with_version(self, base_qs, using, pk_val, values)
+            if updated is not None:
+                return [()] * updated if rest else updated > 0
+        return super()._do_update(base_qs, using, pk_val, values, update_fields, forced_update, *rest)
 
 
 def bulk_create_recorded(model: type[models.Model], rows: list[Any]) -> list[Any]:

@@ -55,7 +55,7 @@ def mime_type_field() -> models.CharField:
     )
 
 
-class Definition(Recorded, Versioned):
+class Definition(Versioned, Recorded):
     """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``), and
     the ``version`` of optimistic concurrency (``concurrency.py``)."""
 

@@ -75,7 +75,7 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str]:
     return frontmatter, text[match.end() :]
 
 
-class Skill(Recorded, Versioned):
+class Skill(Versioned, Recorded):
     """``version``: the REST API's ETag (``concurrency.py``); every version kept (``history.py``), its
     files' with it."""
 

@@ -1,8 +1,9 @@
 """The registry's history on PostgreSQL, where a transaction's first historical row and its change
-set are one INSERT statement (``registry/history.py``): a save with history costs no round trip
-more than one without, and records everything it did (who, from where, when, the full state, the
-change set). Run in a ``manage.py shell`` against a fresh database (skipped without PostgreSQL on
-127.0.0.1:5432); the script prints what it saw as JSON."""
+set are one INSERT statement and each later row's version rides on its UPDATE
+(``registry/history.py``): a save with history costs no round trip more than one without, and
+records everything it did (who, from where, when, the full state, the change set). Run in a
+``manage.py shell`` against a fresh database (skipped without PostgreSQL on 127.0.0.1:5432); the
+script prints what it saw as JSON."""
 
 from __future__ import annotations
 
@@ -72,6 +73,48 @@ for on in (False, True):
             res.save()
     seen[f"resource_statements_{on}"] = [q["sql"].split()[0] for q in queries.captured_queries]
 seen["resource_edit"] = res.history.latest().changeset.uris
+# Once the change set is open, each further row's UPDATE carries its version (WITH updated AS
+# (UPDATE …) INSERT …): a prompt saved with its children takes the statements it takes without.
+from registry.concurrency import VersionConflict
+from registry.models import Prompt
+prompt = Prompt.objects.create(name="p", description="d")
+prompt.arguments.create(name="a", position=0)
+prompt.messages.create(role="user", content={"type": "text", "text": "{{ a }}"})
+children = [*prompt.arguments.all(), *prompt.messages.all()]
+for on in (False, True):
+    with override_settings(SIMPLE_HISTORY_ENABLED=on), CaptureQueriesContext(connection) as queries:
+        with authored(of_user(admin, "admin")), transaction.atomic():
+            prompt.description = f"history {on}"
+            prompt.save()
+            for child in children:
+                child.save()
+    seen[f"prompt_statements_{on}"] = [q["sql"].split()[0] for q in queries.captured_queries]
+argument, message = children
+versions = [prompt.history.latest(), argument.history.latest(), message.history.latest()]
+seen["prompt_versions"] = [
+    [v.history_type, v.history_user_id == admin.pk, v.changeset_id == versions[0].changeset_id]
+    for v in versions
+]
+seen["message_content"] = versions[2].content
+# A stale copy saved after the change set opened: refused, and no version of it is written.
+stale = Tool.objects.get(pk=other.pk)
+Tool.objects.get(pk=other.pk).save()
+before = other.history.count()
+with transaction.atomic():
+    tool.save()
+    try:
+        stale.save()
+        seen["stale"] = "saved"
+    except VersionConflict:
+        seen["stale"] = "refused"
+seen["stale_versions"] = other.history.count() - before
+# A child deleted meanwhile: its save inserts it again, recorded as a creation.
+gone = prompt.arguments.get()
+prompt.arguments.all().delete()
+with transaction.atomic():
+    prompt.save()
+    gone.save()
+seen["reinserted"] = gone.history.latest().history_type
 print("RESULT" + json.dumps(seen))
 """
 
@@ -115,3 +158,21 @@ def test_a_resource_change_set_names_its_uri_in_the_same_statements(seen: dict[s
     # The SELECT reads the URI before the save (a moved resource notifies both URIs).
     assert seen["resource_statements_False"] == ["BEGIN", "SELECT", "UPDATE", "INSERT", "COMMIT"]
     assert seen["resource_statements_True"] == ["BEGIN", "SELECT", "UPDATE", "WITH", "COMMIT"]
+
+
+def test_a_prompt_saved_with_its_children_takes_as_many_statements_as_without_history(
+    seen: dict[str, Any],
+) -> None:
+    without = ["BEGIN", "UPDATE", "INSERT", "UPDATE", "UPDATE", "COMMIT"]
+    assert seen["prompt_statements_False"] == without
+    assert seen["prompt_statements_True"] == ["BEGIN", "UPDATE", "WITH", "WITH", "WITH", "COMMIT"]
+    # Each child's version: an update, by the admin, in the prompt's change set.
+    assert seen["prompt_versions"] == [["~", True, True]] * 3
+    assert seen["message_content"] == {"type": "text", "text": "{{ a }}"}
+
+
+def test_a_refused_stale_save_and_a_reinserted_child_are_recorded_as_what_happened(
+    seen: dict[str, Any],
+) -> None:
+    assert (seen["stale"], seen["stale_versions"]) == ("refused", 0)
+    assert seen["reinserted"] == "+"
