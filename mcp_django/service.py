@@ -85,7 +85,8 @@ def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
         ttl_ms=None if ttl is None else int(ttl), poll_interval_ms=int(mcp_settings.TASK_POLL_INTERVAL_MS),
         immediate=float(mcp_settings.TASK_IMMEDIATE_SECONDS)))
     access = build_access(bus, sessions, events, provider.capabilities)
-    guard = OriginGuard(config.allowed_hosts, config.allowed_origins, list(settings.ALLOWED_HOSTS))
+    guard = OriginGuard(config.allowed_hosts, config.allowed_origins, list(settings.ALLOWED_HOSTS),
+                        hosts_setting="MCP_ALLOWED_HOSTS", origins_setting="MCP_ALLOWED_ORIGINS")
     # Left at its default (open mode), the resolver is MCP_AUTH's (the runtime's, from access).
     resolver = None
     if mcp_settings.PRINCIPAL_RESOLVER != DEFAULTS["PRINCIPAL_RESOLVER"]:

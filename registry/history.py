@@ -105,13 +105,16 @@ class RegistryHistory(HistoricalRecords):
             return None
         update_sql, update_params = query.get_compiler(using).as_sql()
         writer = _Writer.of(type(instance), self, router.db_for_write(type(instance), instance=instance))
-        params = writer.params(instance, self._extra(instance, "~", using), connection)
-        params[writer.changeset_at] = changeset
+        extra = self._extra(instance, "~", using)
+        extra["changeset_id"] = changeset
         with connection.cursor() as cursor:
+            # The tracked columns come back from the UPDATE itself (the row as stored), so the
+            # values are sent once, and the statement keeps under psycopg's 50 parameters of a
+            # cached query conversion.
             cursor.execute(
-                f"WITH updated AS ({update_sql} RETURNING 1) INSERT INTO {writer.table} "
-                f"({writer.columns}) SELECT {writer.casts(connection)} FROM updated",
-                (*update_params, *params),
+                f"WITH updated AS ({update_sql} RETURNING *) INSERT INTO {writer.table} "
+                f"({writer.columns}) SELECT {writer.from_updated(connection)} FROM updated",
+                (*update_params, *writer.extra_params(extra, connection)),
             )
             updated = int(cursor.rowcount)
         if updated:
@@ -152,7 +155,7 @@ class _Writer:
         self.table = qn(meta.db_table)
         self.columns = columns
         self.changeset_at = next(i for i, f in enumerate(self.fields) if f.attname == "changeset_id")
-        self._casts: str | None = None
+        self._from_updated: str | None = None
 
     @classmethod
     def of(cls, model: type[models.Model], records: HistoricalRecords, using: str) -> _Writer:
@@ -169,12 +172,25 @@ class _Writer:
             params.append(field.get_db_prep_save(value, connection))
         return params
 
-    def casts(self, connection: Any) -> str:
-        """``%s::type, …``: the values of ``INSERT … SELECT``, where PostgreSQL would otherwise
-        take an untyped parameter (a NULL) for text."""
-        if self._casts is None:
-            self._casts = ", ".join(f"%s::{field.cast_db_type(connection)}" for field in self.fields)
-        return self._casts
+    def from_updated(self, connection: Any) -> str:
+        """The select list of ``INSERT … SELECT … FROM updated``: each tracked column of the updated
+        row, and ``%s::type`` for simple-history's own and the change set (cast: PostgreSQL would
+        otherwise take an untyped parameter, a NULL, for text)."""
+        if self._from_updated is None:
+            qn = connection.ops.quote_name
+            self._from_updated = ", ".join(
+                f"%s::{field.cast_db_type(connection)}" if source is None else f"updated.{qn(source.column)}"
+                for field, source in zip(self.fields, self.sources, strict=True)
+            )
+        return self._from_updated
+
+    def extra_params(self, extra: dict[str, Any], connection: Any) -> list[Any]:
+        """The values of the untracked columns, in column order (``from_updated``'s ``%s``)."""
+        return [
+            field.get_db_prep_save(extra.get(field.attname), connection)
+            for field, source in zip(self.fields, self.sources, strict=True)
+            if source is None
+        ]
 
     def insert(self, instance: models.Model, extra: dict[str, Any]) -> None:
         connection = connections[self.using]

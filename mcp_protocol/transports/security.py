@@ -67,10 +67,23 @@ def _host_name(host: str) -> str:
 
 
 class OriginGuard:
-    def __init__(self, allowed_hosts: list[str], allowed_origins: list[str], site_hosts: list[str]) -> None:
+    """``hosts_setting`` / ``origins_setting``: what the adapter calls the two allow-lists, named in
+    the 421 and 403 bodies so an operator who meets one knows what to set (nothing secret: the
+    refused value is the client's own)."""
+
+    def __init__(
+        self,
+        allowed_hosts: list[str],
+        allowed_origins: list[str],
+        site_hosts: list[str],
+        hosts_setting: str = "ALLOWED_HOSTS",
+        origins_setting: str = "ALLOWED_ORIGINS",
+    ) -> None:
         self.allowed_hosts = [h.lower() for h in allowed_hosts]
         self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins}
         self.site_hosts = [h.lower() for h in site_hosts]
+        self.hosts_setting = hosts_setting
+        self.origins_setting = origins_setting
         self.check = lru_cache(maxsize=512)(self._check)
 
     def host_allowed(self, host: str, local_address: str | None) -> bool:
@@ -100,6 +113,10 @@ class OriginGuard:
 
     def _check(self, host: str, origin: str | None, local_address: str | None) -> None:
         if not self.host_allowed(host, local_address):
-            raise HTTPError(421, f"Misdirected Request: invalid Host header {host!r}")
+            raise HTTPError(
+                421, f"Misdirected Request: invalid Host header {host!r} (not in {self.hosts_setting})"
+            )
         if origin is not None and not self.origin_allowed(origin, host, local_address):
-            raise HTTPError(403, f"Forbidden: invalid Origin header {origin!r}")
+            raise HTTPError(
+                403, f"Forbidden: invalid Origin header {origin!r} (not in {self.origins_setting})"
+            )

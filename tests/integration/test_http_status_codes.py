@@ -247,12 +247,15 @@ async def test_foreign_host_gets_421(live: LiveServer, client: httpx.AsyncClient
     headers = {**POST_HEADERS, "host": "evil.example.com", "origin": "http://evil.example.com"}
     response = await client.post(live.url, headers=headers, json=initialize_message())
     assert_jsonrpc_error(response, 421, -32600)
+    # The body names the setting to change (docs/troubleshooting.md).
+    assert "'evil.example.com' (not in MCP_ALLOWED_HOSTS)" in response.json()["error"]["message"]
 
 
 async def test_foreign_origin_gets_403(live: LiveServer, client: httpx.AsyncClient) -> None:
     headers = {**POST_HEADERS, "origin": "http://evil.example.com"}
     response = await client.post(live.url, headers=headers, json=initialize_message())
     assert_jsonrpc_error(response, 403, -32600)
+    assert "(not in MCP_ALLOWED_ORIGINS)" in response.json()["error"]["message"]
 
 
 async def test_loopback_origin_and_host_are_accepted(live: LiveServer, client: httpx.AsyncClient) -> None:
