@@ -26,6 +26,7 @@ from access.spool import RedisSpoolSink, SpoolKeys
 from mcp_protocol.auth.audit import AuditEntry, AuditQueue
 from tests.support.live_server import ROOT
 from tests.support.manage import manage
+from tests.support.migrated import postgres_copy, sqlite_copy
 from tests.support.postgres import temporary_database
 from tests.support.shared_redis import REDIS_URL, redis_prefix
 
@@ -38,7 +39,7 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", "PYTHONUNBUFFERED": "1",
                "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": REDIS_URL,
                "MCP_KEY_PREFIX": prefix, "MCP_AUDIT_SINK": "redis"}
-        manage(env, "migrate", "--noinput", "--verbosity", "0")
+        sqlite_copy(tmp_path / "db.sqlite3", env)
         yield env
 
 
@@ -129,7 +130,7 @@ def test_on_postgresql_a_drain_killed_between_commit_and_ack_loses_nothing_and_d
     psycopg = pytest.importorskip("psycopg")
     with temporary_database("mcpsite_drain") as url:
         env = {**env, "DATABASE_URL": url}
-        manage(env, "migrate", "--noinput", "--verbosity", "0")
+        postgres_copy(url)
         spool(env, range(12))
         victim = drain(env, "--batch", "5", "--hold-after-commit", "60")
         try:

@@ -66,7 +66,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiPair]:
         running_fleet(tmp_path_factory.mktemp("redis"), provider=REGISTRY_PROVIDER, database_url=database_url)
         as fleet,
     ):
-        fleet.manage("migrate", "--noinput")
+        fleet.migrate()
         admin = ["createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com"]
         fleet.manage(*admin, DJANGO_SUPERUSER_PASSWORD=uuid.uuid4().hex)
         token = fleet.manage("create_management_token", "--user", "ci", "--name", "fleet test").strip()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support.manage import manage
+from tests.support.migrated import postgres_copy
 from tests.support.postgres import temporary_database
 
 pytestmark = pytest.mark.timeout(180)
@@ -123,7 +124,7 @@ print("RESULT" + json.dumps(seen))
 def seen() -> Iterator[dict[str, Any]]:
     with temporary_database("mcpsite_history") as url:
         env = {"DATABASE_URL": url, "REDIS_URL": "", "MCP_PROVIDER": "registry.provider.RegistryProvider"}
-        manage(env, "migrate", "--noinput")
+        postgres_copy(url)
         out = manage(env, "shell", "-c", SCRIPT)
         yield json.loads(out.split("RESULT", 1)[1])
 

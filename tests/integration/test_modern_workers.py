@@ -55,7 +55,7 @@ def workers(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
     directory = tmp_path_factory.mktemp("redis")
     options = {"provider": REGISTRY_PROVIDER, "database_url": database_url, "keepalive": KEEPALIVE}
     with running_fleet(directory, **options) as fleet:
-        fleet.manage("migrate", "--noinput")
+        fleet.migrate()
         fleet.manage("load_conformance")
         a, b = fleet.start(2)
         c = fleet.worker(MCP_REQUEST_STATE_TTL="0")  # every state it seals is already expired

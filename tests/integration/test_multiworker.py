@@ -130,7 +130,7 @@ def workers(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
     directory = tmp_path_factory.mktemp("redis")
     options = {"provider": REGISTRY_PROVIDER, "database_url": database_url, "keepalive": KEEPALIVE}
     with running_fleet(directory, **options) as fleet:
-        fleet.manage("migrate", "--noinput")
+        fleet.migrate()
         fleet.manage("load_demo")
         a, b, c = fleet.start(3)  # the three start at once
         yield Cluster(a, b, c, fleet)

@@ -73,7 +73,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdminSite]:
         SECRET_KEY=secrets.token_urlsafe(40),
         DJANGO_STATIC_ROOT=str(base / "static"),
     ) as fleet:
-        fleet.manage("migrate", "--noinput")
+        fleet.migrate()
         fleet.manage("load_demo")
         fleet.manage("collectstatic", "--noinput", "--verbosity", "0")
         fleet.manage("ensure_admin", DJANGO_SUPERUSER_USERNAME=username, DJANGO_SUPERUSER_PASSWORD=password)

@@ -75,7 +75,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
             REGISTRY_RECONCILE_SECONDS=str(RECONCILE),
         ) as fleet,
     ):
-        fleet.manage("migrate", "--noinput")
+        fleet.migrate()
         admin = ["createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com"]
         fleet.manage(*admin, DJANGO_SUPERUSER_PASSWORD=uuid.uuid4().hex)
         token = fleet.manage("create_management_token", "--user", "ci", "--name", "history").strip()

@@ -50,7 +50,7 @@ def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServ
     username, password = "skills-admin", secrets.token_urlsafe(12)
     with running_fleet(base, provider=REGISTRY_PROVIDER, database_url=f"sqlite:///{base / 'db.sqlite3'}",
                        keepalive=1.0) as fleet:
-        fleet.manage("migrate", "--noinput")
+        fleet.migrate()
         fleet.manage("load_demo")
         fleet.manage("load_skills")
         fleet.manage("ensure_admin", DJANGO_SUPERUSER_USERNAME=username, DJANGO_SUPERUSER_PASSWORD=password)

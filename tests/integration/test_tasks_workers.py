@@ -67,7 +67,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     with temporary_database("mcpsite_tasks") as url:
         options = {"provider": REGISTRY_PROVIDER, "database_url": url}
         with running_fleet(tmp_path_factory.mktemp("redis"), **options) as fleet:
-            fleet.manage("migrate", "--noinput")
+            fleet.migrate()
             fleet.manage("load_conformance")
             fleet.manage("shell", "-c", SLOW_ONCE)
             fleet.start(3, MCP_TASK_LEASE_SECONDS=str(LEASE))

@@ -70,7 +70,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracedPair]:
             OTEL_BSP_SCHEDULE_DELAY="50",
         ) as fleet,
     ):
-        fleet.manage("migrate", "--noinput")
+        fleet.migrate()
         fleet.manage("load_demo")
         admin = ["createsuperuser", "--noinput", "--username", "ci", "--email", "ci@example.com"]
         fleet.manage(*admin, DJANGO_SUPERUSER_PASSWORD=uuid.uuid4().hex)

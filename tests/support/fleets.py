@@ -2,7 +2,8 @@
 started warm or cold, stopped or killed, with nginx in front when a test wants it.
 
     fleet = Fleet(tmp_path, provider=REGISTRY_PROVIDER, database_url=url)   # the private Redis is up
-    fleet.manage("migrate", "--noinput")       # management commands on the shared database and Redis
+    fleet.migrate()                            # the shared database, migrated (migrated.py)
+    fleet.manage("load_conformance")           # management commands on the shared database and Redis
     a, b = fleet.start(2)                      # workers started at once, each on its own port
     c = fleet.worker(cold=True)                # one that has answered only /healthz
     balancer = fleet.balance(a, b)             # nginx round robin over them
@@ -32,6 +33,7 @@ from mcpsite.fleet import Balancer, nginx_binary
 
 from .live_server import MEMORY_PROVIDER, LiveServer
 from .manage import manage
+from .migrated import postgres_copy
 from .private_redis import PrivateRedis, have_redis_server
 
 KEEPALIVE = 0.5  # s: quiet streams show a comment this often, and heartbeats notice a DELETE
@@ -62,6 +64,15 @@ class Fleet:
     def manage(self, *argv: str, **env: str) -> str:
         """A management command against the fleet's database and Redis; its output."""
         return manage({**self.env, **env}, *argv)
+
+    def migrate(self) -> None:
+        """The fleet's shared PostgreSQL database, migrated (a copy of the test process's template:
+        ``migrated.py``); without one, ``migrate`` itself."""
+        url = self.env.get("DATABASE_URL", "")
+        if url.startswith("postgres://"):
+            postgres_copy(url)
+        else:
+            self.manage("migrate", "--noinput")
 
     def worker(self, *, cold: bool = False, server: str = "uvicorn", **env: str) -> LiveServer:
         """A further worker, started; ``cold``: its readiness probe is ``/healthz``, not ``/mcp``."""

@@ -34,6 +34,7 @@ import pytest
 from mcpsite.fleet import stop_group
 
 from .manage import ROOT, manage
+from .migrated import sqlite_copy
 from .ports import free_port
 
 MEMORY_PROVIDER = "mcp_protocol.memory_provider.MemoryProvider"
@@ -148,7 +149,10 @@ class LiveServer:
         self.tmpdir = Path(tempfile.mkdtemp(prefix="mcpsite-live-"))
         self.env = self._build_env()
         try:
-            if self._migrate:
+            own_sqlite = self.env.get("DATABASE_URL") == f"sqlite:///{self.tmpdir / 'db.sqlite3'}"
+            if self._migrate and own_sqlite:
+                sqlite_copy(self.tmpdir / "db.sqlite3", self.env, self.project_dir, self.python)
+            elif self._migrate:
                 self.manage("migrate", "--noinput")
             for argv in self._load:
                 self.manage(*argv)
