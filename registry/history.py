@@ -59,8 +59,9 @@ class RegistryHistory(HistoricalRecords):
     per historical model and database, the values go through each field's own
     ``get_db_prep_save`` as Django's insert compiler would. The row joins its transaction's change
     set; if it is the transaction's first change, the change set row is inserted by the same
-    statement on PostgreSQL (``WITH opened AS (INSERT …) INSERT …``), so history adds no round
-    trip to a save that changes one row.
+    statement on PostgreSQL (``WITH opened AS (INSERT …) INSERT …``); once it is open, a row's
+    version rides on the row's own UPDATE (``update_with_version``, called by
+    ``Recorded._do_update``). So on PostgreSQL history adds no statement to a save.
 
     What differs from the library: ``pre_create_historical_record`` and
     ``post_create_historical_record`` are not sent for registry models (nothing here listens to
@@ -81,8 +82,8 @@ class RegistryHistory(HistoricalRecords):
         self, instance: Any, base_qs: Any, using: str, pk_val: Any, values: list[Any]
     ) -> int | None:
         """The row's UPDATE and its version in one statement (PostgreSQL), once the transaction's
-        change set is open: ``WITH updated AS (UPDATE … RETURNING 1) INSERT INTO historical… SELECT
-        … FROM updated``. Nothing is written unless the UPDATE matched (a stale version, a row
+        change set is open: ``WITH updated AS (UPDATE … RETURNING *) INSERT INTO historical…
+        SELECT … FROM updated``. Nothing is written unless the UPDATE matched (a stale version, a row
         deleted meanwhile): the statement's row count is the UPDATE's. Returns it, or None when
         this path does not apply and the save goes on as Django's (then ``post_save`` writes the
         version)."""
@@ -103,8 +104,10 @@ class RegistryHistory(HistoricalRecords):
         query.annotations = {}
         if query.get_related_updates():
             return None
+        if router.db_for_write(type(instance), instance=instance) != using:
+            return None  # the version goes to another database: no statement spans both
         update_sql, update_params = query.get_compiler(using).as_sql()
-        writer = _Writer.of(type(instance), self, router.db_for_write(type(instance), instance=instance))
+        writer = _Writer.of(type(instance), self, using)
         extra = self._extra(instance, "~", using)
         extra["changeset_id"] = changeset
         with connection.cursor() as cursor:
