@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from mcp_django.view_only_admin import ViewOnlyAdmin
 from mcp_django.widgets import JSONEditorWidget
 from mcp_protocol.auth.keys import digest as token_digest
 from mcp_protocol.auth.keys import new_token
@@ -117,20 +118,12 @@ DEFINITION_LISTS = {
 
 
 @admin.register(AuditRecord)
-class AuditRecordAdmin(admin.ModelAdmin):
+class AuditRecordAdmin(ViewOnlyAdmin):
     list_display = ("when", "who", "method", "what", "outcome", "duration_ms", "session")
     list_filter = ("outcome", "method", "revision")
     search_fields = ("principal", "principal_id", "name", "session")
     date_hierarchy = "time"
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="time", ordering="time")
     def when(self, record: AuditRecord) -> str:

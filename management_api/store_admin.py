@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
 from django.http import HttpRequest
 
+from mcp_django.view_only_admin import ViewOnlyAdmin
 
-class StoreListAdmin(admin.ModelAdmin):
+
+class StoreListAdmin(ViewOnlyAdmin):
     act_permission = ""  # the codename of the page's action on a row
 
     def _perm(self, request: HttpRequest, codename: str) -> bool:
@@ -26,12 +27,3 @@ class StoreListAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self.has_module_permission(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

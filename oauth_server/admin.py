@@ -9,15 +9,13 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from mcp_django.view_only_admin import ViewOnlyAdmin
+
 from .models import OAuthEvent, SigningKey
 
 
-class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+class ReadOnly(ViewOnlyAdmin):
+    deletable = True
 
 
 @admin.register(SigningKey)

@@ -24,6 +24,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
+from mcp_django.view_only_admin import ViewOnlyAdmin
+
 from . import versions
 from .authorship import authored, of_user
 from .models import ChangeSet
@@ -154,21 +156,12 @@ class HistoryAdminMixin:
 
 
 @admin.register(ChangeSet)
-class ChangeSetAdmin(admin.ModelAdmin):
+class ChangeSetAdmin(ViewOnlyAdmin):  # deleted only by prune_history (retention)
     list_display = ("id", "created_at", "source", "actor", "kinds", "note")
     list_filter = ("source",)
     search_fields = ("actor", "note")
     readonly_fields = ("created_at", "source", "actor", "user", "note", "kinds", "uris")
     fields = readonly_fields
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # retention is prune_history's
 
     def get_urls(self) -> list[URLPattern]:
         extra = [
