@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import yarl
 
 from mcp_protocol import tracing
 from mcp_protocol.context import Context
@@ -164,8 +165,10 @@ async def _send(
     with tracing.child(outgoing.method, attributes, client=True) as span:
         if spec.http_forward_trace:
             outgoing.headers.update(tracing.carrier())
+        # encoded=True: sent as built and checked (upstream/url_guard.py), not re-normalized.
         async with session.request(
-            outgoing.method, outgoing.url, data=outgoing.body, headers=outgoing.headers, allow_redirects=False
+            outgoing.method, yarl.URL(outgoing.url, encoded=True), data=outgoing.body, headers=outgoing.headers,
+            allow_redirects=False,
         ) as response:
             if span is not None:
                 span.set_attribute("http.response.status_code", response.status)
