@@ -129,7 +129,8 @@ async def _attempts(
     retries = int(config.get("REGISTRY_HTTP_RETRIES")) if spec.idempotent else 0
     for attempt in range(retries + 1):
         if key is not None:
-            outgoing.headers.update(signing.headers(key, int(time.time()), outgoing.body))
+            outgoing.headers.update(signing.headers(
+                key, spec.http_signing_scheme, int(time.time()), outgoing.method, outgoing.url, outgoing.body))
         last = attempt == retries
         pause = _backoff(attempt)
         try:

@@ -302,8 +302,35 @@ def test_a_signed_call_is_verified_by_the_upstream(
     result = run_served(provider, lambda: call(provider, "signed", {"n": 1}))
     assert result["structuredContent"] == {"verified": True}
     sent = api.requests[-1]
-    assert sent.headers["X-MCP-Signature"].startswith("v1=") and sent.headers["X-MCP-Timestamp"].isdigit()
+    assert sent.headers["X-MCP-Signature"].startswith("v2=") and sent.headers["X-MCP-Timestamp"].isdigit()
     assert "shared-secret" not in str(sent.headers)
+
+
+@pytest.mark.parametrize("scheme", ["v1", "v2"])
+def test_a_v2_signature_replayed_to_another_url_or_method_fails_where_v1_passed(
+    api: Upstream, provider: RegistryProvider, monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    # Issue 37 item 7: v1 covers the time and the body only; v2 binds the method and the URL too.
+    import urllib.request
+
+    monkeypatch.setenv("MCP_TOOL_SECRET_SIGNING", "shared-secret")
+    make_tool(name="signed_get", http_method="GET", http_url=f"{api.url}/signed/accounts/{{id}}",
+              http_signing_secret_env="MCP_TOOL_SECRET_SIGNING", http_signing_scheme=scheme,
+              input_schema={"type": "object", "properties": {"id": {"type": "string"}}})
+    result = run_served(provider, lambda: call(provider, "signed_get", {"id": "7"}))
+    assert result["structuredContent"] == {"verified": True}
+    captured = api.requests[-1].headers
+    assert captured["X-MCP-Signature"].startswith(f"{scheme}=")
+
+    def replay(method: str, path: str) -> bool:
+        headers = {k: captured[k] for k in ("X-MCP-Timestamp", "X-MCP-Signature")}
+        request = urllib.request.Request(f"{api.url}{path}", headers=headers, method=method)
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return bool(__import__("json").load(answer)["verified"])
+
+    assert replay("GET", "/signed/accounts/7") is True  # the same request: the time window's job
+    assert replay("GET", "/signed/accounts/8") is (scheme == "v1")
+    assert replay("DELETE", "/signed/accounts/7") is (scheme == "v1")
 
 
 def test_a_call_signed_with_another_secret_fails_the_upstreams_check(
