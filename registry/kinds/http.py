@@ -130,7 +130,8 @@ async def _attempts(
     for attempt in range(retries + 1):
         if key is not None:
             outgoing.headers.update(signing.headers(
-                key, spec.http_signing_scheme, int(time.time()), outgoing.method, outgoing.url, outgoing.body))
+                key, spec.http_signing_scheme, int(time.time()), outgoing.method, outgoing.url, outgoing.body,
+            ))
         last = attempt == retries
         pause = _backoff(attempt)
         try:
@@ -168,8 +169,8 @@ async def _send(
             outgoing.headers.update(tracing.carrier())
         # encoded=True: sent as built and checked (upstream/url_guard.py), not re-normalized.
         async with session.request(
-            outgoing.method, yarl.URL(outgoing.url, encoded=True), data=outgoing.body, headers=outgoing.headers,
-            allow_redirects=False,
+            outgoing.method, yarl.URL(outgoing.url, encoded=True), data=outgoing.body,
+            headers=outgoing.headers, allow_redirects=False,
         ) as response:
             if span is not None:
                 span.set_attribute("http.response.status_code", response.status)

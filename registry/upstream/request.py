@@ -2,7 +2,8 @@
 
 - The URL is the row's RFC 6570 template expanded with the arguments (the project's one
   expander, ``mcp_protocol.uri_template``): ``/pets/{id}{?limit,tags*}``. An expansion that leaves
-  where the template points (a dot segment, another host: ``url_guard``) is a ``ToolError``. Values are turned into
+  where the template points (a dot segment, another host: ``url_guard``) is a ``ToolError``.
+  Values are turned into
   what RFC 6570 expands (§2.3): a string as is, a number or boolean as its JSON text, a list of
   those as a list, an object as an associative array; null or absent is undefined (left out).
 - The body is JSON: the row's body template rendered with the arguments (``templating.render_json``),

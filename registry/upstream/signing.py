@@ -44,6 +44,8 @@ def signature(secret: bytes, scheme: str, timestamp: int, method: str, url: str,
     return f"{scheme}={mac}"
 
 
-def headers(secret: bytes, scheme: str, timestamp: int, method: str, url: str, body: bytes | None) -> dict[str, str]:
+def headers(
+    secret: bytes, scheme: str, timestamp: int, method: str, url: str, body: bytes | None
+) -> dict[str, str]:
     return {TIMESTAMP_HEADER: str(timestamp),
             SIGNATURE_HEADER: signature(secret, scheme, timestamp, method, url, body or b"")}

@@ -208,7 +208,8 @@ def test_a_variable_the_rule_allows_is_sent(live: LiveServer) -> None:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("name", ["Authorization", "proxy-authorization", "Cookie", "X-Api-Key", "X-Auth-Token",
+@pytest.mark.parametrize("name", ["Authorization", "proxy-authorization", "Cookie", "X-Api-Key",
+                                  "X-Auth-Token",
                                   "X-Client-Secret", "Private-Token"])
 def test_a_credential_looking_static_header_is_refused_pointing_at_the_secret_header(name: str) -> None:
     # Issue 37 item 7: a static header shows in views, history and exports.

@@ -29,7 +29,8 @@ def document(schemas: dict[str, Any]) -> dict[str, Any]:
         "info": {"title": "t", "version": "1"},
         "servers": [{"url": "https://api.example.com"}],
         "paths": {"/a": {"get": {"operationId": "getA", "responses": {"200": {
-            "description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/A"}}}}}}}},
+            "description": "ok",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/A"}}}}}}}},
         "components": {"schemas": schemas},
     }
 
@@ -105,7 +106,8 @@ def test_the_admin_upload_refuses_a_remote_ref_as_a_form_error(
     url = reverse("admin:registry_tool_import_openapi")
     for ref in remote_refs(listener):
         raw = json.dumps(document({"A": {"$ref": ref}})).encode()
-        form = {"document": SimpleUploadedFile("o.json", raw, content_type="application/json"), "source": "evil",
+        upload = SimpleUploadedFile("o.json", raw, content_type="application/json")
+        form = {"document": upload, "source": "evil",
                 **({"dry_run": "on"} if dry_run else {})}
         answer = admin.post(url, form)
         assert answer.status_code == 200
@@ -119,7 +121,8 @@ def test_local_refs_that_expand_past_the_bound_are_a_400(api: APIClient) -> None
     # "Billion laughs" without YAML: each schema names the previous one nine times.
     schemas: dict[str, Any] = {"L0": {"type": "string"}}
     for level in range(1, 10):
-        schemas[f"L{level}"] = {"type": "array", "prefixItems": [{"$ref": f"#/components/schemas/L{level - 1}"}] * 9}
+        previous = {"$ref": f"#/components/schemas/L{level - 1}"}
+        schemas[f"L{level}"] = {"type": "array", "prefixItems": [previous] * 9}
     schemas["A"] = {"type": "object", "properties": {"x": {"$ref": "#/components/schemas/L9"}}}
     answer = api.post(URL, {"document": document(schemas), "source": "bomb", "dry_run": True}, format="json")
     assert answer.status_code == 400 and "expand past" in answer.json()["errors"][0]["message"]

@@ -37,7 +37,9 @@ OPENAPI_BOMB = (
     + "paths:\n  /a:\n    get:\n      operationId: a\n      parameters:\n      - {name: q, in: query, "
     "schema: {type: array, items: {enum: *f}}}\n      responses: {'200': {description: ok}}\n"
 )
-SKILL_BOMB = "---\nname: laughs\ndescription: d\nmetadata:\n  l:\n" + laughs("    ", 6) + "  all: *f\n---\nBody.\n"
+SKILL_BOMB = (
+    "---\nname: laughs\ndescription: d\nmetadata:\n  l:\n" + laughs("    ", 6) + "  all: *f\n---\nBody.\n"
+)
 
 
 @pytest.fixture
@@ -91,7 +93,8 @@ def big_schema(size: int) -> dict[str, Any]:
 
 
 def test_a_schema_past_the_stored_size_bound_is_a_field_error() -> None:
-    tool = Tool(name="big", kind="template", input_schema=big_schema(300_000), output_schema=big_schema(300_000))
+    tool = Tool(name="big", kind="template", input_schema=big_schema(300_000),
+                output_schema=big_schema(300_000))
     with pytest.raises(ValidationError) as info:
         tool.full_clean()
     errors = info.value.message_dict
@@ -99,7 +102,8 @@ def test_a_schema_past_the_stored_size_bound_is_a_field_error() -> None:
 
 
 def test_frontmatter_past_the_stored_size_bound_is_a_field_error() -> None:
-    skill = Skill(path="big", frontmatter={"name": "big", "description": "d", "metadata": {"x": "y" * 70_000}})
+    frontmatter = {"name": "big", "description": "d", "metadata": {"x": "y" * 70_000}}
+    skill = Skill(path="big", frontmatter=frontmatter)
     with pytest.raises(ValidationError) as info:
         skill.full_clean()
     assert "at most 65536" in info.value.message_dict["frontmatter"][0]

@@ -165,7 +165,8 @@ class Upstream:
             signed = "\n".join(("v2", timestamp, request.method, url, hashlib.sha256(body).hexdigest()))
             expected = "v2=" + hmac.new(self.secret, signed.encode(), hashlib.sha256).hexdigest()
         else:
-            expected = "v1=" + hmac.new(self.secret, timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+            mac = hmac.new(self.secret, timestamp.encode() + b"." + body, hashlib.sha256)
+            expected = "v1=" + mac.hexdigest()
         return web.json_response({"verified": bool(timestamp) and hmac.compare_digest(expected, given)})
 
     async def pet(self, request: web.Request) -> web.Response:

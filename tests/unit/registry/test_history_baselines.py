@@ -91,5 +91,6 @@ def test_0021_keeps_existing_http_tools_signing_v1_and_new_ones_get_v2(executor:
         http_signing_secret_env="MCP_TOOL_SECRET_SIGNING")
     after = migrated(executor, "0021_tool_http_signing_scheme")
     assert after.get_model("registry", "Tool").objects.get(name="old_signed").http_signing_scheme == "v1"
-    fresh = after.get_model("registry", "Tool").objects.create(name="new_signed", description="d", kind="http")
+    fresh = after.get_model("registry", "Tool").objects.create(
+        name="new_signed", description="d", kind="http")
     assert fresh.http_signing_scheme == "v2"

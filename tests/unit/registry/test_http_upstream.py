@@ -543,7 +543,8 @@ def test_a_dot_segment_in_a_simple_expansion_is_refused_and_nothing_is_sent(
     api: Upstream, provider: RegistryProvider, value: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MCP_TOOL_SECRET_KEY", "s3cret")  # what the escape would carry elsewhere
-    make_tool(name="profile", http_method="GET", http_secret_header="X-Api-Key", http_secret_env="MCP_TOOL_SECRET_KEY",
+    make_tool(name="profile", http_method="GET",
+              http_secret_header="X-Api-Key", http_secret_env="MCP_TOOL_SECRET_KEY",
               input_schema={"type": "object", "properties": {"id": {"type": "string"}}},
               http_url=f"{api.url}/echo/users/{{id}}/profile")
     result = run_served(provider, lambda: call(provider, "profile", {"id": value}))
@@ -573,11 +574,13 @@ def test_an_argument_after_a_bare_host_cannot_change_the_host() -> None:
     assert escape("https://api.example.com/v1/{p}", "https://api.example.com/v1/x") is None
 
 
-def test_dots_inside_segments_pass_and_the_url_is_sent_as_encoded(api: Upstream, provider: RegistryProvider) -> None:
+def test_dots_inside_segments_pass_and_the_url_is_sent_as_encoded(
+    api: Upstream, provider: RegistryProvider
+) -> None:
     make_tool(name="files2", http_method="GET",
               input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
               http_url=f"{api.url}/echo/files/{{+path}}")
     for path in ("v1.2/a..b/...", "a%2Fb/c%20d"):
-        result = run_served(provider, lambda: call(provider, "files2", {"path": path}))
+        result = run_served(provider, lambda path=path: call(provider, "files2", {"path": path}))
         assert "isError" not in result, result
         assert api.requests[-1].raw_path == f"/echo/files/{path}"

@@ -269,7 +269,8 @@ def test_an_object_composed_with_allof_anyof_or_oneof_is_an_object_output_and_it
             "operationId": "getPet",
             "parameters": [{"name": "petId", "in": "path", "required": True, "schema": {"type": "integer"}}],
             "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-                union: [{"$ref": "#/components/schemas/WithId"}, {"$ref": f"#/components/schemas/{second}"}]}}}}},
+                union: [{"$ref": "#/components/schemas/WithId"},
+                        {"$ref": f"#/components/schemas/{second}"}]}}}}},
         }}},
     }
     from registry.openapi.importer import Options, run
