@@ -10,7 +10,8 @@
 - ``resolve``: inlines ``#/...`` references (RFC 6901 pointers into the same document). A reference
   that leads back into itself (a tree of nodes, a linked list) is cut there and replaced by ``{}``
   (any value): a tool's schema describes arguments, not a recursive type. Remote references are
-  not fetched (``InvalidDocument``): an import reads one document and nothing else.
+  not fetched (``InvalidDocument``): an import reads one document and nothing else. What one
+  ``resolve`` produces is bounded (``MAX_NODES``): local references can nest into a bomb too.
 - ``to_json_schema``: OpenAPI 3.0's schema dialect into JSON Schema 2020-12 (what tool schemas
   are, basic/index.mdx "JSON Schema Usage"): ``nullable: true`` becomes a ``"null"`` type, boolean
   ``exclusiveMinimum``/``exclusiveMaximum`` become numbers. 3.1 schemas already are 2020-12, but
