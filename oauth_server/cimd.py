@@ -1,24 +1,38 @@
-"""Fetching Client ID Metadata Documents: the toolkit's SSRF-hardened fetcher (https only, every
-resolved address public, no redirects, one deadline, a size cap; its resolver checks that the
-document's ``client_id`` equals its URL and caches it per ``Cache-Control``), unless
-``CIMD_ALLOW_PRIVATE`` (development only) lets a document on loopback or a private network in:
-then the same bounds, without the address check (its certificate is still verified: a test CA
-comes through ``SSL_CERT_FILE``)."""
+"""Fetching Client ID Metadata Documents through the project's one outbound fetcher
+(``mcp_django.outbound.fetch``): https only, as the CIMD draft (§3, "MUST use the https scheme")
+and SEP-991 say, every resolved address public, no redirect, one deadline
+(``CIMD_FETCH_TIMEOUT_SECONDS``), a size cap (``CIMD_MAX_DOCUMENT_SIZE``). ``CIMD_ALLOW_PRIVATE``
+(development only) lets a document on loopback or a private network in: still https, its
+certificate still verified (a test CA comes through ``SSL_CERT_FILE``), the same caps. The
+toolkit checks the URL's form first (``_validate_client_id_url``) and reads the document as its
+own fetcher does; a document whose ``client_id`` equals its URL is remembered (``profiles``)."""
 
 from __future__ import annotations
 
-import ssl
+import json
 from typing import Any
 
-import urllib3
-from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher, _validate_client_id_url
+from oauth2_provider.cimd import CIMDError, _effective_max_age, _validate_client_id_url
 from oauth2_provider.settings import oauth2_settings
+
+from mcp_django.outbound.fetch import OutboundFailed, OutboundRefused, fetch
+from mcp_django.outbound.rules import Policy
 
 from .conf import server_settings
 from .profiles import remember
 
 
-class MetadataFetcher(SafeMetadataFetcher):  # type: ignore[misc]
+def policy() -> Policy:
+    return Policy(
+        schemes=("https",),
+        forbid_private=not server_settings()["CIMD_ALLOW_PRIVATE"],
+        max_bytes=int(oauth2_settings.CIMD_MAX_DOCUMENT_SIZE),
+        timeout=float(oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS),
+        max_redirects=0,
+    )
+
+
+class MetadataFetcher:
     def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
         metadata, max_age = self._fetch(client_id)
         if metadata.get("client_id") == client_id:  # a document that is not its URL's keeps nothing
@@ -26,26 +40,24 @@ class MetadataFetcher(SafeMetadataFetcher):  # type: ignore[misc]
         return metadata, max_age
 
     def _fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
-        if not server_settings()["CIMD_ALLOW_PRIVATE"]:
-            return super().fetch(client_id)  # type: ignore[no-any-return]
         parsed = _validate_client_id_url(client_id)
-        timeout = float(oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS)
-        pool = urllib3.PoolManager(
-            ssl_context=ssl.create_default_context(), retries=False, timeout=urllib3.Timeout(total=timeout)
-        )
         try:
-            response = pool.request(
-                "GET",
-                parsed.geturl(),
-                redirect=False,
-                preload_content=False,
-                headers={"Accept": "application/json, application/*+json"},
-            )
-            try:
-                return self._read_document(response)  # type: ignore[no-any-return]
-            finally:
-                response.release_conn()
-        except urllib3.exceptions.HTTPError as exc:
-            raise CIMDError(f"could not fetch client_id document: {exc}") from exc
-        finally:
-            pool.clear()
+            answer = fetch(parsed.geturl(), policy(), {"Accept": "application/json, application/*+json"})
+        except (OutboundRefused, OutboundFailed) as exc:
+            raise CIMDError(f"could not fetch client_id document: {exc}") from None
+        if answer.status != 200:
+            raise CIMDError(f"client_id document returned HTTP {answer.status}")
+        content_type = {k.lower(): v for k, v in answer.headers.items()}.get("content-type", "")
+        media_type = content_type.split(";")[0].strip().lower()
+        if media_type != "application/json" and not (
+            media_type.startswith("application/") and media_type.endswith("+json")
+        ):
+            raise CIMDError(f"client_id document is not JSON (Content-Type: {media_type!r})")
+        try:
+            data = json.loads(answer.body)
+        except ValueError as exc:
+            raise CIMDError("client_id document is not valid JSON") from exc
+        if not isinstance(data, dict):
+            raise CIMDError("client_id document must be a JSON object")
+        cache_control = {k.lower(): v for k, v in answer.headers.items()}.get("cache-control")
+        return data, int(_effective_max_age(cache_control))

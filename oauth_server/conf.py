@@ -17,7 +17,8 @@ DEFAULTS: dict[str, Any] = {
     "DCR": True,
     # Client ID Metadata Documents (the spec: authorization servers SHOULD support them).
     "CIMD": True,
-    # Development only: fetch CIMD documents from loopback/private addresses, over http too.
+    # Development only: fetch CIMD documents from loopback/private addresses. Still https only, the
+    # certificate verified (SSL_CERT_FILE for a test CA): the CIMD draft and SEP-991 allow no http.
     "CIMD_ALLOW_PRIVATE": False,
     "ACCESS_TOKEN_SECONDS": 600,  # short: /mcp checks a JWT's signature, not a revocation list
     "REFRESH_TOKEN_SECONDS": 30 * 24 * 3600,

@@ -63,6 +63,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                     "http_secret_header",
                     "http_secret_env",
                     "http_signing_secret_env",
+                    "http_signing_scheme",
                     "http_forward_principal",
                     "http_forward_trace",
                 )

@@ -241,8 +241,17 @@ class Tool(Definition):
         max_length=128,
         blank=True,
         validators=[env_var_name],
-        help_text="http kind: sign each request (X-MCP-Signature: HMAC-SHA256 of timestamp and body) "
-        "with the secret in this variable, read at call time.",
+        help_text="http kind: sign each request (X-MCP-Signature: HMAC-SHA256) with the secret in this "
+        "variable, read at call time.",
+    )
+    # v1 (timestamp and body) stays for the rows made before v2 existed: their upstreams verify v1
+    # (migration 0021 keeps them on it); new tools sign v2 (timestamp, method, URL, body digest).
+    http_signing_scheme = models.CharField(
+        "HTTP signature scheme",
+        max_length=2,
+        choices=[("v2", "v2: timestamp, method, URL, body digest"), ("v1", "v1: timestamp and body")],
+        default="v2",
+        help_text="http kind: what the signature covers; docs/guides/http-tools.md \"Signed calls\".",
     )
     http_forward_principal = models.BooleanField(
         "Forward the caller's principal",
@@ -281,7 +290,7 @@ class Tool(Definition):
         "http": (
             "http_method", "http_url", "http_headers", "http_body_template", "http_result_pointer",
             "http_timeout", "http_max_concurrency", "http_secret_header", "http_secret_env",
-            "http_signing_secret_env", "http_forward_principal", "http_forward_trace",
+            "http_signing_secret_env", "http_signing_scheme", "http_forward_principal", "http_forward_trace",
         ),
     }
 

@@ -10,12 +10,16 @@ Validated at save (``full_clean``: the admin, the API and the loaders call it):
 - ``metadata`` keys under ``io.modelcontextprotocol/`` are reserved for MCP extensions ("Frontmatter";
   this extension defines none, so none is accepted);
 - at most 512 files and 16 MiB per skill (the conformance suite's ``sep-2640-limit-*`` checks);
+- the frontmatter is at most ``MAX_FRONTMATTER_BYTES`` as JSON, and a ``SKILL.md`` is read with
+  the project's alias-free YAML loader (``safe_yaml``): a few hundred bytes of aliases would
+  otherwise store megabytes (issue 37 item 6);
 - no file path escapes the skill (``..``, absolute paths, backslashes) or shadows ``SKILL.md``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from typing import Any
 
@@ -23,6 +27,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from . import safe_yaml
 from .changes import ChangeQuerySet
 from .concurrency import Versioned
 from .history import Recorded
@@ -33,6 +38,8 @@ RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
 MAX_FILES = 512  # SKILL.md included
 MAX_BYTES = 16 * 1024 * 1024
 SKILL_MD = "SKILL.md"
+# name, description (≤ 1024), license, compatibility, a little metadata: a few KB at most.
+MAX_FRONTMATTER_BYTES = 64 * 1024
 
 
 def validate_skill_path(path: str) -> None:
@@ -67,8 +74,8 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str]:
     if match is None:
         raise ValueError("SKILL.md must begin with a --- delimited YAML frontmatter block")
     try:
-        frontmatter = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
+        frontmatter = safe_yaml.load(match.group(1))
+    except safe_yaml.YAMLError as exc:
         raise ValueError(f"SKILL.md frontmatter is not valid YAML: {exc}") from exc
     if not isinstance(frontmatter, dict):
         raise ValueError("SKILL.md frontmatter must be a mapping")
@@ -120,6 +127,10 @@ class Skill(Versioned, Recorded):
         fm = self.frontmatter
         if not isinstance(fm, dict):
             raise ValidationError({"frontmatter": "The frontmatter must be an object."})
+        size = len(json.dumps(fm, ensure_ascii=False, separators=(",", ":")).encode())
+        if size > MAX_FRONTMATTER_BYTES:
+            raise ValidationError({"frontmatter": f"The frontmatter is {size} bytes as JSON; at most "
+                                                  f"{MAX_FRONTMATTER_BYTES} are kept."})
         if fm.get("name") != self.name:
             errors["frontmatter"] = f"frontmatter.name must equal the final path segment {self.name!r}."
         description = fm.get("description")

@@ -38,6 +38,7 @@ class ToolSpec:
     http_body_template: Any = None
     http_result_pointer: str = ""
     http_signing_secret_env: str = ""
+    http_signing_scheme: str = "v2"
     http_forward_principal: bool = False
     http_forward_trace: bool = False
     http_max_concurrency: int | None = None
@@ -214,6 +215,7 @@ def tool_spec(row: Any) -> ToolSpec:
         http_body_template=row.http_body_template,
         http_result_pointer=row.http_result_pointer,
         http_signing_secret_env=row.http_signing_secret_env,
+        http_signing_scheme=row.http_signing_scheme,
         http_forward_principal=row.http_forward_principal,
         http_forward_trace=row.http_forward_trace,
         http_max_concurrency=row.http_max_concurrency,

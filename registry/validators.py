@@ -6,7 +6,7 @@ Rules and their sources:
 - names: 1-128 of ``[A-Za-z0-9_.-]`` (2025-11-25 server/tools.mdx "Tool names").
 - schemas: a valid JSON Schema 2020-12 object schema with ``type: "object"`` (server/tools.mdx
   ``inputSchema`` / ``outputSchema``; 2025-11-25 basic/index.mdx "JSON Schema Usage"), nested at
-  most ``MAX_SCHEMA_DEPTH`` deep.
+  most ``MAX_SCHEMA_DEPTH`` deep and at most ``MAX_SCHEMA_BYTES`` as JSON.
 - ``x-mcp-header``: 2026-07-28 server/tools.mdx and transports "Custom Headers" (checklist 35).
 - URIs: RFC 3986 absolute URIs; URI templates: RFC 6570 (see ``mcp_protocol.uri_template``).
 - media types (``mimeType``): RFC 6838 §4.2 ``type/subtype``, with RFC 9110 parameters.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from typing import Any
 
@@ -49,6 +50,10 @@ ROLES = ("user", "assistant")
 # against it) recursively, about ten Python frames a level: past a hundred levels a schema is a
 # RecursionError, not an answer. Real tool schemas nest a handful of levels.
 MAX_SCHEMA_DEPTH = 64
+# A schema is sent in every tools/list and kept in every version: a stored size bound stops a
+# small document that expands (YAML aliases, a $ref tree inlined) from storing megabytes (issue
+# 37 item 6). Real tool schemas, imported OpenAPI ones included, are a few KB.
+MAX_SCHEMA_BYTES = 256 * 1024
 
 env_var_name = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]*$", "An environment variable name: letters, digits, '_'."
@@ -94,6 +99,11 @@ def validate_object_schema(value: Any) -> None:
     if nests_deeper_than(value, MAX_SCHEMA_DEPTH):
         raise ValidationError(
             f"The schema nests objects and arrays more than {MAX_SCHEMA_DEPTH} deep.", code="too_deep"
+        )
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > MAX_SCHEMA_BYTES:
+        raise ValidationError(
+            f"The schema is {size} bytes as JSON; at most {MAX_SCHEMA_BYTES} are kept.", code="too_large"
         )
     dialect = value.get("$schema")
     if dialect is not None and dialect != JSON_SCHEMA_2020_12:

@@ -8,13 +8,16 @@ Decisions, with their spec basis:
   model can correct itself), before that -32602 ("Invalid arguments" is listed under protocol
   errors in 2025-06-18).
 - ``ToolError`` from the provider → ``isError: true`` result with its content.
-- ``structuredContent`` not conforming to ``outputSchema``: the server broke a MUST of its own
-  ("Servers MUST provide structured results that conform to this schema"), which is an internal
-  error, not a tool-execution error the model could fix: the call gets -32603 and the mismatch is
-  logged. ``isError`` results are not checked (they need not carry structured content). In
-  2025-06-18 and 2025-11-25 ``structuredContent`` must also be a JSON object (their schema), so
-  any other value (possible with a 2026-era ``outputSchema``) is the same -32603, logged; on an
-  ``isError`` result it is dropped instead, so the tool error still reaches the model.
+- ``structuredContent`` not conforming to ``outputSchema`` ("Servers MUST provide structured
+  results that conform to this schema"): an ``isError: true`` result that says what did not match,
+  as the official SDKs answer it (python-sdk's lowlevel server "Output validation error: ...");
+  the mismatch is logged too. A JSON-RPC -32603 would tell the model nothing it can act on and
+  hide a reply the tool did produce. ``isError`` results are not checked (they need not carry
+  structured content). In 2025-06-18 and 2025-11-25 ``structuredContent`` must also be a JSON
+  object (their schema), so any other value (possible with a 2026-era ``outputSchema``) is the
+  same ``isError`` result, without it; on an ``isError`` result it is dropped, so the tool error
+  still reaches the model. An ``outputSchema`` that cannot be used at all is -32603 (the server's
+  own definition is broken).
 - Before 2025-06-18 ``structuredContent`` does not exist: it is removed, and when the tool gave no
   content at all its JSON is sent as a text block (the spec's backwards-compatibility SHOULD).
 - A ``ClientRequestError`` the tool let escape (sampling/elicitation refused or timed out) → an
@@ -150,6 +153,16 @@ async def execute_tool(
     return _shape_result(tool, raw, version)
 
 
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _output_mismatch(tool: Tool, why: str) -> dict[str, Any]:
+    """The tool's reply broke its own ``outputSchema``: said to the model as a tool error."""
+    return _error_result(f"Tool {tool.name!r} returned a result that does not match its outputSchema: {why}")
+
+
 def _shape_result(tool: Tool, raw: dict[str, Any], version: str) -> dict[str, Any]:
     result = dict(raw)
     is_error = bool(result.get("isError"))
@@ -168,12 +181,12 @@ def _shape_result(tool: Tool, raw: dict[str, Any], version: str) -> dict[str, An
             version,
         )
         if not is_error:
-            raise InternalError("Tool result does not match its outputSchema")
+            return _output_mismatch(tool, f"structuredContent is {_json_type(structured)}, not an object")
         del result["structuredContent"]  # keep the tool error itself visible to the model
     if tool.output_schema is not None and not is_error and versions.has_structured_output(version):
         if "structuredContent" not in result:
             logger.error("Tool %r declares an outputSchema but returned no structuredContent", tool.name)
-            raise InternalError("Tool result does not match its outputSchema")
+            return _output_mismatch(tool, "it returned no structuredContent")
         try:
             problems = validation.errors(tool.output_schema, structured)
         except validation.InvalidSchema:
@@ -183,7 +196,7 @@ def _shape_result(tool: Tool, raw: dict[str, Any], version: str) -> dict[str, An
             logger.error(
                 "Tool %r returned structuredContent not matching its outputSchema: %s", tool.name, problems
             )
-            raise InternalError("Tool result does not match its outputSchema")
+            return _output_mismatch(tool, "; ".join(problems))
     content = result.get("content")
     if not versions.has_structured_output(version) and "structuredContent" in result:
         del result["structuredContent"]

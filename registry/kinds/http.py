@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import yarl
 
 from mcp_protocol import tracing
 from mcp_protocol.context import Context
@@ -128,7 +129,9 @@ async def _attempts(
     retries = int(config.get("REGISTRY_HTTP_RETRIES")) if spec.idempotent else 0
     for attempt in range(retries + 1):
         if key is not None:
-            outgoing.headers.update(signing.headers(key, int(time.time()), outgoing.body))
+            outgoing.headers.update(signing.headers(
+                key, spec.http_signing_scheme, int(time.time()), outgoing.method, outgoing.url, outgoing.body,
+            ))
         last = attempt == retries
         pause = _backoff(attempt)
         try:
@@ -164,8 +167,10 @@ async def _send(
     with tracing.child(outgoing.method, attributes, client=True) as span:
         if spec.http_forward_trace:
             outgoing.headers.update(tracing.carrier())
+        # encoded=True: sent as built and checked (upstream/url_guard.py), not re-normalized.
         async with session.request(
-            outgoing.method, outgoing.url, data=outgoing.body, headers=outgoing.headers, allow_redirects=False
+            outgoing.method, yarl.URL(outgoing.url, encoded=True), data=outgoing.body,
+            headers=outgoing.headers, allow_redirects=False,
         ) as response:
             if span is not None:
                 span.set_attribute("http.response.status_code", response.status)

@@ -1,13 +1,17 @@
 """An OpenAPI document: read, validated, its local ``$ref``s resolved, its schemas made JSON Schema.
 
-- ``load``: JSON or YAML text (``yaml.safe_load``: no tags that build objects).
+- ``load``: JSON or YAML text (``safe_yaml.load``: no tags that build objects, no aliases).
 - ``check``: OpenAPI 3.0.x or 3.1.x, valid per openapi-spec-validator (the project's pinned
   validator, the reference implementation's schema for each version); ``InvalidDocument`` says
-  what is wrong and where.
+  what is wrong and where. Before validation, every ``$ref`` that is not ``#...`` is refused
+  (``remote_ref``), and the validator runs with a resolver that retrieves nothing
+  (``NoRetrieval``): its default one follows ``file:``, ``http:`` and ``https:`` references, so a
+  document could read the server's files into the error or make it GET any address (issue 37).
 - ``resolve``: inlines ``#/...`` references (RFC 6901 pointers into the same document). A reference
   that leads back into itself (a tree of nodes, a linked list) is cut there and replaced by ``{}``
   (any value): a tool's schema describes arguments, not a recursive type. Remote references are
-  not fetched (``InvalidDocument``): an import reads one document and nothing else.
+  not fetched (``InvalidDocument``): an import reads one document and nothing else. What one
+  ``resolve`` produces is bounded (``MAX_NODES``): local references can nest into a bomb too.
 - ``to_json_schema``: OpenAPI 3.0's schema dialect into JSON Schema 2020-12 (what tool schemas
   are, basic/index.mdx "JSON Schema Usage"): ``nullable: true`` becomes a ``"null"`` type, boolean
   ``exclusiveMinimum``/``exclusiveMaximum`` become numbers. 3.1 schemas already are 2020-12, but
@@ -24,12 +28,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import yaml
-from openapi_spec_validator import validate
+from jsonschema_path import SchemaPath
+from openapi_spec_validator.shortcuts import get_validator_cls
 from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+
+from .. import safe_yaml
 
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 MAX_DEPTH = 40  # inlined schemas nest at most this deep (tool schemas allow 64 levels)
+MAX_NODES = 200_000  # nodes one resolve may produce (a path item of a large real API: a few thousand)
 
 
 class InvalidDocument(ValueError):
@@ -40,8 +47,8 @@ def load(text: str | bytes) -> dict[str, Any]:
     if isinstance(text, bytes):
         text = text.decode("utf-8-sig")
     try:
-        document = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
+        document = json.loads(text) if text.lstrip().startswith("{") else safe_yaml.load(text)
+    except (ValueError, safe_yaml.YAMLError) as exc:
         raise InvalidDocument(f"not JSON or YAML: {exc}") from None
     if not isinstance(document, dict):
         raise InvalidDocument("an OpenAPI document is a JSON object")
@@ -55,13 +62,61 @@ def version(document: dict[str, Any]) -> str:
     return found
 
 
+REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def remote_ref(node: Any, at: str = "") -> tuple[str, str] | None:
+    """The first reference in ``node`` that leaves the document: (its JSON Pointer, its value).
+    Every reference keyword is checked wherever it sits (a schema, a path item, an example's
+    data): the validator's resolver would follow any of them."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            if found := remote_ref(item, f"{at}/{index}"):
+                return found
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            where = f"{at}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            if key in REF_KEYWORDS and isinstance(value, str) and not value.startswith("#"):
+                return where, value
+            if found := remote_ref(value, where):
+                return found
+    return None
+
+
+class NoRetrieval(dict[str, Any]):
+    """Resolver handlers that hold every scheme and retrieve nothing. jsonschema-path's retriever
+    falls back to ``urlopen`` for a scheme its handlers lack, so an empty mapping is not enough:
+    this one claims every scheme (``__contains__``) and refuses each. A reference that a ``$id``
+    turns remote (``"$id": "file:///etc/"`` beside a ``#...`` ref) ends here, as a 400."""
+
+    def __contains__(self, scheme: object) -> bool:
+        return True
+
+    def __getitem__(self, scheme: str) -> Any:
+        return self._refuse
+
+    @staticmethod
+    def _refuse(uri: str) -> Any:
+        raise InvalidDocument(f"only local references are followed, not {uri!r}")
+
+
 def check(document: dict[str, Any]) -> str:
     found = version(document)
+    if remote := remote_ref(document):
+        where, ref = remote
+        raise InvalidDocument(f"the reference at '{where}' leaves the document ({ref!r}): only local "
+                              "references ('#/components/...') are followed")
     try:
-        validate(document)
+        validator = get_validator_cls(document)(SchemaPath.from_dict(document, handlers=NoRetrieval()))
+        validator.validate()
     except OpenAPIValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) if hasattr(exc, "absolute_path") else ""
         raise InvalidDocument(f"not a valid OpenAPI {found} document at '/{where}': {exc.message}") from None
+    except InvalidDocument:
+        raise
+    except Exception as exc:  # the resolver's errors (a pointer to nothing, an odd $id): the document's fault
+        raise InvalidDocument(f"not a valid OpenAPI {found} document: {type(exc).__name__}: "
+                              f"{str(exc)[:300]}") from None
     return found
 
 
@@ -80,24 +135,47 @@ def _pointer(document: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def resolve(node: Any, document: dict[str, Any], seen: tuple[str, ...] = (), depth: int = 0) -> Any:
-    """``node`` with every local ``$ref`` inlined (cut at cycles and at ``MAX_DEPTH``)."""
+class _Budget:
+    """Nodes ``resolve`` may still produce: local references nest too (each schema naming the
+    previous one nine times is a "billion laughs" without YAML), and the cut at ``MAX_DEPTH``
+    alone would let one build 9**40 nodes."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise InvalidDocument(f"its references expand past {MAX_NODES} nodes: write the schemas "
+                                  "out, or import fewer operations")
+
+
+def resolve(node: Any, document: dict[str, Any]) -> Any:
+    """``node`` with every local ``$ref`` inlined (cut at cycles and at ``MAX_DEPTH``;
+    ``InvalidDocument`` past ``MAX_NODES``)."""
+    return _resolve(node, document, (), 0, _Budget())
+
+
+def _resolve(node: Any, document: dict[str, Any], seen: tuple[str, ...], depth: int, budget: _Budget) -> Any:
+    budget.spend()
     if depth > MAX_DEPTH:
         return {}
     if isinstance(node, list):
-        return [resolve(item, document, seen, depth + 1) for item in node]
+        return [_resolve(item, document, seen, depth + 1, budget) for item in node]
     if not isinstance(node, dict):
         return node
     ref = node.get("$ref")
     if isinstance(ref, str):
         if ref in seen:
             return {}
-        target = resolve(_pointer(document, ref), document, (*seen, ref), depth + 1)
+        target = _resolve(_pointer(document, ref), document, (*seen, ref), depth + 1, budget)
         siblings = {k: v for k, v in node.items() if k != "$ref"}
         if siblings and isinstance(target, dict):  # 3.1 allows siblings (description, ...)
-            return {**target, **resolve(siblings, document, seen, depth + 1)}
+            return {**target, **_resolve(siblings, document, seen, depth + 1, budget)}
         return target
-    return {key: resolve(value, document, seen, depth + 1) for key, value in node.items()}
+    return {key: _resolve(value, document, seen, depth + 1, budget) for key, value in node.items()}
 
 
 def to_json_schema(schema: Any, openapi: str) -> Any:

@@ -8,8 +8,9 @@
 - ``inputSchema``: the path and query parameters, and the JSON request body: its properties merged
   in when it is an object whose names do not clash (the kind sends the arguments the URL did not
   use as the body), else one ``body`` argument sent whole (``http_body_template: "{{ body }}"``).
-- ``outputSchema``: the JSON schema of the first 2xx response; one that is not an object is
-  wrapped as ``{"result": ...}``, as the kind wraps such a reply.
+- ``outputSchema``: the JSON schema of the first 2xx response; one that is not an object (however
+  composed: ``allOf``/``anyOf``/``oneOf`` of objects are objects) is wrapped as ``{"result": ...}``,
+  as the kind wraps such a reply.
 - annotations from the method (server/tools.mdx ToolAnnotations): GET read-only and idempotent,
   PUT idempotent, DELETE destructive and idempotent, POST and PATCH neither; every imported tool
   talks to the world outside (``openWorldHint``).
@@ -77,8 +78,24 @@ def _json_content(content: dict[str, Any] | None) -> dict[str, Any] | None:
     return None
 
 
-def _is_object(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "object" or ("properties" in schema and "type" not in schema)
+def _is_object(schema: Any) -> bool:
+    """Whether every value ``schema`` accepts is a JSON object, however it is composed: an
+    ``allOf`` with one object branch, an ``anyOf``/``oneOf`` whose branches all are. The kind
+    passes an object reply through as is and wraps anything else (``upstream/reply.py``), so the
+    ``outputSchema`` must make the same call (issue 37: an ``allOf`` of objects was wrapped as
+    ``{"result": ...}`` and every call then failed its own schema)."""
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("type") == "object" or ("properties" in schema and "type" not in schema):
+        return True
+    if "type" in schema:
+        return False
+    if any(_is_object(branch) for branch in schema.get("allOf") or ()):
+        return True
+    return any(
+        isinstance(branches := schema.get(union), list) and branches and all(_is_object(b) for b in branches)
+        for union in ("anyOf", "oneOf")
+    )
 
 
 def _parameters(

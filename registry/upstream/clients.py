@@ -14,7 +14,7 @@ connections are that loop's transports), and one process-wide provider may serve
 
 The connector bounds connections in all and per host (``REGISTRY_HTTP_MAX_CONNECTIONS``,
 ``..._PER_HOST``: one slow API cannot take the pool), keeps idle ones alive
-``REGISTRY_HTTP_KEEPALIVE_SECONDS`` and resolves names through ``guard.PublicOnlyResolver``.
+``REGISTRY_HTTP_KEEPALIVE_SECONDS`` and resolves names through ``guard.public_only_resolver()``.
 ``limit(tool, cap)`` is a tool's concurrency cap on this loop (``Tool.http_max_concurrency``):
 calls beyond it wait for a slot, within their deadline. It is per worker loop, like the pool: a
 fleet of N workers lets N times cap calls of a tool run at once. The environment's proxy settings
@@ -30,8 +30,7 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 
-from . import config
-from .guard import PublicOnlyResolver
+from . import config, guard
 
 
 def build_session() -> aiohttp.ClientSession:
@@ -39,7 +38,7 @@ def build_session() -> aiohttp.ClientSession:
         limit=int(config.get("REGISTRY_HTTP_MAX_CONNECTIONS")),
         limit_per_host=int(config.get("REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST")),
         keepalive_timeout=float(config.get("REGISTRY_HTTP_KEEPALIVE_SECONDS")),
-        resolver=PublicOnlyResolver(),
+        resolver=guard.public_only_resolver(),
     )
     # No aiohttp timeout: the caller bounds the whole call with asyncio.timeout (kinds/http.py).
     return aiohttp.ClientSession(

@@ -1,7 +1,9 @@
 """An http tool's call as the HTTP request it sends: method, URL, headers, body.
 
 - The URL is the row's RFC 6570 template expanded with the arguments (the project's one
-  expander, ``mcp_protocol.uri_template``): ``/pets/{id}{?limit,tags*}``. Values are turned into
+  expander, ``mcp_protocol.uri_template``): ``/pets/{id}{?limit,tags*}``. An expansion that leaves
+  where the template points (a dot segment, another host: ``url_guard``) is a ``ToolError``.
+  Values are turned into
   what RFC 6570 expands (§2.3): a string as is, a number or boolean as its JSON text, a list of
   those as a list, an object as an associative array; null or absent is undefined (left out).
 - The body is JSON: the row's body template rendered with the arguments (``templating.render_json``),
@@ -20,10 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_protocol.errors import ToolError
 from mcp_protocol.uri_template import Value, parse_template
 
 from ..snapshot import ToolSpec
 from ..templating import render_json
+from .url_guard import escape
 from .validation import METHODS_WITHOUT_BODY
 
 ACCEPT = "application/json, application/problem+json;q=0.9, text/plain;q=0.8, */*;q=0.5"
@@ -63,6 +67,8 @@ def expand_url(template: str, arguments: Mapping[str, Any]) -> tuple[str, tuple[
 
 def build(spec: ToolSpec, arguments: Mapping[str, Any]) -> Outgoing:
     url, used = expand_url(spec.http_url, arguments)
+    if problem := escape(spec.http_url, url):
+        raise ToolError(f"Tool {spec.name!r} cannot send this request: {problem}")
     headers = {"Accept": ACCEPT, "User-Agent": "mcpsite-http-tool", "X-MCP-Tool": spec.name}
     headers.update(spec.http_headers)
     payload: Any

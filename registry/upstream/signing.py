@@ -3,17 +3,22 @@
 With ``Tool.http_signing_secret_env`` set, every request (each retry too) carries
 
 - ``X-MCP-Timestamp``: the Unix time of the attempt, in seconds;
-- ``X-MCP-Signature``: ``v1=`` + hex HMAC-SHA256, keyed with the secret, of
-  ``<timestamp> "." <body bytes>`` (an empty body for GET and DELETE),
+- ``X-MCP-Signature``: ``<scheme>=`` + hex HMAC-SHA256, keyed with the secret, of (by
+  ``Tool.http_signing_scheme``)
+
+  - ``v2`` (new tools): ``"v2" LF <timestamp> LF <METHOD> LF <URL> LF <hex SHA-256 of the body>``,
+    the URL exactly as sent (scheme, host, port when given, path and query, percent-encoded as on
+    the wire); the body digest of an empty body for GET and DELETE;
+  - ``v1`` (rows made before v2; migration 0021 keeps them on it): ``<timestamp> "." <body bytes>``,
 
 as webhook providers sign their deliveries (Stripe's ``t.payload``, GitHub's HMAC-SHA256 of the
-body). The upstream recomputes it over the raw body it received, compares in constant time, and
-rejects a timestamp older than a few minutes (a replay); ``v1`` leaves room for another scheme.
-The signature covers the body and the time, not the URL: an upstream that acts on a GET's URL
-alone should treat the signature as proof of origin and freshness only. The secret is read from
-the environment at call time, under the same rule as the secret header (``secret_env``), and is
-never logged nor stored. docs/guides/http-tools.md "Signed calls" has the
-verification snippet.
+body). v1 covers neither the method nor the URL: a captured signed GET could be replayed against
+another path of the same upstream within the time window (issue 37 item 7); v2 binds both, as
+request-signing schemes do (AWS SigV4's canonical request, HTTP Message Signatures RFC 9421's
+``@method`` and ``@target-uri``). The upstream recomputes it over what it received, compares in
+constant time, and rejects a timestamp older than a few minutes (a replay). The secret is read
+from the environment at call time, under the same rule as the secret header (``secret_env``), and
+is never logged nor stored. docs/guides/http-tools.md "Signed calls" has the verification snippet.
 """
 
 from __future__ import annotations
@@ -23,13 +28,24 @@ import hmac
 
 SIGNATURE_HEADER = "X-MCP-Signature"
 TIMESTAMP_HEADER = "X-MCP-Timestamp"
-SCHEME = "v1"
+SCHEMES = ("v1", "v2")
 
 
-def signature(secret: bytes, timestamp: int, body: bytes) -> str:
-    digest = hmac.new(secret, str(timestamp).encode("ascii") + b"." + body, hashlib.sha256).hexdigest()
-    return f"{SCHEME}={digest}"
+def signed_bytes(scheme: str, timestamp: int, method: str, url: str, body: bytes) -> bytes:
+    """What ``scheme`` signs for one request."""
+    if scheme == "v1":
+        return str(timestamp).encode("ascii") + b"." + body
+    digest = hashlib.sha256(body).hexdigest()
+    return "\n".join(("v2", str(timestamp), method.upper(), url, digest)).encode("utf-8")
 
 
-def headers(secret: bytes, timestamp: int, body: bytes | None) -> dict[str, str]:
-    return {TIMESTAMP_HEADER: str(timestamp), SIGNATURE_HEADER: signature(secret, timestamp, body or b"")}
+def signature(secret: bytes, scheme: str, timestamp: int, method: str, url: str, body: bytes) -> str:
+    mac = hmac.new(secret, signed_bytes(scheme, timestamp, method, url, body), hashlib.sha256).hexdigest()
+    return f"{scheme}={mac}"
+
+
+def headers(
+    secret: bytes, scheme: str, timestamp: int, method: str, url: str, body: bytes | None
+) -> dict[str, str]:
+    return {TIMESTAMP_HEADER: str(timestamp),
+            SIGNATURE_HEADER: signature(secret, scheme, timestamp, method, url, body or b"")}

@@ -1,6 +1,7 @@
 """What an ``http`` tool row must satisfy, beyond each field's own validator (``Tool.clean``).
 
-Field validators: ``validate_http_headers`` (static headers), ``validate_result_pointer`` (an RFC
+Field validators: ``validate_http_headers`` (static headers; no credential-looking name: that is
+what the secret header is for), ``validate_result_pointer`` (an RFC
 6901 JSON Pointer). ``http_tool_errors`` checks the fields together: the URL template's variables
 and the body template's placeholders are input properties (``templating.template_problems``),
 an enabled tool's host is on ``REGISTRY_HTTP_ALLOWED_HOSTS``, a GET sends no body, and the secret's
@@ -29,6 +30,15 @@ RESERVED_HEADERS = frozenset({
     "host", "content-length", "transfer-encoding", "connection", "content-type", "te", "upgrade",
     "x-mcp-signature", "x-mcp-timestamp", "x-mcp-tool", "x-mcp-principal", "traceparent", "tracestate",
 })
+# Static headers are data: shown in the admin and the API, kept in every version, exported. A
+# credential there leaks through all of them (issue 37 item 7); the secret header reads its value
+# from the environment at call time instead. Refused: these names, and names holding these words.
+CREDENTIAL_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "apikey", "x-apikey",
+    "x-amz-security-token", "x-goog-api-key",
+})
+CREDENTIAL_WORDS = ("token", "secret", "password", "passwd", "credential", "api-key", "api_key", "apikey",
+                    "auth", "session", "signature")
 METHODS_WITHOUT_BODY = ("GET", "DELETE")
 _POINTER_RE = re.compile(r"^(/([^~/]|~[01])*)*$")
 
@@ -44,8 +54,19 @@ def validate_http_headers(value: Any) -> None:
         if name.lower() in RESERVED_HEADERS:
             raise ValidationError(f"{name!r} is set by the server; it cannot be a static header.",
                                   code="headers_reserved")
+        if looks_like_credential(name):
+            raise ValidationError(
+                f"{name!r} looks like a credential, and static headers are shown in the admin, the API, "
+                "history and exports: give it as the secret header instead (http_secret_header "
+                f"{name!r}, http_secret_env naming the environment variable that holds the value).",
+                code="headers_credential")
         if not isinstance(text, str) or not _FIELD_VALUE_RE.fullmatch(text):
             raise ValidationError(f"The value of {name!r} must be text without line breaks.", code="headers")
+
+
+def looks_like_credential(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in CREDENTIAL_HEADERS or any(word in lowered for word in CREDENTIAL_WORDS)
 
 
 def validate_result_pointer(value: str) -> None:

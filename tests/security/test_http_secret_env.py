@@ -205,3 +205,29 @@ def test_a_variable_the_rule_allows_is_sent(live: LiveServer) -> None:
     result = call_tool(live, "sends_its_own")
     assert not result.get("isError"), result
     assert Echo.received[0]["X-Upstream-Key"] == TOOL_SECRET
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["Authorization", "proxy-authorization", "Cookie", "X-Api-Key",
+                                  "X-Auth-Token",
+                                  "X-Client-Secret", "Private-Token"])
+def test_a_credential_looking_static_header_is_refused_pointing_at_the_secret_header(name: str) -> None:
+    # Issue 37 item 7: a static header shows in views, history and exports.
+    from django.core.exceptions import ValidationError
+
+    from registry.models import Tool
+
+    tool = Tool(name="leaky", kind="http", description="d", http_url="https://api.example.com/x",
+                http_headers={name: "Bearer abc"}, enabled=False)
+    with pytest.raises(ValidationError) as info:
+        tool.full_clean()
+    message = info.value.message_dict["http_headers"][0]
+    assert "looks like a credential" in message and "http_secret_env" in message
+
+
+@pytest.mark.django_db
+def test_ordinary_static_headers_are_kept() -> None:
+    from registry.models import Tool
+
+    Tool(name="plain", kind="http", description="d", http_url="https://api.example.com/x", enabled=False,
+         http_headers={"Accept-Language": "en", "X-Team": "core", "X-Idempotency-Key": "k"}).full_clean()

@@ -17,8 +17,10 @@ Routes (any method):
 - ``/hold/{key}``: holds each request 0.1 s and records the most held at once (``peak(key)``);
 - ``/api/v3/pet...``: three operations of the Swagger Petstore (``GET /pet/{petId}``,
   ``GET /pet/findByStatus``, ``POST /pet``), for tools imported from its OpenAPI document;
-- ``/signed``: checks ``X-MCP-Signature`` over ``X-MCP-Timestamp`` + "." + body with ``secret``
-  (HMAC-SHA256, hex, ``v1=`` prefix) and answers ``{"verified": bool}``.
+- ``/signed...`` (any tail): checks ``X-MCP-Signature`` with ``secret`` as a receiver does
+  (docs/guides/http-tools.md "Signed calls"): ``v1=`` over ``X-MCP-Timestamp`` + "." + body,
+  ``v2=`` over timestamp, method, the URL it was sent to and the body's SHA-256 (HMAC-SHA256, hex),
+  and answers ``{"verified": bool}``.
 
 Every request is recorded (method, path, raw path, query, headers, body bytes, the client's port). The
 server runs on its own loop in a daemon thread, on a free port, stopped on exit.
@@ -157,8 +159,14 @@ class Upstream:
     async def signed(self, request: web.Request) -> web.Response:
         body = await self._record(request)
         timestamp = request.headers.get("X-MCP-Timestamp", "")
-        expected = "v1=" + hmac.new(self.secret, timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
         given = request.headers.get("X-MCP-Signature", "")
+        if given.startswith("v2="):
+            url = f"http://{request.host}{request.raw_path}"  # as the client sent it
+            signed = "\n".join(("v2", timestamp, request.method, url, hashlib.sha256(body).hexdigest()))
+            expected = "v2=" + hmac.new(self.secret, signed.encode(), hashlib.sha256).hexdigest()
+        else:
+            mac = hmac.new(self.secret, timestamp.encode() + b"." + body, hashlib.sha256)
+            expected = "v1=" + mac.hexdigest()
         return web.json_response({"verified": bool(timestamp) and hmac.compare_digest(expected, given)})
 
     async def pet(self, request: web.Request) -> web.Response:
@@ -186,7 +194,7 @@ class Upstream:
         app.router.add_route("*", "/slow", self.slow)
         app.router.add_route("*", "/drop/{key}/{failures}", self.drop)
         app.router.add_route("*", "/hold/{key}", self.hold)
-        app.router.add_route("*", "/signed", self.signed)
+        app.router.add_route("*", "/signed{tail:.*}", self.signed)
         app.router.add_get("/api/v3/pet/findByStatus", self.pets_by_status)
         app.router.add_get("/api/v3/pet/{pet_id:[0-9]+}", self.pet)
         app.router.add_post("/api/v3/pet", self.add_pet)

@@ -87,7 +87,7 @@ async def test_structured_content_is_validated_and_returned(server):
     assert result["structuredContent"] == {"sum": 5}
 
 
-async def test_structured_content_not_matching_output_schema_is_an_internal_error():
+async def test_structured_content_not_matching_output_schema_is_a_tool_error_the_model_can_read():
     async def wrong(args, ctx):
         return {"content": [], "structuredContent": {"sum": "five"}}
 
@@ -96,7 +96,10 @@ async def test_structured_content_not_matching_output_schema_is_an_internal_erro
     server = make_server(MemoryProvider(tools=[(tool, wrong)]))
     session = await initialized(server)
     response = await call(server, session, "tools/call", {"name": "bad", "arguments": {}})
-    assert response["error"] == {"code": -32603, "message": "Tool result does not match its outputSchema"}
+    # As the official SDKs answer it (issue 37): a result with isError, not JSON-RPC -32603.
+    assert response["result"]["isError"] is True and "structuredContent" not in response["result"]
+    text = response["result"]["content"][0]["text"]
+    assert "does not match its outputSchema" in text and "sum: 'five' is not of type 'number'" in text
 
 
 async def test_before_2025_06_18_structured_content_is_dropped_and_sent_as_text():
@@ -207,7 +210,7 @@ async def test_a_task_required_tool_called_without_a_task_is_method_not_found_in
 
 @pytest.mark.parametrize("structured", [[1, 2], "sum", 5, None])
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
-async def test_non_object_structured_content_is_an_internal_error_in_legacy_sessions(
+async def test_non_object_structured_content_is_a_tool_error_in_legacy_sessions(
     structured, version, caplog
 ):
     # [06][11] schema.ts: structuredContent is an object; a 2026-era outputSchema may not be.
@@ -218,7 +221,8 @@ async def test_non_object_structured_content_is_an_internal_error_in_legacy_sess
     server = make_server(MemoryProvider(tools=[(tool, array)]))
     session = await initialized(server, version)
     response = await call(server, session, "tools/call", {"name": "arr"})
-    assert response["error"] == {"code": -32603, "message": "Tool result does not match its outputSchema"}
+    assert response["result"]["isError"] is True and "structuredContent" not in response["result"]
+    assert "not an object" in response["result"]["content"][0]["text"]
     assert "non-object structuredContent" in caplog.text
 
 

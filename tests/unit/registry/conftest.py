@@ -92,6 +92,7 @@ def tool_form(**overrides: Any) -> dict[str, Any]:
         "http_secret_header": "",
         "http_secret_env": "",
         "http_signing_secret_env": "",
+        "http_signing_scheme": "v2",
         "annotations": "",
         "icons": "[]",
         "meta": "{}",

@@ -81,3 +81,16 @@ def test_0020_gives_every_skill_and_file_of_before_a_first_version(executor: Mig
     assert (version.id, version.path, version.body) == (skill.pk, "team/review", "# Review")
     [file_version] = after.get_model("registry", "HistoricalSkillFile").objects.all()
     assert (file_version.path, file_version.text, file_version.changeset_id) == ("notes.md", "n", opened.pk)
+
+
+def test_0021_keeps_existing_http_tools_signing_v1_and_new_ones_get_v2(executor: MigrationExecutor) -> None:
+    # Issue 37 item 7: an upstream that verifies v1 today keeps verifying after the deploy.
+    before = migrated(executor, "0020_skill_history_baseline")
+    before.get_model("registry", "Tool").objects.create(
+        name="old_signed", description="d", kind="http", http_url="https://api.example.com/x",
+        http_signing_secret_env="MCP_TOOL_SECRET_SIGNING")
+    after = migrated(executor, "0021_tool_http_signing_scheme")
+    assert after.get_model("registry", "Tool").objects.get(name="old_signed").http_signing_scheme == "v1"
+    fresh = after.get_model("registry", "Tool").objects.create(
+        name="new_signed", description="d", kind="http")
+    assert fresh.http_signing_scheme == "v2"

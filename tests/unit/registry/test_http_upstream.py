@@ -302,8 +302,35 @@ def test_a_signed_call_is_verified_by_the_upstream(
     result = run_served(provider, lambda: call(provider, "signed", {"n": 1}))
     assert result["structuredContent"] == {"verified": True}
     sent = api.requests[-1]
-    assert sent.headers["X-MCP-Signature"].startswith("v1=") and sent.headers["X-MCP-Timestamp"].isdigit()
+    assert sent.headers["X-MCP-Signature"].startswith("v2=") and sent.headers["X-MCP-Timestamp"].isdigit()
     assert "shared-secret" not in str(sent.headers)
+
+
+@pytest.mark.parametrize("scheme", ["v1", "v2"])
+def test_a_v2_signature_replayed_to_another_url_or_method_fails_where_v1_passed(
+    api: Upstream, provider: RegistryProvider, monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    # Issue 37 item 7: v1 covers the time and the body only; v2 binds the method and the URL too.
+    import urllib.request
+
+    monkeypatch.setenv("MCP_TOOL_SECRET_SIGNING", "shared-secret")
+    make_tool(name="signed_get", http_method="GET", http_url=f"{api.url}/signed/accounts/{{id}}",
+              http_signing_secret_env="MCP_TOOL_SECRET_SIGNING", http_signing_scheme=scheme,
+              input_schema={"type": "object", "properties": {"id": {"type": "string"}}})
+    result = run_served(provider, lambda: call(provider, "signed_get", {"id": "7"}))
+    assert result["structuredContent"] == {"verified": True}
+    captured = api.requests[-1].headers
+    assert captured["X-MCP-Signature"].startswith(f"{scheme}=")
+
+    def replay(method: str, path: str) -> bool:
+        headers = {k: captured[k] for k in ("X-MCP-Timestamp", "X-MCP-Signature")}
+        request = urllib.request.Request(f"{api.url}{path}", headers=headers, method=method)
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return bool(__import__("json").load(answer)["verified"])
+
+    assert replay("GET", "/signed/accounts/7") is True  # the same request: the time window's job
+    assert replay("GET", "/signed/accounts/8") is (scheme == "v1")
+    assert replay("DELETE", "/signed/accounts/7") is (scheme == "v1")
 
 
 def test_a_call_signed_with_another_secret_fails_the_upstreams_check(
@@ -508,3 +535,52 @@ def test_with_a_result_pointer_a_content_list_is_data_not_a_call_tool_result(
     )
     result = run_served(provider, lambda: call(provider, "cms", {"content": [{"type": "text", "text": "x"}]}))
     assert result["structuredContent"] == {"content": [{"type": "text", "text": "x"}]}
+
+
+# -- the expanded URL stays where the template points (issue 37 item 4) -----------------------------
+@pytest.mark.parametrize("value", ["..", ".", "%2e%2e", "%2E.", "..%2F..%2Fstatus", "%252e%252e"])
+def test_a_dot_segment_in_a_simple_expansion_is_refused_and_nothing_is_sent(
+    api: Upstream, provider: RegistryProvider, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_TOOL_SECRET_KEY", "s3cret")  # what the escape would carry elsewhere
+    make_tool(name="profile", http_method="GET",
+              http_secret_header="X-Api-Key", http_secret_env="MCP_TOOL_SECRET_KEY",
+              input_schema={"type": "object", "properties": {"id": {"type": "string"}}},
+              http_url=f"{api.url}/echo/users/{{id}}/profile")
+    result = run_served(provider, lambda: call(provider, "profile", {"id": value}))
+    assert result.get("isError") and "dot segment" in result["content"][0]["text"], result
+    assert api.requests == []
+
+
+@pytest.mark.parametrize("path", ["../../signed", "a/../../status/200", "a/%2e%2e/%2E%2E/signed", "./x"])
+def test_a_dot_segment_in_a_reserved_expansion_is_refused_and_nothing_is_sent(
+    api: Upstream, provider: RegistryProvider, path: str
+) -> None:
+    make_tool(name="files", http_method="GET",
+              input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+              http_url=f"{api.url}/echo/files/{{+path}}")
+    result = run_served(provider, lambda: call(provider, "files", {"path": path}))
+    assert result.get("isError") and "dot segment" in result["content"][0]["text"], result
+    assert api.requests == []
+
+
+def test_an_argument_after_a_bare_host_cannot_change_the_host() -> None:
+    # Validation refuses such a template ("the host is literal text"); a row written around it
+    # (an older row, a raw write) is still stopped at call time.
+    from registry.upstream.url_guard import escape
+
+    assert "changes the URL's host" in str(escape("https://api.example.com{+p}", "https://api.example.com@evil.example/x"))
+    assert escape("https://api.example.com{+p}", "https://api.example.com/x") is None
+    assert escape("https://api.example.com/v1/{p}", "https://api.example.com/v1/x") is None
+
+
+def test_dots_inside_segments_pass_and_the_url_is_sent_as_encoded(
+    api: Upstream, provider: RegistryProvider
+) -> None:
+    make_tool(name="files2", http_method="GET",
+              input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+              http_url=f"{api.url}/echo/files/{{+path}}")
+    for path in ("v1.2/a..b/...", "a%2Fb/c%20d"):
+        result = run_served(provider, lambda path=path: call(provider, "files2", {"path": path}))
+        assert "isError" not in result, result
+        assert api.requests[-1].raw_path == f"/echo/files/{path}"

@@ -250,3 +250,47 @@ def test_an_access_tag_is_given_to_every_tool_and_kept_by_a_reimport_without_one
     assert {tuple(t) for t in Tool.objects.values_list("tags", flat=True)} == {("petstore-ops",)}
     assert "unchanged getInventory" in petstore("--include-tag", "store")
     assert Tool.objects.get(name="getInventory").tags == ["petstore-ops"]
+
+
+@pytest.mark.parametrize("union", ["allOf", "anyOf", "oneOf"])
+def test_an_object_composed_with_allof_anyof_or_oneof_is_an_object_output_and_its_calls_pass_it(
+    api: Upstream, union: str
+) -> None:
+    # Issue 37: the outputSchema was wrapped as {"result": ...} while the kind passes an object
+    # reply through as is, so every call of such a tool failed its own schema.
+    named = {"type": "object", "properties": {"name": {"type": "string"}}}
+    with_id = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+    problem = {"type": "object", "properties": {"code": {"type": "integer"}}, "required": ["code"]}
+    second = "Named" if union == "allOf" else "Problem"  # the reply is a pet: one branch of a oneOf
+    document = {
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "servers": [{"url": f"{api.url}/api/v3"}],
+        "components": {"schemas": {"Named": named, "WithId": with_id, "Problem": problem}},
+        "paths": {"/pet/{petId}": {"get": {
+            "operationId": "getPet",
+            "parameters": [{"name": "petId", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
+                union: [{"$ref": "#/components/schemas/WithId"},
+                        {"$ref": f"#/components/schemas/{second}"}]}}}}},
+        }}},
+    }
+    from registry.openapi.importer import Options, run
+
+    run(document, Options(source="composed"))
+    tool = Tool.objects.get(name="getPet")
+    assert "result" not in (tool.output_schema.get("properties") or {}), tool.output_schema
+    provider = RegistryProvider()
+    provider.snapshot()
+
+    async def work() -> dict[str, Any]:
+        await provider.start(None)
+        try:
+            spec = provider.snapshot().tool("getPet")
+            assert spec is not None
+            return await provider.call_tool(spec, {"petId": 7}, make_context())
+        finally:
+            await provider.stop()
+
+    result = asyncio.run(work())
+    assert "isError" not in result, result
+    jsonschema.validate(result["structuredContent"], tool.output_schema)  # as the core does
+    assert result["structuredContent"]["id"] == 7
