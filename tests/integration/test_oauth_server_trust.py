@@ -71,7 +71,8 @@ def flows(live: LiveServer) -> Iterator[Any]:
 
 def on_mcp(live: LiveServer, token: str) -> int:
     auth = {"authorization": f"Bearer {token}"}
-    return httpx.post(live.url, json=initialize_message("2025-11-25"), headers={**POST_HEADERS, **auth}).status_code
+    response = httpx.post(live.url, json=initialize_message("2025-11-25"), headers={**POST_HEADERS, **auth})
+    return response.status_code
 
 
 def refused_on_mcp(live: LiveServer, token: str) -> None:
