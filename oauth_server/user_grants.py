@@ -50,9 +50,20 @@ def end_grants(user: Any, reason: str) -> None:
         record("client_revoked", user=user, client_id="*", detail=f"every client: {reason}")
 
 
+def _rehash(instance: Any, update_fields: Any) -> bool:
+    """Django re-hashing the same password at sign-in (a stronger hasher or more iterations:
+    ``AbstractBaseUser.check_password``'s setter) saves ``password`` alone with no raw password
+    pending; that is no password change and ends nothing."""
+    return update_fields is not None and set(update_fields) == {"password"} and (
+        getattr(instance, "_password", None) is None
+    )
+
+
 def _remember_stored(sender: Any, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
     instance._mcp_stored = None
     if instance.pk is None or (update_fields is not None and not _WATCHED & set(update_fields)):
+        return
+    if _rehash(instance, update_fields):
         return
     instance._mcp_stored = sender.objects.filter(pk=instance.pk).values("is_active", "password").first()
 
