@@ -2,7 +2,9 @@
 the token endpoint's rate limiter and DRF's throttles count in Django's cache, which is Redis with
 ``REDIS_URL``. With Redis killed both answer as ``/mcp`` does for its store: 503 with a JSON body
 the client can read and ``Retry-After``, never a 500 page. Nothing is spent or lost: the code and
-the refresh token sent during the outage work once Redis is back, with no restart.
+the refresh token sent during the outage work once Redis is back, with no restart. The sign-in
+pages, which count password guesses there too, let no guess through uncounted: 503, then sign-in
+works again.
 
 A real server process on a private redis-server (stopped with SHUTDOWN NOSAVE, started again
 empty on the same port), real tokens from the real flow (``tests/support/oauth_flow.py``).
@@ -77,7 +79,7 @@ def assert_unavailable(response: httpx.Response) -> dict[str, object]:
     return body
 
 
-def test_the_token_endpoint_answers_503_during_a_redis_outage_and_spends_nothing(
+def test_the_token_endpoint_and_sign_in_answer_503_during_a_redis_outage_and_spend_nothing(
     live: LiveServer, redis_server: PrivateRedis
 ) -> None:
     flow = OAuthFlow(live.base_url, "alice", "alice-password-1")
@@ -100,10 +102,20 @@ def test_the_token_endpoint_answers_503_during_a_redis_outage_and_spends_nothing
             "client_id": tokens["client_id"],
         }
 
+        signing_in = httpx.Client(base_url=live.base_url, timeout=10.0)
+        signing_in.get("/oauth/login/")
+        credentials = {"username": "alice", "password": "alice-password-1"}
+
         redis_server.stop()
         for form in (exchange, refresh):
             body = assert_unavailable(flow.token(**form))
             assert body["error"] == "temporarily_unavailable"  # RFC 6749 §5.2's shape
+        # The sign-in page cannot count guesses: it lets none through, and says so.
+        paused = signing_in.post(
+            "/oauth/login/", data={**credentials, "csrfmiddlewaretoken": signing_in.cookies["csrftoken"]}
+        )
+        assert paused.status_code == 503 and int(paused.headers["retry-after"]) >= 1
+        assert "try again shortly" in paused.text
         assert "Traceback" not in live.log_text()
 
         redis_server.start()  # empty, as after a crash
@@ -114,6 +126,11 @@ def test_the_token_endpoint_answers_503_during_a_redis_outage_and_spends_nothing
         refreshed = flow.token(**refresh)
         assert refreshed.status_code == 200, refreshed.text
         assert refreshed.json()["refresh_token"] != tokens["refresh_token"]
+        signed_in = signing_in.post(
+            "/oauth/login/", data={**credentials, "csrfmiddlewaretoken": signing_in.cookies["csrftoken"]}
+        )
+        assert signed_in.status_code == 302
+        signing_in.close()
     finally:
         flow.close()
 
