@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -70,9 +71,14 @@ def test_a_sign_in_or_a_rehash_of_the_same_password_ends_nothing(
     with django_capture_on_commit_callbacks(execute=True):
         user.last_login = timezone.now()
         user.save(update_fields=["last_login"])
-        user.password = user.password + "x"  # what check_password's setter saves, with no raw one
-        user._password = None
-        user.save(update_fields=["password"])
+        # A hash of an older hasher: the right password re-hashes it and saves it (Django's
+        # check_password setter, "hash upgrades shouldn't be considered password changes").
+        older = make_password("first-password-1", hasher="pbkdf2_sha1")
+        User.objects.filter(pk=user.pk).update(password=older)
+        user.refresh_from_db()
+        before = user.password
+        assert user.check_password("first-password-1")
+        assert User.objects.get(pk=user.pk).password != before  # re-hashed and saved
         user.first_name = "Rita"
         user.save()
     assert live_grants(user) == 3
