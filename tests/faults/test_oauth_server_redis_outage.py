@@ -4,7 +4,8 @@ the token endpoint's rate limiter and DRF's throttles count in Django's cache, w
 the client can read and ``Retry-After``, never a 500 page. Nothing is spent or lost: the code and
 the refresh token sent during the outage work once Redis is back, with no restart. The sign-in
 pages, which count password guesses there too, let no guess through uncounted: 503, then sign-in
-works again.
+works again. A frozen Redis (SIGSTOP) holds a request no longer than redis-py's socket timeout,
+then it is the same 503.
 
 A real server process on a private redis-server (stopped with SHUTDOWN NOSAVE, started again
 empty on the same port), real tokens from the real flow (``tests/support/oauth_flow.py``).
@@ -12,6 +13,9 @@ empty on the same port), real tokens from the real flow (``tests/support/oauth_f
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -148,3 +152,31 @@ def test_the_management_api_answers_503_during_a_redis_outage(
 
     redis_server.start()
     wait_until("the API back", lambda: httpx.get(tools, headers=headers).status_code == 200, 15)
+
+
+def test_a_frozen_redis_holds_the_token_endpoint_no_longer_than_its_socket_timeout(
+    live: LiveServer, redis_server: PrivateRedis
+) -> None:
+    flow = OAuthFlow(live.base_url, "alice", "alice-password-1")
+    try:
+        tokens = flow.access_token()
+        refresh = {
+            "grant_type": "refresh_token",
+            "refresh_token": tokens["refresh_token"],
+            "client_id": tokens["client_id"],
+        }
+        pid = int((redis_server.directory / "redis.pid").read_text())
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with httpx.Client(timeout=30.0) as client:
+                frozen = client.post(f"{live.base_url}/oauth/token/", data=refresh)
+            waited = time.monotonic() - started
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert_unavailable(frozen)
+        assert waited < 10.0, f"answered after {waited:.1f} s"  # redis-py 8's default 5 s socket timeout
+        refreshed = flow.token(**refresh)  # unspent
+        assert refreshed.status_code == 200, refreshed.text
+    finally:
+        flow.close()
