@@ -14,7 +14,7 @@ ends (at most ``S`` seconds), and never longer. With the cache unreachable the p
 with ``Retry-After`` (``mcp_django.cache_outage``): no sign-in, since none can be counted.
 
 Why not django-axes: it counts in the database by default and locks until an admin resets; this
-is twenty lines on the cache we already count the token endpoint's requests in (``limits``).
+is a small module on the cache the token endpoint already counts in (``limits``).
 """
 
 from __future__ import annotations
