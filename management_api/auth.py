@@ -8,7 +8,9 @@
   them and gets 403 on every write.
 - Throttles: DRF's, counted in Django's cache (Redis when ``REDIS_URL`` is set, so every worker
   shares the counts); rates from ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``, read per request so
-  ``override_settings`` and the environment both apply.
+  ``override_settings`` and the environment both apply. With the cache unreachable (Redis down)
+  a request is answered 503 with ``Retry-After`` and a JSON ``detail``, as ``/mcp`` answers for its
+  store, before the view runs (``mcp_django.cache_outage``, issue 38 item 5): never a 500.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 from rest_framework import authentication, exceptions, permissions, throttling
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
+
+from mcp_django.cache_outage import CACHE_DOWN, MESSAGE, RETRY_AFTER_SECONDS, warn
 
 from .tokens import PREFIX, ManagementToken
 
@@ -61,13 +65,31 @@ class ModelPermissions(permissions.DjangoModelPermissions):
 DEFINITION_PERMISSIONS = [permissions.IsAdminUser, ModelPermissions]
 
 
+class CacheUnavailable(exceptions.APIException):
+    """The throttle's counts are out of reach: DRF's handler answers 503 with ``detail`` and, from
+    ``wait``, ``Retry-After``."""
+
+    status_code = 503
+    default_detail = MESSAGE
+    default_code = "service_unavailable"
+    wait = RETRY_AFTER_SECONDS
+
+
 class _SettingsRate:
-    """Read the rate at request time (DRF binds ``THROTTLE_RATES`` at import)."""
+    """Read the rate at request time (DRF binds ``THROTTLE_RATES`` at import); a cache outage is
+    ``CacheUnavailable``, not the connection error DRF would turn into a 500."""
 
     scope: str
 
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        try:
+            return bool(super().allow_request(request, view))  # type: ignore[misc]
+        except CACHE_DOWN as exc:
+            warn(exc)
+            raise CacheUnavailable() from exc
 
 
 class UserRateThrottle(_SettingsRate, throttling.UserRateThrottle):

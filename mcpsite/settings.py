@@ -27,6 +27,7 @@ from mcpsite.environment import (
     or_unset,
     parse,
 )
+from oauth_server import log_secrets  # imports no model
 from oauth_server.conf import provider_settings  # a function of settings: imports no model
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -287,8 +288,13 @@ MCP_OAUTH_SERVER = env_settings({
     "KEY_PUBLISH_SECONDS": ("MCP_OAUTH_KEY_PUBLISH_SECONDS", int),
     "TOKEN_RATE": ("MCP_OAUTH_TOKEN_RATE", str),
     "REGISTRATION_RATE": ("MCP_OAUTH_REGISTRATION_RATE", str),
+    "SIGN_IN_RATE": ("MCP_OAUTH_SIGN_IN_RATE", str),
+    "SIGN_IN_ADDRESS_RATE": ("MCP_OAUTH_SIGN_IN_ADDRESS_RATE", str),
 })
 OAUTH2_PROVIDER = provider_settings(MCP_OAUTH_SERVER)
+# Where /oauth/login/ lands without ?next= (Django's default, /accounts/profile/, is a 404): the
+# user's own page of connected clients.
+LOGIN_REDIRECT_URL = "oauth_server_clients"
 # The toolkit's RFC 9700 check refuses "http" among the redirect schemes outright; native MCP
 # clients need it for loopback redirects (RFC 8252 §7.3), and our validator refuses plain http to
 # any other host (oauth_server/validator.py, plain_http_allowed).
@@ -432,9 +438,17 @@ LOGGING = {
     "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
     # OAuth discovery probes of clients such as mcp-remote, answered 404 (MCP_AUTH=keys): no
     # WARNING line per probe (mcpsite/discovery_probes.py).
-    "filters": {"discovery_probes": {"()": "mcpsite.discovery_probes.QuietDiscoveryProbes"}},
+    "filters": {
+        "discovery_probes": {"()": "mcpsite.discovery_probes.QuietDiscoveryProbes"},
+        "no_oauth_sql": {"()": "oauth_server.log_secrets.NoOAuthSQL"},
+    },
     "loggers": {
         "django.request": {"filters": ["discovery_probes"]},
+        # No code or token of the authorization server in any log at any level (issue 37 item 7,
+        # oauth_server/log_secrets.py): oauthlib's and the toolkit's DEBUG lines, and the SQL log's
+        # parameters on the toolkit's tables.
+        **log_secrets.levels(os.environ.get("MCP_LOG_LEVEL", "INFO")),
+        "django.db.backends": {"filters": ["no_oauth_sql"]},
         # Django's own "django" logger has a console handler of its own (in DEBUG) and propagates
         # to the root's: every line of runserver (daphne's "django.channels.server") and every
         # "Not Found" came out twice, once bare and once formatted. Ours only, once.

@@ -432,6 +432,16 @@ SECTIONS: list[tuple[str, str, list[Var]]] = [
                 oauth_server("REGISTRATION_RATE"),
                 "`N/S` per client address on the registration endpoint; over it, 429 with `Retry-After`.",
             ),
+            Var(
+                "MCP_OAUTH_SIGN_IN_RATE",
+                oauth_server("SIGN_IN_RATE"),
+                "`N/S` failed sign-ins per account (the username typed) at `/oauth/login/` and `/admin/login/`; over it, 429 with `Retry-After` until the window ends.",
+            ),
+            Var(
+                "MCP_OAUTH_SIGN_IN_ADDRESS_RATE",
+                oauth_server("SIGN_IN_ADDRESS_RATE"),
+                "`N/S` failed sign-ins per client address at `/oauth/login/` and `/admin/login/`; over it, 429 with `Retry-After`.",
+            ),
         ],
     ),
     (

@@ -10,6 +10,7 @@ from access.views import protected_resource_metadata
 from mcp_django.service import get_service
 from mcpsite import health, landing
 from oauth_server import urls as oauth_server_urls
+from oauth_server.sign_in_limits import sign_in_limited
 
 mcp = {"service": get_service()}
 admin.site.site_header = "mcpsite administration"
@@ -18,6 +19,9 @@ admin.site.index_title = "Definitions, keys, sessions and history"
 
 urlpatterns = [
     path("", landing.index, mcp, name="index"),
+    # The admin's sign-in with a bound on password guesses (issue 37 item 7), before admin/ so it
+    # answers admin:login's path.
+    path("admin/login/", sign_in_limited(admin.site.login)),
     path("admin/", admin.site.urls),
     # RFC 9728 protected resource metadata for /mcp (MCP_AUTH with oauth).
     path(".well-known/oauth-protected-resource", protected_resource_metadata),

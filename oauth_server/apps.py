@@ -7,4 +7,11 @@ class OAuthServerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401 (registers the system checks)
+        from . import (
+            checks,  # noqa: F401 (registers the system checks)
+            sign_in_limits,
+            user_grants,
+        )
+
+        user_grants.connect()
+        sign_in_limits.connect()

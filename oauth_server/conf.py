@@ -33,6 +33,10 @@ DEFAULTS: dict[str, Any] = {
     # Per client address, "N/S" (docs/reference/settings.md): the endpoints a stranger can hammer.
     "TOKEN_RATE": "60/60",
     "REGISTRATION_RATE": "20/3600",
+    # Failed sign-ins, "N/S", at /oauth/login/ and /admin/login/ (sign_in_limits.py): per account
+    # (the username typed) and per client address; over either, 429 until the window ends.
+    "SIGN_IN_RATE": "10/900",
+    "SIGN_IN_ADDRESS_RATE": "50/900",
 }
 
 

@@ -3,6 +3,7 @@
 - the token's audience: the RFC 8707 ``resource`` of the grant (or of the token request, which
   may narrow it), a resource of ours or ``invalid_target`` (``tokens.audience``), put on the
   request for the token generator;
+- a code or refresh token of a deactivated user: ``invalid_grant`` (``user_grants`` ends them);
 - a code used twice: ``invalid_grant``, and the tokens the first use got are revoked (RFC 6749
   §4.1.2: the server SHOULD revoke all tokens previously issued based on that code);
 - audit rows for authorizations, token issues and refreshes, reuses and revocations.
@@ -46,6 +47,13 @@ def _client_id(request: Any) -> str:
     return str(getattr(client, "client_id", "") or getattr(request, "client_id", "") or "")
 
 
+def _active(request: Any) -> bool:
+    """The grant's user may still sign in (issue 37 item 3): a deactivated account's codes and
+    refresh tokens get ``invalid_grant`` (RFC 6749 §5.2), even where a bulk ``update()``
+    deactivated it without the signal that ends its grants (``user_grants``)."""
+    return bool(getattr(getattr(request, "user", None), "is_active", False))
+
+
 def plain_http_allowed(redirect_uri: str) -> bool:
     """RFC 9700 §2.1: no plain-http redirect URI, except to the client's own machine, which native
     clients (VS Code, Claude Code, the SDKs) listen on over http (RFC 8252 §7.3). The toolkit
@@ -82,6 +90,8 @@ class MCPValidator(OAuth2Validator):  # type: ignore[misc]
                 )
             return False
         valid = bool(super().validate_code(client_id, code, client, request, *args, **kwargs))
+        if valid and not _active(request):
+            return False  # invalid_grant: the user was deactivated after consenting
         if valid:
             request.mcp_audience = audience(_resources(request) or list(grant.resource or []), request)
         return valid
@@ -106,6 +116,8 @@ class MCPValidator(OAuth2Validator):  # type: ignore[misc]
                     detail="a rotated refresh token was used again: its family is revoked",
                 )
             return False
+        if not _active(request):
+            return False  # invalid_grant: a deactivated user's clients refresh nothing
         instance = request.refresh_token_instance
         request.mcp_audience = audience(_resources(request) or list(instance.resource or []), request)
         return True

@@ -4,10 +4,12 @@ unless ``MCP_OAUTH_ISSUER=self`` (``self_only``), with what MCP asks of them:
 - ``ServerMetadataView``: RFC 8414 metadata (and the OpenID discovery path, where clients also
   look), S256 only, ``none`` among the token endpoint's auth methods, ``jwks_uri``;
 - ``JwksView``: the signing keys' public halves (``keys.jwks``);
-- ``AuthorizeView``: sign-in through Django's own authentication (any backend the project has),
-  then a consent page styled like the admin: the client's name, its redirect host, the scopes in
-  words (``scopes.describe``);
-- ``LoginView``: the admin's sign-in form, for users who are not staff too;
+- ``AuthorizeView``: a request that can never succeed refused first (``authorize_checks``), then
+  sign-in through Django's own authentication (any backend the project has), then a consent page,
+  always (whatever ``approval_prompt`` the client sends), styled like the admin: the client's
+  name, its redirect host, the scopes in words (``scopes.describe``);
+- ``LoginView``: the admin's sign-in form, for users who are not staff too, with a bound on
+  password guesses (``sign_in_limits``);
 - the token, revocation and registration endpoints, rate limited per client address (``limits``).
 """
 
@@ -28,9 +30,11 @@ from oauth2_provider import views as dot
 from mcp_django.conf import access_settings
 
 from . import keys
+from .authorize_checks import refusal
 from .clients_page import ClientsPage
 from .limits import rate_limited
 from .profiles import profile, remember
+from .sign_in_limits import sign_in_limited
 
 
 def self_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -96,6 +100,22 @@ class AuthorizeView(dot.AuthorizationView):  # type: ignore[misc]
     template_name = "oauth_server/authorize.html"
     login_url = reverse_lazy("oauth_server_login")
 
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "GET":
+            refused = refusal(self, request)
+            if refused is not None:
+                return refused
+        return super().dispatch(request, *args, **kwargs)  # type: ignore[no-any-return]
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # The consent page is shown every time (REQUEST_APPROVAL_PROMPT "force"): the toolkit lets
+        # a client skip it with approval_prompt=auto when the user holds a live token for it, so
+        # a client would decide whether its user is asked (issue 37 item 7).
+        if "approval_prompt" in request.GET:
+            request.GET = request.GET.copy()
+            del request.GET["approval_prompt"]
+        return super().get(request, *args, **kwargs)  # type: ignore[no-any-return]
+
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context: dict[str, Any] = super().get_context_data(**kwargs)
         context.update(admin.site.each_context(self.request))
@@ -121,7 +141,7 @@ class AuthorizeView(dot.AuthorizationView):  # type: ignore[misc]
 
 metadata = self_only(ServerMetadataView.as_view())
 jwks_view = self_only(jwks)
-login = self_only(LoginView.as_view())
+login = self_only(sign_in_limited(LoginView.as_view()))
 authorize = self_only(AuthorizeView.as_view())
 token = self_only(rate_limited("TOKEN_RATE")(dot.TokenView.as_view()))
 revoke = self_only(rate_limited("TOKEN_RATE")(dot.RevokeTokenView.as_view()))

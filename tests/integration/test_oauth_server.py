@@ -252,13 +252,16 @@ def test_a_resource_of_another_server_is_refused_with_invalid_target(flow: OAuth
     pkce = PKCE.new()
     other = OAuthFlow(flow.base_url, "alice", "alice-password-1", resource="https://other.example/mcp")
     other.browser = flow.browser
-    code = other.authorize(client, pkce, REDIRECT).code
-    response = other.token(
+    refused = other.authorize(client, pkce, REDIRECT)  # at the authorization endpoint (RFC 8707 §2)
+    assert refused.params["error"] == "invalid_target"
+    code = flow.authorize(client, pkce, REDIRECT).code
+    response = other.token(  # and at the token endpoint, a resource the token request names
         grant_type="authorization_code",
         code=code,
         client_id=client,
         redirect_uri=REDIRECT,
         code_verifier=pkce.verifier,
+        resource="https://other.example/mcp",
     )
     assert response.status_code == 400 and response.json()["error"] == "invalid_target"  # RFC 8707 §2
 
