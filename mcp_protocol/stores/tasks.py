@@ -136,6 +136,12 @@ class TaskStore(ABC):
         cancelled or claimed by another worker since is not among them: its run must stop)."""
 
     @abstractmethod
+    async def release(self, task_id: str, owner: str) -> bool:
+        """``owner`` gives up its lease on a ``working`` task (a stopping worker hands it over):
+        the task is free and lapsed at once, so the next ``claim`` of any worker wins it and finds
+        no owner (nobody's run died: it may start afresh). False if ``owner`` does not hold it."""
+
+    @abstractmethod
     async def park(
         self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
     ) -> bool:

@@ -82,6 +82,14 @@ class MemoryTaskStore(TaskStore):
                     renewed.add(task_id)
         return renewed
 
+    async def release(self, task_id: str, owner: str) -> bool:
+        with self._lock:
+            record = self._live(task_id, anyone=True)
+            if record is None or record.status != WORKING or record.owner != owner:
+                return False
+            record.owner, record.lease_ms = None, now_ms()
+            return True
+
     async def park(
         self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
     ) -> bool:

@@ -77,6 +77,14 @@ for i = 2, #KEYS do
 end
 return renewed
 """
+# KEYS: task, running. ARGV: id, owner, now. Free and lapsed at once: the next claim wins it.
+RELEASE = """
+local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if f[1] ~= 'working' or f[2] ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'owner', '', 'lease', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1
+"""
 RENEW_BATCH = 500
 NEVER = 2**53  # the open-set score of a task that never expires
 # KEYS: task, running, inputs. ARGV: id, owner, now, message, then key/request pairs.
@@ -272,6 +280,10 @@ class RedisTaskStore(TaskStore):
             keys = [self._running, *(self._keys(task_id)[0] for task_id in batch)]
             renewed.update(str(i) for i in await self._run(RENEW, keys, [owner, lease_ms, *batch]))
         return renewed
+
+    async def release(self, task_id: str, owner: str) -> bool:
+        task = self._keys(task_id)[0]
+        return bool(await self._run(RELEASE, [task, self._running], [task_id, owner, now_ms()]))
 
     async def park(
         self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
