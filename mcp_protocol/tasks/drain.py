@@ -23,21 +23,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+from ..bus.base import Bus
+from ..provider import Provider
 from ..store_errors import StoreUnavailable
-from ..stores.tasks import ANY_PRINCIPAL, FAILED
+from ..stores.tasks import ANY_PRINCIPAL, FAILED, TaskStore
 from .outcome import WORKER_STOPPED, WORKER_STOPPED_MESSAGE, idempotent
 from .signals import HANDOVER
-
-if TYPE_CHECKING:
-    from .runner import TaskRunner
 
 logger = logging.getLogger("mcp_protocol.tasks")
 
 
+class Runs(Protocol):
+    """The runner (``runner.py``) as its drain uses it: its runs, and where their tasks live."""
+
+    owner: str
+    store: TaskStore
+    bus: Bus
+    provider: Provider
+    _jobs: dict[str, asyncio.Task[dict[str, Any]]]
+    _supervisors: set[asyncio.Task[None]]
+
+    async def changed(self, task_id: str, *, announced: bool = False) -> None: ...
+
+
 class Drain:
-    def __init__(self, runner: TaskRunner) -> None:
+    def __init__(self, runner: Runs) -> None:
         self.runner = runner
         self.deadline: float | None = None  # loop time the grace ends
 
