@@ -35,7 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "MAX_TASKS_PER_PRINCIPAL": 1000,  # unfinished tasks of one principal at once; None: no cap
     # Finished tasks (with their results) kept per principal; past it the oldest finished go first.
     "MAX_FINISHED_TASKS_PER_PRINCIPAL": 1000,
-    "TASK_LEASE_SECONDS": 10.0,  # a dead worker's tasks are taken over or failed within ~4/3 of this
+    "TASK_LEASE_SECONDS": 10.0,  # a dead worker's tasks are taken over or failed within ~2x this
     "TASK_TTL_MS": 3_600_000,  # how long a task is kept after its creation (ttlMs); None: forever
     "TASK_POLL_INTERVAL_MS": 500,  # the pollIntervalMs suggested to clients
     "TASK_IMMEDIATE_SECONDS": 0.1,  # a call done sooner is answered at once, not as a task

@@ -292,7 +292,7 @@ SECTIONS: list[tuple[str, str, list[Var]]] = [
             Var(
                 "MCP_TASK_LEASE_SECONDS",
                 mcp("TASK_LEASE_SECONDS"),
-                "Lease of a running task: renewed every third of it; a worker that dies has its tasks taken over (idempotent tools) or failed within about 4/3 of it.",
+                "Lease of a running task: renewed every third of it; a worker that dies has its tasks taken over (idempotent tools) or failed within about twice it (a lease is taken over once seen lapsed for half of it).",
             ),
             Var(
                 "MCP_TASK_TTL_MS",
