@@ -8,9 +8,9 @@ refuses it for good (the task was cancelled, taken, or is gone), and meanwhile t
 the task's lease renewed and never runs the task again (``TaskRunner._unstored``).
 
 Memory stays bounded: at most ``MAX_UNSTORED`` outcomes wait at once per worker. One more is
-given up at once (logged): its lease lapses and whichever worker sweeps it ends the task
-``failed`` with the retryable "worker stopped" error, exactly as after a crash; it never runs the
-tool again (a lapsed lease is a dead owner's, ours included: ``TaskRunner.take``).
+given up at once (logged): its lease lapses and whichever worker sweeps it takes it over exactly
+as after a crash (a lapsed lease is a dead owner's, ours included: ``TaskRunner.take``): a tool
+not marked idempotent ends ``failed`` with the retryable "worker stopped" error, never run twice.
 """
 
 from __future__ import annotations

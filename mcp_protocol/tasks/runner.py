@@ -266,7 +266,7 @@ class TaskRunner:
             pass
         if len(self._unstored) > MAX_UNSTORED:
             logger.error("Task %s: its outcome cannot be stored and %d others wait; given up (its lease "
-                         "will lapse and the task end failed, never run again)", task_id, MAX_UNSTORED)
+                         "will lapse and the task be taken over as after a crash)", task_id, MAX_UNSTORED)
             return False
         logger.warning("Task %s: the task store is unavailable; its outcome waits here to be stored", task_id)
         return await store_outcome(self.store, task_id, self.owner, outcome, self.lease / 6)
