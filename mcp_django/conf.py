@@ -33,7 +33,9 @@ DEFAULTS: dict[str, Any] = {
     # worker answers for every task, and a task outlives the worker running it).
     "TASK_STORE": {"BACKEND": "mcp_protocol.stores.memory.MemoryTaskStore", "OPTIONS": {}},
     "MAX_TASKS_PER_PRINCIPAL": 1000,  # unfinished tasks of one principal at once; None: no cap
-    "TASK_LEASE_SECONDS": 10.0,  # a dead worker's tasks are taken over or failed within ~4/3 of this
+    # Finished tasks (with their results) kept per principal; past it the oldest finished go first.
+    "MAX_FINISHED_TASKS_PER_PRINCIPAL": 1000,
+    "TASK_LEASE_SECONDS": 10.0,  # a dead worker's tasks are taken over or failed within ~2x this
     "TASK_TTL_MS": 3_600_000,  # how long a task is kept after its creation (ttlMs); None: forever
     "TASK_POLL_INTERVAL_MS": 500,  # the pollIntervalMs suggested to clients
     "TASK_IMMEDIATE_SECONDS": 0.1,  # a call done sooner is answered at once, not as a task
@@ -135,6 +137,7 @@ class MCPSettings:
                 options.setdefault("max_sessions_per_principal", self.MAX_SESSIONS_PER_PRINCIPAL)
             if name == "TASK_STORE":
                 options.setdefault("max_open_per_principal", self.MAX_TASKS_PER_PRINCIPAL)
+                options.setdefault("max_finished_per_principal", self.MAX_FINISHED_TASKS_PER_PRINCIPAL)
             self._backends[name] = cls(**options)
         return self._backends[name]
 

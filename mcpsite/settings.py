@@ -231,6 +231,7 @@ MCP: dict[str, Any] = env_settings({
     # Tasks (docs/guides/tasks.md): the lease of a running task, a task's lifetime, the poll interval
     # suggested to clients, how long a call may take before it becomes a task.
     "MAX_TASKS_PER_PRINCIPAL": ("MCP_MAX_TASKS_PER_PRINCIPAL", int),
+    "MAX_FINISHED_TASKS_PER_PRINCIPAL": ("MCP_MAX_FINISHED_TASKS_PER_PRINCIPAL", int),
     "TASK_LEASE_SECONDS": ("MCP_TASK_LEASE_SECONDS", float),
     "TASK_TTL_MS": ("MCP_TASK_TTL_MS", int),
     "TASK_POLL_INTERVAL_MS": ("MCP_TASK_POLL_INTERVAL_MS", int),

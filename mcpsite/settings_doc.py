@@ -285,9 +285,14 @@ SECTIONS: list[tuple[str, str, list[Var]]] = [
                 "Unfinished tasks (working or input_required) one principal may have at once; one more → -32000 with `data.limit`.",
             ),
             Var(
+                "MCP_MAX_FINISHED_TASKS_PER_PRINCIPAL",
+                mcp("MAX_FINISHED_TASKS_PER_PRINCIPAL"),
+                "Finished tasks (completed, failed, cancelled: with their results) kept per principal before their `ttlMs` ends; past it the oldest finished is dropped first, never an unfinished one.",
+            ),
+            Var(
                 "MCP_TASK_LEASE_SECONDS",
                 mcp("TASK_LEASE_SECONDS"),
-                "Lease of a running task: renewed every third of it; a worker that dies has its tasks taken over (idempotent tools) or failed within about 4/3 of it.",
+                "Lease of a running task: renewed every third of it; a worker that dies has its tasks taken over (idempotent tools) or failed within about twice it (a lease is taken over once seen lapsed for half of it).",
             ),
             Var(
                 "MCP_TASK_TTL_MS",

@@ -33,6 +33,7 @@ from ..bus.base import Subscription
 from ..changefeed import FeedSubscription
 from ..errors import InvalidParams
 from ..fanout.notifications import Audience, Change, notifications
+from ..tasks.reach import find
 from ..tasks.signals import status_channel
 from ..tasks.wire import declares_extension, missing_extension, task_to_wire
 from .base import Call
@@ -89,8 +90,9 @@ async def _task_ids(call: Call) -> list[str]:
     runner = call.server.tasks
     if runner is None or not declares_extension(call.session.client_capabilities):
         raise missing_extension("task notifications")
-    principal = call.session.principal
-    return [t for t in dict.fromkeys(requested) if await runner.store.get(t, principal) is not None]
+    principal, grant, snapshot = call.session.principal, current().grant, call.full_snapshot
+    found = [await find(runner.store, t, principal, grant, snapshot) for t in dict.fromkeys(requested)]
+    return [record.task_id for record in found if record is not None]
 
 
 async def _forward(subscription: Subscription, changes: FeedSubscription) -> None:
@@ -128,7 +130,9 @@ async def listen(call: Call) -> dict[str, Any]:
             async for change in changes:
                 if change.get("kind") == TASK:
                     assert runner is not None
-                    record = await runner.store.get(change["taskId"], call.session.principal)
+                    record = await find(
+                        runner.store, change["taskId"], call.session.principal, who.grant, call.full_snapshot
+                    )
                     if record is not None:
                         task = task_to_wire(record, modern=True, detailed=True)
                         await outbound.notify("notifications/tasks", {"_meta": meta, **task})

@@ -18,7 +18,9 @@
 the client on its stream: ``tasks/relay.py``), ``tasks/list`` (the principal's tasks, paged), ``tasks/cancel``
 (a terminal task → -32602; else cancelled, the task returned).
 
-Authorization is the store's: a task is found only by its principal, on every method.
+Authorization: a task is found only by its principal (the store's rule) through a credential
+whose grant holds the task's tool (``tasks/reach.py``), on every method; anything else is
+answered as an unknown id. Answers and cancels are checked before they are applied.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ..auth.principal import current
 from ..errors import InvalidParams, MCPError, MethodNotFound
 from ..inputs import parse_input_responses
 from ..stores.tasks import INPUT_REQUIRED, Answered, TaskRecord
+from ..tasks.reach import find, reachable
 from ..tasks.relay import ask_client
 from ..tasks.runner import TaskRunner
 from ..tasks.wire import RELATED_TASK, declares_extension, missing_extension, task_to_wire
@@ -48,7 +52,8 @@ def _runner(call: Call) -> TaskRunner:
 
 
 async def _found(call: Call, runner: TaskRunner) -> TaskRecord:
-    record = await runner.store.get(require_str(call.params, "taskId"), call.session.principal)
+    task_id = require_str(call.params, "taskId")
+    record = await find(runner.store, task_id, call.session.principal, current().grant, call.full_snapshot)
     if record is None:
         raise InvalidParams(NOT_FOUND)
     return record
@@ -61,8 +66,8 @@ async def get_task(call: Call) -> dict[str, Any]:
 
 async def update_task(call: Call) -> dict[str, Any]:
     runner = _runner(call)
-    task_id = require_str(call.params, "taskId")
     responses = parse_input_responses(call.params)
+    task_id = (await _found(call, runner)).task_id  # in reach before an answer resumes its run
     if await runner.answer(task_id, call.session.principal, responses) is Answered.UNKNOWN:
         raise InvalidParams(NOT_FOUND)
     return {}
@@ -70,7 +75,7 @@ async def update_task(call: Call) -> dict[str, Any]:
 
 async def cancel_task(call: Call) -> dict[str, Any]:
     runner = _runner(call)
-    task_id = require_str(call.params, "taskId")
+    task_id = (await _found(call, runner)).task_id  # in reach before it is cancelled
     found = await runner.cancel(task_id, call.session.principal)
     if found is None:
         raise InvalidParams(NOT_FOUND)
@@ -112,7 +117,10 @@ async def list_tasks(call: Call) -> dict[str, Any]:
             raise InvalidParams("Invalid cursor")
         offset = int(cursor)
     page, following = await runner.store.list_tasks(call.session.principal, offset, 50)
-    result: dict[str, Any] = {"tasks": [task_to_wire(r, modern=False) for r in page]}
+    grant, snapshot = current().grant, call.full_snapshot
+    # Out of reach is left out (a page may be shorter than 50; the cursor still goes on).
+    shown = [r for r in page if reachable(r, grant, snapshot)]
+    result: dict[str, Any] = {"tasks": [task_to_wire(r, modern=False) for r in shown]}
     if following is not None:
         result["nextCursor"] = str(following)
     return result

@@ -105,10 +105,20 @@ class TaskStore(ABC):
     an expired one.
     """
 
-    def __init__(self, *, max_open_per_principal: int | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        max_open_per_principal: int | None = None,
+        max_finished_per_principal: int | None = None,
+        **options: Any,
+    ) -> None:
         # How many unfinished (working, input_required) tasks one principal may have at once:
         # each holds a run's memory on a worker and a record in the store. None: no cap.
         self.max_open_per_principal = max_open_per_principal
+        # How many finished (terminal) tasks, results included, one principal keeps before their
+        # ttl ends (issue 37 item 7): the one that ends past it drops the oldest finished, in the
+        # same atomic step; an unfinished task is never dropped. None: no bound but the ttl.
+        self.max_finished_per_principal = max_finished_per_principal
         self.options = options  # backend options it does not use itself (settings may pass more)
 
     @abstractmethod
@@ -134,6 +144,12 @@ class TaskStore(ABC):
     async def renew(self, task_ids: list[str], owner: str, lease_ms: int) -> set[str]:
         """Extend ``owner``'s leases on ``task_ids``; the ids renewed (a task finished,
         cancelled or claimed by another worker since is not among them: its run must stop)."""
+
+    @abstractmethod
+    async def release(self, task_id: str, owner: str) -> bool:
+        """``owner`` gives up its lease on a ``working`` task (a stopping worker hands it over):
+        the task is free and lapsed at once, so the next ``claim`` of any worker wins it and finds
+        no owner (nobody's run died: it may start afresh). False if ``owner`` does not hold it."""
 
     @abstractmethod
     async def park(
@@ -164,7 +180,8 @@ class TaskStore(ABC):
     ) -> bool:
         """End the task (``completed`` with ``result``, ``failed`` with ``error``). Only the
         lease holder (``owner``) finishes it; False if it is terminal already (a cancel won) or
-        another worker holds it. Releases the lease."""
+        another worker holds it. Releases the lease. Past ``max_finished_per_principal`` the
+        principal's oldest finished task is dropped (``cancel`` too)."""
 
     @abstractmethod
     async def cancel(

@@ -23,9 +23,15 @@ from the process:
   ``tasks:<owner>`` of the worker holding the lease. A lost bus message is caught by the next
   renewal, which no longer renews a cancelled task and stops its run.
 - **Worker death**: its leases lapse. Every worker looks for lapsed tasks every ``lease / 3``
-  seconds and exactly one claims each: a tool marked idempotent (``annotations.idempotentHint``)
-  is run again from the start, any other ends ``failed`` with a retryable -32603. So a task is
-  never ``working`` for longer than its lease past its worker's death (plus a sweep period).
+  seconds and exactly one claims each once it has seen it lapsed for half a lease
+  (``lapses.py``): a tool marked idempotent (``annotations.idempotentHint``) is run again from
+  the start, any other ends ``failed`` with a retryable -32603. So a task is never ``working``
+  for longer than about twice its lease past its worker's death.
+- **Store outage**: a run that ends while the store is away keeps its outcome here and stores it
+  once the store is back (``outcome.py``); the task stays this worker's meanwhile and never runs
+  again, here or elsewhere: a run and its result are one exactly-once unit (issue 38).
+- **Stop** (SIGTERM): runs get the requests' grace to finish, then are handed over (idempotent)
+  or failed (``drain.py``).
 
 Why not a queue library (pydocket, taskiq, arq): each would run the tool in a separate worker
 process that does not hold the registry snapshot or the request's context, adds its own
@@ -48,7 +54,6 @@ from .. import tracing
 from ..bus.base import Bus, Subscription
 from ..context import Context
 from ..definitions import Tool
-from ..errors import InternalError, MCPError
 from ..inputs import InputRound
 from ..provider import Provider
 from ..session import Session
@@ -56,9 +61,7 @@ from ..store_errors import StoreUnavailable
 from ..stores.tasks import (
     ANY_PRINCIPAL,
     CANCELLED,
-    COMPLETED,
     FAILED,
-    INPUT_REQUIRED,
     Answered,
     Principal,
     TaskRecord,
@@ -66,19 +69,25 @@ from ..stores.tasks import (
     now_ms,
 )
 from .call import context_of, first_context, new_record, trace_of
-from .signals import announce, cancel_everywhere, channel
+from .drain import Drain
+from .lapses import Sightings
+from .outcome import (
+    MAX_UNSTORED,
+    WORKER_STOPPED,
+    WORKER_STOPPED_MESSAGE,
+    Outcome,
+    idempotent,
+    outcome_of,
+    store_outcome,
+    write,
+)
+from .signals import HANDOVER, announce, cancel_everywhere, channel
 from .wire import task_to_wire
 
 logger = logging.getLogger("mcp_protocol.tasks")
 
 # Runs one tool call: the shaped CallToolResult, or an MCPError (a protocol error: ``failed``).
 Execute = Callable[[Tool, dict[str, Any], Context, str], Coroutine[Any, Any, dict[str, Any]]]
-WORKER_STOPPED_MESSAGE = "The worker running this task stopped before it finished; the task may be retried"
-WORKER_STOPPED: dict[str, Any] = {
-    "code": -32603,
-    "message": WORKER_STOPPED_MESSAGE,
-    "data": {"retryable": True},
-}
 
 
 @dataclass(slots=True)
@@ -108,10 +117,17 @@ class TaskRunner:
         self.owner = f"w-{secrets.token_hex(8)}"  # this worker, in leases and on the bus
         self.execute: Execute | None = None  # set by the Server (methods/tools.execute_tool)
         self._jobs: dict[str, asyncio.Task[dict[str, Any]]] = {}
+        # Runs that ended here whose outcome the store has not taken yet (outcome.py): their
+        # leases stay renewed and nobody (this worker included) runs them again meanwhile.
+        self._unstored: set[str] = set()
+        # A lapsed lease is taken over once seen lapsed for half a lease (renewals come every
+        # third of one): a live owner back from a store outage renews first (lapses.py).
+        self._sightings = Sightings(lease / 2)
+        self.drain = Drain(self)
         self._supervisors: set[asyncio.Task[None]] = set()
         self._upkeep: asyncio.Task[None] | None = None
-        self._listener: asyncio.Task[None] | None = None
-        self._subscription: Subscription | None = None
+        self._listeners: list[asyncio.Task[None]] = []
+        self._subscriptions: list[Subscription] = []
         # Metrics hooks (transports/metrics.py, wired by the runtime when metrics are on).
         self.on_created: Callable[[], None] | None = None
         self.on_started: Callable[[int], None] | None = None  # runs on this worker now
@@ -124,20 +140,31 @@ class TaskRunner:
     async def start(self) -> None:
         if self._upkeep is not None:
             return
-        self._subscription = await self.bus.subscribe(channel(self.owner))
-        self._listener = asyncio.create_task(self._listen(self._subscription))
+        self._subscriptions = [
+            await self.bus.subscribe(channel(self.owner)),
+            await self.bus.subscribe(HANDOVER),
+        ]
+        self._listeners = [asyncio.create_task(self._listen(s)) for s in self._subscriptions]
         self._upkeep = asyncio.create_task(self._keep_up())
 
-    async def close(self) -> None:
-        for task in (self._upkeep, self._listener):
+    @property
+    def draining(self) -> bool:
+        return self.drain.began
+
+    async def close(self, grace: float = 0.0) -> None:
+        """Stop: first the drain (``drain.py``: runs here finish within ``grace`` of the stop, or
+        are handed over or failed), then the upkeep and the bus."""
+        await self.drain.run(grace)
+        for task in (self._upkeep, *self._listeners):
             if task is not None:
                 task.cancel()
-        if self._subscription is not None:
+        for subscription in self._subscriptions:
             with contextlib.suppress(Exception):
-                await self._subscription.close()
-        for job in list(self._jobs.values()):
-            job.cancel()  # its lease lapses: another worker takes the task over or fails it
-        self._upkeep = self._listener = None
+                await subscription.close()
+        self._subscriptions, self._listeners = [], []
+        for job in [*self._jobs.values(), *self._supervisors]:
+            job.cancel()  # a drain with no grace (tests, a failed start): the lease lapses
+        self._upkeep = None
 
     @property
     def running(self) -> int:
@@ -208,52 +235,56 @@ class TaskRunner:
     async def _supervise(
         self, task_id: str, job: asyncio.Task[dict[str, Any]], inputs: InputRound | None, created_ms: int
     ) -> None:
-        status = CANCELLED
+        """Store what the run ended with, exactly once (``outcome.py``): while the store is away
+        the task stays this worker's (its lease renewed, never run again) until it is stored."""
+        await asyncio.wait({job})
+        outcome = outcome_of(job, inputs)
+        if outcome.unexpected is not None:
+            logger.error("Task %s failed", task_id, exc_info=outcome.unexpected)
+        stored = outcome.status == CANCELLED  # nothing of ours to write
         try:
-            await asyncio.wait({job})
-            if job.cancelled():
-                if inputs is not None and inputs.parked:
-                    status = INPUT_REQUIRED
-                    await self.store.park(task_id, self.owner, inputs.questions, "Waiting for input")
-                return  # cancelled (tasks/cancel, a lost lease, shutdown): nothing of ours to write
-            error = job.exception()
-            if error is None:
-                status = COMPLETED
-                await self.store.finish(task_id, self.owner, COMPLETED, result=job.result())
-            elif isinstance(error, MCPError):
-                status = FAILED
-                await self.store.finish(
-                    task_id, self.owner, FAILED, error=error.to_error(), message=error.message
-                )
-            else:
-                status = FAILED
-                logger.error("Task %s failed", task_id, exc_info=error)
-                await self.store.finish(
-                    task_id, self.owner, FAILED, error=InternalError().to_error(), message="Internal error"
-                )
-        except StoreUnavailable:
-            logger.warning("Task %s: the task store is unavailable; its lease will lapse", task_id)
+            if not stored:
+                self._unstored.add(task_id)  # renewed by tick, skipped by take
+                if self._jobs.get(task_id) is job:
+                    del self._jobs[task_id]
+                stored = await self._store(task_id, outcome)
         finally:
+            self._unstored.discard(task_id)
             if self._jobs.get(task_id) is job:
                 del self._jobs[task_id]
             # Counted before the change goes out: a client that hears of it and then scrapes
             # /metrics finds the run there.
             if self.on_ended is not None:
-                self.on_ended(status, (now_ms() - created_ms) / 1000, len(self._jobs))
-            if status != CANCELLED:
+                self.on_ended(outcome.status, (now_ms() - created_ms) / 1000, len(self._jobs))
+            if stored and outcome.status != CANCELLED:
                 await self.changed(task_id)
+
+    async def _store(self, task_id: str, outcome: Outcome) -> bool:
+        try:
+            return await write(self.store, task_id, self.owner, outcome)
+        except StoreUnavailable:
+            pass
+        if len(self._unstored) > MAX_UNSTORED:
+            logger.error("Task %s: its outcome cannot be stored and %d others wait; given up (its lease "
+                         "will lapse and the task be taken over as after a crash)", task_id, MAX_UNSTORED)
+            return False
+        logger.warning("Task %s: the task store is unavailable; its outcome waits here to be stored", task_id)
+        return await store_outcome(self.store, task_id, self.owner, outcome, self.lease / 6)
 
     # -- resume, take over, cancel --------------------------------------------------------------
     async def take(self, task_id: str) -> bool:
-        """Claim a task nobody runs (answered, or its worker died) and run or fail it here."""
-        if task_id in self._jobs:
+        """Claim a task nobody runs (answered, handed over, or its lease lapsed) and run or fail it
+        here. A lapsed lease is a dead owner's whoever held it, this worker included: a run of
+        ours that is no longer in ``_jobs`` ended, and its outcome is stored or given up, so the
+        tool never runs twice unless it is idempotent (issue 38)."""
+        if task_id in self._jobs or task_id in self._unstored or self.draining:
             return False
         record = await self.store.claim(task_id, self.owner, now_ms() + int(self.lease * 1000))
         if record is None:
             return False
         tool = self.provider.snapshot().tool(record.tool)
-        died = record.owner is not None and record.owner != self.owner
-        if tool is None or (died and (tool.annotations or {}).get("idempotentHint") is not True):
+        died = record.owner is not None
+        if tool is None or (died and not idempotent(tool)):
             await self.store.finish(
                 task_id, self.owner, FAILED, error=dict(WORKER_STOPPED), message=WORKER_STOPPED_MESSAGE
             )
@@ -349,6 +380,12 @@ class TaskRunner:
             task_id = message.get("cancel")
             if isinstance(task_id, str):
                 self.stop(task_id)
+            handed = message.get("handover")
+            if isinstance(handed, str):  # a stopping worker released it: take it now, not at a sweep
+                try:
+                    await self.take(handed)
+                except StoreUnavailable:
+                    logger.warning("task %s handed over: the task store is unavailable", handed)
 
     async def _keep_up(self) -> None:
         period = self.lease / 3
@@ -357,17 +394,23 @@ class TaskRunner:
             try:
                 await self.tick()
             except StoreUnavailable:
+                self._sightings.forget()  # the store's absence is not a dead owner's
                 logger.warning("task upkeep: the task store is unavailable")
             except Exception:
                 logger.exception("task upkeep failed")
 
     async def tick(self) -> None:
-        """Renew this worker's leases (a run whose task was cancelled or taken stops), then take
-        over the tasks nobody runs."""
-        ids = list(self._jobs)
+        """Renew this worker's leases (a run whose task was cancelled or taken stops; an outcome
+        waiting for the store keeps its task), then take over the tasks nobody runs (none while
+        draining)."""
+        ids = [*self._jobs, *self._unstored]
         if ids:
             kept = await self.store.renew(ids, self.owner, now_ms() + int(self.lease * 1000))
             for task_id in set(ids) - kept:
                 self.stop(task_id)
-        for task_id in await self.store.lapsed():
+        if self.draining:
+            return
+        lapsed = await self.store.lapsed()
+        for task_id in self._sightings.due(lapsed, asyncio.get_running_loop().time()):
+            self._sightings.forget(task_id)
             await self.take(task_id)

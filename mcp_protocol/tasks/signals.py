@@ -3,6 +3,9 @@ the task store stays the truth, and polling reads it).
 
 - ``tasks:<owner>``: stop the run of a task (``{"cancel": id}``), to the worker holding its
   lease (``cancel_everywhere``; that worker's next lease renewal is the backstop);
+- ``tasks:handover``: a stopping worker released the lease of a task (``{"handover": id}``,
+  ``drain.py``), for every worker: the first to claim it runs it at once (the sweeps of every
+  worker are the backstop);
 - ``task:<id>``: the task changed (``announce``), for the ``subscriptions/listen`` streams that
   follow it (SEP-2663 ``notifications/tasks``) on every worker.
 """
@@ -23,6 +26,9 @@ class Runs(Protocol):
     owner: str
 
     def stop(self, task_id: str) -> None: ...
+
+
+HANDOVER = "tasks:handover"
 
 
 def channel(owner: str) -> str:

@@ -146,7 +146,7 @@ class Runtime:
                 ended.set()
         await self.fanout.stop()
         if self.server.tasks is not None:
-            await self.server.tasks.close()
+            await self.server.tasks.close(self.config.shutdown_grace)  # runs drain (tasks/drain.py)
             with contextlib.suppress(Exception):
                 await self.server.tasks.store.close()
         await self.pending.close()

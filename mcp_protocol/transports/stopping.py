@@ -5,7 +5,8 @@ resume on another worker; a POST stream's handler keeps running here meanwhile a
 keep going to the log, where the resumed stream reads them. Requests in flight get
 ``SHUTDOWN_GRACE_SECONDS`` to finish; then each one still running is answered with the
 ``WorkerStopped`` error (-32603, "may be retried": ``Server.stop_all``): a JSON-mode request on
-its open response, a streamed one in its log, where the client's resumed stream reads it. Then
+its open response, a streamed one in its log, where the client's resumed stream reads it. Task runs get
+the same grace, from the same instant (``tasks/drain.py``). Then
 the server (uvicorn) can finish its shutdown instead of waiting for handlers that may never end.
 """
 
@@ -27,6 +28,8 @@ def begin(rt: Runtime) -> None:
     """Called on the runtime's loop when the server was told to stop."""
     rt.stopping = True
     rt.end_all_streams()
+    if rt.server.tasks is not None:
+        rt.server.tasks.drain.begin(rt.config.shutdown_grace)  # the same grace, from now
     task = rt.loop.create_task(stop_requests(rt, rt.config.shutdown_grace))
     _stopping.add(task)
     task.add_done_callback(_stopping.discard)

@@ -258,3 +258,43 @@ async def test_expired_tasks_leave_the_cap(make_task_store: Make) -> None:
         await store.create(task("gina"))
     await asyncio.sleep(0.45)
     await store.create(task("gina"))
+
+
+async def test_finished_tasks_are_bounded_per_principal_oldest_finished_first_never_an_unfinished_one(
+    make_task_store: Make,
+) -> None:
+    # Issue 37 item 7: finished tasks and their results are kept within a bound per principal.
+    a, b = make_task_store(max_finished_per_principal=2), make_task_store(max_finished_per_principal=2)
+    first, second, third, fourth, running = (task("hana") for _ in range(5))
+    other = task("ivan")
+    for record in (first, second, third, fourth, running, other):
+        await a.create(record)
+    assert await a.finish(other.task_id, "w1", "completed", result=RESULT)
+    # Finished in another order than created: the bound follows the finishing order.
+    assert await b.finish(second.task_id, "w1", "failed", error={"code": -32603, "message": "x"})
+    assert await a.finish(first.task_id, "w1", "completed", result=RESULT)
+    assert await b.cancel(third.task_id, "hana") is not None
+    assert await a.get(second.task_id, "hana") is None  # the oldest finished went first
+    assert await b.get(first.task_id, "hana") is not None
+    assert await b.finish(fourth.task_id, "w1", "completed", result=RESULT)
+    assert await a.get(first.task_id, "hana") is None
+    kept = {r.task_id for r in (await b.list_tasks("hana", 0, 100))[0]}
+    assert kept == {third.task_id, fourth.task_id, running.task_id}  # never the unfinished one
+    assert (await a.get(fourth.task_id, "hana")).result == RESULT  # type: ignore[union-attr]
+    assert await b.get(other.task_id, "ivan") is not None  # the bound is per principal
+    assert await a.cancel(second.task_id, "hana") is None  # a dropped task is an unknown id
+
+
+async def test_a_released_lease_is_claimed_at_once_by_another_worker_as_nobodys(
+    make_task_store: Make,
+) -> None:
+    a, b = make_task_store(), make_task_store()
+    record = task(owner="w1", lease=30_000)
+    await a.create(record)
+    assert not await b.release(record.task_id, "w2")  # not its lease
+    assert await b.claim(record.task_id, "w2", now_ms() + 30_000) is None
+    assert await a.release(record.task_id, "w1")
+    assert record.task_id in await b.lapsed()  # lapsed now, not a lease later
+    taken = await b.claim(record.task_id, "w2", now_ms() + 30_000)
+    assert taken is not None and taken.owner is None  # nobody's run died: it may start afresh
+    assert not await a.release(record.task_id, "w1")  # no longer w1's

@@ -1,7 +1,8 @@
 """A private ``redis-server`` on a free loopback port, for tests that stop and restart Redis.
 
 Never the shared 127.0.0.1:6379: ``stop()`` is ``SHUTDOWN NOSAVE`` and ``start()`` comes back on
-the same port, empty (``--save ""``, no AOF), as after a crash.
+the same port, empty (``--save ""``, no AOF), as after a crash; or, made with ``PERSISTENT``,
+with every write it had (AOF, fsync on every write).
 """
 
 from __future__ import annotations
@@ -54,10 +55,18 @@ def shutdown(port: int) -> None:
     subprocess.run(argv, check=False, timeout=10, capture_output=True)
 
 
+# Every write appended and fsynced before it is answered: a restart (``stop()``, ``start()``)
+# finds what was written, as a production Redis with AOF ``appendfsync always`` would.
+PERSISTENT = ("--appendonly", "yes", "--appendfsync", "always")
+
+
 class PrivateRedis:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *extra: str) -> None:
+        """``extra``: more ``redis-server`` arguments (``PERSISTENT``: keep every write across a
+        restart, instead of coming back empty)."""
         self.port = free_port()
         self.directory = directory
+        self.extra = extra
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
     def ping(self) -> bool:
@@ -73,7 +82,7 @@ class PrivateRedis:
         wait_until(f"private redis on {self.port} {'up' if up else 'down'}", lambda: self.ping() == up, 10)
 
     def start(self) -> PrivateRedis:
-        start_server(self.port, self.directory)
+        start_server(self.port, self.directory, *self.extra)
         self._wait(up=True)
         return self
 

@@ -25,10 +25,22 @@ from ..tasks import (
 
 
 class MemoryTaskStore(TaskStore):
-    def __init__(self, *, max_open_per_principal: int | None = None, **options: Any) -> None:
-        super().__init__(max_open_per_principal=max_open_per_principal, **options)
+    def __init__(
+        self,
+        *,
+        max_open_per_principal: int | None = None,
+        max_finished_per_principal: int | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(
+            max_open_per_principal=max_open_per_principal,
+            max_finished_per_principal=max_finished_per_principal,
+            **options,
+        )
         self._lock = threading.Lock()
         self._tasks: dict[str, TaskRecord] = {}
+        # Per principal, the ids of its finished tasks in the order they finished (oldest first).
+        self._finished: dict[str | None, dict[str, None]] = {}
 
     def _live(self, task_id: str, principal: Principal = None, *, anyone: bool = False) -> TaskRecord | None:
         record = self._tasks.get(task_id)
@@ -40,6 +52,20 @@ class MemoryTaskStore(TaskStore):
         if not anyone and not record.visible_to(principal):
             return None
         return record
+
+    def _bound_finished(self, record: TaskRecord) -> None:
+        """``record`` just finished: drop its principal's oldest finished tasks past the bound
+        (under the lock)."""
+        cap = self.max_finished_per_principal
+        if cap is None:
+            return
+        order = self._finished.setdefault(record.principal, {})
+        order[record.task_id] = None
+        for gone in [t for t in order if t not in self._tasks]:  # expired since
+            del order[gone]
+        while len(order) > cap:
+            oldest = next(iter(order))
+            del order[oldest], self._tasks[oldest]
 
     async def create(self, record: TaskRecord) -> None:
         with self._lock:
@@ -81,6 +107,14 @@ class MemoryTaskStore(TaskStore):
                     record.lease_ms = lease_ms
                     renewed.add(task_id)
         return renewed
+
+    async def release(self, task_id: str, owner: str) -> bool:
+        with self._lock:
+            record = self._live(task_id, anyone=True)
+            if record is None or record.status != WORKING or record.owner != owner:
+                return False
+            record.owner, record.lease_ms = None, now_ms()
+            return True
 
     async def park(
         self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
@@ -132,6 +166,7 @@ class MemoryTaskStore(TaskStore):
             record.result, record.error = copy.deepcopy(result), copy.deepcopy(error)
             record.input_requests = {}
             record.owner, record.lease_ms, record.updated_ms = None, 0, now_ms()
+            self._bound_finished(record)
             return True
 
     async def cancel(
@@ -146,6 +181,7 @@ class MemoryTaskStore(TaskStore):
                 record.status, record.status_message = CANCELLED, message
                 record.input_requests = {}
                 record.owner, record.lease_ms, record.updated_ms = None, 0, now_ms()
+                self._bound_finished(record)
             return found
 
     async def lapsed(self, limit: int = 100) -> list[str]:

@@ -10,6 +10,9 @@ Keys (``P`` = the ``prefix`` option), all under the one hash tag ``{P:tasks}``::
     {P:tasks}:all            zset id -> created (ms): the operators' listing
     {P:tasks}:by:<principal> zset id -> created (ms): one principal's listing (2025-11-25 tasks/list)
     {P:tasks}:open:<principal> zset id -> expiry (ms) of its unfinished tasks: the cap's count
+    {P:tasks}:done:<principal> zset id -> finishing order of its finished tasks: the bound on
+                             them (``max_finished_per_principal``: the lowest go first)
+    {P:tasks}:seq            counter: the finishing order
 
 One hash tag, so every transition is one Lua script over the task, its inputs and the indexes,
 atomic on one server, on Redis Cluster (one slot: tasks are served by one master, a trade for
@@ -77,6 +80,14 @@ for i = 2, #KEYS do
 end
 return renewed
 """
+# KEYS: task, running. ARGV: id, owner, now. Free and lapsed at once: the next claim wins it.
+RELEASE = """
+local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if f[1] ~= 'working' or f[2] ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'owner', '', 'lease', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1
+"""
 RENEW_BATCH = 500
 NEVER = 2**53  # the open-set score of a task that never expires
 # KEYS: task, running, inputs. ARGV: id, owner, now, message, then key/request pairs.
@@ -113,17 +124,37 @@ redis.call('HSET', KEYS[1], 'status', 'working', 'message', '', 'owner', '', 'le
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 return 'ready'
 """
-# KEYS: task, running, inputs, the principal's open tasks. ARGV: id, owner ('' : only an unowned
-# task), now, status, then field/value pairs (message, result, error).
+# KEYS: task, running, inputs, the principal's open tasks, its finished tasks, the finishing
+# order counter, all, by-principal. ARGV: id, owner ('' : only an unowned task), now, status,
+# the bound on finished tasks (-1: none), the key prefix of a task's keys ("{P:tasks}:"), then
+# field/value pairs (message, result, error). A task dropped past the bound has its keys built
+# here from the prefix: they share the one hash tag, so the slot is the same as every key's.
 FINISH = """
 local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not f[1] or f[1] == 'completed' or f[1] == 'failed' or f[1] == 'cancelled' then return 0 end
 if (f[2] or '') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[4], 'owner', '', 'lease', '0', 'updated', ARGV[3],
-           unpack(ARGV, 5))
+           unpack(ARGV, 7))
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('DEL', KEYS[3])
+local cap = tonumber(ARGV[5])
+if cap >= 0 then
+  redis.call('ZADD', KEYS[5], redis.call('INCR', KEYS[6]), ARGV[1])
+  local at = redis.call('PEXPIRETIME', KEYS[1])
+  if at > 0 and redis.call('PEXPIRETIME', KEYS[5]) < at then redis.call('PEXPIREAT', KEYS[5], at) end
+  if at < 0 then redis.call('PERSIST', KEYS[5]) end
+  local excess = redis.call('ZCARD', KEYS[5]) - cap
+  if excess > 0 then
+    for i, old in ipairs(redis.call('ZPOPMIN', KEYS[5], excess)) do
+      if i % 2 == 1 then
+        redis.call('DEL', ARGV[6] .. 't:' .. old, ARGV[6] .. 'in:' .. old, ARGV[6] .. 'ans:' .. old)
+        redis.call('ZREM', KEYS[7], old)
+        redis.call('ZREM', KEYS[8], old)
+      end
+    end
+  end
+end
 return 1
 """
 
@@ -169,6 +200,7 @@ class RedisTaskStore(TaskStore):
         self,
         *,
         max_open_per_principal: int | None = None,
+        max_finished_per_principal: int | None = None,
         url: str = DEFAULT_URL,
         prefix: str = "mcp",
         socket_timeout: float = 5.0,
@@ -178,7 +210,11 @@ class RedisTaskStore(TaskStore):
         sentinel_password: str | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(max_open_per_principal=max_open_per_principal, **options)
+        super().__init__(
+            max_open_per_principal=max_open_per_principal,
+            max_finished_per_principal=max_finished_per_principal,
+            **options,
+        )
         self.prefix = check_prefix(prefix)
         self._redis = RedisConnector.from_options(
             url,
@@ -190,7 +226,7 @@ class RedisTaskStore(TaskStore):
         )
         tag = f"{{{self.prefix}:tasks}}"
         self._tag = tag
-        self._running, self._all = f"{tag}:running", f"{tag}:all"
+        self._running, self._all, self._seq = f"{tag}:running", f"{tag}:all", f"{tag}:seq"
         self._scripts: dict[str, AsyncScript] = {}
 
     def _keys(self, task_id: str) -> tuple[str, str, str]:
@@ -201,6 +237,15 @@ class RedisTaskStore(TaskStore):
 
     def _open(self, principal: str | None) -> str:
         return f"{self._tag}:open:{json.dumps(principal)}"
+
+    def _finish_keys(self, task_id: str, principal: str | None) -> tuple[list[str], list[Any]]:
+        """The keys of ``FINISH`` and its ARGV[5:7] (the bound and the key prefix)."""
+        task, inputs, _ = self._keys(task_id)
+        done = f"{self._tag}:done:{json.dumps(principal)}"
+        keys = [task, self._running, inputs, self._open(principal), done, self._seq, self._all]
+        keys.append(self._by(principal))
+        cap = -1 if self.max_finished_per_principal is None else self.max_finished_per_principal
+        return keys, [cap, f"{self._tag}:"]
 
     async def _run(self, source: str, keys: list[str], args: list[Any]) -> Any:
         client = await self._redis.ready_client()
@@ -273,6 +318,10 @@ class RedisTaskStore(TaskStore):
             renewed.update(str(i) for i in await self._run(RENEW, keys, [owner, lease_ms, *batch]))
         return renewed
 
+    async def release(self, task_id: str, owner: str) -> bool:
+        task = self._keys(task_id)[0]
+        return bool(await self._run(RELEASE, [task, self._running], [task_id, owner, now_ms()]))
+
     async def park(
         self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
     ) -> bool:
@@ -304,7 +353,7 @@ class RedisTaskStore(TaskStore):
         error: dict[str, Any] | None = None,
         message: str | None = None,
     ) -> bool:
-        task, inputs, _ = self._keys(task_id)
+        task = self._keys(task_id)[0]
         client = await self._redis.ready_client()
         with unavailable_as_store_error():
             principal = await client.hget(task, "principal")
@@ -318,13 +367,8 @@ class RedisTaskStore(TaskStore):
             "error",
             json.dumps(error) if error is not None else "",
         ]
-        return bool(
-            await self._run(
-                FINISH,
-                [task, self._running, inputs, self._open(json.loads(principal))],
-                [task_id, owner or "", now_ms(), status, *extra],
-            )
-        )
+        keys, bound = self._finish_keys(task_id, json.loads(principal))
+        return bool(await self._run(FINISH, keys, [task_id, owner or "", now_ms(), status, *bound, *extra]))
 
     async def cancel(
         self, task_id: str, principal: Principal, message: str = "The task was cancelled by request."
@@ -332,12 +376,10 @@ class RedisTaskStore(TaskStore):
         found = await self.get(task_id, principal)
         if found is None or found.terminal:
             return found
-        task, inputs, _ = self._keys(task_id)
         # The holder's identity does not matter to a cancel: finish on whoever holds it.
+        keys, bound = self._finish_keys(task_id, found.principal)
         await self._run(
-            FINISH,
-            [task, self._running, inputs, self._open(found.principal)],
-            [task_id, found.owner or "", now_ms(), "cancelled", "message", message],
+            FINISH, keys, [task_id, found.owner or "", now_ms(), "cancelled", *bound, "message", message]
         )
         again = await self._read(task_id)
         if again is not None and again.status not in ("cancelled",) and not again.terminal:
