@@ -5,6 +5,11 @@ path is that folder's path relative to ``root`` (``acme/billing/refunds``). A sk
 those under its folder outside any nested skill's folder: the nested skill holds those, and the
 snapshot adds them to the enclosing skill again (SEP-2640 "Nested skills"). Idempotent: a skill is
 created or updated by path and its files replaced, all in one transaction (one change published).
+
+Only what lies inside ``root`` is read: a symbolic link whose target leaves it (a ``SKILL.md`` or a
+file linked to ``/etc/passwd``, a folder linked to ``/``) is skipped and named in ``skipped``
+(issue 37 item 7), so a synced repository cannot make the server publish its own files. Links
+that stay inside ``root`` are read as the files they point to.
 """
 
 from __future__ import annotations
@@ -58,9 +63,21 @@ def replace_skill(
     return skill
 
 
-def load_skill_folder(root: Path) -> list[str]:
-    """Load every skill under ``root``; returns their paths."""
-    skill_dirs = sorted(p.parent for p in root.rglob(SKILL_MD) if p.is_file())
+def leaves(root: Path, path: Path) -> bool:
+    """Whether ``path``, links followed, lies outside ``root`` (a resolved folder)."""
+    return not path.resolve().is_relative_to(root)
+
+
+def load_skill_folder(root: Path, skipped: list[str] | None = None) -> list[str]:
+    """Load every skill under ``root``; returns their paths. Links leaving ``root`` are not
+    followed: their paths (relative to ``root``) are appended to ``skipped``."""
+    inside = root.resolve()
+    refused = sorted(p for p in root.rglob("*") if p.is_symlink() and leaves(inside, p))
+    if skipped is not None:
+        skipped.extend(p.relative_to(root).as_posix() for p in refused)
+    skill_dirs = sorted(
+        p.parent for p in root.rglob(SKILL_MD) if p.is_file() and not leaves(inside, p)
+    )
     loaded = []
     with transaction.atomic():
         for folder in skill_dirs:
@@ -68,7 +85,10 @@ def load_skill_folder(root: Path) -> list[str]:
             files = [
                 (p.relative_to(folder).as_posix(), p.read_bytes())
                 for p in sorted(folder.rglob("*"))
-                if p.is_file() and p != folder / SKILL_MD and not any(d in p.parents for d in nested)
+                if p.is_file()
+                and p != folder / SKILL_MD
+                and not any(d in p.parents for d in nested)
+                and not leaves(inside, p)
             ]
             path = folder.relative_to(root).as_posix()
             replace_skill(path, (folder / SKILL_MD).read_text("utf-8"), files)
