@@ -11,7 +11,7 @@ POST of a garbage body, as
 - for the API, that user's management token (a token acts as its user; there are no token scopes).
 
 Whatever the answer, it is never a 500, never carries the canary that every stored definition
-holds, and nothing is written. See docs/security.md ("Adding a surface").
+holds, and nothing is written. The rule: docs/security.md "Adding a surface".
 """
 
 from __future__ import annotations
