@@ -25,6 +25,7 @@ from .forms import (
     TryArgumentsForm,
 )
 from .history_admin import HistoryAdminMixin
+from .list_row_form import ListRowForm
 from .models import Prompt, Resource, ResourceTemplate, Tool
 from .snapshot import prompt_definition, resource_definition, template_definition, tool_definition
 
@@ -139,6 +140,12 @@ class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
         self.message_user(request, f"{len(rows)} {self.opts.verbose_name_plural} {verb}.")
         for reason in refused:
             self.message_user(request, f"Not enabled: {reason}", messages.ERROR)
+
+    def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> Any:
+        # A list row's model errors on fields the row does not show are the row's errors, not a
+        # 500 (list_row_form.py).
+        kwargs.setdefault("form", ListRowForm)
+        return super().get_changelist_form(request, **kwargs)
 
     @admin.display(description="MCP JSON preview")
     def mcp_preview(self, obj: Any) -> str:
