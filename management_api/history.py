@@ -5,7 +5,8 @@ and reverts (``registry/versions.py``).
   ``GET history/<id>/``: one, with each definition it changed and the field-by-field diff.
 - ``POST history/<id>/revert``: undo the change set, every row in one transaction; 409 with
   ``conflicts`` (kind, id, key, reason) and nothing written if any row changed since.
-- ``GET history/<kind>/<pk>/``: the versions of one definition, deleted ones included (cursor);
+- ``GET history/<kind>/<pk>/``: the versions of one definition, deleted ones included, each with
+  its author (the change set's ``actor`` and ``source``) (cursor);
   ``GET history/<kind>/<pk>/<version>/``: its state, and its diff against the version before
   (or ``?against=<version>``).
 - ``POST history/<kind>/<pk>/<version>/revert``: make the row what it was at that version, as a
@@ -117,6 +118,10 @@ def version_entry(kind: str, record: Any) -> dict[str, Any]:
         "type": {"+": "created", "~": "changed", "-": "deleted"}[record.history_type],
         "at": record.history_date,
         "changeset": record.changeset_id,
+        # Who and from where, so a list of versions answers "who changed this" without opening
+        # each change set (issue 37); "system" for a version written before change sets.
+        "actor": record.changeset.actor if record.changeset_id else "system",
+        "source": record.changeset.source if record.changeset_id else None,
         "kind": kind,
         "id": record.id,
         "key": versions.key_of(record.instance_type, record),
@@ -205,7 +210,8 @@ class ChangeSetRevert(AuthoredMixin, APIView):
 @extend_schema(
     summary="The versions of one definition, newest first (deleted ones included)",
     description="Every version of one tool, resource, resource template or prompt, deleted ones "
-    "included: its version id, ETag, change set and whether it was a creation, change or deletion.",
+    "included: its version id, ETag, change set, author (`actor`, `source`) and whether it was a "
+    "creation, change or deletion.",
     parameters=[KIND],
     responses=answers(OpenApiTypes.OBJECT, 200, 404),
 )
@@ -214,7 +220,8 @@ class VersionList(generics.ListAPIView):
     pagination_class = VersionPagination
 
     def get_queryset(self) -> Any:
-        return versions.versions(definition_model(self.kwargs["kind"]), self.kwargs["pk"])
+        model = definition_model(self.kwargs["kind"])
+        return versions.versions(model, self.kwargs["pk"]).select_related("changeset")
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = self.paginate_queryset(self.get_queryset())

@@ -16,7 +16,6 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path
 
 from mcp_django.service import get_service
 from mcp_protocol.store_errors import StoreUnavailable
@@ -39,12 +38,6 @@ class LiveSessionAdmin(StoreListAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self.may_act(request)  # ending a session deletes it from the store
-
-    def get_urls(self) -> list[URLPattern]:
-        # The list only: the store's sessions have no change or delete page of their own.
-        info = self.opts.app_label, self.opts.model_name
-        view = self.admin_site.admin_view(self.changelist_view)
-        return [path("", view, name="{}_{}_changelist".format(*info))]
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None

@@ -1,7 +1,9 @@
 """``GET /api/v1/registry/export`` and ``POST /api/v1/registry/import?mode=merge|replace&dry_run=1``:
 the whole registry as one document (``registry.transfer``, the format of ``export_registry`` /
-``import_registry``). Export needs permission to view all four kinds; import needs to add, change
-and delete them (``replace`` deletes what the document does not name)."""
+``import_registry``). Export needs permission to view every kind, skills included (the export
+carries their files); import needs to view, add, change and delete the four definition kinds, and
+the skills' too when the document has a ``skills`` section (it creates, rewrites and, with
+``replace``, deletes skills; a document without one leaves skills alone, ``skill_transfer.py``)."""
 
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import transfer
+from registry import skill_transfer, transfer
 
 from .authors import AuthoredMixin
 
 MODELS = ("tool", "resource", "resourcetemplate", "prompt")
+SKILLS = "skill"  # the model of the document's "skills" section (registry.skill_transfer.SECTION)
+WRITE = ("add", "change", "delete", "view")
 EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hello {{ who }}",
                       "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}}}],
            "resources": [], "resource_templates": [], "prompts": []}
@@ -26,13 +30,23 @@ EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hel
 
 class CanExport(permissions.BasePermission):
     def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user.has_perms([f"registry.view_{m}" for m in MODELS]))
+        return bool(request.user.has_perms([f"registry.view_{m}" for m in (*MODELS, SKILLS)]))
 
 
 class CanImport(permissions.BasePermission):
+    """Like the admin and the skills endpoint: writing skills needs the skill permissions
+    (issue 37 item 5: an import was a way round them)."""
+
     def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user.has_perms(
-            [f"registry.{action}_{m}" for m in MODELS for action in ("add", "change", "delete", "view")]))
+        models = [*MODELS, SKILLS] if _touches_skills(request) else list(MODELS)
+        return bool(request.user.has_perms([f"registry.{action}_{m}" for m in models for action in WRITE]))
+
+
+def _touches_skills(request: Request) -> bool:
+    # Read after IsAdminUser passed (DRF checks the classes in order), so only staff get the body
+    # parsed here; a body that is no object is the import's own 400.
+    document = request.data
+    return isinstance(document, dict) and skill_transfer.SECTION in document
 
 
 class ImportQuery(serializers.Serializer):
@@ -44,7 +58,7 @@ class ExportView(APIView):
     permission_classes = [permissions.IsAdminUser, CanExport]
 
     @extend_schema(summary="Export the whole registry as one document",
-                   description="Every tool, resource, resource template and prompt as one JSON "
+                   description="Every tool, resource, resource template, prompt and skill as one JSON "
                    "document, the format `POST registry/import` and `manage.py import_registry` read.",
                    responses={200: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT, 403: OpenApiTypes.OBJECT},
                    examples=[OpenApiExample("A registry", value=EXAMPLE, response_only=True)])

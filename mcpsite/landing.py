@@ -30,14 +30,21 @@ async def _served_counts(service: RuntimeHost) -> dict[str, Any]:
             snapshot = (await service.runtime()).provider.snapshot()
     except Exception:  # the runtime cannot start (Redis down): the page still answers
         logger.warning("landing page: MCP runtime unavailable", exc_info=True)
-        kinds = ("tools", "resources", "resource templates", "prompts")
+        kinds = ("tools", "resources", "resource templates", "prompts", "skills", "apps")
         return dict.fromkeys(kinds, "unavailable")
     return {
         "tools": len(snapshot.tools),
         "resources": len(snapshot.resources),
         "resource templates": len(snapshot.resource_templates),
         "prompts": len(snapshot.prompts),
+        "skills": len(snapshot.skills),  # the demo's bundled ones from the first run (load_demo)
+        "apps": sum(1 for tool in snapshot.tools if _app_view(tool.meta)),  # tools with a ui:// view
     }
+
+
+def _app_view(meta: Any) -> bool:
+    ui = (meta or {}).get("ui") if isinstance(meta, dict) else None
+    return isinstance(ui, dict) and bool(ui.get("resourceUri"))
 
 
 async def _live_counts(service: RuntimeHost) -> dict[str, Any]:

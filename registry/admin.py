@@ -148,9 +148,12 @@ class ResourceAdmin(RegistryAdmin):
         return app_admin.preview_frame(obj)
 
     def get_urls(self) -> list[URLPattern]:
-        view = self.admin_site.admin_view(app_admin.app_view)
+        view = self.admin_site.admin_view(self.app_view)
         preview = path("<path:object_id>/app-view/", view, name="registry_resource_app_view")
         return [preview, *super().get_urls()]
+
+    def app_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return app_admin.app_view(self, request, object_id)
 
     def run_try(self, request: HttpRequest, obj: Resource) -> tuple[Any, tryit.Outcome | None]:
         form = TryURIForm(initial={"uri": obj.uri})

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -25,6 +25,7 @@ from .forms import (
     TryArgumentsForm,
 )
 from .history_admin import HistoryAdminMixin
+from .list_row_form import ListRowForm
 from .models import Prompt, Resource, ResourceTemplate, Tool
 from .snapshot import prompt_definition, resource_definition, template_definition, tool_definition
 
@@ -91,6 +92,18 @@ def code_definitions(model: Any) -> list[dict[str, str]]:
     ]
 
 
+def _validation_problem(row: models.Model) -> str | None:
+    """Why ``row`` does not validate as a form save would validate it (None: it does)."""
+    try:
+        row.full_clean()
+    except ValidationError as exc:
+        return "; ".join(
+            f"{name}: {' '.join(texts)}" if name != NON_FIELD_ERRORS else " ".join(texts)
+            for name, texts in exc.message_dict.items()
+        )
+    return None
+
+
 class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
     formfield_overrides = JSON_WIDGETS
     readonly_fields = ("mcp_preview", "created_at", "updated_at")
@@ -110,13 +123,29 @@ class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
     def _set_enabled(self, request: HttpRequest, queryset: models.QuerySet[Any], enabled: bool) -> None:
         # Row by row in one transaction (changelist_view's author): one change set, each row's
         # version and history as an admin save leaves them; rows already so are left alone.
+        # Enabling runs the validation a form save runs (issue 37 item 7): a row kept disabled
+        # because it may not be served (an http tool whose host is not allowed) stays disabled,
+        # named with the reason; the others are enabled. Disabling always goes through.
+        refused: list[str] = []
         with transaction.atomic():
-            rows = list(queryset.filter(enabled=not enabled))
-            for row in rows:
+            rows = []
+            for row in queryset.filter(enabled=not enabled):
                 row.enabled = enabled
+                if enabled and (problem := _validation_problem(row)):
+                    refused.append(f"{row}: {problem}")
+                    continue
                 row.save()
+                rows.append(row)
         verb = "enabled" if enabled else "disabled"
         self.message_user(request, f"{len(rows)} {self.opts.verbose_name_plural} {verb}.")
+        for reason in refused:
+            self.message_user(request, f"Not enabled: {reason}", messages.ERROR)
+
+    def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> Any:
+        # A list row's model errors on fields the row does not show are the row's errors, not a
+        # 500 (list_row_form.py).
+        kwargs.setdefault("form", ListRowForm)
+        return super().get_changelist_form(request, **kwargs)
 
     @admin.display(description="MCP JSON preview")
     def mcp_preview(self, obj: Any) -> str:

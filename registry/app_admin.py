@@ -9,6 +9,10 @@ CSP so the view stays sandboxed even when opened directly.
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
@@ -30,9 +34,14 @@ def preview_frame(resource: Resource | None) -> str:
 
 
 @xframe_options_sameorigin
-def app_view(request: HttpRequest, object_id: str) -> HttpResponse:
-    """The view's HTML, under its declared CSP (for the preview iframe; staff only)."""
-    resource = Resource.objects.filter(pk=object_id).first()
+def app_view(model_admin: Any, request: HttpRequest, object_id: str) -> HttpResponse:
+    """The view's HTML, under its declared CSP (for the preview iframe): for whoever may view the
+    resource in the admin, as its change page (issue 37 item 7: any staff user read it)."""
+    if not model_admin.has_view_or_change_permission(request):
+        raise PermissionDenied
+    # The admin's own lookup: an id that is no primary key ("abc") is a missing object, a 404,
+    # not the ValueError (500) of a bare pk= filter.
+    resource = model_admin.get_object(request, unquote(object_id))
     if resource is None or not is_app_mime(resource.mime_type) or resource.kind != Resource.Kind.TEXT:
         raise Http404("No app view")
     response = HttpResponse(resource.text, content_type="text/html; charset=utf-8")

@@ -37,6 +37,8 @@ async def test_the_landing_page_shows_live_counts_the_url_configs_and_links(live
         # the apps of issue 27; 11 of its 12 tools served, http_post_example shipped disabled
         # (no host is allowed out of the box, issue 31).
         assert first["tools"] == "11" and first["resources"] == "4" and first["prompts"] == "3"
+        # The bundled skills, without load_skills, and the demo's MCP App (issue 37).
+        assert first["skills"] == "4" and first["apps"] == "1"
         await open_session(client, live.url)
         response = await client.get(f"{live.base_url}/")
     assert response.status_code == 200

@@ -8,3 +8,4 @@ from .load_demo import Command as LoadDemo
 class Command(LoadDemo):
     help = "Load the official MCP conformance suite's fixture set; loading again changes nothing."
     fixture = "conformance"
+    skills = None  # the conformance skills are load_skills' own (its default folder)

@@ -26,8 +26,11 @@ class Command(BaseCommand):
         root = Path(options["folder"])
         if not root.is_dir():
             raise CommandError(f"{root} is not a folder")
+        skipped: list[str] = []
         try:
-            loaded = load_skill_folder(root)
+            loaded = load_skill_folder(root, skipped)
         except (ValidationError, ValueError) as exc:
             raise CommandError(f"Invalid skill: {exc}") from exc
+        for path in skipped:  # links out of the folder are never read (skill_loading.py)
+            self.stderr.write(self.style.WARNING(f"Skipped {path}: a link to outside {root}."))
         self.stdout.write(self.style.SUCCESS(f"Loaded {len(loaded)} skills: {', '.join(loaded)}."))

@@ -116,3 +116,15 @@ def test_an_import_dry_run_returns_the_diff_it_would_apply(api: APIClient) -> No
     assert answer.json()["tools"]["diff"] == {
         "t": [{"path": "/description", "before": "old", "after": "new"}]
     }
+
+
+def test_the_version_list_names_each_versions_author(bearer: APIClient, superuser: User) -> None:
+    tool = created(bearer)
+    client = APIClient()
+    client.force_login(superuser)
+    client.patch(f"/api/v1/tools/{tool['id']}/", {"description": "by a person"}, format="json")
+    page = bearer.get(f"/api/v1/history/tools/{tool['id']}/").json()["results"]
+    assert [(v["type"], v["actor"], v["source"]) for v in page] == [
+        ("changed", f"user:{superuser.username}", "api"),
+        ("created", "token:tests", "api"),
+    ]

@@ -328,3 +328,19 @@ def test_conformance_template_stays_valid_json_when_the_id_holds_a_quote_or_back
     ctx = make_context()
     [item] = asyncio.run(served.read_resource("test://template/a%22b%5Cc/data", ctx))
     assert json.loads(item["text"]) == {"id": 'a"b\\c', "templateTest": True, "data": 'Data for ID: a"b\\c'}
+
+
+def test_the_first_run_demo_has_the_bundled_skills_and_an_app() -> None:
+    """scripts/serve.sh runs ``load_demo --if-empty``: a newcomer sees skills and an MCP App
+    without running ``load_skills`` (issue 37)."""
+    from registry.models import Skill
+
+    assert "4 skills" in command("load_demo", "--if-empty")
+    assert list(Skill.objects.values_list("path", flat=True)) == [
+        "acme/billing/refunds", "git-workflow", "pdf-processing", "pdf-processing/form-filler"
+    ]
+    logo = Skill.objects.get(path="pdf-processing").files.get(path="assets/logo.png")
+    assert logo.is_binary and bytes(logo.data).startswith(b"\x89PNG")
+    app = Tool.objects.get(name="greeting_card")
+    assert app.enabled and Resource.objects.get(uri=app.ui_resource_uri).enabled
+    assert "0 skills" in command("load_demo")  # idempotent: nothing written again

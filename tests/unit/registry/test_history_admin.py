@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from registry.authorship import authored, of_user
 from registry.models import ChangeSet, Tool
 from registry.transfer import import_document
 
@@ -84,3 +85,12 @@ def test_a_change_set_page_and_its_revert_whole_or_refused(admin_client: Client)
     two.save()  # back to what the import left: the revert may go ahead
     admin_client.post(reverse("admin:registry_changeset_revert", args=[changeset]))
     assert not Tool.objects.filter(name__in=["one", "two"]).exists()
+
+
+def test_the_history_page_names_the_author_of_each_version(admin_client: Client, admin_user: User) -> None:
+    row = tool("authored")
+    with authored(of_user(admin_user, "admin")):
+        row.description = "edited"
+        row.save()
+    html = admin_client.get(reverse("admin:registry_tool_history", args=[row.pk])).content.decode()
+    assert f"by user:{admin_user.username} from admin" in html
