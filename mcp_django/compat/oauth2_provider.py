@@ -1,0 +1,29 @@
+"""django-oauth-toolkit internals the authorization server relies on (3.4).
+
+``OAuth2Validator._create_refresh_token(request, refresh_token_code, access_token,
+previous_refresh_token)`` is where a refresh token row is made (and, on rotation, given its
+predecessor's family); no signal or public hook sees the row. ``RefreshTokenHook`` overrides it
+once, here, and hands the row to ``refresh_token_created`` (``oauth_server/validator.py`` reads the
+token family there).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RefreshTokenHook:
+    """Mixin before ``OAuth2Validator``: ``refresh_token_created(request, token)`` is called with
+    every refresh token row the validator creates."""
+
+    def _create_refresh_token(
+        self, request: Any, refresh_token_code: str, access_token: Any, previous_refresh_token: Any
+    ) -> Any:
+        token = super()._create_refresh_token(  # type: ignore[misc]  # OAuth2Validator's, after this
+            request, refresh_token_code, access_token, previous_refresh_token
+        )
+        self.refresh_token_created(request, token)
+        return token
+
+    def refresh_token_created(self, request: Any, token: Any) -> None:
+        """Called with each refresh token row just created; does nothing unless overridden."""
