@@ -195,7 +195,7 @@ REDIS_URL = os.environ.get("REDIS_URL") or None
 _KEY_PREFIX = os.environ.get("MCP_KEY_PREFIX", "mcp")
 # How REDIS_URL is reached (docs/guides/scaling.md): one server, a Cluster (REDIS_URL
 # is any node), or the master Sentinel names (REDIS_URL gives its credentials and database only).
-_REDIS_OPTIONS = {
+_REDIS_OPTIONS: dict[str, Any] = {
     "url": REDIS_URL,
     "prefix": _KEY_PREFIX,
     "mode": os.environ.get("MCP_REDIS_MODE", "standalone"),
@@ -337,7 +337,7 @@ def _sentinel_location(url: str, master: str) -> str:
 # Django's cache: DRF's throttle counters. With REDIS_URL, Redis (django-redis), so every worker
 # shares the counts; otherwise this process's memory.
 if REDIS_URL and _REDIS_OPTIONS["mode"] == "standalone":
-    CACHES = {
+    CACHES: dict[str, Any] = {
         "default": {
             "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
@@ -413,7 +413,7 @@ SPECTACULAR_SETTINGS = {
     "PARSER_WHITELIST": ["management_api.parsers.JSONParser"],
 }
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {

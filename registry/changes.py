@@ -29,7 +29,7 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -233,7 +233,7 @@ def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:
     return next((entry for entry in reversed(entries) if entry[1] == batch.flush), None)
 
 
-def messages(kinds: dict[str, Collection[str]], changeset: int | None = None) -> list[dict[str, Any]]:
+def messages(kinds: Mapping[str, Collection[str]], changeset: int | None = None) -> list[dict[str, Any]]:
     """The bus ``changes`` messages of a change, one per kind in ``KINDS`` order. A change set's
     messages have ids of their own (``cs<id>.<kind>``): the same whoever publishes them."""
     out = []
