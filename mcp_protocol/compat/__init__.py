@@ -3,4 +3,5 @@
 side's are in ``mcp_django/compat/``.
 
 - ``prometheus_client.py``  adding many observations to a histogram child at once
+- ``pyjwt.py``              the ``alg`` a JWK was published with
 """

@@ -21,6 +21,7 @@ from mcp_django.compat.oauth2_provider import RefreshTokenHook
 from mcp_django.compat.oauthlib import set_code_challenge_methods
 from mcp_django.compat.simple_history import historical_model
 from mcp_protocol.compat.prometheus_client import add_observations
+from mcp_protocol.compat.pyjwt import published_alg
 from registry.models import Tool
 
 
@@ -132,3 +133,14 @@ def test_a_histogram_child_takes_many_observations_per_bucket_at_once() -> None:
     assert samples[("pinned_seconds_bucket", "+Inf")] == 3
     assert samples[("pinned_seconds_count", None)] == 3
     assert samples[("pinned_seconds_sum", None)] == 3.5
+
+
+def test_a_pyjwk_keeps_the_jwk_it_was_built_from_with_or_without_alg() -> None:
+    import jwt
+
+    key = {"kty": "oct", "k": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTMyYg"}
+    assert published_alg(jwt.PyJWK({**key, "alg": "HS256"})) == "HS256"
+    unpinned = jwt.PyJWK(key)
+    # The public name defaults the algorithm from the key type: it cannot tell the two apart.
+    assert unpinned.algorithm_name == "HS256"
+    assert published_alg(unpinned) is None
