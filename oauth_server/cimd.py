@@ -11,8 +11,10 @@ import ssl
 from typing import Any
 
 import urllib3
-from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher, _validate_client_id_url
+from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
 from oauth2_provider.settings import oauth2_settings
+
+from mcp_django.compat.oauth2_provider import read_metadata_document, validate_client_id_url
 
 from .conf import server_settings
 from .profiles import remember
@@ -28,7 +30,7 @@ class MetadataFetcher(SafeMetadataFetcher):  # type: ignore[misc]
     def _fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
         if not server_settings()["CIMD_ALLOW_PRIVATE"]:
             return super().fetch(client_id)  # type: ignore[no-any-return]
-        parsed = _validate_client_id_url(client_id)
+        parsed = validate_client_id_url(client_id)
         timeout = float(oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS)
         pool = urllib3.PoolManager(
             ssl_context=ssl.create_default_context(), retries=False, timeout=urllib3.Timeout(total=timeout)
@@ -42,7 +44,7 @@ class MetadataFetcher(SafeMetadataFetcher):  # type: ignore[misc]
                 headers={"Accept": "application/json, application/*+json"},
             )
             try:
-                return self._read_document(response)  # type: ignore[no-any-return]
+                return read_metadata_document(self, response)
             finally:
                 response.release_conn()
         except urllib3.exceptions.HTTPError as exc:

@@ -9,6 +9,8 @@
 - The UPDATE a save would send, built as ``QuerySet._update`` builds it (``history.py`` sends it
   inside a ``WITH``).
 - ``_prefetched_objects_cache``: where ``prefetch_related`` keeps a row's related lists.
+- ``BaseFormSet._should_delete_form(form)``: whether a formset's row is marked for deletion
+  (``registry/inline_order.py`` numbers only the rows that stay).
 """
 
 from __future__ import annotations
@@ -64,3 +66,8 @@ def forget_prefetched(instance: Any) -> None:
     cache = getattr(instance, "_prefetched_objects_cache", None)
     if cache is not None:
         cache.clear()
+
+
+def should_delete_form(formset: Any, form: Any) -> bool:
+    """Whether ``form`` of ``formset`` is marked for deletion (its DELETE box, when deletable)."""
+    return bool(formset._should_delete_form(form))

@@ -1,10 +1,14 @@
 """django-oauth-toolkit internals the authorization server relies on (3.4).
 
-``OAuth2Validator._create_refresh_token(request, refresh_token_code, access_token,
-previous_refresh_token)`` is where a refresh token row is made (and, on rotation, given its
-predecessor's family); no signal or public hook sees the row. ``RefreshTokenHook`` overrides it
-once, here, and hands the row to ``refresh_token_created`` (``oauth_server/validator.py`` reads the
-token family there).
+- ``OAuth2Validator._create_refresh_token(request, refresh_token_code, access_token,
+  previous_refresh_token)`` is where a refresh token row is made (and, on rotation, given its
+  predecessor's family); no signal or public hook sees the row. ``RefreshTokenHook`` overrides it
+  once, here, and hands the row to ``refresh_token_created`` (``oauth_server/validator.py`` reads
+  the token family there).
+- ``oauth2_provider.cimd``'s ``_validate_client_id_url`` (the CIMD spec's URL rules) and
+  ``SafeMetadataFetcher._read_document`` (status, media type, size cap, JSON object, max-age):
+  ``oauth_server/cimd.py`` fetches a document from a private address in development and applies
+  the toolkit's own checks to it rather than copies of them.
 """
 
 from __future__ import annotations
@@ -27,3 +31,18 @@ class RefreshTokenHook:
 
     def refresh_token_created(self, request: Any, token: Any) -> None:
         """Called with each refresh token row just created; does nothing unless overridden."""
+
+
+def validate_client_id_url(client_id: str) -> Any:
+    """The parsed ``client_id`` URL (``urllib.parse.ParseResult``), or ``CIMDError`` when the CIMD
+    spec's rules refuse it (https, a host, a path, no userinfo, fragment or dot segments)."""
+    from oauth2_provider.cimd import _validate_client_id_url
+
+    return _validate_client_id_url(client_id)
+
+
+def read_metadata_document(fetcher: Any, response: Any) -> tuple[dict[str, Any], int]:
+    """The metadata and max-age of a fetched document (a ``urllib3`` response, not preloaded) as
+    ``fetcher`` (a ``SafeMetadataFetcher``) checks it, or ``CIMDError``."""
+    document: tuple[dict[str, Any], int] = fetcher._read_document(response)
+    return document

@@ -5,6 +5,7 @@ the product breaks in a subtler way."""
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import pytest
 from django.db import connection, models, transaction
@@ -17,7 +18,7 @@ from prometheus_client import CollectorRegistry, Histogram
 
 from access.models import ApiKey, AuditRecord
 from mcp_django.compat import django as django_compat
-from mcp_django.compat.oauth2_provider import RefreshTokenHook
+from mcp_django.compat.oauth2_provider import RefreshTokenHook, read_metadata_document, validate_client_id_url
 from mcp_django.compat.oauthlib import set_code_challenge_methods
 from mcp_django.compat.simple_history import historical_model
 from mcp_protocol.compat.prometheus_client import add_observations
@@ -144,3 +145,57 @@ def test_a_pyjwk_keeps_the_jwk_it_was_built_from_with_or_without_alg() -> None:
     # The public name defaults the algorithm from the key type: it cannot tell the two apart.
     assert unpinned.algorithm_name == "HS256"
     assert published_alg(unpinned) is None
+
+
+def test_a_formset_tells_which_rows_are_marked_for_deletion() -> None:
+    from django import forms
+
+    class Row(forms.Form):
+        name = forms.CharField()
+
+    rows = forms.formset_factory(Row, can_delete=True)(
+        {
+            "form-TOTAL_FORMS": "2",
+            "form-INITIAL_FORMS": "2",
+            "form-0-name": "gone",
+            "form-0-DELETE": "on",
+            "form-1-name": "kept",
+        }
+    )
+    assert rows.is_valid()
+    assert [django_compat.should_delete_form(rows, f) for f in rows.forms] == [True, False]
+
+
+def test_oauth_toolkit_checks_a_client_id_url_by_the_cimd_rules() -> None:
+    from oauth2_provider.cimd import CIMDError
+
+    parsed = validate_client_id_url("https://client.example/oauth/metadata.json")
+    assert parsed.geturl() == "https://client.example/oauth/metadata.json"
+    assert parsed.hostname == "client.example"
+    for refused in ("http://client.example/m.json", "https://client.example", "https://u@client.example/m",
+                    "https://client.example/a/../m.json"):
+        with pytest.raises(CIMDError):
+            validate_client_id_url(refused)
+
+
+def test_oauth_toolkit_reads_a_fetched_metadata_document_with_its_checks() -> None:
+    import io
+
+    import urllib3
+    from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
+    from oauth2_provider.settings import oauth2_settings
+
+    def response(body: bytes, content_type: str = "application/json", status: int = 200) -> Any:
+        return urllib3.HTTPResponse(
+            body=io.BytesIO(body), status=status, preload_content=False,
+            headers={"Content-Type": content_type, "Cache-Control": "max-age=600"},
+        )
+
+    fetcher = SafeMetadataFetcher()
+    metadata, max_age = read_metadata_document(fetcher, response(b'{"client_id": "https://c.example/m"}'))
+    floor = oauth2_settings.CIMD_METADATA_MIN_AGE_SECONDS
+    ceiling = oauth2_settings.CIMD_METADATA_MAX_AGE_SECONDS
+    assert metadata == {"client_id": "https://c.example/m"} and max_age == max(floor, min(600, ceiling))
+    for bad in (response(b"[]"), response(b"{}", "text/html"), response(b"{}", status=404)):
+        with pytest.raises(CIMDError):
+            read_metadata_document(fetcher, bad)
