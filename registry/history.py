@@ -100,11 +100,11 @@ class RegistryHistory(HistoricalRecords):
         changeset = changes.open_changeset_id(using)
         if changeset is None:
             return None  # the first change: its version opens the change set (insert)
-        statement = update_statement(base_qs, pk_val, values, using)
-        if statement is None:
-            return None
         if router.db_for_write(type(instance), instance=instance) != using:
             return None  # the version goes to another database: no statement spans both
+        statement = update_statement(base_qs, pk_val, values, using)
+        if statement is None:
+            return None  # related models are updated too: not one statement
         update_sql, update_params = statement
         writer = _Writer.of(type(instance), self, using)
         extra = self._extra(instance, "~", using)
