@@ -128,8 +128,9 @@ class Drain:
         # (1.2 µs a row). A Cluster client has none of its own (its nodes' clients parse, and
         # ``fields_of`` reads their dicts).
         callbacks = getattr(self.redis, "response_callbacks", None)
-        for command in ("XREADGROUP", "XAUTOCLAIM") if callbacks is not None else ():
-            callbacks.pop(command, None)
+        if callbacks is not None:
+            for command in ("XREADGROUP", "XAUTOCLAIM"):
+                callbacks.pop(command, None)
         self.batch, self.block, self.claim_after = int(batch), float(block), float(claim_after)
         # After a short batch, wait this long for more before the next round: a round costs a
         # commit (about 1 ms of CPU on SQLite) and four Redis commands whatever its size, so

@@ -6,6 +6,7 @@ transaction: ``versioning.py``, ``transfer.py``).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any
 
 from rest_framework.request import Request
@@ -25,6 +26,8 @@ def author_of(request: Request) -> Author:
 class AuthoredMixin:
     """For API views that write registry rows: the request's author is set once it is
     authenticated (``initial``) and until its response is finished."""
+
+    _authored: AbstractContextManager[Author] | None
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # type: ignore[misc]

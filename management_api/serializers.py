@@ -18,6 +18,7 @@ from django.db import models
 from drf_spectacular.utils import OpenApiExample, extend_schema_serializer
 from rest_framework import serializers
 
+from mcp_django.compat.django import forget_prefetched
 from registry.models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
 
 from .bodies import StrictBodyMixin
@@ -218,5 +219,4 @@ class PromptSerializer(DefinitionSerializer):
             model._default_manager.bulk_create(
                 [model(prompt=prompt, position=i, **item) for i, item in enumerate(items)]
             )
-        if hasattr(prompt, "_prefetched_objects_cache"):
-            prompt._prefetched_objects_cache.clear()  # the response shows what is stored now
+        forget_prefetched(prompt)  # the response shows what is stored now

@@ -131,9 +131,9 @@ class DefinitionViewSet(AuthoredMixin, VersionedViewSetMixin, viewsets.ModelView
     permission_classes = DEFINITION_PERMISSIONS
     pagination_class = DefinitionCursorPagination
     filter_backends = (DjangoFilterBackend, filters.SearchFilter, registry_filters.StrictOrderingFilter)
-    ordering_fields = ("name", "created_at", "updated_at")
+    ordering_fields: tuple[str, ...] = ("name", "created_at", "updated_at")
     ordering = ("name",)
-    search_fields = ("name", "title", "description")
+    search_fields: tuple[str, ...] = ("name", "title", "description")
 
 
 @_documented("tools", ToolSerializer, "A tool's `kind` says what a call does: `template` renders "

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -292,7 +292,7 @@ class Fleet:
 SHELL_VARIABLES = ("DJANGO_SETTINGS_MODULE", "REDIS_URL", "MCP_KEY_PREFIX", "MCP_REDIS_MODE")
 
 
-def shell_environment(env: dict[str, str], inherited: dict[str, str] | None = None) -> list[str]:
+def shell_environment(env: dict[str, str], inherited: Mapping[str, str] | None = None) -> list[str]:
     """``export`` lines for what a shell in this checkout needs to reach the fleet: the variables the
     fleet chose itself (the random ``MCP_KEY_PREFIX``, the default ``REDIS_URL``). Those it took
     from the operator's environment are theirs already and are not printed (a URL may hold a

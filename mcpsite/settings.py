@@ -8,7 +8,6 @@ mode on 127.0.0.1. Set ``DJANGO_DEBUG=0`` and a real ``SECRET_KEY`` in productio
 from __future__ import annotations
 
 import json
-import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 
+from mcpsite import api_config
 from mcpsite.environment import (
     BadEnvironment,
     as_bool,
@@ -27,7 +27,7 @@ from mcpsite.environment import (
     or_unset,
     parse,
 )
-from oauth_server import log_secrets  # imports no model
+from mcpsite.logging_config import logging_config
 from oauth_server.conf import provider_settings  # a function of settings: imports no model
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -196,7 +196,7 @@ REDIS_URL = os.environ.get("REDIS_URL") or None
 _KEY_PREFIX = os.environ.get("MCP_KEY_PREFIX", "mcp")
 # How REDIS_URL is reached (docs/guides/scaling.md): one server, a Cluster (REDIS_URL
 # is any node), or the master Sentinel names (REDIS_URL gives its credentials and database only).
-_REDIS_OPTIONS = {
+_REDIS_OPTIONS: dict[str, Any] = {
     "url": REDIS_URL,
     "prefix": _KEY_PREFIX,
     "mode": os.environ.get("MCP_REDIS_MODE", "standalone"),
@@ -344,7 +344,7 @@ def _sentinel_location(url: str, master: str) -> str:
 # Django's cache: DRF's throttle counters. With REDIS_URL, Redis (django-redis), so every worker
 # shares the counts; otherwise this process's memory.
 if REDIS_URL and _REDIS_OPTIONS["mode"] == "standalone":
-    CACHES = {
+    CACHES: dict[str, Any] = {
         "default": {
             "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
@@ -372,97 +372,10 @@ else:
     # No REDIS_URL, or a Redis Cluster (which django-redis does not speak): per-process counts.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-REST_FRAMEWORK = {
-    # Tokens first: the first class names the WWW-Authenticate challenge of a 401.
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "management_api.auth.ManagementTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
-    "DEFAULT_THROTTLE_CLASSES": [
-        "management_api.auth.AnonRateThrottle",
-        "management_api.auth.UserRateThrottle",
-    ],
-    "DEFAULT_THROTTLE_RATES": {
-        "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),
-        "user": os.environ.get("API_THROTTLE_USER", "6000/minute"),
-    },
-    # DRF's, with the JSON parser's nesting bounded (a body too deep to parse was a 500).
-    "DEFAULT_PARSER_CLASSES": [
-        "management_api.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    # Errors of list items keyed by index (DRF 3.20's only form; the list form is deprecated).
-    "LIST_SERIALIZER_ERRORS_AS_DICT": True,
-    # A throttled client is REMOTE_ADDR, which the ASGI server sets from X-Forwarded-For only when
-    # the trusted balancer sent it; DRF's default would count the raw header, which any client
-    # writes (issue 24 item 11).
-    "NUM_PROXIES": 0,
-}
+REST_FRAMEWORK = api_config.rest_framework(
+    anon_rate=os.environ.get("API_THROTTLE_ANON", "60/minute"),
+    user_rate=os.environ.get("API_THROTTLE_USER", "6000/minute"),
+)
+SPECTACULAR_SETTINGS = api_config.SPECTACULAR
 
-SPECTACULAR_SETTINGS = {
-    "TITLE": "mcpsite management API",
-    "DESCRIPTION": "Tools, resources, resource templates and prompts of the MCP registry; live MCP "
-    "sessions; import and export of the whole registry. Writes reach every connected MCP client.",
-    "VERSION": "1",
-    "OAS_VERSION": "3.1.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
-    "SWAGGER_UI_DIST": "SIDECAR",  # local assets: a deployment may have no internet
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "COMPONENT_SPLIT_REQUEST": True,
-    # Bodies are documented as JSON only: the form parsers stay for the browsable API's HTML forms,
-    # which no client of the document needs (and which read JSON fields as strings).
-    "PARSER_WHITELIST": ["management_api.parsers.JSONParser"],
-}
-
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
-        "json": {"()": "mcpsite.logformat.JSONFormatter"},
-    },
-    # stderr only: stdout belongs to the stdio transport.
-    "handlers": {
-        "stderr": {
-            "class": "logging.StreamHandler",
-            "stream": "ext://sys.stderr",
-            # MCP_LOG_FORMAT=json: one JSON object per line (mcpsite/logformat.py).
-            "formatter": "json" if os.environ.get("MCP_LOG_FORMAT", "plain") == "json" else "plain",
-        }
-    },
-    "root": {"handlers": ["stderr"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
-    # OAuth discovery probes of clients such as mcp-remote, answered 404 (MCP_AUTH=keys): no
-    # WARNING line per probe (mcpsite/discovery_probes.py).
-    "filters": {
-        "discovery_probes": {"()": "mcpsite.discovery_probes.QuietDiscoveryProbes"},
-        "no_oauth_sql": {"()": "oauth_server.log_secrets.NoOAuthSQL"},
-    },
-    "loggers": {
-        "django.request": {"filters": ["discovery_probes"]},
-        # No code or token of the authorization server in any log at any level (issue 37 item 7,
-        # oauth_server/log_secrets.py): oauthlib's and the toolkit's DEBUG lines, and the SQL log's
-        # parameters on the toolkit's tables.
-        **log_secrets.levels(os.environ.get("MCP_LOG_LEVEL", "INFO")),
-        "django.db.backends": {"filters": ["no_oauth_sql"]},
-        # Django's own "django" logger has a console handler of its own (in DEBUG) and propagates
-        # to the root's: every line of runserver (daphne's "django.channels.server") and every
-        # "Not Found" came out twice, once bare and once formatted. Ours only, once.
-        "django": {"handlers": ["stderr"], "propagate": False},
-    },
-}
-if os.environ.get("MCP_LOG_FORMAT") == "json":
-    # uvicorn's loggers have handlers of their own (set before Django starts): route them through
-    # ours, so that every line of a worker's stderr is JSON, not only the project's.
-    # uvicorn.access only when uvicorn gave it a handler: --no-access-log must stay off (and not
-    # "uvicorn" itself: configuring a parent resets its children, access log included).
-    _access = ("uvicorn.access",) if logging.getLogger("uvicorn.access").handlers else ()
-    LOGGING["loggers"].update({
-        name: {"handlers": ["stderr"], "propagate": False}
-        for name in ("uvicorn.error", *_access)
-    })
+LOGGING = logging_config(os.environ.get("MCP_LOG_FORMAT", "plain"), os.environ.get("MCP_LOG_LEVEL", "INFO"))

@@ -41,8 +41,8 @@ def refusal(view: Any, request: HttpRequest) -> HttpResponse | None:
         return None  # the toolkit's get() runs the same checks, once
     try:
         _, credentials = view.validate_authorization_request(request)
-    except OAuthToolkitError as error:
-        return view.error_response(error, application=None)  # type: ignore[no-any-return]
+    except OAuthToolkitError as refused:
+        return view.error_response(refused, application=None)  # type: ignore[no-any-return]
     if not foreign:
         return None
     application = get_application_model().objects.filter(client_id=credentials["client_id"]).first()

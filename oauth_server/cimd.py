@@ -4,7 +4,7 @@ and SEP-991 say, every resolved address public, no redirect, one deadline
 (``CIMD_FETCH_TIMEOUT_SECONDS``), a size cap (``CIMD_MAX_DOCUMENT_SIZE``). ``CIMD_ALLOW_PRIVATE``
 (development only) lets a document on loopback or a private network in: still https, its
 certificate still verified (a test CA comes through ``SSL_CERT_FILE``), the same caps. The
-toolkit checks the URL's form first (``_validate_client_id_url``) and reads the document as its
+toolkit checks the URL's form first (``mcp_django.compat.oauth2_provider``) and reads the document as its
 own fetcher does; a document whose ``client_id`` equals its URL is remembered (``profiles``)."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from oauth2_provider.cimd import CIMDError, _effective_max_age, _validate_client_id_url
+from oauth2_provider.cimd import CIMDError
 from oauth2_provider.settings import oauth2_settings
 
+from mcp_django.compat.oauth2_provider import effective_max_age, validate_client_id_url
 from mcp_django.outbound.fetch import OutboundFailed, OutboundRefused, fetch
 from mcp_django.outbound.rules import Policy
 
@@ -40,7 +41,7 @@ class MetadataFetcher:
         return metadata, max_age
 
     def _fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
-        parsed = _validate_client_id_url(client_id)
+        parsed = validate_client_id_url(client_id)
         try:
             answer = fetch(parsed.geturl(), policy(), {"Accept": "application/json, application/*+json"})
         except (OutboundRefused, OutboundFailed) as exc:
@@ -60,4 +61,4 @@ class MetadataFetcher:
         if not isinstance(data, dict):
             raise CIMDError("client_id document must be a JSON object")
         cache_control = {k.lower(): v for k, v in answer.headers.items()}.get("cache-control")
-        return data, int(_effective_max_age(cache_control))
+        return data, effective_max_age(cache_control)

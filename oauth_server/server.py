@@ -13,6 +13,8 @@ from typing import Any
 from oauthlib.oauth2 import WebApplicationServer
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 
+from mcp_django.compat.oauthlib import set_code_challenge_methods
+
 
 class AuthorizationCodeServer(WebApplicationServer):
     def __init__(
@@ -29,4 +31,4 @@ class AuthorizationCodeServer(WebApplicationServer):
             token_expires_in=token_expires_in,
             refresh_token_generator=refresh_token_generator,
         )
-        self.auth_grant._code_challenge_methods = {"S256": code_challenge_method_s256}
+        set_code_challenge_methods(self.auth_grant, {"S256": code_challenge_method_s256})

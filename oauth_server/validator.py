@@ -23,6 +23,8 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
+from mcp_django.compat.oauth2_provider import RefreshTokenHook
+
 from .models import SpentCode, record
 from .revocations import revoke
 from .tokens import audience
@@ -62,7 +64,7 @@ def plain_http_allowed(redirect_uri: str) -> bool:
     return parts.scheme != "http" or parts.hostname in ("127.0.0.1", "::1", "localhost")
 
 
-class MCPValidator(OAuth2Validator):  # type: ignore[misc]
+class MCPValidator(RefreshTokenHook, OAuth2Validator):  # type: ignore[misc]
     def validate_redirect_uri(
         self, client_id: str, redirect_uri: str, request: Any, *args: Any, **kwargs: Any
     ) -> bool:
@@ -128,14 +130,8 @@ class MCPValidator(OAuth2Validator):  # type: ignore[misc]
         super().save_authorization_code(client_id, code, request, *args, **kwargs)
         record("authorized", user=request.user, client_id=client_id, detail=" ".join(request.scopes or ()))
 
-    def _create_refresh_token(
-        self, request: Any, refresh_token_code: str, access_token: Any, previous_refresh_token: Any
-    ) -> Any:
-        token = super()._create_refresh_token(
-            request, refresh_token_code, access_token, previous_refresh_token
-        )
+    def refresh_token_created(self, request: Any, token: Any) -> None:
         request.mcp_token_family = token.token_family
-        return token
 
     def save_bearer_token(self, token: dict[str, Any], request: Any, *args: Any, **kwargs: Any) -> Any:
         saved = super().save_bearer_token(token, request, *args, **kwargs)

@@ -7,6 +7,7 @@ race (``VersionConflict``). ``admin.py`` registers the models with it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -76,12 +77,13 @@ def code_definitions(model: Any) -> list[dict[str, str]]:
     from .code import definitions as code
 
     table = model.code_key[1]
-    to_wire = {
+    wire: dict[type[models.Model], Callable[[Any, str], dict[str, Any]]] = {
         Tool: versions.tool_to_wire,
         Resource: versions.resource_to_wire,
         ResourceTemplate: versions.template_to_wire,
         Prompt: versions.prompt_to_wire,
-    }[model]
+    }
+    to_wire = wire[model]
     return [
         {
             "key": key,
@@ -106,7 +108,7 @@ def _validation_problem(row: models.Model) -> str | None:
 
 class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
     formfield_overrides = JSON_WIDGETS
-    readonly_fields = ("mcp_preview", "created_at", "updated_at")
+    readonly_fields: tuple[str, ...] = ("mcp_preview", "created_at", "updated_at")
     list_filter: tuple[str, ...] = ("enabled",)
     list_editable: tuple[str, ...] = ("enabled",)
     actions = ("enable", "disable")

@@ -29,12 +29,13 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from django.db import models, transaction
 
+from mcp_django.compat.django import on_commit_entries, open_savepoints, queue_untagged
 from mcp_protocol import tracing
 from mcp_protocol.fanout.notifications import KINDS
 
@@ -94,7 +95,7 @@ class _Batch:
             self._recorded = {kind: set(uris)}
             self.changeset = open_changeset(self._recorded, using, insert)
             self._opened = partial(_opened_marker)  # a new object: entries are found by identity
-            self._opened_in = set(connection.savepoint_ids)
+            self._opened_in = open_savepoints(connection)
             transaction.on_commit(self._opened, using=using)
         elif not uris <= self._recorded.get(kind, set()) or kind not in self._recorded:
             self._recorded.setdefault(kind, set()).update(uris)
@@ -105,7 +106,7 @@ class _Batch:
     def is_open(self, connection: Any) -> bool:
         """Whether the change set row this batch opened is still part of the transaction."""
         return self.changeset is not None and (
-            not self._opened_in or any(e[1] is self._opened for e in connection.run_on_commit)
+            not self._opened_in or any(e[1] is self._opened for e in on_commit_entries(connection))
         )
 
     def flush(self) -> None:
@@ -176,26 +177,26 @@ def note_change(
         publish(changed, open_changeset(changed, using, insert) if record else None)
         return
     batch: _Batch | None = getattr(connection, _BATCH_ATTR, None)
-    flush_entry = _queued_flush(connection.run_on_commit, batch)
+    entries = on_commit_entries(connection)
+    flush_entry = _queued_flush(entries, batch)
     if batch is None or flush_entry is None:
         # No flush queued: this is the transaction's first change, or the previous transaction
         # rolled back as a whole (which discards every on_commit entry, ours included).
         batch = _Batch()
         setattr(connection, _BATCH_ATTR, batch)
     else:
-        if connection.run_on_commit[-1] is flush_entry:
-            connection.run_on_commit.pop()  # where it is kept: no scan of the list
+        if entries[-1] is flush_entry:
+            entries.pop()  # where it is kept: no scan of the list
         else:
-            connection.run_on_commit.remove(flush_entry)
+            entries.remove(flush_entry)
     if record:
         batch.record(kind, uris, connection, using, insert)
     # The change itself is an ordinary on_commit entry, tagged with the open savepoints, so rolling
     # back one of them drops it (Django's savepoint_rollback filters run_on_commit by savepoint id).
     transaction.on_commit(partial(batch.add, kind, uris), using=using)
     # The flush goes (back) to the end, after every add, tagged with no savepoint: a savepoint
-    # rollback cannot drop it, only a rollback of the whole transaction can. Django 5.2 entries
-    # are (savepoint ids, callable, robust).
-    connection.run_on_commit.append((set(), batch.flush, False))
+    # rollback cannot drop it, only a rollback of the whole transaction can.
+    queue_untagged(connection, batch.flush)
 
 
 def changeset_id(
@@ -219,7 +220,7 @@ def open_changeset_id(using: str | None = None) -> int | None:
     if not connection.in_atomic_block:
         return None
     batch: _Batch | None = getattr(connection, _BATCH_ATTR, None)
-    if batch is None or _queued_flush(connection.run_on_commit, batch) is None:
+    if batch is None or _queued_flush(on_commit_entries(connection), batch) is None:
         return None
     return batch.changeset if batch.is_open(connection) else None
 
@@ -232,7 +233,7 @@ def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:
     return next((entry for entry in reversed(entries) if entry[1] == batch.flush), None)
 
 
-def messages(kinds: dict[str, Collection[str]], changeset: int | None = None) -> list[dict[str, Any]]:
+def messages(kinds: Mapping[str, Collection[str]], changeset: int | None = None) -> list[dict[str, Any]]:
     """The bus ``changes`` messages of a change, one per kind in ``KINDS`` order. A change set's
     messages have ids of their own (``cs<id>.<kind>``): the same whoever publishes them."""
     out = []

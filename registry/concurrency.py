@@ -56,6 +56,7 @@ class Versioned(models.Model):
 
     def _do_update(self, base_qs: Any, using: Any, pk_val: Any, values: Any,
                    update_fields: Any, forced_update: Any, *rest: Any) -> Any:
+        # Django's private save step (its signature pinned with mcp_django/compat/django.py).
         # *rest: Django 6.0 added ``returning_fields`` (and returns the rows instead of a bool);
         # whatever Django returns is passed on untouched so both 5.2 and 6.0 work.
         expected = getattr(self, "_expected_version", None)

@@ -30,10 +30,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, models, router, transaction
-from django.db.models import sql
 from django.utils import timezone
-from simple_history.manager import HistoryDescriptor
 from simple_history.models import HistoricalRecords
+
+from mcp_django.compat.django import do_update_result, update_statement
+from mcp_django.compat.simple_history import historical_model
 
 from . import authorship, changes
 
@@ -99,14 +100,12 @@ class RegistryHistory(HistoricalRecords):
         changeset = changes.open_changeset_id(using)
         if changeset is None:
             return None  # the first change: its version opens the change set (insert)
-        query = base_qs.filter(pk=pk_val).query.chain(sql.UpdateQuery)
-        query.add_update_fields(values)
-        query.annotations = {}
-        if query.get_related_updates():
-            return None
         if router.db_for_write(type(instance), instance=instance) != using:
             return None  # the version goes to another database: no statement spans both
-        update_sql, update_params = query.get_compiler(using).as_sql()
+        statement = update_statement(base_qs, pk_val, values, using)
+        if statement is None:
+            return None  # related models are updated too: not one statement
+        update_sql, update_params = statement
         writer = _Writer.of(type(instance), self, using)
         extra = self._extra(instance, "~", using)
         extra["changeset_id"] = changeset
@@ -146,7 +145,7 @@ class _Writer:
         self.kind: str = model.mcp_kind  # type: ignore[attr-defined]
         self.using = using  # connections are per thread: looked up on every insert, never kept
         connection = connections[using]
-        history_model = _historical_model(model, records.manager_name)
+        history_model = historical_model(model, records.manager_name)
         meta = history_model._meta
         # The historical model copies each tracked field under its column; the rest are
         # simple-history's (history_date, _type, _user, _change_reason) and HistoryLink's changeset.
@@ -236,16 +235,6 @@ class _Writer:
         return int(changeset_pk)
 
 
-def _historical_model(model: type[models.Model], manager_name: str) -> type[models.Model]:
-    """The historical model of ``model`` (simple-history's descriptor on the class holds it; going
-    through the descriptor would build a manager class on every call)."""
-    for klass in model.__mro__:
-        descriptor = klass.__dict__.get(manager_name)
-        if isinstance(descriptor, HistoryDescriptor):
-            return descriptor.model  # type: ignore[no-any-return]
-    raise LookupError(f"{model.__name__} has no history")
-
-
 def _changeset_insert(row: Any, connection: Any) -> tuple[str, list[Any]]:
     """``INSERT INTO changeset (…) VALUES (…) RETURNING id`` for an unsaved ``ChangeSet`` row."""
     meta = type(row)._meta
@@ -294,7 +283,7 @@ class Recorded(models.Model):
         if not (rest and rest[0]):
             updated = _RECORDS.update_with_version(self, base_qs, using, pk_val, values)
             if updated is not None:
-                return [()] * updated if rest else updated > 0
+                return do_update_result(updated, rest)
         return super()._do_update(base_qs, using, pk_val, values, update_fields, forced_update, *rest)
 
 

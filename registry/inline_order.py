@@ -11,6 +11,8 @@ from __future__ import annotations
 from django import forms
 from django.forms.models import BaseInlineFormSet
 
+from mcp_django.compat.django import should_delete_form
+
 
 class PositionInput(forms.NumberInput):
     class Media:
@@ -39,7 +41,7 @@ class OrderedFormSet(BaseInlineFormSet):
             form
             for form in self.forms
             if form.is_valid()
-            and not self._should_delete_form(form)
+            and not should_delete_form(self, form)
             and (form.instance.pk is not None or form.has_changed())
         ]
         taken = [f.cleaned_data["position"] for f in kept if f.cleaned_data.get("position") is not None]

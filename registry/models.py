@@ -319,7 +319,7 @@ class Tool(Definition):
         if self.task_support:
             return str(self.task_support)
         default = self.TaskSupport.OPTIONAL if self.kind == self.Kind.HTTP else self.TaskSupport.FORBIDDEN
-        return str(default.value)
+        return str(default)  # a TextChoices member's str() is its value
 
     def clean(self) -> None:
         errors: dict[str, str] = {}

@@ -80,7 +80,10 @@ def item_of(row: models.Model) -> dict[str, Any]:
 
 def _export_at(changeset: int) -> dict[str, Any]:
     document: dict[str, Any] = {}
-    for section, model, key in (*SECTIONS, (skill_transfer.SECTION, Skill, "path")):
+    sections: tuple[tuple[str, type[models.Model], str], ...] = (
+        *SECTIONS, (skill_transfer.SECTION, Skill, "path")
+    )
+    for section, model, key in sections:
         items = []
         ids = (
             model.history.filter(changeset_id__lte=changeset)  # type: ignore[attr-defined]

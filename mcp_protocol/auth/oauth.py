@@ -41,6 +41,7 @@ from typing import Any
 
 import jwt
 
+from ..compat.pyjwt import published_alg
 from .principal import Grant, Principal
 
 logger = logging.getLogger("mcp_protocol.auth")
@@ -168,7 +169,7 @@ class TokenVerifier:
     async def _verify(self, token: str) -> tuple[Principal, float]:
         alg, kid = self._header(token)
         jwk = await self.jwks.key(kid)
-        pinned = _published_alg(jwk)
+        pinned = published_alg(jwk)  # as published (RFC 7517 §4.4), not defaulted
         if pinned is not None and pinned != alg:
             raise InvalidToken(f"key {jwk.key_id!r} is published for {pinned}, not {alg}")
         if pinned is None and not _fits(jwk, alg):
@@ -190,14 +191,6 @@ class TokenVerifier:
                               expires_at=float(claims["exp"]) + self.leeway, scopes=tuple(_scopes(claims)),
                               token=(subject, str(claims.get("client_id") or ""), _number(claims.get("iat"))))
         return principal, float(claims["exp"])
-
-
-def _published_alg(jwk: jwt.PyJWK) -> str | None:
-    """The ``alg`` member of the JWK as the authorization server published it (RFC 7517 §4.4),
-    or None. ``PyJWK.algorithm_name`` cannot tell: it defaults a missing one from the key type."""
-    data = getattr(jwk, "_jwk_data", None)
-    alg = data.get("alg") if isinstance(data, dict) else None
-    return alg if isinstance(alg, str) else None
 
 
 def _fits(jwk: jwt.PyJWK, alg: str) -> bool:

@@ -51,6 +51,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from ..bus.base import RESYNC
+from ..compat.prometheus_client import add_observations
 from ..method_table import LEGACY_METHODS, MODERN_METHODS
 from ..provider import Provider
 from .tally import Tally
@@ -152,12 +153,8 @@ def flush() -> None:
     for call, calls in taken.tool_calls.items():
         TOOL_CALLS.labels(*call).inc(calls)
     for tool in taken.durations:
-        child: Any = TOOL_DURATION.labels(tool)
         # Whole buckets at once: Histogram has no public "add n observations" (observe() is one).
-        for bucket, observed in zip(child._buckets, taken.buckets(tool), strict=True):
-            if observed:
-                bucket.inc(observed)
-        child._sum.inc(taken.duration_sum(tool))
+        add_observations(TOOL_DURATION.labels(tool), taken.buckets(tool), taken.duration_sum(tool))
 
 
 class _TallyCollector(Collector):

@@ -10,8 +10,10 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from .expansion import expand_expression
-from .matching import RESERVED_TRIPLET, Groups, Node, Solver, compile_program
+from .matching import Solver
 from .parts import Expression, Part, TemplateSyntaxError, Value, VarSpec
+from .program import Groups, Node, compile_program
+from .steps import RESERVED_TRIPLET
 
 OPERATORS = "+#./;?&"
 _RESERVED_OPERATORS = "=,!@|"

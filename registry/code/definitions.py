@@ -163,7 +163,7 @@ def resource(
         label = name or f.__name__
         _check_name(label)
         signature = read(f)
-        common = dict(
+        common: dict[str, Any] = dict(
             name=label,
             title=title,
             description=description or signature.description,

@@ -26,7 +26,7 @@ def valid_traceparent(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     found = _TRACEPARENT_RE.fullmatch(value)
-    return bool(found) and found[1] != "ff" and set(found[2]) != {"0"} and set(found[3]) != {"0"}
+    return found is not None and found[1] != "ff" and set(found[2]) != {"0"} and set(found[3]) != {"0"}
 
 
 def trace_headers(meta: Mapping[str, Any]) -> dict[str, str]:
