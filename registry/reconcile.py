@@ -10,8 +10,15 @@ to the bus): it notes the change set of every ``changes`` message it receives, a
 above its floor, one query by primary key. A change set it never heard of is published again on
 this worker's bus with the messages of the original (``changes.messages``: same ids, so the fan-out
 claims it once however many workers republish it); every worker then rebuilds its snapshot and the
-sessions get ``list_changed`` / ``resources/updated`` as for any change. If the bus refuses the
-publish too, this worker at least rebuilds its own snapshot.
+sessions get ``list_changed`` / ``resources/updated`` as for any change.
+
+A change set counts as handled only once its message comes back on this worker's own
+subscription (the one its fan-out reads), never when the publish is merely sent: during a Redis
+outage the publish fails, and just after one it can succeed into a pub/sub whose subscribers have
+not re-subscribed yet (Redis keeps no history: at-most-once). Until it is heard it stays suspect
+and is published again at every check, and the floor does not move past it; repeats cost nothing,
+the fan-out claims each message id once. A check whose publish fails rebuilds this worker's
+snapshot meanwhile, so ``tools/list`` is right while the streams wait for Redis.
 
 Ids are handed out when a change set opens and become visible when it commits, so a lower id can
 commit after a higher one. The floor (below which nothing is looked at again) only moves past
@@ -73,14 +80,16 @@ class Ledger:
 
     def missed(self, rows: Sequence[Row], now: datetime.datetime) -> list[int]:
         """The change sets among ``rows`` (every one above the floor, by id) that two checks in a
-        row found unseen, now counted as seen; the floor moves up past the settled ones.
+        row found unseen; the floor moves up past the settled ones.
 
         Two checks: a change set's message is published after its commit, so a check between the
-        two finds it committed and not yet heard, and would publish it again for nothing."""
+        two finds it committed and not yet heard, and would publish it again for nothing. A missed
+        change set is not counted as seen here: only its message heard back (``saw``) does that,
+        so one whose republish is lost (Redis down, or back before the subscribers) is reported
+        again by the next check, and the floor waits for it."""
         unseen = {cid for cid, _ in rows if cid > self.floor and cid not in self.seen}
         missed = sorted(unseen & self.suspect)
-        self.suspect = unseen - self.suspect
-        self.seen.update(missed)
+        self.suspect = unseen
         cutoff = now - datetime.timedelta(seconds=self.settle)
         for cid, opened in sorted(rows):
             if opened > cutoff or cid in self.suspect:  # a suspect is looked at again next time
@@ -152,9 +161,14 @@ class Reconciler:
         missed = self.ledger.missed(rows, timezone.now())
         if not missed:
             return []
+        # Not marked seen here: a publish that fails, or succeeds while no worker has re-subscribed,
+        # must be tried again; the mark comes when _read hears the message back.
         logger.info("registry change sets %s never came on the bus: publishing them again", missed)
         published = True
-        for changeset, changed in await _in_thread(_changed, missed):
+        found = await _in_thread(_changed, missed)
+        # Nothing to publish (deleted since, or no list named): no message will come back for it.
+        self.ledger.seen.update(set(missed) - {cid for cid, changed in found if changed})
+        for changeset, changed in found:
             for message in changes.messages(changed, changeset):
                 try:
                     await self.bus.publish(CHANGES, message)

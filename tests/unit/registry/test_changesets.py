@@ -89,13 +89,34 @@ def test_the_ledger_reports_each_unseen_change_set_once_and_moves_its_floor_past
     assert ledger.missed(rows, now) == []  # unseen once: its message may be on its way
     assert ledger.floor == 10  # not past 11, a suspect
     assert ledger.missed(rows, now) == [11, 14]  # unseen by two checks in a row
-    assert ledger.floor == 12  # 13 and 14 may still have lower ids committing after them
+    assert ledger.floor == 10  # not past 11 until its message published again is heard
+    ledger.saw(11)
+    ledger.saw(14)  # their republished messages, heard back by the reconciler's reader
     assert ledger.missed(rows, now) == []
+    assert ledger.floor == 12  # 13 and 14 may still have lower ids committing after them
     assert ledger.missed([(15, old)], now) == []
     ledger.saw(15)  # its message came after the first check found it
     assert ledger.missed([(15, old)], now) == []
     assert ledger.missed([(16, old)], now) == []
     assert ledger.missed([(16, old)], now) == [16]  # settled but never seen: still reported
+
+
+def test_a_missed_change_set_whose_message_is_never_heard_back_is_reported_again_at_every_check() -> None:
+    # Issue 38 item 4: its publish failed (Redis down) or went out before any subscriber was back;
+    # marking it handled then lost it for good.
+    now = timezone.now()
+    old = now - datetime.timedelta(seconds=120)
+    ledger = Ledger(floor=10, settle=60.0)
+    rows = [(11, old), (12, old)]
+    assert ledger.missed(rows, now) == []
+    assert ledger.missed(rows, now) == [11, 12]
+    assert ledger.missed(rows, now) == [11, 12]  # published in vain: again
+    assert ledger.floor == 10
+    ledger.saw(12)
+    assert ledger.missed(rows, now) == [11]
+    ledger.saw(11)
+    assert ledger.missed(rows, now) == []
+    assert ledger.floor == 12
 
 
 async def test_a_change_published_where_no_worker_listens_is_published_again_by_the_reconciler() -> None:
