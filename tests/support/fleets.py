@@ -47,9 +47,10 @@ class Fleet:
         provider: str = MEMORY_PROVIDER,
         database_url: str | None = None,
         keepalive: float = KEEPALIVE,
+        redis_persisted: bool = False,
         **env: str,
     ) -> None:
-        self.redis = PrivateRedis(directory).start()
+        self.redis = PrivateRedis(directory, persisted=redis_persisted).start()
         self.env = {
             "REDIS_URL": self.redis.url,
             "MCP_KEY_PREFIX": f"mcpfleet-{uuid.uuid4().hex[:8]}",

@@ -1,7 +1,8 @@
 """A private ``redis-server`` on a free loopback port, for tests that stop and restart Redis.
 
 Never the shared 127.0.0.1:6379: ``stop()`` is ``SHUTDOWN NOSAVE`` and ``start()`` comes back on
-the same port, empty (``--save ""``, no AOF), as after a crash.
+the same port, empty (``--save ""``, no AOF), as after a crash; or, ``persisted``, with every write
+it had (AOF, fsync always), as a production Redis restarted.
 """
 
 from __future__ import annotations
@@ -54,11 +55,17 @@ def shutdown(port: int) -> None:
     subprocess.run(argv, check=False, timeout=10, capture_output=True)
 
 
+# Every write on disk before it is answered: a server stopped and started again comes back with
+# what it had (the sessions and logs of open streams), as a production Redis with AOF would.
+PERSISTED = ("--appendonly", "yes", "--appendfsync", "always")
+
+
 class PrivateRedis:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, persisted: bool = False) -> None:
         self.port = free_port()
         self.directory = directory
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.extra = PERSISTED if persisted else ()
 
     def ping(self) -> bool:
         client = redis_client(self.port)
@@ -73,7 +80,7 @@ class PrivateRedis:
         wait_until(f"private redis on {self.port} {'up' if up else 'down'}", lambda: self.ping() == up, 10)
 
     def start(self) -> PrivateRedis:
-        start_server(self.port, self.directory)
+        start_server(self.port, self.directory, *self.extra)
         self._wait(up=True)
         return self
 
