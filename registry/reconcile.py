@@ -167,9 +167,9 @@ class Reconciler:
         published = True
         found = await _in_thread(_changed, missed)
         # Nothing to publish (deleted since, or no list named): no message will come back for it.
-        self.ledger.seen.update(set(missed) - {cid for cid, changed in found if changed})
-        for changeset, changed in found:
-            for message in changes.messages(changed, changeset):
+        self.ledger.seen.update(set(missed) - {opened.id for opened, changed in found if changed})
+        for opened, changed in found:
+            for message in changes.messages(changed, opened):
                 try:
                     await self.bus.publish(CHANGES, message)
                 except Exception:
@@ -207,13 +207,13 @@ def _since(floor: int) -> list[Row]:
     return list(ChangeSet.objects.filter(id__gt=floor).order_by("id").values_list("id", "created_at"))
 
 
-def _changed(ids: list[int]) -> list[tuple[int, dict[str, list[str]]]]:
+def _changed(ids: list[int]) -> list[tuple[changes.Opened, dict[str, list[str]]]]:
     """What each change set changed, as ``changes.messages`` takes it: kind → the URIs."""
     from .changeset_models import ChangeSet
 
-    rows = ChangeSet.objects.filter(id__in=ids).order_by("id").values_list("id", "kinds", "uris")
+    rows = ChangeSet.objects.filter(id__in=ids).order_by("id").values_list("id", "uid", "kinds", "uris")
     # The URIs are the resources' (``resources/updated``); the other kinds carry none.
     return [
-        (cid, {kind: (list(uris) if kind == "resources" else []) for kind in kinds})
-        for cid, kinds, uris in rows
+        (changes.Opened(cid, uid.hex), {kind: (list(uris) if kind == "resources" else []) for kind in kinds})
+        for cid, uid, kinds, uris in rows
     ]
