@@ -1,7 +1,8 @@
 """A registry edit made while Redis is down reaches every stream once Redis is back (issue 38
 item 4): two worker processes on one PostgreSQL database and a private Redis that keeps every write
-(AOF), a 2025-11-25 session's GET stream on each, read as a client does (cut off by the outage, it
-resumes with ``Last-Event-ID``).
+(AOF); a 2025-11-25 session's GET stream on each, read as a client does (cut off by the outage, it
+resumes with ``Last-Event-ID``), and a legacy HTTP+SSE client on worker A, whose stream is kept
+through the outage (it cannot resume: ``transports/legacy_sse.py`` ``RIDE_OUT_SECONDS``).
 
 The edit's own publish fails (Redis is down), so only the reconcilers can announce it. Redis stays
 down until every worker's reconciler has found the change set missed and failed to publish it again,
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx
@@ -22,7 +24,14 @@ import pytest
 
 from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.fleets import Fleet, running_fleet
-from tests.support.mcp_http import open_session, sse_events, stream_headers
+from tests.support.mcp_http import (
+    POST_HEADERS,
+    initialize_message,
+    notification,
+    open_session,
+    sse_events,
+    stream_headers,
+)
 from tests.support.polling import eventually
 from tests.support.postgres import temporary_database
 
@@ -102,10 +111,63 @@ class ResumingStream:
             await self.task
 
 
+class LegacyStream:
+    """A 2024-11-05 HTTP+SSE client, initialized, its stream read all along. It cannot resume: a
+    stream cut by the outage is its session lost (``ended``)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.events = sse_events(response)
+        self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.ended = False
+        self.task: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, client: httpx.AsyncClient, worker: LiveServer, stack: AsyncExitStack) -> LegacyStream:
+        url = f"{worker.base_url}/sse"
+        response = await stack.enter_async_context(
+            client.stream("GET", url, headers={"accept": "text/event-stream"})
+        )
+        assert response.status_code == 200
+        stream = cls(response)
+        endpoint = await anext(stream.events)
+        assert endpoint.event == "endpoint"
+        post_url = str(httpx.URL(url).join(endpoint.data or ""))
+        posted = await client.post(post_url, headers=POST_HEADERS, json=initialize_message("2024-11-05"))
+        assert posted.status_code == 202, posted.text
+        stream.task = asyncio.create_task(stream._read())
+        assert "result" in (await asyncio.wait_for(stream.messages.get(), WAIT))
+        initialized = notification("notifications/initialized")
+        sent = await client.post(post_url, headers=POST_HEADERS, json=initialized)
+        assert sent.status_code == 202, sent.text
+        return stream
+
+    async def _read(self) -> None:
+        with contextlib.suppress(httpx.TransportError):
+            async for event in self.events:
+                if event.data:
+                    await self.messages.put(event.message)
+        self.ended = True
+
+    async def next_message(self, seconds: float) -> dict[str, Any] | None:
+        try:
+            return await asyncio.wait_for(self.messages.get(), seconds)
+        except TimeoutError:
+            assert not self.ended, "the HTTP+SSE stream ended: its session is lost"
+            return None
+
+    async def close(self) -> None:
+        assert self.task is not None
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
 async def test_an_edit_made_while_redis_is_down_reaches_every_stream_once_redis_is_back(fleet: Fleet) -> None:
     a, b = fleet.start(2)
-    async with httpx.AsyncClient(timeout=WAIT) as client:
-        streams = [await ResumingStream.open(client, a), await ResumingStream.open(client, b)]
+    async with httpx.AsyncClient(timeout=WAIT) as client, AsyncExitStack() as stack:
+        legacy = await LegacyStream.open(client, a, stack)
+        resuming = [await ResumingStream.open(client, a), await ResumingStream.open(client, b)]
+        streams: list[LegacyStream | ResumingStream] = [legacy, *resuming]
 
         fleet.redis.stop()
         name = f"offline_{uuid.uuid4().hex[:6]}"
@@ -120,7 +182,8 @@ async def test_an_edit_made_while_redis_is_down_reaches_every_stream_once_redis_
 
         for stream in streams:
             assert await stream.next_message(WAIT) == LIST_CHANGED
-            assert stream.resumed >= 1  # the outage did cut it
+        assert all(stream.resumed >= 1 for stream in resuming)  # the outage did cut them
+        assert not legacy.ended  # kept through the outage: its client could not have resumed
         for stream in streams:
             assert await stream.next_message(4 * RECONCILE) is None  # once: every republish claimed once
             await stream.close()
