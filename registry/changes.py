@@ -20,9 +20,9 @@ the bus messages carry its id and are named by its ``uid`` (message id ``cs<uid>
 id, which a fresh or restored database hands out again while Redis still holds the claims of the
 old ones). A worker that never got a message finds the change set in the database and publishes
 the same messages again (``reconcile.py``); the fan-out claims a change by its message id, so its
-clients are notified once either way. The
-row is opened inside the transaction (in the savepoint of the first change: if that savepoint
-rolls back, the next change opens another), so a rolled-back transaction leaves none.
+clients are notified once either way. The row is opened inside the transaction (in the savepoint
+of the first change: if that savepoint rolls back, the next change opens another), so a
+rolled-back transaction leaves none.
 """
 
 from __future__ import annotations

@@ -167,7 +167,8 @@ class Reconciler:
         published = True
         found = await _in_thread(_changed, missed)
         # Nothing to publish (deleted since, or no list named): no message will come back for it.
-        self.ledger.seen.update(set(missed) - {opened.id for opened, changed in found if changed})
+        for changeset in set(missed) - {opened.id for opened, changed in found if changed}:
+            self.ledger.saw(changeset)
         for opened, changed in found:
             for message in changes.messages(changed, opened):
                 try:
