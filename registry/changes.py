@@ -264,6 +264,7 @@ def messages(kinds: dict[str, Collection[str]], changeset: Opened | None = None)
         }
         if changeset is not None:
             message["changeset"] = changeset.id  # what the reconcilers' ledgers count
+            message["changeset_uid"] = changeset.uid  # their newest, to find a restore by
         out.append(message)
     return out
 

@@ -20,6 +20,14 @@ and is published again at every check, and the floor does not move past it; repe
 the fan-out claims each message id once. A check whose publish fails rebuilds this worker's
 snapshot meanwhile, so ``tools/list`` is right while the streams wait for Redis.
 
+A database restored from a backup (or replaced) goes back under the workers, and restoring writes
+no change set: each check also reads the newest change set the worker has read before; when it is
+gone (or another row holds its id: ids repeat after a restore), the worker reads its ledger and
+snapshot again and announces every list as changed, under message ids named by the vanished change
+set's ``uid`` (the same on every worker that finds it: the fan-out writes it once). Retention that
+deletes the newest change set (older than its window, named by no version) looks the same: clients
+re-list once.
+
 Ids are handed out when a change set opens and become visible when it commits, so a lower id can
 commit after a higher one. The floor (below which nothing is looked at again) only moves past
 change sets older than ``REGISTRY_RECONCILE_SETTLE_SECONDS``: a transaction held open longer than
@@ -43,6 +51,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from mcp_protocol.bus.base import CHANGES
+from mcp_protocol.fanout.notifications import KINDS
 
 from . import changes
 
@@ -56,6 +65,7 @@ INTERVAL = 3.0  # s between two checks (setting REGISTRY_RECONCILE_SECONDS; 0 tu
 SETTLE = 60.0  # s a change set may take to commit (setting REGISTRY_RECONCILE_SETTLE_SECONDS)
 
 Row = tuple[int, datetime.datetime]  # a change set's id and when it opened
+Newest = tuple[int, str]  # the newest change set a check read: its id and uid (hex)
 
 
 def interval() -> float:
@@ -105,6 +115,7 @@ class Reconciler:
         self.loop = asyncio.get_running_loop()
         self.ledger = Ledger(0, settle=settle)
         self._primed = False
+        self.newest: Newest | None = None
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -120,7 +131,7 @@ class Reconciler:
         self._tasks = [asyncio.create_task(self._read(self._subscription)), asyncio.create_task(self._poll())]
 
     async def _prime(self) -> None:
-        floor, recent = await _in_thread(_start, self.settle)
+        floor, recent, self.newest = await _in_thread(_start, self.settle)
         self.ledger = Ledger(floor, recent, settle=self.settle)
         self._primed = True
         # What the ledger counts as seen is in the snapshot: a change set committed between the
@@ -139,9 +150,12 @@ class Reconciler:
 
     async def _read(self, subscription: Subscription) -> None:
         async for message in subscription:
-            changeset = message.get("changeset")
+            changeset, uid = message.get("changeset"), message.get("changeset_uid")
             if isinstance(changeset, int) and not isinstance(changeset, bool):
                 self.ledger.saw(changeset)
+                # Heard before any check reads it: a restore right after it must still be found.
+                if isinstance(uid, str) and (self.newest is None or changeset > self.newest[0]):
+                    self.newest = (changeset, uid)
 
     async def _poll(self) -> None:
         while True:
@@ -157,7 +171,11 @@ class Reconciler:
         if not self._primed:
             await self._prime()
             return []
-        rows = await _in_thread(_since, self.ledger.floor)
+        rows, newest = await _in_thread(_since, self.ledger.floor, self.newest)
+        if self.newest is not None and newest is None:
+            await self._went_back(self.newest)
+            return []
+        self.newest = newest
         missed = self.ledger.missed(rows, timezone.now())
         if not missed:
             return []
@@ -181,6 +199,21 @@ class Reconciler:
         return missed
 
 
+    async def _went_back(self, gone: Newest) -> None:
+        """The database no longer has change set ``gone``: restored from a backup, or replaced."""
+        logger.warning("registry change set %s is gone from the database (restored?): reading the "
+                       "registry again and announcing every list as changed", gone[0])
+        await self._prime()  # what the database has now counts as seen, and is served
+        for message in changes.messages({kind: () for kind in KINDS}):
+            # Named by what vanished, not at random: every worker that finds it publishes the same
+            # ids, and the fan-out writes them once.
+            message["id"] = f"gone{gone[1]}.{message['kind']}"
+            try:
+                await self.bus.publish(CHANGES, message)
+            except Exception:
+                logger.warning("could not announce the restored registry", exc_info=True)
+
+
 async def _in_thread(func: Any, *args: Any) -> Any:
     def run() -> Any:
         try:
@@ -191,21 +224,35 @@ async def _in_thread(func: Any, *args: Any) -> Any:
     return await sync_to_async(run, thread_sensitive=False)()
 
 
-def _start(settle: float) -> tuple[int, list[int]]:
-    """The floor (the newest settled change set) and the ids of the recent ones above it."""
+def _start(settle: float) -> tuple[int, list[int], Newest | None]:
+    """The floor (the newest settled change set), the ids of the recent ones above it, and the
+    newest of all."""
     from .changeset_models import ChangeSet
 
     cutoff = timezone.now() - datetime.timedelta(seconds=settle)
     recent = list(ChangeSet.objects.filter(created_at__gt=cutoff).values_list("id", flat=True))
     settled = ChangeSet.objects.filter(created_at__lte=cutoff).order_by("-id").values_list("id", flat=True)
     floor = settled.first() or 0
-    return floor, [cid for cid in recent if cid > floor]
+    newest = ChangeSet.objects.order_by("-id").values_list("id", "uid").first()
+    return floor, [cid for cid in recent if cid > floor], _newest(newest)
 
 
-def _since(floor: int) -> list[Row]:
+def _since(floor: int, newest: Newest | None) -> tuple[list[Row], Newest | None]:
+    """The change sets above ``floor``, and the newest change set now: the newest of them, else
+    ``newest`` if the database still has it (same id, same uid), else None (it went back)."""
     from .changeset_models import ChangeSet
 
-    return list(ChangeSet.objects.filter(id__gt=floor).order_by("id").values_list("id", "created_at"))
+    rows = list(ChangeSet.objects.filter(id__gt=floor).order_by("id").values_list("id", "created_at", "uid"))
+    if newest is not None and not any(cid == newest[0] and uid.hex == newest[1] for cid, _, uid in rows):
+        # Not among them (below the floor, or gone): one look by primary key.
+        if not ChangeSet.objects.filter(pk=newest[0], uid=newest[1]).exists():
+            return [(cid, opened) for cid, opened, _ in rows], None
+    now = (rows[-1][0], rows[-1][2].hex) if rows else newest
+    return [(cid, opened) for cid, opened, _ in rows], now
+
+
+def _newest(row: Any) -> Newest | None:
+    return None if row is None else (int(row[0]), row[1].hex)
 
 
 def _changed(ids: list[int]) -> list[tuple[changes.Opened, dict[str, list[str]]]]:

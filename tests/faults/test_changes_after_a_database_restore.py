@@ -4,8 +4,10 @@ Redis that outlives it (issue 38 item 6).
 Change set ids start again on a restored or fresh database, while Redis keeps the fan-out's
 exactly-once claims (an hour) of the change sets it already wrote. Named by the id, the new edit's
 messages were taken for the old ones, already written: no stream heard of it. Named by the change
-set's ``uid``, they cannot repeat across databases. Two worker processes, one PostgreSQL database
-(``pg_dump`` / ``pg_restore`` for the backup), a private Redis, a GET stream on each worker.
+set's ``uid``, they cannot repeat across databases. The restore itself, which writes no change
+set, is found by the reconcilers (their newest change set is gone) and announced as every list
+changed, once. Two worker processes, one PostgreSQL database (``pg_dump`` / ``pg_restore`` for the
+backup), a private Redis, a GET stream on each worker.
 """
 
 from __future__ import annotations
@@ -37,7 +39,12 @@ from tests.support.postgres import temporary_database
 
 pytestmark = pytest.mark.timeout(180)
 WAIT = 20.0  # s: the deadline of every wait for something the fleet does by itself
+RECONCILE = 1.0  # s: REGISTRY_RECONCILE_SECONDS of the workers
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+EVERY_LIST_CHANGED = [
+    {"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"}
+    for kind in ("tools", "resources", "prompts")
+]
 ADD_TOOL = (
     "from registry.models import Tool; "
     "Tool.objects.create(name='{name}', description='d', kind='template', template_text='hi', "
@@ -53,7 +60,10 @@ def database_url() -> Iterator[str]:
 
 @pytest.fixture
 def fleet(tmp_path: Path, database_url: str) -> Iterator[Fleet]:
-    with running_fleet(tmp_path, provider=REGISTRY_PROVIDER, database_url=database_url) as fleet:
+    with running_fleet(
+        tmp_path, provider=REGISTRY_PROVIDER, database_url=database_url,
+        REGISTRY_RECONCILE_SECONDS=str(RECONCILE),
+    ) as fleet:
         fleet.migrate()
         yield fleet
 
@@ -105,15 +115,22 @@ async def test_every_edit_reaches_every_stream_across_a_backup_and_restore(
         everyone = await open_streams(client, workers, streams)
         await asyncio.to_thread(pg, "pg_dump", "-Fc", "-f", str(backup), "-d", database_url)
         lost = await edit_reaches_every_stream(fleet, everyone)  # change set N, claimed in Redis
-        # The database goes back to the backup, workers and streams live: the next change set is
-        # N again.
-        await asyncio.to_thread(pg, "pg_restore", "--clean", "--if-exists", "-d", database_url, str(backup))
+        # The database goes back to the backup (one transaction: no worker reads it half
+        # restored), workers and streams live: the next change set is N again.
+        restore = ["--clean", "--if-exists", "--single-transaction", "-d", database_url, str(backup)]
+        await asyncio.to_thread(pg, "pg_restore", *restore)
+        for events in everyone:  # the reconcilers found the restore: every list changed, once
+            announced = [(await next_data(events, WAIT)).message for _ in EVERY_LIST_CHANGED]
+            assert announced == EVERY_LIST_CHANGED
+        for events in everyone:
+            await next_comment(events, 2 * RECONCILE + 1)
+        for worker in workers:
+            assert not await serves(client, worker, lost)  # restored away, announced: served so
         name = await edit_reaches_every_stream(fleet, everyone)
         await edit_reaches_every_stream(fleet, everyone)
     async with httpx.AsyncClient(timeout=WAIT) as client:
         for worker in workers:
             assert await serves(client, worker, name)
-            assert not await serves(client, worker, lost)  # restored away
 
 
 async def test_an_edit_on_a_fresh_database_beside_an_old_redis_reaches_every_stream(

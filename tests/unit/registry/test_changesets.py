@@ -142,6 +142,36 @@ async def test_a_change_published_where_no_worker_listens_is_published_again_by_
         await heard.close()
 
 
+async def test_a_database_that_went_back_is_read_again_and_every_list_announced_once() -> None:
+    # A restore writes no change set; the newest one the reconciler read is gone after it.
+    provider = RegistryProvider()
+    bus = mcp_settings.backend("BUS")
+    heard = await bus.subscribe(CHANGES)
+    reconciler = Reconciler(provider, bus, every=3600.0)
+    await reconciler.start()
+    try:
+        await sync_to_async(tool("before_the_restore").save)()
+        await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0)
+        assert await reconciler.check() == []
+        gone = await sync_to_async(lambda: ChangeSet.objects.get().uid)()
+        assert reconciler.newest is not None and reconciler.newest[1] == gone.hex
+
+        def restore() -> None:  # to before the tool: its version and change set gone
+            Tool.history.model.objects.all().delete()
+            ChangeSet.objects.all().delete()
+
+        await sync_to_async(restore)()
+        assert await reconciler.check() == []
+        announced = [await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0) for _ in range(3)]
+        kinds = ("tools", "resources", "prompts")
+        assert [m["id"] for m in announced] == [f"gone{gone.hex}.{kind}" for kind in kinds]
+        assert reconciler.newest is None
+        assert await reconciler.check() == []  # once
+    finally:
+        await reconciler.stop()
+        await heard.close()
+
+
 async def test_a_change_whose_message_arrived_is_not_published_again() -> None:
     provider = RegistryProvider()
     bus = mcp_settings.backend("BUS")
