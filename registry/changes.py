@@ -16,11 +16,13 @@ synchronous callers (the admin's try-it) see the change without waiting for the 
 
 Every change is also written down: the transaction's first change opens its ``ChangeSet`` row
 (who and from where: ``authorship.py``), later ones add the lists and URIs it did not name yet, and
-the bus messages carry its id (message id ``cs<id>.<kind>``). A worker that never got a message
-finds the change set in the database and publishes the same messages again (``reconcile.py``);
-the fan-out claims a change by its message id, so its clients are notified once either way. The
-row is opened inside the transaction (in the savepoint of the first change: if that savepoint
-rolls back, the next change opens another), so a rolled-back transaction leaves none.
+the bus messages carry its id and are named by its ``uid`` (message id ``cs<uid>.<kind>``; not the
+id, which a fresh or restored database hands out again while Redis still holds the claims of the
+old ones). A worker that never got a message finds the change set in the database and publishes
+the same messages again (``reconcile.py``); the fan-out claims a change by its message id, so its
+clients are notified once either way. The row is opened inside the transaction (in the savepoint
+of the first change: if that savepoint rolls back, the next change opens another), so a
+rolled-back transaction leaves none.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import uuid
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from django.db import models, transaction
 
@@ -61,13 +63,21 @@ def track(provider: Stale) -> None:
     _providers.add(provider)
 
 
+class Opened(NamedTuple):
+    """A change set as its messages name it: its id (the reconciler's order) and its ``uid`` (the
+    message ids and fan-out claims: unique across databases)."""
+
+    id: int
+    uid: str  # hex
+
+
 class _Batch:
     """The changes of one transaction on one connection, published together by ``flush``, and the
     change set row they are written down in."""
 
     def __init__(self) -> None:
         self.kinds: dict[str, set[str]] = {}  # filled by on_commit entries: what committed
-        self.changeset: int | None = None
+        self.opened: Opened | None = None
         self._recorded: dict[str, set[str]] = {}  # what the change set row says
         self._opened: Any = None  # the on_commit marker queued in the savepoint that opened it
         self._opened_in: set[str] = set()  # the savepoints open then
@@ -93,7 +103,7 @@ class _Batch:
         # batch too: no need to look (an import notes thousands of changes).
         if not self.is_open(connection):
             self._recorded = {kind: set(uris)}
-            self.changeset = open_changeset(self._recorded, using, insert)
+            self.opened = open_changeset(self._recorded, using, insert)
             self._opened = partial(_opened_marker)  # a new object: entries are found by identity
             self._opened_in = open_savepoints(connection)
             transaction.on_commit(self._opened, using=using)
@@ -103,15 +113,19 @@ class _Batch:
                 kinds=_kinds(self._recorded), uris=_uris(self._recorded)
             )
 
+    @property
+    def changeset(self) -> int | None:
+        return None if self.opened is None else self.opened.id
+
     def is_open(self, connection: Any) -> bool:
         """Whether the change set row this batch opened is still part of the transaction."""
-        return self.changeset is not None and (
+        return self.opened is not None and (
             not self._opened_in or any(e[1] is self._opened for e in on_commit_entries(connection))
         )
 
     def flush(self) -> None:
         if self.kinds:  # every change may have been in savepoints that rolled back
-            publish(self.kinds, self.changeset)
+            publish(self.kinds, self.opened)
 
 
 def _opened_marker() -> None:
@@ -132,8 +146,8 @@ Insert = Callable[["ChangeSet"], None]
 
 def open_changeset(
     changed: dict[str, set[str]], using: str | None = None, insert: Insert | None = None
-) -> int:
-    """Insert the change set row of a change (its author from ``authorship``); returns its id.
+) -> Opened:
+    """Insert the change set row of a change (its author from ``authorship``); returns its id and uid.
     ``insert``: a caller's own INSERT of the row (``history.py`` writes the transaction's first
     historical row in the same statement, saving a round trip per save)."""
     from .changeset_models import ChangeSet
@@ -151,7 +165,7 @@ def open_changeset(
         row.save(force_insert=True, using=using)
     else:
         insert(row)
-    return int(row.pk)
+    return Opened(int(row.pk), row.uid.hex)
 
 
 _BATCH_ATTR = "_mcp_registry_batch"
@@ -233,14 +247,15 @@ def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:
     return next((entry for entry in reversed(entries) if entry[1] == batch.flush), None)
 
 
-def messages(kinds: Mapping[str, Collection[str]], changeset: int | None = None) -> list[dict[str, Any]]:
+def messages(kinds: Mapping[str, Collection[str]], changeset: Opened | None = None) -> list[dict[str, Any]]:
     """The bus ``changes`` messages of a change, one per kind in ``KINDS`` order. A change set's
-    messages have ids of their own (``cs<id>.<kind>``): the same whoever publishes them."""
+    messages have ids of their own (``cs<uid>.<kind>``): the same whoever publishes them, and
+    never those of another database's change set (the fan-out claims a message id once)."""
     out = []
     for kind in KINDS:
         if kind not in kinds:
             continue
-        message_id = uuid.uuid4().hex if changeset is None else f"cs{changeset}.{kind}"
+        message_id = uuid.uuid4().hex if changeset is None else f"cs{changeset.uid}.{kind}"
         # "at" (wall clock) lets every worker measure the bus delivery lag (/metrics).
         message: dict[str, Any] = {
             "id": message_id,
@@ -249,12 +264,13 @@ def messages(kinds: Mapping[str, Collection[str]], changeset: int | None = None)
             "at": time.time(),
         }
         if changeset is not None:
-            message["changeset"] = changeset
+            message["changeset"] = changeset.id  # what the reconcilers' ledgers count
+            message["changeset_uid"] = changeset.uid  # their newest, to find a restore by
         out.append(message)
     return out
 
 
-def publish(kinds: dict[str, set[str]], changeset: int | None = None) -> None:
+def publish(kinds: dict[str, set[str]], changeset: Opened | None = None) -> None:
     """Tell this process's providers, then every worker through the bus. Never raises: the data is
     committed already, and a bus outage must not turn a successful save into an error page (the
     workers' reconcilers find the change set instead)."""

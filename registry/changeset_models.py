@@ -6,10 +6,13 @@ outside a transaction is one of its own. The row says who (``actor``: ``user:<na
 ``token:<name>`` or ``system``), from where (``source``), when, and what changed for the clients
 (``kinds``: the lists; ``uris``: the resources), so a worker that missed the bus message can still
 serve the change and notify its clients (``reconcile.py``, which reads ids by primary key only),
-and the history of every definition can group its versions by it.
+and the history of every definition can group its versions by it. Its ``uid`` names its bus
+messages across databases.
 """
 
 from __future__ import annotations
+
+import uuid
 
 from django.conf import settings
 from django.db import models
@@ -26,6 +29,12 @@ class ChangeSet(models.Model):
         SYSTEM = "system", "system"
 
     id = models.BigAutoField(primary_key=True)
+    # What the change set's bus messages and fan-out claims are named by (``cs<uid>.<kind>``), not
+    # its id: ids start again on a fresh or restored database while Redis keeps the claims of the
+    # old ones for an hour, and every worker would take the new change for one already written
+    # (issue 38 item 6). Drawn when the row is made, so it never repeats whatever the database's
+    # history; a restored row keeps its own, so republishing it is still claimed once.
+    uid = models.UUIDField(default=uuid.uuid4, editable=False)
     # Set by the writer's clock when the change set opens (before its transaction commits): the
     # reconciler lets a change set settle for ``reconcile.SETTLE`` seconds before it stops looking
     # for change sets with lower ids that commit later.

@@ -10,8 +10,23 @@ to the bus): it notes the change set of every ``changes`` message it receives, a
 above its floor, one query by primary key. A change set it never heard of is published again on
 this worker's bus with the messages of the original (``changes.messages``: same ids, so the fan-out
 claims it once however many workers republish it); every worker then rebuilds its snapshot and the
-sessions get ``list_changed`` / ``resources/updated`` as for any change. If the bus refuses the
-publish too, this worker at least rebuilds its own snapshot.
+sessions get ``list_changed`` / ``resources/updated`` as for any change.
+
+A change set counts as handled only once its message comes back on this worker's own
+subscription (the one its fan-out reads), never when the publish is merely sent: during a Redis
+outage the publish fails, and just after one it can succeed into a pub/sub whose subscribers have
+not re-subscribed yet (Redis keeps no history: at-most-once). Until it is heard it stays suspect
+and is published again at every check, and the floor does not move past it; repeats cost nothing,
+the fan-out claims each message id once. A check whose publish fails rebuilds this worker's
+snapshot meanwhile, so ``tools/list`` is right while the streams wait for Redis.
+
+A database restored from a backup (or replaced) goes back under the workers, and restoring writes
+no change set: each check also reads the newest change set the worker has read before; when it is
+gone (or another row holds its id: ids repeat after a restore), the worker reads its ledger and
+snapshot again and announces every list as changed, under message ids named by the vanished change
+set's ``uid`` (the same on every worker that finds it: the fan-out writes it once). Retention that
+deletes the newest change set (older than its window, named by no version) looks the same: clients
+re-list once.
 
 Ids are handed out when a change set opens and become visible when it commits, so a lower id can
 commit after a higher one. The floor (below which nothing is looked at again) only moves past
@@ -36,6 +51,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from mcp_protocol.bus.base import CHANGES
+from mcp_protocol.fanout.notifications import KINDS
 
 from . import changes
 
@@ -49,6 +65,7 @@ INTERVAL = 3.0  # s between two checks (setting REGISTRY_RECONCILE_SECONDS; 0 tu
 SETTLE = 60.0  # s a change set may take to commit (setting REGISTRY_RECONCILE_SETTLE_SECONDS)
 
 Row = tuple[int, datetime.datetime]  # a change set's id and when it opened
+Newest = tuple[int, str]  # the newest change set a check read: its id and uid (hex)
 
 
 def interval() -> float:
@@ -73,14 +90,16 @@ class Ledger:
 
     def missed(self, rows: Sequence[Row], now: datetime.datetime) -> list[int]:
         """The change sets among ``rows`` (every one above the floor, by id) that two checks in a
-        row found unseen, now counted as seen; the floor moves up past the settled ones.
+        row found unseen; the floor moves up past the settled ones.
 
         Two checks: a change set's message is published after its commit, so a check between the
-        two finds it committed and not yet heard, and would publish it again for nothing."""
+        two finds it committed and not yet heard, and would publish it again for nothing. A missed
+        change set is not counted as seen here: only its message heard back (``saw``) does that,
+        so one whose republish is lost (Redis down, or back before the subscribers) is reported
+        again by the next check, and the floor waits for it."""
         unseen = {cid for cid, _ in rows if cid > self.floor and cid not in self.seen}
         missed = sorted(unseen & self.suspect)
-        self.suspect = unseen - self.suspect
-        self.seen.update(missed)
+        self.suspect = unseen
         cutoff = now - datetime.timedelta(seconds=self.settle)
         for cid, opened in sorted(rows):
             if opened > cutoff or cid in self.suspect:  # a suspect is looked at again next time
@@ -96,6 +115,7 @@ class Reconciler:
         self.loop = asyncio.get_running_loop()
         self.ledger = Ledger(0, settle=settle)
         self._primed = False
+        self.newest: Newest | None = None
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -111,7 +131,7 @@ class Reconciler:
         self._tasks = [asyncio.create_task(self._read(self._subscription)), asyncio.create_task(self._poll())]
 
     async def _prime(self) -> None:
-        floor, recent = await _in_thread(_start, self.settle)
+        floor, recent, self.newest = await _in_thread(_start, self.settle)
         self.ledger = Ledger(floor, recent, settle=self.settle)
         self._primed = True
         # What the ledger counts as seen is in the snapshot: a change set committed between the
@@ -130,9 +150,12 @@ class Reconciler:
 
     async def _read(self, subscription: Subscription) -> None:
         async for message in subscription:
-            changeset = message.get("changeset")
+            changeset, uid = message.get("changeset"), message.get("changeset_uid")
             if isinstance(changeset, int) and not isinstance(changeset, bool):
                 self.ledger.saw(changeset)
+                # Heard before any check reads it: a restore right after it must still be found.
+                if isinstance(uid, str) and (self.newest is None or changeset > self.newest[0]):
+                    self.newest = (changeset, uid)
 
     async def _poll(self) -> None:
         while True:
@@ -148,14 +171,24 @@ class Reconciler:
         if not self._primed:
             await self._prime()
             return []
-        rows = await _in_thread(_since, self.ledger.floor)
+        rows, newest = await _in_thread(_since, self.ledger.floor, self.newest)
+        if self.newest is not None and newest is None:
+            await self._went_back(self.newest)
+            return []
+        self.newest = newest
         missed = self.ledger.missed(rows, timezone.now())
         if not missed:
             return []
+        # Not marked seen here: a publish that fails, or succeeds while no worker has re-subscribed,
+        # must be tried again; the mark comes when _read hears the message back.
         logger.info("registry change sets %s never came on the bus: publishing them again", missed)
         published = True
-        for changeset, changed in await _in_thread(_changed, missed):
-            for message in changes.messages(changed, changeset):
+        found = await _in_thread(_changed, missed)
+        # Nothing to publish (deleted since, or no list named): no message will come back for it.
+        for changeset in set(missed) - {opened.id for opened, changed in found if changed}:
+            self.ledger.saw(changeset)
+        for opened, changed in found:
+            for message in changes.messages(changed, opened):
                 try:
                     await self.bus.publish(CHANGES, message)
                 except Exception:
@@ -164,6 +197,21 @@ class Reconciler:
         if not published:
             await self.provider.refresh()  # this worker serves them, at least
         return missed
+
+
+    async def _went_back(self, gone: Newest) -> None:
+        """The database no longer has change set ``gone``: restored from a backup, or replaced."""
+        logger.warning("registry change set %s is gone from the database (restored?): reading the "
+                       "registry again and announcing every list as changed", gone[0])
+        await self._prime()  # what the database has now counts as seen, and is served
+        for message in changes.messages({kind: () for kind in KINDS}):
+            # Named by what vanished, not at random: every worker that finds it publishes the same
+            # ids, and the fan-out writes them once.
+            message["id"] = f"gone{gone[1]}.{message['kind']}"
+            try:
+                await self.bus.publish(CHANGES, message)
+            except Exception:
+                logger.warning("could not announce the restored registry", exc_info=True)
 
 
 async def _in_thread(func: Any, *args: Any) -> Any:
@@ -176,30 +224,44 @@ async def _in_thread(func: Any, *args: Any) -> Any:
     return await sync_to_async(run, thread_sensitive=False)()
 
 
-def _start(settle: float) -> tuple[int, list[int]]:
-    """The floor (the newest settled change set) and the ids of the recent ones above it."""
+def _start(settle: float) -> tuple[int, list[int], Newest | None]:
+    """The floor (the newest settled change set), the ids of the recent ones above it, and the
+    newest of all."""
     from .changeset_models import ChangeSet
 
     cutoff = timezone.now() - datetime.timedelta(seconds=settle)
     recent = list(ChangeSet.objects.filter(created_at__gt=cutoff).values_list("id", flat=True))
     settled = ChangeSet.objects.filter(created_at__lte=cutoff).order_by("-id").values_list("id", flat=True)
     floor = settled.first() or 0
-    return floor, [cid for cid in recent if cid > floor]
+    newest = ChangeSet.objects.order_by("-id").values_list("id", "uid").first()
+    return floor, [cid for cid in recent if cid > floor], _newest(newest)
 
 
-def _since(floor: int) -> list[Row]:
+def _since(floor: int, newest: Newest | None) -> tuple[list[Row], Newest | None]:
+    """The change sets above ``floor``, and the newest change set now: the newest of them, else
+    ``newest`` if the database still has it (same id, same uid), else None (it went back)."""
     from .changeset_models import ChangeSet
 
-    return list(ChangeSet.objects.filter(id__gt=floor).order_by("id").values_list("id", "created_at"))
+    rows = list(ChangeSet.objects.filter(id__gt=floor).order_by("id").values_list("id", "created_at", "uid"))
+    if newest is not None and not any(cid == newest[0] and uid.hex == newest[1] for cid, _, uid in rows):
+        # Not among them (below the floor, or gone): one look by primary key.
+        if not ChangeSet.objects.filter(pk=newest[0], uid=newest[1]).exists():
+            return [(cid, opened) for cid, opened, _ in rows], None
+    now = (rows[-1][0], rows[-1][2].hex) if rows else newest
+    return [(cid, opened) for cid, opened, _ in rows], now
 
 
-def _changed(ids: list[int]) -> list[tuple[int, dict[str, list[str]]]]:
+def _newest(row: Any) -> Newest | None:
+    return None if row is None else (int(row[0]), row[1].hex)
+
+
+def _changed(ids: list[int]) -> list[tuple[changes.Opened, dict[str, list[str]]]]:
     """What each change set changed, as ``changes.messages`` takes it: kind → the URIs."""
     from .changeset_models import ChangeSet
 
-    rows = ChangeSet.objects.filter(id__in=ids).order_by("id").values_list("id", "kinds", "uris")
+    rows = ChangeSet.objects.filter(id__in=ids).order_by("id").values_list("id", "uid", "kinds", "uris")
     # The URIs are the resources' (``resources/updated``); the other kinds carry none.
     return [
-        (cid, {kind: (list(uris) if kind == "resources" else []) for kind in kinds})
-        for cid, kinds, uris in rows
+        (changes.Opened(cid, uid.hex), {kind: (list(uris) if kind == "resources" else []) for kind in kinds})
+        for cid, uid, kinds, uris in rows
     ]

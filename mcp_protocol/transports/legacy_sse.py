@@ -27,6 +27,7 @@ from urllib.parse import parse_qs
 from ..auth import principal as caller
 from ..jsonrpc import Notification, Request, Response, error_id, parse_body
 from ..session import Session
+from ..store_errors import StoreUnavailable
 from ..stores.events import STANDALONE_STREAM
 from . import logcontext
 from .auth import resolve_caller
@@ -49,6 +50,10 @@ _TASKS: set[asyncio.Task[None]] = set()  # requests running in the background (k
 # are not enough: written back to back they land in one read. Only on this deprecated transport,
 # and only for a request that reported progress (/mcp's POST streams are unaffected).
 PROGRESS_GAP_SECONDS = 0.05
+# How long the stream keeps its connection while the store (Redis) is unavailable. A 2024-11-05
+# client cannot resume a stream (no Last-Event-ID): a stream ended by an outage is a session lost,
+# and the registry changes announced meanwhile with it (issue 38 item 4). Past this, it ends.
+RIDE_OUT_SECONDS = 30.0
 
 
 def _endpoint_event(session_id: str) -> bytes:
@@ -109,11 +114,15 @@ class LegacySSEEndpoint:
                 await send(message)
 
             async def alive() -> bool:  # ends the stream once the session is gone (expiry)
-                return await rt.sessions.load(session.id) is not None
+                try:
+                    return await rt.sessions.load(session.id) is not None
+                except StoreUnavailable:
+                    return True  # the store is away: serve_log rides it out, or ends the stream
+
 
             await serve_log(
                 rt, session, first_send, receive, STANDALONE_STREAM, start, on_tick=alive, fresh=True,
-                progress_gap=PROGRESS_GAP_SECONDS,
+                progress_gap=PROGRESS_GAP_SECONDS, ride_out=RIDE_OUT_SECONDS,
             )
         finally:
             # The connection was the session: it ends with it, here and on every worker.

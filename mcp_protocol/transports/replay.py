@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..jsonrpc import dumps
-from ..store_errors import StreamLagging
+from ..store_errors import StoreUnavailable, StreamLagging
 from ..stores.events import Event
 from ..versions import sends_priming_event
 from . import sse
@@ -45,6 +45,7 @@ class SessionView(NamedTuple):
 
 
 FIRST_EVENT_WAIT = 0.2  # a bad Last-Event-ID fails in the store's first step (memory: at once; Redis: 1 RTT)
+RIDE_OUT_STEP = 0.25  # s between two tries of a store that went away, for a stream riding it out
 
 
 async def serve_log(
@@ -57,13 +58,16 @@ async def serve_log(
     on_tick: Callable[[], Awaitable[bool]] | None = None,
     fresh: bool = False,
     progress_gap: float = 0.0,
+    ride_out: float = 0.0,
 ) -> None:
     """Stream a log of the session (the standalone stream, or a POST stream being resumed):
     events after ``after``, then live ones, until the ``end`` marker, a disconnect or the session
     ending. Raises the store's ``UnknownEvent`` before any byte is sent. ``fresh``: ``after`` is
     the position a new stream was just given (not a client's Last-Event-ID): it is the priming
     event's id for clients that get one. ``progress_gap``: seconds between a progress notification
-    and the next response written after it (``legacy_sse``: see there why)."""
+    and the next response written after it (``legacy_sse``: see there why). ``ride_out``: seconds a
+    stream whose client cannot resume it (HTTP+SSE) keeps its connection while its store is
+    unavailable, reading on from its last event once the store is back, instead of ending."""
     events: AsyncIterator[Event] = rt.events.listen(session.id, stream_id, after)
     first: asyncio.Future[Event] | None = None
     if after is not None and not fresh:
@@ -106,10 +110,24 @@ async def serve_log(
 
     watch.task.add_done_callback(watch_done)
     complete = False
+    last: list[str | None] = [after]  # the last event read (a list: _pump moves it)
     try:
         try:
-            await _pump(first, events, writer, progress_gap)
-            complete = True
+            while True:
+                try:
+                    await _pump(first, events, writer, progress_gap, last)
+                    complete = True
+                    break
+                except StoreUnavailable:
+                    if not ride_out:
+                        raise
+                    # The client cannot come back for what it missed (no Last-Event-ID in
+                    # 2024-11-05 HTTP+SSE): keep its connection through a short outage and read on
+                    # from its last event, which the store still has once it is back.
+                    with contextlib.suppress(Exception):
+                        await events.aclose()  # type: ignore[attr-defined]
+                    await _ride_out(rt, session.id, ride_out)
+                    events, first = rt.events.listen(session.id, stream_id, last[0]), None
         except asyncio.CancelledError:
             if not state[1] or me.uncancel() > 0:
                 raise  # the caller's cancel, not (only) the watch's
@@ -130,11 +148,29 @@ async def serve_log(
         await writer.close(None if complete else retry_ms)
 
 
+async def _ride_out(rt: Runtime, session_id: str, seconds: float) -> None:
+    """Returns once the store answers again (a read of the session: the stream's own check);
+    ``StoreUnavailable`` if it does not within ``seconds``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        await asyncio.sleep(RIDE_OUT_STEP)
+        try:
+            await rt.sessions.load(session_id)
+            return
+        except StoreUnavailable:
+            if loop.time() >= deadline:
+                raise
+
+
 async def _pump(first: asyncio.Future[Event] | None, events: AsyncIterator[Event],
-                writer: sse.SSEWriter, progress_gap: float = 0.0) -> None:
+                writer: sse.SSEWriter, progress_gap: float = 0.0,
+                last: list[str | None] | None = None) -> None:
     event = await first if first is not None else await anext(events)
     progressed = False  # a progress notification went out since the last response
     while True:
+        if last is not None:
+            last[0] = event.id
         message = event.message
         marker = message.get(MARKER)
         if marker == "end":

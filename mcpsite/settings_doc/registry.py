@@ -65,7 +65,7 @@ REGISTRY_CHANGES: Section = (
         Var(
             "REGISTRY_RECONCILE_SECONDS",
             Code("registry.reconcile", "INTERVAL"),
-            "How often each worker (and `mcp_stdio`) reads the ids of the latest change sets (one query by primary key, off the request path) and publishes again a change whose bus message it never got: another key prefix, a process killed between commit and publish, or an in-memory bus in another process. `0` turns it off.",
+            "How often each worker (and `mcp_stdio`) reads the ids of the latest change sets (one query by primary key, off the request path) and publishes again a change whose bus message it never got: another key prefix, a process killed between commit and publish, or an in-memory bus in another process, or Redis down at the time (published again until it is heard); and finds a database restored under it (its newest change set gone: every list announced as changed). `0` turns it off.",
         ),
         Var(
             "REGISTRY_RECONCILE_SETTLE_SECONDS",

@@ -15,7 +15,7 @@ from django.test import override_settings
 from mcp_django.conf import mcp_settings
 from mcp_protocol.bus.base import CHANGES, Subscription
 from mcp_protocol.bus.memory import MemoryBus
-from registry.models import Prompt, Resource, Tool
+from registry.models import ChangeSet, Prompt, Resource, Tool
 from registry.provider import RegistryProvider
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,8 +52,10 @@ async def test_saving_a_tool_publishes_tools_list_changed_after_commit() -> None
     await sync_to_async(tool("t1").save)()
     message = await listener.next()
     assert message["kind"] == "tools" and message["uris"] == []
-    # Named after its change set (written down in the same transaction), the same for any publisher.
-    assert message["id"] == f"cs{message['changeset']}.tools"
+    # Named after its change set (written down in the same transaction), the same for any publisher:
+    # by its uid, which no other database's change set has (its id does repeat: issue 38 item 6).
+    uid = await sync_to_async(lambda: ChangeSet.objects.get(pk=message["changeset"]).uid)()
+    assert message["id"] == f"cs{uid.hex}.tools"
     await listener.subscription.close()
 
 

@@ -89,13 +89,34 @@ def test_the_ledger_reports_each_unseen_change_set_once_and_moves_its_floor_past
     assert ledger.missed(rows, now) == []  # unseen once: its message may be on its way
     assert ledger.floor == 10  # not past 11, a suspect
     assert ledger.missed(rows, now) == [11, 14]  # unseen by two checks in a row
-    assert ledger.floor == 12  # 13 and 14 may still have lower ids committing after them
+    assert ledger.floor == 10  # not past 11 until its message published again is heard
+    ledger.saw(11)
+    ledger.saw(14)  # their republished messages, heard back by the reconciler's reader
     assert ledger.missed(rows, now) == []
+    assert ledger.floor == 12  # 13 and 14 may still have lower ids committing after them
     assert ledger.missed([(15, old)], now) == []
     ledger.saw(15)  # its message came after the first check found it
     assert ledger.missed([(15, old)], now) == []
     assert ledger.missed([(16, old)], now) == []
     assert ledger.missed([(16, old)], now) == [16]  # settled but never seen: still reported
+
+
+def test_a_missed_change_set_whose_message_is_never_heard_back_is_reported_again_at_every_check() -> None:
+    # Issue 38 item 4: its publish failed (Redis down) or went out before any subscriber was back;
+    # marking it handled then lost it for good.
+    now = timezone.now()
+    old = now - datetime.timedelta(seconds=120)
+    ledger = Ledger(floor=10, settle=60.0)
+    rows = [(11, old), (12, old)]
+    assert ledger.missed(rows, now) == []
+    assert ledger.missed(rows, now) == [11, 12]
+    assert ledger.missed(rows, now) == [11, 12]  # published in vain: again
+    assert ledger.floor == 10
+    ledger.saw(12)
+    assert ledger.missed(rows, now) == [11]
+    ledger.saw(11)
+    assert ledger.missed(rows, now) == []
+    assert ledger.floor == 12
 
 
 async def test_a_change_published_where_no_worker_listens_is_published_again_by_the_reconciler() -> None:
@@ -109,12 +130,42 @@ async def test_a_change_published_where_no_worker_listens_is_published_again_by_
         with override_settings(MCP={**settings.MCP, "BUS": dict(MEMORY_BUS)}):
             assert mcp_settings.backend("BUS") is not bus
             await sync_to_async(Resource.objects.create)(uri="x:missed", name="missed", text="t")
-        changeset = await sync_to_async(lambda: ChangeSet.objects.get().pk)()
+        changeset, uid = await sync_to_async(lambda: ChangeSet.objects.values_list("pk", "uid").get())()
         assert await reconciler.check() == []  # its message may still be on its way
         assert await reconciler.check() == [changeset]
         message = await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0)
-        assert message["id"] == f"cs{changeset}.resources"  # the id its writer would have used
+        assert message["id"] == f"cs{uid.hex}.resources"  # the id its writer would have used
         assert message["uris"] == ["x:missed"] and message["changeset"] == changeset
+        assert await reconciler.check() == []  # once
+    finally:
+        await reconciler.stop()
+        await heard.close()
+
+
+async def test_a_database_that_went_back_is_read_again_and_every_list_announced_once() -> None:
+    # A restore writes no change set; the newest one the reconciler read is gone after it.
+    provider = RegistryProvider()
+    bus = mcp_settings.backend("BUS")
+    heard = await bus.subscribe(CHANGES)
+    reconciler = Reconciler(provider, bus, every=3600.0)
+    await reconciler.start()
+    try:
+        await sync_to_async(tool("before_the_restore").save)()
+        await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0)
+        assert await reconciler.check() == []
+        gone = await sync_to_async(lambda: ChangeSet.objects.get().uid)()
+        assert reconciler.newest is not None and reconciler.newest[1] == gone.hex
+
+        def restore() -> None:  # to before the tool: its version and change set gone
+            Tool.history.model.objects.all().delete()
+            ChangeSet.objects.all().delete()
+
+        await sync_to_async(restore)()
+        assert await reconciler.check() == []
+        announced = [await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0) for _ in range(3)]
+        kinds = ("tools", "resources", "prompts")
+        assert [m["id"] for m in announced] == [f"gone{gone.hex}.{kind}" for kind in kinds]
+        assert reconciler.newest is None
         assert await reconciler.check() == []  # once
     finally:
         await reconciler.stop()
