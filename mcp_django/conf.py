@@ -135,7 +135,7 @@ class MCPSettings:
                 options.setdefault("max_sessions_per_principal", self.MAX_SESSIONS_PER_PRINCIPAL)
             if name == "TASK_STORE":
                 options.setdefault("max_open_per_principal", self.MAX_TASKS_PER_PRINCIPAL)
-            self._backends[name] = cls(**options)
+            self._backends[name] = build_backend(cls, options)
         return self._backends[name]
 
     def principal_resolver(self) -> Any:
@@ -147,6 +147,16 @@ class MCPSettings:
 
 
 mcp_settings = MCPSettings()
+
+
+def build_backend(cls: Any, options: dict[str, Any]) -> Any:
+    """``cls`` built from its ``OPTIONS``: a Redis backend's connection keys become one
+    ``RedisOptions`` (mcp_protocol/redis_client/options.py), handed down as ``redis=``; a key
+    the backend does not know raises ``UnknownOption`` naming it (and ``check_mcp_settings``
+    reported it at startup)."""
+    from mcp_protocol.options import with_connection
+
+    return cls(**with_connection(cls, options))
 
 
 def installed_providers() -> list[str]:

@@ -31,7 +31,7 @@ from mcp_protocol.transports.host import Backends, RuntimeHost
 from mcp_protocol.transports.runtime import Runtime, TransportConfig
 from mcp_protocol.transports.security import OriginGuard
 
-from .conf import DEFAULTS, access_settings, build_server, mcp_settings
+from .conf import DEFAULTS, access_settings, build_backend, build_server, mcp_settings
 
 
 def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
@@ -43,10 +43,10 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
         raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
     key_source = import_string(config["KEY_SOURCE"])() if "keys" in mode else None
     limiter_spec = config["RATE_LIMITER"]
-    limiter = import_string(limiter_spec["BACKEND"])(**limiter_spec.get("OPTIONS", {}))
+    limiter = build_backend(import_string(limiter_spec["BACKEND"]), limiter_spec.get("OPTIONS", {}))
     sink = None
     if config["AUDIT_SINK"]:
-        sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
+        sink = build_backend(import_string(config["AUDIT_SINK"]), config["AUDIT_SINK_OPTIONS"] or {})
     jwks_source = config["OAUTH_JWKS_SOURCE"]
     jwks_fetch = import_string(jwks_source) if "oauth" in mode and jwks_source else None
     revoked = config["OAUTH_REVOCATIONS_SOURCE"]

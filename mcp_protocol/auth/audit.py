@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import tracing
+from ..options import refuse_leftover
 
 logger = logging.getLogger("mcp_protocol.audit")
 
@@ -209,8 +210,10 @@ class AuditSink(ABC):
     ``write`` with what it returned. ``write`` returns how many entries the sink refused for lack
     of room (counted as dropped); an exception in either drops the batch (counted, logged)."""
 
-    def __init__(self, **options: Any) -> None:  # noqa: B027 (optional hook)
-        pass
+    strict_options = True  # an option no class of the backend takes is refused (options.py)
+
+    def __init__(self, **options: Any) -> None:
+        refuse_leftover(self, options)
 
     def encode(self, entries: list[AuditEntry]) -> Any:
         return entries

@@ -29,6 +29,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..options import refuse_leftover
+
 WORKING, INPUT_REQUIRED = "working", "input_required"
 COMPLETED, FAILED, CANCELLED = "completed", "failed", "cancelled"
 TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED})
@@ -105,11 +107,13 @@ class TaskStore(ABC):
     an expired one.
     """
 
+    strict_options = True  # an option no class of the backend takes is refused (options.py)
+
     def __init__(self, *, max_open_per_principal: int | None = None, **options: Any) -> None:
         # How many unfinished (working, input_required) tasks one principal may have at once:
         # each holds a run's memory on a worker and a record in the store. None: no cap.
+        refuse_leftover(self, options)
         self.max_open_per_principal = max_open_per_principal
-        self.options = options  # backend options it does not use itself (settings may pass more)
 
     @abstractmethod
     async def create(self, record: TaskRecord) -> None:
