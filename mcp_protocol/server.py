@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import jsonrpc, tracing, versions
+from .auth.principal import current as current_principal
 from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
 from .errors import (
@@ -273,7 +274,9 @@ class Server:
             # writes before the rebuild ends): the client re-listing must see the change.
             # Shielded: a request that goes away does not cancel the worker's rebuild.
             await asyncio.shield(refreshing)
-        call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
+        # Who calls: read here once (the transport bound it), then carried by the call.
+        call = Call(server=self, session=session, ctx=ctx, params=params, version=version,
+                    principal=current_principal())
         if self.tracing is not None:
             handler = traced(handler, message.method)
         run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)
