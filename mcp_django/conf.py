@@ -199,8 +199,9 @@ def request_state_keys() -> list[bytes]:
     return keys or [hashlib.sha256(b"mcpsite.request-state:" + settings.SECRET_KEY.encode()).digest()]
 
 
-def build_server(provider: Provider) -> Server:
-    """The protocol core configured from settings; every transport builds it here."""
+def build_server(provider: Provider, **parts: Any) -> Server:
+    """The protocol core configured from settings; every transport builds it here. ``parts``: its
+    collaborators (``interceptor``, ``tracing``), given by whoever has them."""
     from mcp_protocol.server import Server
 
     return Server(
@@ -214,6 +215,7 @@ def build_server(provider: Provider) -> Server:
         client_request_timeout=float(mcp_settings.CLIENT_REQUEST_TIMEOUT),
         request_state_keys=request_state_keys(),
         request_state_ttl=float(mcp_settings.REQUEST_STATE_TTL),
+        **parts,
     )
 
 

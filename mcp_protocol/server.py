@@ -74,6 +74,8 @@ class Server:
         cache_scope: str = "private",
         request_state_keys: Sequence[bytes] = (),
         request_state_ttl: float = 900.0,
+        interceptor: Interceptor | None = None,
+        tracing: RequestTracing | None = None,
     ) -> None:
         self.provider = provider
         self.name = name
@@ -94,9 +96,9 @@ class Server:
         self.feed = ChangeFeed()
         self.inflight = InFlight()
         # Runs each request instead of its handler when set: rate limits and audit (auth/guard.py).
-        self.interceptor: Interceptor | None = None
+        self.interceptor = interceptor
         # Spans of requests (tracing/); None, the default, costs the request path one test.
-        self.tracing: RequestTracing | None = None
+        self.tracing = tracing
         self.tasks: TaskRunner | None = None  # set by attach_tasks: this server makes tasks
 
     def attach_tasks(self, runner: TaskRunner) -> None:
