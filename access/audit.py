@@ -159,7 +159,8 @@ def _target(spooled: bool) -> tuple[list[Any], str, str]:
 
 
 class DatabaseAuditSink(AuditSink):
-    def __init__(self, **options: object) -> None:
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)  # an option it does not take is refused
         # One thread of its own, so its database connection lives across batches.
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-audit")
 

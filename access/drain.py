@@ -18,14 +18,16 @@ import math
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import ProgrammingError, connection
 
 from mcp_protocol.auth.audit import AuditEntry
-from mcp_protocol.redis_client.connection import DEFAULT_URL, RedisConnector
+from mcp_protocol.options import refuse_leftover
+from mcp_protocol.redis_client.connection import RedisConnector
+from mcp_protocol.redis_client.options import RedisOptions
 
 from .audit import _arguments_adapter, _insert, _write, sqlite_time
 from .spool import DRAIN_ALIVE_SECONDS, GROUP, SpoolKeys
@@ -113,16 +115,17 @@ class Totals:
 
 
 class Drain:
-    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", mode: str = "standalone",
-                 sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
-                 sentinel_password: str | None = None, batch: int = BATCH, block: float = 2.0,
+    strict_options = True  # a misspelt option is refused (mcp_protocol/options.py)
+
+    def __init__(self, *, prefix: str = "mcp", batch: int = BATCH, block: float = 2.0,
                  claim_after: float = 60.0, linger: float = 0.25, consumer: str | None = None,
-                 after_commit: Callable[[int], None] | None = None, **options: Any) -> None:
+                 after_commit: Callable[[int], None] | None = None, redis: RedisOptions | None = None,
+                 **options: Any) -> None:
+        connection = RedisOptions.take(redis, options)  # flat connection keys too (url=, ...)
+        refuse_leftover(self, options)
         self.keys = SpoolKeys(prefix)
         # A read blocks up to ``block`` s: the socket must outwait it.
-        self.redis = RedisConnector.from_options(
-            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password, socket_timeout=block + 5.0).sync_client()
+        self.redis = RedisConnector(replace(connection, socket_timeout=block + 5.0)).sync_client()
         # This client is the drain's own (its connector's): the stream replies are taken as hiredis
         # parsed them, lists, without redis-py's callbacks that make a dict of each entry's fields
         # (1.2 µs a row). A Cluster client has none of its own (its nodes' clients parse, and

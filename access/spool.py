@@ -29,13 +29,13 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import redis
 
 from mcp_protocol.auth.audit import AuditEntry, AuditSink, Row, prepare_arguments
-from mcp_protocol.redis_client.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from mcp_protocol.redis_client.connection import RedisConnector, unavailable_as_store_error
+from mcp_protocol.redis_client.options import RedisOptions
 from mcp_protocol.redis_client.resp import bulk
 from mcp_protocol.redis_client.topology import check_prefix
 
@@ -127,15 +127,13 @@ class SpoolKeys:
 
 
 class RedisSpoolSink(AuditSink):
-    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", mode: str = "standalone",
-                 sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
-                 sentinel_password: str | None = None, socket_timeout: float = 5.0,
-                 max_entries: int = DEFAULT_MAX_ENTRIES, **options: Any) -> None:
+    def __init__(self, *, prefix: str = "mcp", max_entries: int = DEFAULT_MAX_ENTRIES,
+                 redis: RedisOptions | None = None, **options: Any) -> None:
+        connection = RedisOptions.take(redis, options)  # flat connection keys too (url=, ...)
+        super().__init__(**options)
         self.keys = SpoolKeys(prefix)
         self.max_entries = int(max_entries)
-        self._redis = RedisConnector.from_options(
-            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
+        self._redis = RedisConnector(connection)
         # Spool ids: this instance's random tag and a counter (unique without a round trip).
         self._tag = secrets.token_hex(6)
         self._ids = itertools.count()

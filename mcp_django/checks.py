@@ -5,6 +5,7 @@ limit that cannot work is reported with the setting's name at startup, not at th
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from mcp_protocol.bus.base import Bus
+from mcp_protocol.options import known_options, unknown_options
 from mcp_protocol.provider import Provider
 from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.sessions import SessionStore
@@ -39,7 +41,38 @@ def _backend(key: str, spec: Any) -> list[CheckMessage]:
         return [Error(f"{where}['BACKEND'] {spec['BACKEND']} is not a {KINDS[key].__name__}", id="mcp.E004")]
     if not isinstance(spec.get("OPTIONS", {}), dict):
         return [Error(f"{where}['OPTIONS'] must be a dict", id="mcp.E005")]
-    return []
+    return _options(f"{where}['OPTIONS']", cls, spec.get("OPTIONS", {}))
+
+
+def _options(where: str, cls: type, options: dict[str, Any]) -> list[CheckMessage]:
+    """A key the backend does not take would stop it at its construction: say so at startup,
+    with the keys it knows (mcp_protocol/options.py; connection keys: RedisOptions)."""
+    unknown = unknown_options(cls, options)
+    if not unknown:
+        return []
+    names = ", ".join(repr(k) for k in unknown)
+    return [Error(f"{where} has {names}, not an option of {cls.__name__}",
+                  hint=f"Its options are: {', '.join(sorted(known_options(cls) or ()))}", id="mcp.E012")]
+
+
+def _access_backends(access: Any) -> list[CheckMessage]:
+    """The rate limiter's and the audit sink's ``OPTIONS``, as the backends' above."""
+    if not isinstance(access, dict):
+        return []
+    messages: list[CheckMessage] = []
+    limiter = access.get("RATE_LIMITER")
+    if isinstance(limiter, dict) and isinstance(limiter.get("BACKEND"), str):
+        with contextlib.suppress(ImportError):
+            cls = import_string(limiter["BACKEND"])
+            where = "MCP['ACCESS']['RATE_LIMITER']['OPTIONS']"
+            messages += _options(where, cls, limiter.get("OPTIONS") or {})
+    sink = access.get("AUDIT_SINK")
+    if isinstance(sink, str):
+        with contextlib.suppress(ImportError):
+            cls = import_string(sink)
+            where = "MCP['ACCESS']['AUDIT_SINK_OPTIONS']"
+            messages += _options(where, cls, access.get("AUDIT_SINK_OPTIONS") or {})
+    return messages
 
 
 @register()
@@ -51,6 +84,7 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         messages.append(Error(f"MCP[{key!r}] is not a setting of mcpsite", hint=known, id="mcp.E001"))
     for key in BACKEND_KEYS:
         messages += _backend(key, user[key] if key in user else default(key))
+    messages += _access_backends(user.get("ACCESS") or {})
     declared = installed_providers()
     if "PROVIDER" not in user and len(declared) > 1:
         messages.append(Error(f"Several installed apps declare an MCP provider: {', '.join(declared)}",

@@ -138,7 +138,7 @@ class MCPSettings:
             if name == "TASK_STORE":
                 options.setdefault("max_open_per_principal", self.MAX_TASKS_PER_PRINCIPAL)
                 options.setdefault("max_finished_per_principal", self.MAX_FINISHED_TASKS_PER_PRINCIPAL)
-            self._backends[name] = cls(**options)
+            self._backends[name] = build_backend(cls, options)
         return self._backends[name]
 
     def principal_resolver(self) -> Any:
@@ -150,6 +150,16 @@ class MCPSettings:
 
 
 mcp_settings = MCPSettings()
+
+
+def build_backend(cls: Any, options: dict[str, Any]) -> Any:
+    """``cls`` built from its ``OPTIONS``: a Redis backend's connection keys become one
+    ``RedisOptions`` (mcp_protocol/redis_client/options.py), handed down as ``redis=``; a key
+    the backend does not know raises ``UnknownOption`` naming it (and ``check_mcp_settings``
+    reported it at startup)."""
+    from mcp_protocol.options import with_connection
+
+    return cls(**with_connection(cls, options))
 
 
 def installed_providers() -> list[str]:
@@ -192,8 +202,9 @@ def request_state_keys() -> list[bytes]:
     return keys or [hashlib.sha256(b"mcpsite.request-state:" + settings.SECRET_KEY.encode()).digest()]
 
 
-def build_server(provider: Provider) -> Server:
-    """The protocol core configured from settings; every transport builds it here."""
+def build_server(provider: Provider, **parts: Any) -> Server:
+    """The protocol core configured from settings; every transport builds it here. ``parts``: its
+    collaborators (``interceptor``, ``tracing``), given by whoever has them."""
     from mcp_protocol.server import Server
 
     return Server(
@@ -207,6 +218,7 @@ def build_server(provider: Provider) -> Server:
         client_request_timeout=float(mcp_settings.CLIENT_REQUEST_TIMEOUT),
         request_state_keys=request_state_keys(),
         request_state_ttl=float(mcp_settings.REQUEST_STATE_TTL),
+        **parts,
     )
 
 

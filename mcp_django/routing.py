@@ -31,6 +31,7 @@ from mcp_protocol.transports.http import MCPEndpoint, PrincipalResolver
 from mcp_protocol.transports.legacy_sse import LegacySSEEndpoint
 from mcp_protocol.transports.responses import Receive, Scope, Send
 
+from . import servers
 from .service import get_service
 
 DEFAULT_ROUTE = "mcp"
@@ -80,7 +81,7 @@ def mcp_path(
         endpoint = MCPEndpoint(service or get_service(), resolve_principal)
     elif resolve_principal is not None or service is not None:
         raise ValueError("pass resolve_principal and service to the MCPEndpoint, or no endpoint: not both")
-    endpoint.host.start_under_daphne()  # daphne sends no lifespan: start when its reactor runs
+    servers.start_under_daphne(endpoint.host)  # daphne sends no lifespan: start when its reactor runs
     return URLPattern(ExactPath(stripped, name), endpoint, name=name)
 
 
@@ -112,7 +113,7 @@ def legacy_sse_paths(prefix: str = "", service: RuntimeHost | None = None) -> li
     legacy_sse.py``): ``GET <prefix>sse`` and ``POST <prefix>messages?session_id=…``, siblings, as
     the ``endpoint`` event names the POST URL relative to the SSE one."""
     endpoint = LegacySSEEndpoint(service or get_service())
-    endpoint.host.start_under_daphne()
+    servers.start_under_daphne(endpoint.host)
     base = prefix.strip("/") + "/" if prefix.strip("/") else ""
     return [
         URLPattern(ExactPath(f"{base}sse", "mcp-legacy-sse"), endpoint, name="mcp-legacy-sse"),
@@ -123,9 +124,10 @@ def legacy_sse_paths(prefix: str = "", service: RuntimeHost | None = None) -> li
 async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
     """The ASGI ``lifespan`` protocol for the process's service (uvicorn sends it; daphne does
     not: the runtime starts and closes from reactor triggers there). The runtime runs from startup
-    to shutdown (``RuntimeHost.run``), so the worker fans out changes before its first request.
+    to shutdown (``servers.lifespan``: ``RuntimeHost.run``), so the worker fans out changes
+    before its first request.
     A project that hands its endpoint another service routes that service's ``lifespan``."""
-    await get_service().lifespan(scope, receive, send)
+    await servers.lifespan(get_service(), scope, receive, send)
 
 
 def in_urlconf() -> bool:

@@ -11,6 +11,8 @@ drops its backends on the same signal).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -26,16 +28,18 @@ from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.sessions import SessionStore
 from mcp_protocol.tasks.runner import TaskRunner
 from mcp_protocol.tracing import RequestTracing
-from mcp_protocol.transports import gc_tuning
+from mcp_protocol.transports import gc_tuning, metrics
 from mcp_protocol.transports.host import Backends, RuntimeHost
-from mcp_protocol.transports.runtime import Runtime, TransportConfig
+from mcp_protocol.transports.runtime import Runtime, TransportConfig, task_status_writer
 from mcp_protocol.transports.security import OriginGuard
 
-from .conf import DEFAULTS, access_settings, build_server, mcp_settings
+from . import servers
+from .conf import DEFAULTS, access_settings, build_backend, build_server, mcp_settings
 
 
 def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
-                 capabilities: ProviderCapabilities | None = None) -> AccessPolicy:
+                 capabilities: ProviderCapabilities | None = None,
+                 on_audit_drop: Callable[[str, int], None] | None = None) -> AccessPolicy:
     """The ``AccessPolicy`` of ``MCP["ACCESS"]``, with the objects its dotted paths name."""
     config = access_settings()
     mode = str(config["MODE"]).replace(" ", "")
@@ -43,17 +47,17 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
         raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
     key_source = import_string(config["KEY_SOURCE"])() if "keys" in mode else None
     limiter_spec = config["RATE_LIMITER"]
-    limiter = import_string(limiter_spec["BACKEND"])(**limiter_spec.get("OPTIONS", {}))
+    limiter = build_backend(import_string(limiter_spec["BACKEND"]), limiter_spec.get("OPTIONS", {}))
     sink = None
     if config["AUDIT_SINK"]:
-        sink = import_string(config["AUDIT_SINK"])(**(config["AUDIT_SINK_OPTIONS"] or {}))
+        sink = build_backend(import_string(config["AUDIT_SINK"]), config["AUDIT_SINK_OPTIONS"] or {})
     jwks_source = config["OAUTH_JWKS_SOURCE"]
     jwks_fetch = import_string(jwks_source) if "oauth" in mode and jwks_source else None
     revoked = config["OAUTH_REVOCATIONS_SOURCE"]
     revocations = Revocations(import_string(revoked)) if "oauth" in mode and revoked else None
     return AccessPolicy(config, bus, sessions, events, limiter=limiter, key_source=key_source,
                         audit_sink=sink, capabilities=capabilities, jwks_fetch=jwks_fetch,
-                        revocations=revocations)
+                        revocations=revocations, on_audit_drop=on_audit_drop)
 
 
 def transport_config() -> TransportConfig:
@@ -78,13 +82,19 @@ def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
     sessions = mcp_settings.backend("SESSION_STORE")
     events = mcp_settings.backend("EVENT_STORE")
     bus = mcp_settings.backend("BUS")
-    server = build_server(provider)
+    # Each part gets what it needs in its constructor: the runtime wires nothing into them.
+    measured = config.metrics
+    access = build_access(bus, sessions, events, provider.capabilities,
+                          on_audit_drop=metrics.audit_dropped if measured else None)
+    server = build_server(provider, interceptor=access.guard, tracing=process_tracing())
     ttl = mcp_settings.TASK_TTL_MS
     server.attach_tasks(TaskRunner(
         mcp_settings.backend("TASK_STORE"), bus, provider, lease=float(mcp_settings.TASK_LEASE_SECONDS),
         ttl_ms=None if ttl is None else int(ttl), poll_interval_ms=int(mcp_settings.TASK_POLL_INTERVAL_MS),
-        immediate=float(mcp_settings.TASK_IMMEDIATE_SECONDS)))
-    access = build_access(bus, sessions, events, provider.capabilities)
+        immediate=float(mcp_settings.TASK_IMMEDIATE_SECONDS), legacy_status=task_status_writer(events),
+        on_created=metrics.task_created if measured else None,
+        on_started=metrics.tasks_running if measured else None,
+        on_ended=metrics.task_run_ended if measured else None))
     guard = OriginGuard(config.allowed_hosts, config.allowed_origins, list(settings.ALLOWED_HOSTS),
                         hosts_setting="MCP_ALLOWED_HOSTS", origins_setting="MCP_ALLOWED_ORIGINS")
     # Left at its default (open mode), the resolver is MCP_AUTH's (the runtime's, from access).
@@ -92,8 +102,7 @@ def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
     if mcp_settings.PRINCIPAL_RESOLVER != DEFAULTS["PRINCIPAL_RESOLVER"]:
         resolver = mcp_settings.principal_resolver()
     return Runtime(loop, config=config, provider=provider, sessions=sessions, events=events, bus=bus,
-                   server=server, access=access, guard=guard, resolve_principal=resolver,
-                   tracing=process_tracing())
+                   server=server, access=access, guard=guard, resolve_principal=resolver)
 
 
 _tracing: list[RequestTracing | None] = []
@@ -116,8 +125,18 @@ def tune_gc() -> None:
     gc_tuning.apply(mcp_settings.GC_THRESHOLD)
 
 
+async def close_backends(rt: Runtime) -> None:
+    """After the runtime stopped: the clients of this loop of the stores and the bus it served
+    with (built here, from settings: the runtime does not close what it did not make)."""
+    tasks = rt.server.tasks
+    for backend in (*(() if tasks is None else (tasks.store,)), rt.sessions, rt.events, rt.bus):
+        with contextlib.suppress(Exception):
+            await backend.close()
+
+
 def build_service() -> RuntimeHost:
-    return RuntimeHost(build_runtime, backends, on_started=tune_gc)
+    return RuntimeHost(build_runtime, backends, on_started=tune_gc, on_built=servers.on_built,
+                       close_backends=close_backends)
 
 
 _service: RuntimeHost | None = None

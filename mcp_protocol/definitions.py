@@ -30,6 +30,9 @@ class Tool:
     meta: JSONObject | None = None
     execution: JSONObject | None = None
     tags: tuple[str, ...] = ()  # not on the wire: for grants (auth/principal.py)
+    # Not on the wire either: what the provider runs the tool with, put there when it built the
+    # snapshot (the registry's ToolSpec), so a call resolves its tool once, in the snapshot.
+    target: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import jsonrpc, tracing, versions
+from .auth.principal import current as current_principal
 from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
 from .errors import (
@@ -73,6 +74,8 @@ class Server:
         cache_scope: str = "private",
         request_state_keys: Sequence[bytes] = (),
         request_state_ttl: float = 900.0,
+        interceptor: Interceptor | None = None,
+        tracing: RequestTracing | None = None,
     ) -> None:
         self.provider = provider
         self.name = name
@@ -93,9 +96,9 @@ class Server:
         self.feed = ChangeFeed()
         self.inflight = InFlight()
         # Runs each request instead of its handler when set: rate limits and audit (auth/guard.py).
-        self.interceptor: Interceptor | None = None
+        self.interceptor = interceptor
         # Spans of requests (tracing/); None, the default, costs the request path one test.
-        self.tracing: RequestTracing | None = None
+        self.tracing = tracing
         self.tasks: TaskRunner | None = None  # set by attach_tasks: this server makes tasks
 
     def attach_tasks(self, runner: TaskRunner) -> None:
@@ -273,7 +276,9 @@ class Server:
             # writes before the rebuild ends): the client re-listing must see the change.
             # Shielded: a request that goes away does not cancel the worker's rebuild.
             await asyncio.shield(refreshing)
-        call = Call(server=self, session=session, ctx=ctx, params=params, version=version)
+        # Who calls: read here once (the transport bound it), then carried by the call.
+        call = Call(server=self, session=session, ctx=ctx, params=params, version=version,
+                    principal=current_principal())
         if self.tracing is not None:
             handler = traced(handler, message.method)
         run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)

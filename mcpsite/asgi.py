@@ -39,7 +39,7 @@ with one_line_errors():  # a bad environment variable: one line naming it, not a
 from channels.routing import ProtocolTypeRouter, URLRouter
 from django.urls import re_path
 
-from mcp_django.routing import EndpointFirst, legacy_sse_paths, mcp_path
+from mcp_django.routing import EndpointFirst, legacy_sse_paths, lifespan, mcp_path
 from mcp_django.service import get_service
 
 service = get_service()
@@ -48,7 +48,7 @@ router = ProtocolTypeRouter(
     {
         # /sse + /messages: the deprecated 2024-11-05 HTTP+SSE transport for old clients.
         "http": URLRouter([mcp_route, *legacy_sse_paths(service=service), re_path(r"", django_application)]),
-        "lifespan": service.lifespan,
+        "lifespan": lifespan,
     }
 )
 application = EndpointFirst(router, mcp_route)

@@ -15,9 +15,10 @@ Changes whose bus message never came are found in the database by a ``reconcile.
 Inside a running event loop ``snapshot()`` never touches the ORM: it serves the last state (or an
 empty one, with a warning, if ``refresh()`` was never awaited).
 
-Tool failures come back as results with ``isError: true``: a ``ToolError``, a failed
-server→client request, and (logged with its traceback, message kept generic) any unexpected
-exception of a handler. Cancellation propagates.
+Tool failures come back as results with ``isError: true``: a failed server→client request, and
+(logged with its traceback, message kept generic) any unexpected exception of a handler. A
+``ToolError`` propagates, as the ``Provider`` interface says: the core's ``execute_tool`` turns it
+into its result, in one place. Cancellation propagates.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from mcp_protocol.provider import Provider, ProviderCapabilities
 from . import changes, handlers, kinds, reconcile
 from .code import serving
 from .results import contents_item, prompt_result, resource_contents, text_block
-from .snapshot import EMPTY, RegistryState, build_state
+from .snapshot import EMPTY, RegistryState, ToolSpec, build_state
 from .templating import render_json, render_text
 from .upstream.clients import UpstreamClients
 
@@ -132,17 +133,16 @@ class RegistryProvider(Provider):
 
     # -- tools -----------------------------------------------------------------------------------
     async def call_tool(self, tool: Tool, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        spec = self.state().tools.get(tool.name)
+        # Resolved once, in the call's snapshot: the spec rides on its tool (snapshot.py).
+        spec = tool.target if isinstance(tool.target, ToolSpec) else self.state().tools.get(tool.name)
         if spec is None:
             return _error(f"Tool {tool.name!r} is no longer available")
         try:
             return await kinds.execute(spec, arguments, ctx, self.upstream)
-        except ToolError as exc:
-            return {"content": exc.content, "isError": True}
         except ClientRequestError as exc:
             return _error(f"Tool {tool.name!r} needed the client and could not get it: {exc.message}")
-        except (MCPError, RequestCancelled):
-            raise
+        except (ToolError, MCPError, RequestCancelled):
+            raise  # a ToolError becomes its isError result in one place: the core's execute_tool
         except Exception:
             logger.exception("Tool %r raised", tool.name)
             return _error(f"Tool {tool.name!r} failed with an internal error")

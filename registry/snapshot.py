@@ -139,7 +139,8 @@ def _resource_meta(row: Any) -> dict[str, Any] | None:
     return {**(row.meta or {}), **apps_ui.resource_ui_meta(row.ui_csp or {}, row.ui_permissions or [])}
 
 
-def tool_definition(row: Any) -> d.Tool:
+def tool_definition(row: Any, target: ToolSpec | None = None) -> d.Tool:
+    """The tool as served; ``target``: what the provider runs it with (``tool_spec``)."""
     return d.Tool(
         name=row.name,
         input_schema=row.input_schema,
@@ -151,6 +152,7 @@ def tool_definition(row: Any) -> d.Tool:
         meta=_tool_meta(row),
         execution=_execution(row),
         tags=tuple(row.tags or ()),
+        target=target,
     )
 
 
@@ -237,8 +239,8 @@ def build_state() -> RegistryState:
     tool_rows = list(Tool.objects.filter(enabled=True).order_by("name"))
     taken = clashes(code.TOOLS, [row.name for row in tool_rows], "Tool")
     for row in (row for row in tool_rows if row.name not in taken):
-        tools.append(tool_definition(row))
-        tool_specs[row.name] = tool_spec(row)
+        spec = tool_specs[row.name] = tool_spec(row)
+        tools.append(tool_definition(row, spec))
 
     resources: list[d.Resource] = []
     resource_specs: dict[str, ResourceSpec] = {}

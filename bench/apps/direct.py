@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_django import servers
 from mcp_protocol.transports.http import MCPEndpoint
 from mcpsite.asgi import django_application, service
 
@@ -21,6 +22,6 @@ async def application(scope: Any, receive: Any, send: Any) -> None:
     if kind == "http" and scope["path"] in MCP_PATHS:
         await mcp_application(scope, receive, send)
     elif kind == "lifespan":
-        await service.lifespan(scope, receive, send)
+        await servers.lifespan(service, scope, receive, send)
     else:
         await django_application(scope, receive, send)

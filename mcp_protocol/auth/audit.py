@@ -7,7 +7,7 @@ soon as ``BATCH`` entries wait. When the queue is full the entry is dropped, cou
 in the log (at most every ``REPORT_EVERY`` seconds):
 the call is never slowed down by a slow database. Drops are counted by reason (``queue_full``,
 ``write_failed``, ``sink_full``: a bounded sink refused them) in ``dropped_by`` and passed to
-``on_drop`` (the runtime's metrics counter) when set.
+``on_drop`` (the metrics counter, given by whoever builds the queue) when set.
 
 Arguments are stored redacted and capped: any value under a key that looks like a secret
 (``password``, ``token``, ``secret``, ``api_key``, ``authorization``, ...) at any depth becomes
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import tracing
+from ..options import refuse_leftover
 
 logger = logging.getLogger("mcp_protocol.audit")
 
@@ -209,8 +210,10 @@ class AuditSink(ABC):
     ``write`` with what it returned. ``write`` returns how many entries the sink refused for lack
     of room (counted as dropped); an exception in either drops the batch (counted, logged)."""
 
-    def __init__(self, **options: Any) -> None:  # noqa: B027 (optional hook)
-        pass
+    strict_options = True  # an option no class of the backend takes is refused (options.py)
+
+    def __init__(self, **options: Any) -> None:
+        refuse_leftover(self, options)
 
     def encode(self, entries: list[AuditEntry]) -> Any:
         return entries
@@ -233,7 +236,8 @@ class AuditSink(ABC):
 
 
 class AuditQueue:
-    def __init__(self, sink: AuditSink, *, size: int = 10000, max_bytes: int = 4096) -> None:
+    def __init__(self, sink: AuditSink, *, size: int = 10000, max_bytes: int = 4096,
+                 on_drop: Callable[[str, int], None] | None = None) -> None:
         self.sink, self.size, self.max_bytes = sink, size, max_bytes
         self._queue: deque[Row] = deque()
         # Beside each queued row, its request's span when tracing records it (else None), so
@@ -243,7 +247,7 @@ class AuditQueue:
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
         self.dropped_by: dict[str, int] = {}
-        self.on_drop: Callable[[str, int], None] | None = None
+        self.on_drop = on_drop
         self._reported_at = 0.0
 
     def _drop(self, reason: str, count: int) -> None:

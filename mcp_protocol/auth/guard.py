@@ -25,12 +25,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from ..definitions import Snapshot
+from ..definitions import Tool
 from ..errors import MCPError
 from ..session import SHOWN_PREFIX, Session
 from .audit import AuditQueue
 from .limits import Bucket, InFlight, RateLimiter
-from .principal import Rate, current
+from .principal import Principal, Rate
 
 logger = logging.getLogger("mcp_protocol.auth")
 
@@ -42,9 +42,9 @@ class GuardedCall(Protocol):
     params: dict[str, Any]
     session: Session
     version: str
+    principal: Principal
 
-    @property
-    def snapshot(self) -> Snapshot: ...
+    def tool(self, name: str) -> Tool | None: ...
 
 
 C = TypeVar("C", bound=GuardedCall)
@@ -76,7 +76,7 @@ class Guard:
     ) -> dict[str, Any]:
         if method in UNLIMITED:
             return await handler(call)
-        principal = current()
+        principal = call.principal
         limited = self.limited or principal.rate is not None or principal.tool_rate is not None
         audited = self.audit is not None and method in AUDITED
         if not (limited or audited):
@@ -111,14 +111,14 @@ class Guard:
                 self.in_flight.leave(principal.id)
 
     async def _take(self, method: str, call: GuardedCall) -> float:
-        principal = current()
+        principal = call.principal
         buckets: list[Bucket] = []
         rate = principal.rate or self.rate
         if rate is not None:
             buckets.append(("all", rate))
         if method == "tools/call":
             name = call.params.get("name")
-            if isinstance(name, str) and call.snapshot.tool(name) is not None:
+            if isinstance(name, str) and call.tool(name) is not None:
                 tool_rate = self.tool_rates.get(name) or principal.tool_rate or self.tool_rate
                 if tool_rate is not None:
                     buckets.append((f"tool:{name}", tool_rate))
@@ -147,7 +147,7 @@ class Guard:
         audit = self.audit
         if audit is None or method not in AUDITED:
             return
-        principal = current()
+        principal = call.principal
         params = call.params
         name = params.get(AUDITED[method])
         session = call.session

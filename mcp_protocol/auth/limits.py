@@ -21,15 +21,19 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from ..redis_client.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from ..options import refuse_leftover
+from ..redis_client.connection import RedisConnector, unavailable_as_store_error
+from ..redis_client.options import RedisOptions
 from .principal import Rate
 
 Bucket = tuple[str, Rate]  # (name, rate); names are unique per principal
 
 
 class RateLimiter(ABC):
-    def __init__(self, **options: Any) -> None:  # noqa: B027 (optional hook)
-        pass
+    strict_options = True  # an option no class of the backend takes is refused (options.py)
+
+    def __init__(self, **options: Any) -> None:
+        refuse_leftover(self, options)
 
     @abstractmethod
     async def take(self, principal: str, buckets: Sequence[Bucket]) -> float:
@@ -45,6 +49,7 @@ def _refill(level: float, stamp: float, now: float, rate: Rate) -> float:
 
 class MemoryRateLimiter(RateLimiter):
     def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
 
     async def take(self, principal: str, buckets: Sequence[Bucket]) -> float:
@@ -93,14 +98,11 @@ TAKE_SHA = hashlib.sha1(TAKE.encode()).hexdigest()
 
 
 class RedisRateLimiter(RateLimiter):
-    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", mode: str = "standalone",
-                 sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
-                 sentinel_password: str | None = None, socket_timeout: float = 5.0,
-                 **options: Any) -> None:
+    def __init__(self, *, prefix: str = "mcp", redis: RedisOptions | None = None, **options: Any) -> None:
+        connection = RedisOptions.take(redis, options)  # flat connection keys too (url=, ...)
+        super().__init__(**options)
         self.prefix = prefix
-        self._redis = RedisConnector.from_options(
-            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
+        self._redis = RedisConnector(connection)
 
     async def take(self, principal: str, buckets: Sequence[Bucket]) -> float:
         if not buckets:

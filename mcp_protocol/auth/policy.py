@@ -69,13 +69,15 @@ class AccessPolicy:
                  *, limiter: RateLimiter, key_source: KeySource | None = None,
                  audit_sink: AuditSink | None = None,
                  capabilities: ProviderCapabilities | None = None,
-                 jwks_fetch: Fetch | None = None, revocations: Revocations | None = None) -> None:
+                 jwks_fetch: Fetch | None = None, revocations: Revocations | None = None,
+                 on_audit_drop: Callable[[str, int], None] | None = None) -> None:
         mode = str(config["MODE"]).replace(" ", "")
         if mode not in MODES:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
         self.sessions, self.events = sessions, events
-        # Set by the runtime: ends the streams and sessions of principals whose key stopped working.
+        # Given by the runtime at ``start``: ends the streams and sessions of principals whose key
+        # stopped working.
         self.on_revoke: Callable[[set[str]], Awaitable[None]] | None = None
         # A grant change is written like any change (its notifications: what the server declares).
         self.writer = ChangeWriter(sessions, events)
@@ -107,14 +109,18 @@ class AccessPolicy:
         if audit_sink is not None:
             self.audit = AuditQueue(audit_sink,
                                     size=int(config["AUDIT_QUEUE_SIZE"]),
-                                    max_bytes=int(config["AUDIT_ARGUMENTS_MAX_BYTES"]))
+                                    max_bytes=int(config["AUDIT_ARGUMENTS_MAX_BYTES"]),
+                                    on_drop=on_audit_drop)
         self.guard = Guard(
             limiter, rate=Rate.parse(config["RATE"]), tool_rate=Rate.parse(config["TOOL_RATE"]),
             tool_rates={name: r for name, spec in (config["TOOL_RATES"] or {}).items()
                         if (r := Rate.parse(spec)) is not None},
             max_in_flight=config["MAX_IN_FLIGHT"], audit=self.audit)
 
-    async def start(self) -> None:
+    async def start(self, on_revoke: Callable[[set[str]], Awaitable[None]] | None = None) -> None:
+        """Start the key ring, the revocation watch and the audit queue. ``on_revoke``: what the
+        runtime that serves with this policy does when principals stop being valid."""
+        self.on_revoke = on_revoke
         if self.keys is not None:
             await self.keys.start()
         if self.revocations is not None:

@@ -24,6 +24,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..options import refuse_leftover
+
 logger = logging.getLogger("mcp_protocol.bus")
 
 CHANGES = "changes"
@@ -95,8 +97,10 @@ _CLOSED = object()
 
 
 class Bus(ABC):
-    def __init__(self, **options: Any) -> None:  # noqa: B027 (optional hook)
-        pass
+    strict_options = True  # an option no class of the backend takes is refused (options.py)
+
+    def __init__(self, **options: Any) -> None:
+        refuse_leftover(self, options)
 
     @abstractmethod
     async def publish(self, channel: str, message: dict[str, Any]) -> None: ...

@@ -29,19 +29,18 @@ import json
 import logging
 import weakref
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio.client import PubSub
 
 from ..redis_client.connection import (
-    DEFAULT_URL,
     UNAVAILABLE,
     RedisConnector,
     raise_pending_cancel,
     unavailable_as_store_error,
 )
+from ..redis_client.options import RedisOptions
 from ..redis_client.topology import check_prefix
 from ..store_errors import StoreUnavailable
 from .base import RESYNC, Bus, QueuedSubscription, Subscription
@@ -83,17 +82,14 @@ class RedisSubscription(QueuedSubscription):
 
 
 class RedisBus(Bus):
-    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", socket_timeout: float = 5.0,
-                 max_queue: int = 10000, mode: str = "standalone", sentinels: Sequence[str] | str = (),
-                 sentinel_master: str = "mymaster", sentinel_password: str | None = None,
+    def __init__(self, *, prefix: str = "mcp", max_queue: int = 10000, redis: RedisOptions | None = None,
                  **options: Any) -> None:
+        connection = RedisOptions.take(redis, options)  # flat connection keys too (url=, ...)
         super().__init__(**options)
         self.prefix = check_prefix(prefix)
         self.max_queue = max_queue
-        self.socket_timeout = socket_timeout
-        self._redis = RedisConnector.from_options(
-            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
+        self.socket_timeout = connection.socket_timeout
+        self._redis = RedisConnector(connection)
         self._listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Listener] = (
             weakref.WeakKeyDictionary()
         )

@@ -8,13 +8,14 @@ decoration (``resultType``, caching hints, ``_meta`` serverInfo) is added by ``s
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..auth.principal import Principal
 from ..auth.scopes import view
 from ..changefeed import ChangeFeed
 from ..context import Context
-from ..definitions import Snapshot
+from ..definitions import Snapshot, Tool
 from ..errors import InvalidParams
 from ..pagination import Paginator
 from ..provider import Provider
@@ -45,12 +46,18 @@ class ServerView(Protocol):
 
 @dataclass(slots=True)
 class Call:
+    """One request on its way down: who calls (``principal``, read once where the call is made,
+    ``server.py``), what they may see (``snapshot``) and, for a ``tools/call``, its tool
+    (``tool``), each resolved once and read by the guard and the handler alike."""
+
     server: ServerView
     session: Session
     ctx: Context
     params: dict[str, Any]
     version: str
+    principal: Principal
     _snapshot: Snapshot | None = None
+    _tools: dict[str, Tool | None] = field(default_factory=dict)
 
     @property
     def modern(self) -> bool:
@@ -63,8 +70,16 @@ class Call:
         """What the calling principal may see (auth/scopes.py); everything in open mode."""
         # One snapshot per call so a listing or a call sees one consistent view.
         if self._snapshot is None:
-            self._snapshot = view(self.full_snapshot)
+            self._snapshot = view(self.full_snapshot, self.principal.grant)
         return self._snapshot
+
+    def tool(self, name: str) -> Tool | None:
+        """The tool ``name`` of this call's snapshot, looked up once (the guard's tool rate and
+        the handler both ask)."""
+        tools = self._tools
+        if name not in tools:
+            tools[name] = self.snapshot.tool(name)
+        return tools[name]
 
     @property
     def full_snapshot(self) -> Snapshot:

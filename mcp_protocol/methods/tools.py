@@ -68,7 +68,7 @@ def _error_result(text: str) -> dict[str, Any]:
 async def call_tool(call: Call) -> dict[str, Any]:
     params = call.params
     name = require_str(params, "name")
-    tool = call.snapshot.tool(name)
+    tool = call.tool(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}", {"name": name})
     as_task, ttl_ms = _as_task(call, tool)

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import redis
@@ -36,10 +36,9 @@ from redis.retry import Retry as SyncRetry
 from .. import tracing
 from ..store_errors import StoreUnavailable
 from .cluster import REDIRECTS, PipelinedCluster
+from .options import RedisOptions
 from .pipelined import Pipelined, PipelinedRedis
 from .topology import RedisTopology
-
-DEFAULT_URL = "redis://127.0.0.1:6379/0"
 
 # The failures that mean "Redis cannot be reached now" (refused, reset, timed out, loading,
 # read-only replica after a failover, no master known to Sentinel, a Cluster resharding or failing
@@ -101,14 +100,16 @@ SyncClient = redis.Redis | redis.cluster.RedisCluster
 
 
 class RedisConnector:
-    def __init__(self, url: str = DEFAULT_URL, *, socket_timeout: float = 5.0,
-                 connect_timeout: float = 1.0, max_connections: int | None = None,
-                 topology: RedisTopology | None = None) -> None:
-        self.topology = topology or RedisTopology(url)
+    """The clients of one Redis (``options``: where and how to reach it, ``options.py``)."""
+
+    def __init__(self, options: RedisOptions | None = None) -> None:
+        self.options = options = options or RedisOptions()
+        self.topology = RedisTopology.from_options(
+            options.url, mode=options.mode, sentinels=options.sentinels,
+            sentinel_master=options.sentinel_master, sentinel_password=options.sentinel_password)
         self.url = self.topology.url
-        self.socket_timeout = socket_timeout
-        self.connect_timeout = connect_timeout
-        self.max_connections = max_connections
+        self.socket_timeout = options.socket_timeout
+        self.connect_timeout = options.connect_timeout
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
@@ -122,17 +123,6 @@ class RedisConnector:
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    @classmethod
-    def from_options(cls, url: str = DEFAULT_URL, *, mode: str = "standalone",
-                     sentinels: Sequence[str] | str = (), sentinel_master: str = "mymaster",
-                     sentinel_password: str | None = None, socket_timeout: float = 5.0) -> RedisConnector:
-        """The connector for the Redis options every backend takes (a store's, the bus's, the
-        rate limiter's, the audit spool's): plain, Cluster or Sentinel-managed."""
-        topology = RedisTopology.from_options(url, mode=mode, sentinels=sentinels,
-                                              sentinel_master=sentinel_master,
-                                              sentinel_password=sentinel_password)
-        return cls(socket_timeout=socket_timeout, topology=topology)
-
     @property
     def cluster(self) -> bool:
         return self.topology.mode == "cluster"
@@ -144,9 +134,9 @@ class RedisConnector:
             "socket_connect_timeout": self.connect_timeout,
         }
         if not self.cluster:
-            kwargs["health_check_interval"] = 0
-        if self.max_connections is not None:
-            kwargs["max_connections"] = self.max_connections
+            kwargs["health_check_interval"] = self.options.health_check_interval
+        if self.options.max_connections is not None:
+            kwargs["max_connections"] = self.options.max_connections
         return kwargs
 
     def client(self) -> AsyncClient:

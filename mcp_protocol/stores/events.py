@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..jsonrpc import dumps
+from ..options import refuse_leftover
 from ..store_errors import UnknownEvent
 from .claims import ClaimStore
 
@@ -81,10 +82,13 @@ class EventStore(ABC):
     ``UnknownEvent``).
     """
 
+    strict_options = True  # an option no class of the backend takes is refused (options.py)
+
     claims: ClaimStore
     """The claims of this backend (stream claims, one-time jobs), on the same connections."""
 
     def __init__(self, *, max_events: int = 1000, ttl: float = 3600.0, **options: Any) -> None:
+        refuse_leftover(self, options)
         self.max_events = max_events
         self.ttl = ttl
 

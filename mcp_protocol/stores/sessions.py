@@ -8,6 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from ..options import refuse_leftover
 from ..session import Session
 
 
@@ -23,8 +24,11 @@ class SessionStore(ABC):
     ``list_sessions`` reports each session's ``last_seen`` (its latest load or save).
     """
 
+    strict_options = True  # an option no class of the backend takes is refused (options.py)
+
     def __init__(self, *, ttl: float = 1800.0, max_sessions: int | None = None,
                  max_sessions_per_principal: int | None = None, **options: Any) -> None:
+        refuse_leftover(self, options)
         self.ttl = ttl
         self.max_sessions = max_sessions
         self.max_sessions_per_principal = max_sessions_per_principal

@@ -29,6 +29,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..options import refuse_leftover
+
 WORKING, INPUT_REQUIRED = "working", "input_required"
 COMPLETED, FAILED, CANCELLED = "completed", "failed", "cancelled"
 TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED})
@@ -105,6 +107,8 @@ class TaskStore(ABC):
     an expired one.
     """
 
+    strict_options = True  # an option no class of the backend takes is refused (options.py)
+
     def __init__(
         self,
         *,
@@ -114,12 +118,12 @@ class TaskStore(ABC):
     ) -> None:
         # How many unfinished (working, input_required) tasks one principal may have at once:
         # each holds a run's memory on a worker and a record in the store. None: no cap.
+        refuse_leftover(self, options)
         self.max_open_per_principal = max_open_per_principal
         # How many finished (terminal) tasks, results included, one principal keeps before their
         # ttl ends (issue 37 item 7): the one that ends past it drops the oldest finished, in the
         # same atomic step; an unfinished task is never dropped. None: no bound but the ttl.
         self.max_finished_per_principal = max_finished_per_principal
-        self.options = options  # backend options it does not use itself (settings may pass more)
 
     @abstractmethod
     async def create(self, record: TaskRecord) -> None:

@@ -110,6 +110,10 @@ class TaskRunner:
         ttl_ms: int | None = 3_600_000,
         poll_interval_ms: int = 500,
         immediate: float = 0.1,
+        on_created: Callable[[], None] | None = None,
+        on_started: Callable[[int], None] | None = None,
+        on_ended: Callable[[str, float, int], None] | None = None,
+        legacy_status: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
         self.store, self.bus, self.provider = store, bus, provider
         self.lease, self.ttl_ms, self.poll_interval_ms = lease, ttl_ms, poll_interval_ms
@@ -128,13 +132,14 @@ class TaskRunner:
         self._upkeep: asyncio.Task[None] | None = None
         self._listeners: list[asyncio.Task[None]] = []
         self._subscriptions: list[Subscription] = []
-        # Metrics hooks (transports/metrics.py, wired by the runtime when metrics are on).
-        self.on_created: Callable[[], None] | None = None
-        self.on_started: Callable[[int], None] | None = None  # runs on this worker now
-        self.on_ended: Callable[[str, float, int], None] | None = None  # status, s since creation, runs
-        # 2025-11-25 notifications/tasks/status: (session id, the task) → its GET stream (the
-        # runtime writes it to the session's standalone log, which any worker's stream reads).
-        self.legacy_status: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None
+        # Metrics hooks (transports/metrics.py, given by whoever builds the runner when metrics are on).
+        self.on_created = on_created
+        self.on_started = on_started  # runs on this worker now
+        self.on_ended = on_ended  # status, s since creation, runs
+        # 2025-11-25 notifications/tasks/status: (session id, the task) → its GET stream
+        # (``transports/runtime.task_status_writer``: the session's standalone log, which any
+        # worker's stream reads).
+        self.legacy_status = legacy_status
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:

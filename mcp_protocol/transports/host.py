@@ -5,10 +5,10 @@ to the endpoint, the operations views and the management API); nothing finds it 
 global. It is given ``build`` (a ``Runtime`` for a loop, with its dependencies) and ``backends``
 (the stores and bus, for ending a session from a loop that serves nothing), and it:
 
-- runs the runtime from the ASGI lifespan: ``lifespan`` (uvicorn sends it; Channels'
-  ``ProtocolTypeRouter`` passes it on) enters ``run()`` on ``lifespan.startup`` and leaves it on
-  ``lifespan.shutdown``. Daphne sends no lifespan: ``start_under_daphne()`` schedules the same
-  start for when Twisted's reactor runs, and a reactor "before shutdown" trigger closes it. A
+- runs the runtime of its loop inside ``runtime.run()`` (the runtime's one way to start) from
+  ``startup()`` to ``shutdown()``; ``run()`` is both as ``async with``. What calls them is the
+  ASGI server's own start and stop, which only the adapter knows (``mcp_django/servers.py``:
+  uvicorn's lifespan, daphne's reactor triggers; ``on_built`` lets it hook a new runtime). A
   request on a loop with no runtime yet builds and starts one (``runtime()``), as before.
 - starts the runtime at process startup, not at the first request. A worker used to build its
   runtime (provider snapshot, ``changes`` subscription, fan-out) on its first ``/mcp`` request;
@@ -20,6 +20,8 @@ global. It is given ``build`` (a ``Runtime`` for a loop, with its dependencies) 
   meanwhile retries the start itself.
 - answers readiness (``ready()``, for ``/readyz``): this loop's runtime is started and its
   ``changes`` subscription is being read.
+- after the runtime stopped, closes the backends through ``close_backends`` (they are the
+  builder's, not the runtime's).
 
 ``current()`` is the hot path (every request): an attribute and two checks, no coroutine.
 """
@@ -29,18 +31,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
-import sys
-import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from ..bus.base import Bus
 from ..stores.events import EventStore
 from ..stores.sessions import SessionStore
-from . import stopping
 from .pending import PendingRequests
-from .responses import Receive, Scope, Send
 from .runtime import Runtime, end_session
 
 logger = logging.getLogger("mcp_protocol.runtime")
@@ -58,13 +55,18 @@ class RuntimeHost:
         backends: Callable[[], Backends],
         *,
         on_started: Callable[[], object] | None = None,
+        on_built: Callable[[RuntimeHost, Runtime], object] | None = None,
+        close_backends: Callable[[Runtime], Awaitable[None]] | None = None,
     ) -> None:
         self.build = build
         self.backends = backends
         self.on_started = on_started  # after the first start (the adapter tunes the GC there)
+        self.on_built = on_built  # a runtime was built: the ASGI server's hooks (mcp_django/servers.py)
+        self.close_backends = close_backends  # after the runtime stopped, on its loop
         self._runtime: Runtime | None = None
+        self._running: contextlib.AsyncExitStack | None = None  # inside the runtime's run()
+        self._starting: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()  # strong references: a bare task may be collected
-        self._daphne_scheduled = False
 
     # -- the runtime of the running loop ----------------------------------------------------------
     def current(self) -> Runtime | None:
@@ -74,28 +76,56 @@ class RuntimeHost:
             return rt
         return None
 
+    @property
+    def built(self) -> Runtime | None:
+        """The last runtime built, started or not, on whichever loop (for signal handlers)."""
+        return self._runtime
+
     async def runtime(self) -> Runtime:
         """The runtime of the running loop, built and started on first use."""
         loop = asyncio.get_running_loop()
         rt = self._runtime
         if rt is None or rt.loop is not loop:
             rt = self._runtime = self.build(loop)
-            self._register_daphne_shutdown(rt)
-            self._hook_uvicorn_exit()
-        if rt._started is None or not rt._started.done():
-            await rt.ensure_started()
+            self._running, self._starting = None, None
+            if self.on_built is not None:
+                self.on_built(self, rt)
+        if not rt.ready:
+            await self._enter(rt)
         return rt
+
+    async def _enter(self, rt: Runtime) -> None:
+        """Enter ``rt.run()`` once, however many requests ask at the same time."""
+        if self._starting is None:
+            self._starting = starting = rt.loop.create_future()
+            running = contextlib.AsyncExitStack()
+            try:
+                await running.enter_async_context(rt.run())
+            except BaseException as exc:
+                self._starting = None  # a later request retries the start
+                starting.set_exception(exc)
+                starting.exception()  # retrieved: no "never retrieved" warning
+                raise
+            self._running = running
+            starting.set_result(None)
+        elif not self._starting.done():
+            await asyncio.shield(self._starting)
 
     def forget(self) -> None:
         """Build afresh on next use (the settings changed: ``override_settings(MCP=...)`` in tests).
         The old runtime is not closed: its backends belong to the old settings."""
-        self._runtime = None
+        self._runtime, self._running, self._starting = None, None, None
 
     async def shutdown(self) -> None:
-        """Close the current loop's runtime (lifespan shutdown, daphne reactor shutdown)."""
+        """Stop the current loop's runtime (leave its ``run()``), then close the backends."""
         rt, self._runtime = self._runtime, None
-        if rt is not None and rt.loop is asyncio.get_running_loop():
-            await rt.close()
+        running, self._running, self._starting = self._running, None, None
+        if rt is None or rt.loop is not asyncio.get_running_loop():
+            return
+        if running is not None:
+            await running.aclose()
+        if self.close_backends is not None:
+            await self.close_backends(rt)
 
     def ready(self) -> bool:
         """Started and subscribed: the runtime of the running loop listens to ``changes``."""
@@ -132,13 +162,14 @@ class RuntimeHost:
             self._started()
         except Exception as exc:
             logger.warning("MCP runtime could not start (%s); retrying in the background: not ready", exc)
-            self._spawn(self._retry())
+            self.spawn(self._retry())
 
     def _started(self) -> None:
         if self.on_started is not None:
             self.on_started()  # after the start: the runtime's long-lived objects exist
 
-    def _spawn(self, work: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def spawn(self, work: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Run ``work`` as a task of ``loop`` (the running one), kept until it ends."""
         task = (loop or asyncio.get_running_loop()).create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -156,71 +187,3 @@ class RuntimeHost:
             logger.info("MCP runtime started after a retry: subscribed to the bus")
             self._started()
             return
-
-    async def lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The ASGI ``lifespan`` protocol: the runtime runs from ``lifespan.startup`` to
-        ``lifespan.shutdown``, so the worker fans out changes before its first request."""
-        message = await receive()
-        if message["type"] != "lifespan.startup":
-            return
-        async with self.run():
-            await send({"type": "lifespan.startup.complete"})
-            while (await receive())["type"] != "lifespan.shutdown":
-                pass
-        await send({"type": "lifespan.shutdown.complete"})
-
-    # -- the servers' own start and stop --------------------------------------------------------
-    def start_under_daphne(self) -> None:
-        """Daphne sends no ``lifespan``: run ``startup()`` once its reactor (on asyncio) runs."""
-        if "daphne.server" not in sys.modules or self._daphne_scheduled:
-            return
-        try:
-            from twisted.internet import reactor
-        except ImportError:  # pragma: no cover
-            return
-        self._daphne_scheduled = True
-
-        def when_running() -> None:
-            # The reactor's loop, which may not be running yet when the startup trigger fires.
-            self._spawn(self.startup(), asyncio.get_event_loop())
-
-        twisted_reactor: Any = reactor
-        twisted_reactor.callWhenRunning(when_running)
-
-    def _register_daphne_shutdown(self, rt: Runtime) -> None:
-        """Daphne runs on Twisted's asyncio reactor and sends no lifespan events: close the runtime
-        from a "before shutdown" trigger so background tasks and pools end cleanly."""
-        if "daphne.server" not in sys.modules:
-            return
-        try:
-            from twisted.internet import defer, reactor
-        except ImportError:  # pragma: no cover
-            return
-
-        def before_shutdown() -> Any:
-            return defer.Deferred.fromFuture(asyncio.ensure_future(self.shutdown(), loop=rt.loop))
-
-        twisted_reactor: Any = reactor
-        twisted_reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)
-
-    def _hook_uvicorn_exit(self) -> None:
-        """uvicorn waits for open responses to finish before it sends ``lifespan.shutdown``, and an
-        SSE stream never finishes by itself: without this a SIGTERM would hang until killed. So
-        chain onto uvicorn's SIGINT/SIGTERM handlers: end this worker's streams, then let uvicorn
-        proceed (the approach of sse-starlette). Signal handlers can only be set from the main
-        thread."""
-        if "uvicorn.server" not in sys.modules or threading.current_thread() is not threading.main_thread():
-            return
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            previous = signal.getsignal(signum)
-            if not callable(previous) or getattr(previous, "_mcpsite_hook", False):
-                continue
-
-            def handler(number: int, frame: Any, previous: Any = previous) -> None:
-                rt = self._runtime
-                if rt is not None and not rt.loop.is_closed():
-                    rt.loop.call_soon_threadsafe(stopping.begin, rt)
-                previous(number, frame)
-
-            handler._mcpsite_hook = True  # type: ignore[attr-defined]
-            signal.signal(signum, handler)

@@ -5,9 +5,11 @@ Owns: the ``Server``, the stores, bus and provider it is handed, the session cha
 of live SSE streams per session (so DELETE closes them on this worker at once), and the
 ``changes`` listener (``fanout/``). Nothing here reads settings: whoever builds a ``Runtime``
 (the Django adapter, ``mcp_django/service.py``; a test; a bench script) passes every dependency
-in. It is started and stopped by ``async with runtime:`` (or ``start()`` / ``close()``), the way
-the official Python SDK runs its ``StreamableHTTPSessionManager``; ``host.py`` does that for a
-server process (ASGI lifespan under uvicorn, the first request and reactor triggers under daphne).
+in, each built with what it needs (no attribute of theirs is written here). It runs inside
+``async with runtime.run():``, the one way to start it, as the official Python SDK runs its
+``StreamableHTTPSessionManager``; ``host.py`` does that per event loop, and the Django adapter
+(``mcp_django/servers.py``) from the ASGI server's own start and stop (uvicorn's lifespan,
+daphne's reactor).
 """
 
 from __future__ import annotations
@@ -15,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from ..auth.limits import InFlight
@@ -31,7 +32,6 @@ from ..session import Session
 from ..store_errors import StoreUnavailable
 from ..stores.events import STANDALONE_STREAM, EventStore
 from ..stores.sessions import SessionStore
-from ..tracing import RequestTracing
 from . import auth, metrics
 from .auth import PrincipalResolver
 from .pending import PendingRequests
@@ -58,9 +58,14 @@ class TransportConfig:
 
 
 class Runtime:
-    """Built with its dependencies; ``async with runtime:`` starts it (provider snapshot, key ring,
-    audit queue, the ``changes`` subscription) and closes it. ``resolve_principal`` None: who calls
-    is what ``access`` says (``MCP_AUTH``; open mode lets everyone in as anonymous)."""
+    """Built with its collaborators, which it wires nothing into: the server comes with its
+    interceptor and tracing, the task runner with its hooks (``task_status_writer``), the access
+    policy with its audit's drop counter. ``async with runtime.run():`` is the one way to run it:
+    it starts the provider snapshot, the access policy (key ring, audit queue), the ``changes``
+    subscription and the task runner, and at the end stops them and closes what it made (fan-out,
+    session channels). The stores and bus it is handed are not its to close: whoever built them
+    does (``mcp_django/service.py``). ``resolve_principal`` None: who calls is what ``access``
+    says (``MCP_AUTH``; open mode lets everyone in as anonymous)."""
 
     def __init__(
         self,
@@ -75,18 +80,12 @@ class Runtime:
         access: AccessPolicy,
         guard: OriginGuard,
         resolve_principal: PrincipalResolver | None = None,
-        tracing: RequestTracing | None = None,
     ) -> None:
         self.loop = loop
         self.config = config
         self.provider, self.sessions, self.events, self.bus = provider, sessions, events, bus
         self.server = server
         self.access = access
-        self.server.interceptor = self.access.guard  # rate limits and audit around each call
-        self.server.tracing = tracing  # one span per request (tracing/), None when off
-        self.access.on_revoke = self.principals_revoked
-        if self.config.metrics and self.access.audit is not None:
-            self.access.audit.on_drop = metrics.audit_dropped
         self.pending = PendingRequests(
             self.bus, on_cancel=self.server.cancel, on_session_end=self.session_ended)
         self.guard = guard
@@ -95,51 +94,46 @@ class Runtime:
                              on_message=metrics.on_bus_message if self.config.metrics else None,
                              feed=self.server.feed)
         self.leases = RequestLeases(self.events)
-        if self.server.tasks is not None:
-            self.server.tasks.legacy_status = self._task_status
-        if self.config.metrics and self.server.tasks is not None:
-            self.server.tasks.on_created = metrics.task_created
-            self.server.tasks.on_started = metrics.tasks_running
-            self.server.tasks.on_ended = metrics.task_run_ended
         # GET streams open on this worker per principal, resumes included (get_stream.py).
         self.open_streams = InFlight(getattr(self.sessions, "max_sessions_per_principal", None))
         self.stopping = False  # told to stop (SIGTERM): see stopping.py
         self.later = TimerWheel()  # the request path's "still running in 0.1 s?" timers
         self._live: dict[str, list[EndSignal]] = {}
-        self._started: asyncio.Future[None] | None = None
         self.ready = False
 
-    async def __aenter__(self) -> Runtime:
-        await self.ensure_started()
-        return self
-
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.close()
-
     # -- start / stop ---------------------------------------------------------------------------
-    async def ensure_started(self) -> None:
-        if self._started is None:
-            self._started = self.loop.create_future()
-            try:
-                await self.provider.refresh()
-                await self.access.start()
-                await self.fanout.start()
-                if self.server.tasks is not None:
-                    await self.server.tasks.start()
-                # After the fan-out subscribed: what the provider publishes reaches it.
-                await self.provider.start(self.bus)
-            except BaseException as exc:
-                started, self._started = self._started, None
-                started.set_exception(exc)
-                started.exception()  # retrieved: a later request retries the start
-                raise
-            self._started.set_result(None)
-            self.ready = True
-        elif not self._started.done():
-            await asyncio.shield(self._started)
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[Runtime]:
+        """Serve from entering to leaving (the SDK's ``StreamableHTTPSessionManager.run``). A start
+        that fails leaves nothing running, and ``run()`` may be entered again later."""
+        await self._start()
+        try:
+            yield self
+        finally:
+            await self._stop()
 
-    async def close(self) -> None:
+    async def _start(self) -> None:
+        started: list[Callable[[], Awaitable[None]]] = []
+        try:
+            await self.provider.refresh()
+            await self.access.start(on_revoke=self.principals_revoked)
+            started.append(self.access.close)
+            await self.fanout.start()
+            started.append(self.fanout.stop)
+            if self.server.tasks is not None:
+                await self.server.tasks.start()
+                started.append(self.server.tasks.close)
+            # After the fan-out subscribed: what the provider publishes reaches it.
+            await self.provider.start(self.bus)
+        except BaseException:
+            for stop in reversed(started):
+                with contextlib.suppress(Exception):
+                    await stop()
+            raise
+        self.ready = True
+
+    async def _stop(self) -> None:
+        self.ready = False
         self.server.feed.close()
         for group in self._live.values():
             for ended in group:
@@ -147,16 +141,11 @@ class Runtime:
         await self.fanout.stop()
         if self.server.tasks is not None:
             await self.server.tasks.close(self.config.shutdown_grace)  # runs drain (tasks/drain.py)
-            with contextlib.suppress(Exception):
-                await self.server.tasks.store.close()
         await self.pending.close()
         with contextlib.suppress(Exception):
             await self.provider.stop()
         with contextlib.suppress(Exception):
             await self.access.close()
-        for backend in (self.sessions, self.events, self.bus):
-            with contextlib.suppress(Exception):
-                await backend.close()
         metrics.process_exiting()
         logger.info("MCP runtime closed")
 
@@ -164,11 +153,6 @@ class Runtime:
         """Reach the session on its GET stream with messages that belong to no client request
         (from any worker: see ``standalone.py``)."""
         return StandaloneOutbound(self.events, self.pending, session)
-
-    async def _task_status(self, session_id: str, task: dict[str, Any]) -> None:
-        """2025-11-25 notifications/tasks/status on the session's GET stream (from any worker)."""
-        message = notification("notifications/tasks/status", task)
-        await self.events.append(session_id, STANDALONE_STREAM, message)
 
     # -- live streams of each session on this worker --------------------------------------------
     def register_stream(self, session_id: str) -> EndSignal:
@@ -225,6 +209,17 @@ class Runtime:
         for session_id in list(self._live):
             self.end_streams(session_id)
         self.server.feed.close()
+
+
+def task_status_writer(events: EventStore) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """The task runner's ``legacy_status``: 2025-11-25 notifications/tasks/status on the
+    session's GET stream, through its standalone log (which any worker's stream reads)."""
+
+    async def write(session_id: str, task: dict[str, Any]) -> None:
+        message = notification("notifications/tasks/status", task)
+        await events.append(session_id, STANDALONE_STREAM, message)
+
+    return write
 
 
 async def end_session(sessions: SessionStore, events: EventStore, pending: PendingRequests,

@@ -10,6 +10,7 @@ and ``get_prompt`` run the functions (a plain ``def`` in a worker thread, so it 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Callable, Mapping
@@ -50,8 +51,8 @@ def add_code(
 ) -> None:
     """The definitions written in Python (``registry.code``), merged in listing order."""
     for name, tool in code.TOOLS.items():
-        tools.append(tool.definition)
-        tool_specs[name] = ToolSpec(name=name, kind="code", handler=name)
+        spec = tool_specs[name] = ToolSpec(name=name, kind="code", handler=name)
+        tools.append(dataclasses.replace(tool.definition, target=spec))
     for uri, entry in code.RESOURCES.items():
         assert isinstance(entry.definition, d.Resource)
         resources.append(entry.definition)

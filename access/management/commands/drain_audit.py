@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from access.drain import BATCH, Drain
 from mcp_django.conf import access_settings
+from mcp_protocol.redis_client.options import RedisOptions
 
 
 class Command(BaseCommand):
@@ -49,7 +50,10 @@ class Command(BaseCommand):
             self.stdout.flush()
             time.sleep(hold)
 
-        drain = Drain(**access.get("AUDIT_SINK_OPTIONS", {}), batch=options["batch"],
+        # The spool the sink writes: its prefix and its Redis (the sink's other options are its own).
+        spool = dict(access.get("AUDIT_SINK_OPTIONS") or {})
+        drain = Drain(prefix=spool.get("prefix", "mcp"), redis=RedisOptions.take(None, spool),
+                      batch=options["batch"],
                       claim_after=options["claim_after"], linger=options["linger"],
                       consumer=options["consumer"],
                       after_commit=held if hold else None)

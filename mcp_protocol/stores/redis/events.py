@@ -50,18 +50,18 @@ import json
 import time
 import weakref
 import zlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 import redis.exceptions
 
 from ...redis_client.connection import (
-    DEFAULT_URL,
     UNAVAILABLE,
     RedisConnector,
     px,
     unavailable_as_store_error,
 )
+from ...redis_client.options import RedisOptions
 from ...redis_client.resp import bulk, encode
 from ...redis_client.topology import check_prefix
 from ...store_errors import StoreUnavailable, UnknownEvent
@@ -79,22 +79,19 @@ _PEXPIRE = b"*3\r\n$7\r\nPEXPIRE\r\n"  # the command's head; the key and the ms 
 class RedisEventStore(EventStore):
     claims: RedisClaimStore
 
-    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", max_events: int = 1000,
-                 ttl: float = 3600.0, socket_timeout: float = 5.0, block_ms: int = 1000, buckets: int = 16,
-                 mode: str = "standalone", sentinels: Sequence[str] | str = (),
-                 sentinel_master: str = "mymaster", sentinel_password: str | None = None,
+    def __init__(self, *, prefix: str = "mcp", max_events: int = 1000, ttl: float = 3600.0,
+                 block_ms: int = 1000, buckets: int = 16, redis: RedisOptions | None = None,
                  **options: Any) -> None:
+        connection = RedisOptions.take(redis, options)  # flat connection keys too (url=, ...)
         super().__init__(max_events=max_events, ttl=ttl, **options)
-        if block_ms >= socket_timeout * 1000:
+        if block_ms >= connection.socket_timeout * 1000:
             raise ValueError("block_ms must be shorter than socket_timeout")
         if buckets < 1:
             raise ValueError("buckets must be at least 1")
         self.prefix = check_prefix(prefix)
         self.block_ms = block_ms
         self.buckets = buckets
-        self._redis = RedisConnector.from_options(
-            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
+        self._redis = RedisConnector(connection)
         self._tails: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Tail] = weakref.WeakKeyDictionary()
         self.claims = RedisClaimStore(self._redis, self.prefix)
 

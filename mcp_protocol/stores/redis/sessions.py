@@ -37,18 +37,17 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from redis.commands.core import AsyncScript
 
 from ...redis_client.connection import (
-    DEFAULT_URL,
     AsyncClient,
     RedisConnector,
     px,
     unavailable_as_store_error,
 )
+from ...redis_client.options import RedisOptions
 from ...redis_client.pipelined import raise_first
 from ...redis_client.topology import check_prefix
 from ...session import Session
@@ -73,17 +72,14 @@ return 1
 
 
 class RedisSessionStore(SessionStore):
-    def __init__(self, *, url: str = DEFAULT_URL, prefix: str = "mcp", ttl: float = 1800.0,
-                 max_sessions: int | None = None, max_sessions_per_principal: int | None = None,
-                 socket_timeout: float = 5.0, mode: str = "standalone", sentinels: Sequence[str] | str = (),
-                 sentinel_master: str = "mymaster", sentinel_password: str | None = None,
+    def __init__(self, *, prefix: str = "mcp", ttl: float = 1800.0, max_sessions: int | None = None,
+                 max_sessions_per_principal: int | None = None, redis: RedisOptions | None = None,
                  **options: Any) -> None:
+        connection = RedisOptions.take(redis, options)  # flat connection keys too (url=, ...)
         super().__init__(ttl=ttl, max_sessions=max_sessions,
                          max_sessions_per_principal=max_sessions_per_principal, **options)
         self.prefix = check_prefix(prefix)
-        self._redis = RedisConnector.from_options(
-            url, mode=mode, sentinels=sentinels, sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password, socket_timeout=socket_timeout)
+        self._redis = RedisConnector(connection)
         self._live = f"{{{prefix}}}:live"
         self._created = f"{{{prefix}}}:created"
         self._owner = f"{{{prefix}}}:owner"

@@ -28,12 +28,12 @@ is what its persistence settings (AOF/RDB) keep.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from redis.commands.core import AsyncScript
 
-from ...redis_client.connection import DEFAULT_URL, RedisConnector, unavailable_as_store_error
+from ...redis_client.connection import RedisConnector, unavailable_as_store_error
+from ...redis_client.options import RedisOptions
 from ...redis_client.topology import check_prefix
 from ...store_errors import CreateError, TaskLimitReached
 from ..tasks import Answered, AnyPrincipal, Principal, TaskRecord, TaskStore, now_ms
@@ -201,29 +201,18 @@ class RedisTaskStore(TaskStore):
         *,
         max_open_per_principal: int | None = None,
         max_finished_per_principal: int | None = None,
-        url: str = DEFAULT_URL,
         prefix: str = "mcp",
-        socket_timeout: float = 5.0,
-        mode: str = "standalone",
-        sentinels: Sequence[str] | str = (),
-        sentinel_master: str = "mymaster",
-        sentinel_password: str | None = None,
+        redis: RedisOptions | None = None,
         **options: Any,
     ) -> None:
+        connection = RedisOptions.take(redis, options)  # flat connection keys too (url=, ...)
         super().__init__(
             max_open_per_principal=max_open_per_principal,
             max_finished_per_principal=max_finished_per_principal,
             **options,
         )
         self.prefix = check_prefix(prefix)
-        self._redis = RedisConnector.from_options(
-            url,
-            mode=mode,
-            sentinels=sentinels,
-            sentinel_master=sentinel_master,
-            sentinel_password=sentinel_password,
-            socket_timeout=socket_timeout,
-        )
+        self._redis = RedisConnector(connection)
         tag = f"{{{self.prefix}:tasks}}"
         self._tag = tag
         self._running, self._all, self._seq = f"{tag}:running", f"{tag}:all", f"{tag}:seq"

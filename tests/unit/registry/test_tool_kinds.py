@@ -4,20 +4,25 @@ HTTP server started by the test)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 from django.test import override_settings
 
 from mcp_protocol.errors import ToolError
+from mcp_protocol.methods.tools import execute_tool
+from mcp_protocol.versions import LATEST
 from registry import handlers
 from registry.models import Tool
 from registry.provider import RegistryProvider
+from registry.snapshot import ToolSpec
 
 from .conftest import make_context
 
@@ -40,7 +45,8 @@ def call(provider: RegistryProvider, name: str, arguments: dict[str, Any], **ctx
 def call_with(provider: RegistryProvider, name: str, arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
     tool = provider.snapshot().tool(name)
     assert tool is not None, f"{name} is not in the snapshot"
-    return asyncio.run(provider.call_tool(tool, arguments, ctx))
+    # Through the core's execute_tool, as tools/call runs it: a ToolError becomes its result there.
+    return asyncio.run(execute_tool(provider, tool, arguments, ctx, LATEST))
 
 
 # -- handler kind -------------------------------------------------------------------------------------
@@ -85,6 +91,18 @@ def test_sync_handler_returning_structured_content_also_gets_its_json_text(
     result = call(provider, "sum", {"a": 2, "b": 3})
     assert result["structuredContent"] == {"sum": 5}
     assert json.loads(result["content"][0]["text"]) == {"sum": 5}
+
+
+def test_the_registry_runs_the_spec_its_snapshot_tool_carries_and_leaves_a_tool_error_to_the_core(
+    scratch_handlers: None, provider: RegistryProvider
+) -> None:
+    make_tool(name="err", kind="handler", handler="test.tool_error")
+    tool = provider.snapshot().tool("err")
+    assert tool is not None and tool.target == ToolSpec(name="err", kind="handler", handler="test.tool_error")
+    # The provider's state is not asked again for the tool: the call's snapshot resolved it.
+    provider._state = dataclasses.replace(provider.state(), tools=MappingProxyType({}))
+    with pytest.raises(ToolError, match="bad input"):
+        asyncio.run(provider.call_tool(tool, {}, make_context()))
 
 
 def test_handler_content_blocks_and_tool_errors(scratch_handlers: None, provider: RegistryProvider) -> None:
@@ -287,10 +305,8 @@ def test_http_kind_maps_call_tool_results_text_and_upstream_errors(
     make_tool(name="as_result", kind="http", http_url=f"{http_server}/result")
     make_tool(name="as_text", kind="http", http_url=f"{http_server}/text")
     make_tool(name="failing", kind="http", http_url=f"{http_server}/fail")
-    assert call(provider, "as_result", {}) == {
-        "content": [{"type": "text", "text": "custom"}],
-        "isError": False,
-    }
+    # The upstream's CallToolResult as the client gets it (an isError false is left off the wire).
+    assert call(provider, "as_result", {}) == {"content": [{"type": "text", "text": "custom"}]}
     assert call(provider, "as_text", {}) == {"content": [{"type": "text", "text": "plain words"}]}
     result = call(provider, "failing", {})
     assert result["isError"] is True

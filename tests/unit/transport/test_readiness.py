@@ -104,9 +104,11 @@ class LoopHookProvider(MemoryProvider):
         self.hooks.append(("stop", asyncio.get_running_loop()))
 
 
-def hand_built_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
+def hand_built_runtime(loop: asyncio.AbstractEventLoop, *, provider: Any = None,
+                       sessions: MemorySessionStore | None = None) -> Runtime:
     """A runtime with every dependency passed in, no settings read (as the SDK's session manager)."""
-    provider, sessions, events = LoopHookProvider(), MemorySessionStore(), MemoryEventStore()
+    provider = provider or LoopHookProvider()
+    sessions, events = sessions or MemorySessionStore(), MemoryEventStore()
     bus = MemoryBus()
     access = AccessPolicy(ACCESS_DEFAULTS, bus, sessions, events, limiter=MemoryRateLimiter())
     config = TransportConfig(always_stream=False, keepalive=15.0, retry_ms=1000, close_after=None,
@@ -117,7 +119,7 @@ def hand_built_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
 
 
 async def test_a_runtime_built_with_its_dependencies_runs_inside_async_with() -> None:
-    async with hand_built_runtime(asyncio.get_running_loop()) as rt:
+    async with hand_built_runtime(asyncio.get_running_loop()).run() as rt:
         assert rt.ready and rt.fanout.listening
         assert rt.resolve_principal({"headers": []}) is None  # open mode: everyone is anonymous
     assert not rt.fanout.listening
@@ -125,9 +127,55 @@ async def test_a_runtime_built_with_its_dependencies_runs_inside_async_with() ->
 
 async def test_the_runtime_starts_and_stops_its_provider_on_its_own_loop() -> None:
     loop = asyncio.get_running_loop()
-    async with hand_built_runtime(loop) as rt:
+    async with hand_built_runtime(loop).run() as rt:
         assert isinstance(rt.provider, LoopHookProvider) and rt.provider.hooks == [("start", loop)]
     assert rt.provider.hooks == [("start", loop), ("stop", loop)]
+
+
+class ClosingSessionStore(MemorySessionStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = 0
+
+    async def close(self) -> None:
+        self.closed += 1
+
+
+async def test_a_runtime_writes_nothing_onto_what_it_is_handed_and_leaves_their_backends_open() -> None:
+    loop = asyncio.get_running_loop()
+    rt = hand_built_runtime(loop, sessions=ClosingSessionStore())
+    server = rt.server
+    assert server.interceptor is None and server.tracing is None  # as built: none given
+    assert rt.access.audit is None and rt.access.on_revoke is None
+    async with rt.run():
+        assert rt.ready and rt.access.on_revoke == rt.principals_revoked  # given at its start
+    assert not rt.ready and server.interceptor is None
+    assert isinstance(rt.sessions, ClosingSessionStore) and rt.sessions.closed == 0  # not the runtime's
+
+
+async def test_a_runtime_whose_start_failed_stops_what_it_started_and_can_run_again() -> None:
+    FAILURES["left"] = 1
+    rt = hand_built_runtime(asyncio.get_running_loop(), provider=FlakyProvider())
+    with pytest.raises(ConnectionError):
+        async with rt.run():
+            pass
+    assert not rt.ready and not rt.fanout.listening
+    async with rt.run():
+        assert rt.ready and rt.fanout.listening
+
+
+async def test_a_host_closes_the_backends_after_its_runtime_stopped() -> None:
+    closed: list[Runtime] = []
+
+    async def close_backends(rt: Runtime) -> None:
+        assert not rt.ready  # after the runtime stopped
+        closed.append(rt)
+
+    host = RuntimeHost(hand_built_runtime, backends=lambda: (MemorySessionStore(), MemoryEventStore(),
+                                                              MemoryBus()), close_backends=close_backends)
+    async with host.run():
+        rt = host.current()
+    assert rt is not None and closed == [rt]
 
 
 async def test_a_host_runs_its_loops_runtime_and_forgets_it_after() -> None:

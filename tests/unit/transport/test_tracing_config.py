@@ -42,7 +42,7 @@ def test_with_tracing_off_a_worker_never_imports_the_trace_sdk() -> None:
         "import asyncio, sys, django; django.setup()\n"
         "from mcp_django import service\n"
         "async def main():\n"
-        "    async with service.build_runtime(asyncio.get_running_loop()):\n"
+        "    async with service.build_runtime(asyncio.get_running_loop()).run():\n"
         "        pass\n"
         "asyncio.run(main())\n"
         "assert service.process_tracing() is None\n"
