@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 
 from mcp_protocol.context import Context
 from mcp_protocol.errors import MCPError
+from mcp_protocol.methods.tools import execute_tool
 from mcp_protocol.outbound import NullOutbound
 from mcp_protocol.session import Session
 
@@ -108,7 +109,9 @@ def try_tool(
     provider = _TrialProvider(tool_spec(row))
     ctx, outbound = _context(principal)
     try:
-        result = async_to_sync(provider.call_tool)(definition, arguments, ctx)
+        # The core's own step from a call to its result (a ToolError becomes an isError result
+        # there, once: issue 36 item 7), as a client's call takes it.
+        result = async_to_sync(execute_tool)(provider, definition, arguments, ctx, TRY_PROTOCOL_VERSION)
     except MCPError as exc:
         return Outcome(
             error=f"Protocol error {exc.code}: {exc.message}",
