@@ -14,6 +14,8 @@ from typing_extensions import TypedDict
 
 from mcp_protocol import validation
 from mcp_protocol.errors import InvalidParams
+from mcp_protocol.methods.tools import execute_tool
+from mcp_protocol.versions import LATEST
 from registry.code import Context, ToolError, definitions, prompt, resource, tool
 from registry.models import Tool
 from registry.provider import RegistryProvider
@@ -157,9 +159,9 @@ def test_calls_return_structured_content_validated_by_the_output_schema(code: No
 def test_a_tool_error_and_a_bad_argument_are_results_with_is_error(code: None) -> None:
     provider, ctx = RegistryProvider(), make_context()
     snapshot = provider.snapshot()
-    refused = run(provider.call_tool(snapshot.tool("refuse"), {"reason": "no"}, ctx))
+    refused = run(execute_tool(provider, snapshot.tool("refuse"), {"reason": "no"}, ctx, LATEST))
     assert refused == {"content": [{"type": "text", "text": "refused: no"}], "isError": True}
-    bad = run(provider.call_tool(snapshot.tool("math.add"), {"a": "two", "b": 1}, ctx))
+    bad = run(execute_tool(provider, snapshot.tool("math.add"), {"a": "two", "b": 1}, ctx, LATEST))
     assert bad["isError"] is True and "a:" in bad["content"][0]["text"]
 
 

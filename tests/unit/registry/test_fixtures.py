@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from mcp_protocol.methods.tools import execute_tool
+from mcp_protocol.versions import LATEST
 from registry.models import Prompt, Resource, ResourceTemplate, Tool
 from registry.provider import RegistryProvider
 
@@ -113,7 +115,7 @@ def call(
     provider: RegistryProvider, name: str, arguments: dict[str, Any] | None = None, **ctx: Any
 ) -> dict[str, Any]:
     return asyncio.run(
-        provider.call_tool(provider.snapshot().tool(name), arguments or {}, make_context(**ctx))
+        execute_tool(provider, provider.snapshot().tool(name), arguments or {}, make_context(**ctx), LATEST)
     )
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
+from mcp_protocol.methods.tools import execute_tool
+from mcp_protocol.versions import LATEST
 from registry.models import Tool
 from registry.provider import RegistryProvider
 from tests.support.upstream import Upstream
@@ -50,7 +52,8 @@ async def call(
 ) -> dict[str, Any]:
     tool = provider.snapshot().tool(name)
     assert tool is not None, f"{name} is not in the snapshot"
-    return await provider.call_tool(tool, arguments, make_context(**ctx))
+    # Through the core's execute_tool, as tools/call runs it: a ToolError becomes its result there.
+    return await execute_tool(provider, tool, arguments, make_context(**ctx), LATEST)
 
 
 def run_served(provider: RegistryProvider, work: Any) -> Any:
