@@ -91,7 +91,7 @@ def time_saves(tools: list[Any], prompts: list[Any], counter: QueryCounter) -> d
     from django.contrib.auth.models import User
     from django.db import transaction
 
-    from registry.authorship import authored, of_user
+    from registry.changes.authorship import authored, of_user
 
     admin = User.objects.get(username="bench")
     out: dict[str, float] = {}
@@ -117,7 +117,7 @@ def time_saves(tools: list[Any], prompts: list[Any], counter: QueryCounter) -> d
 
 
 def time_import(size: int, tag: str) -> tuple[float, float]:
-    from registry.transfer import import_document
+    from registry.transfer.documents import import_document
 
     def document(description: str) -> dict[str, Any]:
         schema = {"type": "object", "properties": {"who": {"type": "string"}}}

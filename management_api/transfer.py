@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import transfer
+from registry.transfer import documents as transfer
 
 from .authors import AuthoredMixin
 

@@ -5,8 +5,8 @@ not what this module generates (``tests/unit/test_settings_doc.py`` makes the sa
 the page cannot drift from the code).
 
 Each variable's default is read from the module that owns it (``Code``): ``mcp_django.conf``
-(``DEFAULTS``, ``ACCESS_DEFAULTS``), ``oauth_server.conf.DEFAULTS``, ``registry.upstream.config``,
-``registry.reconcile``, ``registry.retention``, ``registry.secret_env``. The few defaults that
+(``DEFAULTS``, ``ACCESS_DEFAULTS``), ``oauth_server.conf.DEFAULTS``, ``registry.kinds.http_client.config``,
+``registry.changes.reconcile``, ``registry.history.retention``, ``registry.kinds.http_client.secret_env``. The few defaults that
 ``mcpsite/settings.py``, the scripts or a command write inline (``os.environ.get(name, "90")``)
 are quoted here as text (``Text``); the test checks that every variable ``settings.py`` reads is in
 this table, so none goes undocumented.
@@ -80,7 +80,7 @@ def cell(default: Code | Text) -> str:
 MCP = "mcp_django.conf"
 ACCESS = (MCP, "ACCESS_DEFAULTS")
 OAUTH_SERVER = "oauth_server.conf"
-HTTP_KIND = "registry.upstream.config"
+HTTP_KIND = "registry.kinds.http_client.config"
 
 
 def mcp(key: str) -> Code:
@@ -476,7 +476,7 @@ SECTIONS: list[tuple[str, str, list[Var]]] = [
             ),
             Var(
                 "REGISTRY_HTTP_SECRET_ENV_PREFIXES",
-                Code("registry.secret_env", "DEFAULT_PREFIXES"),
+                Code("registry.kinds.http_client.secret_env", "DEFAULT_PREFIXES"),
                 "Comma-separated prefixes: an `http` tool's secret header (and signing secret) may be read only from an environment variable whose name starts with one of them (checked when the tool is saved and at every call), so no tool editor can send `SECRET_KEY`, `DATABASE_URL` or another server secret upstream.",
             ),
             Var(
@@ -522,17 +522,17 @@ SECTIONS: list[tuple[str, str, list[Var]]] = [
         [
             Var(
                 "REGISTRY_RECONCILE_SECONDS",
-                Code("registry.reconcile", "INTERVAL"),
+                Code("registry.changes.reconcile", "INTERVAL"),
                 "How often each worker (and `mcp_stdio`) reads the ids of the latest change sets (one query by primary key, off the request path) and publishes again a change whose bus message it never got: another key prefix, a process killed between commit and publish, or an in-memory bus in another process. `0` turns it off.",
             ),
             Var(
                 "REGISTRY_RECONCILE_SETTLE_SECONDS",
-                Code("registry.reconcile", "SETTLE"),
+                Code("registry.changes.reconcile", "SETTLE"),
                 "How long a change set may take from its first change to its commit (and how far the clocks of the machines may disagree): the reconciler keeps looking for lower ids committing late for this long.",
             ),
             Var(
                 "REGISTRY_HISTORY_RETENTION_DAYS",
-                Code("registry.retention", "RETENTION_DAYS"),
+                Code("registry.history.retention", "RETENTION_DAYS"),
                 "Days of registry history (versions and change sets) `manage.py prune_history` keeps; never the latest version of a live row.",
             ),
         ],

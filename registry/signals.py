@@ -19,7 +19,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
-from . import changes
+from .changes import publish as changes
 from .models import (
     ChangeSet,
     Prompt,

@@ -21,7 +21,7 @@ from mcp_protocol import definitions as d
 from mcp_protocol import skills as sk
 from mcp_protocol.uri_template import ParsedTemplate, parse_template
 
-from . import apps_ui
+from .validation import apps_ui
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from mcp_protocol.context import Context
 from mcp_protocol.errors import InvalidParams
 
 from ..handlers import invoke
-from ..results import prompt_result, resource_contents
+from ..serving.results import prompt_result, resource_contents
 from ..snapshot import PromptSpec, ResourceSpec, TemplateSpec, ToolSpec
 from . import definitions as code
 

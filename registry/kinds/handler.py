@@ -8,7 +8,7 @@ from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
 from .. import handlers
-from ..results import tool_result
+from ..serving.results import tool_result
 from ..snapshot import ToolSpec
 
 

@@ -44,10 +44,9 @@ from mcp_protocol import tracing
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
-from .. import secret_env
 from ..snapshot import ToolSpec
-from ..upstream import config, forwarding, guard, reply, request, signing
-from ..upstream.clients import UpstreamClients
+from .http_client import config, forwarding, guard, reply, request, secret_env, signing
+from .http_client.clients import UpstreamClients
 
 MAX_REPLY_BYTES = 1024 * 1024
 RETRY_STATUSES = frozenset({502, 503, 504})  # the gateway or the service says "not now"

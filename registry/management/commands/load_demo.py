@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from registry.loading import load_document, read_fixture
-from registry.models import Prompt, Resource, ResourceTemplate, Tool
+from ...models import Prompt, Resource, ResourceTemplate, Tool
+from ...transfer.fixtures import load_document, read_fixture
 
 
 class Command(BaseCommand):

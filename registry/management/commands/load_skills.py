@@ -8,7 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from registry.skill_loading import load_skill_folder
+from ...skills.loading import load_skill_folder
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "skills"
 

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from registry.models import ChangeSet, Tool
-from registry.transfer import import_document
+from registry.transfer.documents import import_document
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -253,7 +253,7 @@ def test_an_http_tool_that_cannot_work_is_refused_at_save(
 
 
 def test_export_and_import_carry_the_request_fields(api: Upstream) -> None:
-    from registry.transfer import export_document, import_document
+    from registry.transfer.documents import export_document, import_document
 
     make_tool(
         name="carried",

@@ -175,7 +175,7 @@ def test_mcpsites_own_schema_imports_as_tools_that_manage_the_registry(api_clien
     served = api_client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert served.status_code == 200
     document = served.json()
-    from registry.openapi.importer import Options, run
+    from registry.transfer.openapi.importer import Options, run
 
     report = run(
         document,
