@@ -50,7 +50,8 @@ from .changes import reconcile
 from .code import serving
 from .kinds.http_client.clients import UpstreamClients
 from .serving.results import contents_item, prompt_result, resource_contents, text_block
-from .snapshot import EMPTY, RegistryState, build_state
+from .serving.specs import EMPTY, RegistryState
+from .snapshot import build_state
 from .validation.templating import render_json, render_text
 
 logger = logging.getLogger(__name__)

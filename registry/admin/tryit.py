@@ -24,7 +24,8 @@ from mcp_protocol.session import Session
 
 from ..models import Prompt, Tool
 from ..provider import RegistryProvider
-from ..snapshot import RegistryState, ToolSpec, tool_definition, tool_spec
+from ..serving.specs import RegistryState, ToolSpec
+from ..snapshot import tool_definition, tool_spec
 
 TRY_SESSION_ID = "admin-try-it"
 TRY_PROTOCOL_VERSION = "2025-11-25"

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+from django.apps import apps
 from django.db import models, transaction
 
 from mcp_protocol import tracing
@@ -42,8 +43,6 @@ from . import authorship
 
 if TYPE_CHECKING:
     from collections.abc import Collection
-
-    from ..models.changesets import ChangeSet
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +83,7 @@ class _Batch:
     ) -> None:
         """Write the change down in the transaction's change set (opened by its first change, with
         ``insert`` when given: see ``open_changeset``)."""
-        from ..models.changesets import ChangeSet
+        ChangeSet = changeset_model()
 
         # Django drops the on_commit entries of a savepoint that rolls back: if the marker is gone,
         # so is the change set row that was inserted with it. Opened outside any savepoint (the
@@ -126,7 +125,13 @@ def _uris(changed: dict[str, set[str]]) -> list[str]:
 
 
 # Inserts an unsaved ChangeSet row (together with whatever rides with it) and sets its pk.
-Insert = Callable[["ChangeSet"], None]
+Insert = Callable[[models.Model], None]
+
+
+def changeset_model() -> type[models.Model]:
+    """``registry.models.ChangeSet``, looked up in Django's app registry: the models import this
+    module (their querysets and history note changes through it), so it imports none of them."""
+    return apps.get_model("registry", "ChangeSet")
 
 
 def open_changeset(
@@ -135,7 +140,7 @@ def open_changeset(
     """Insert the change set row of a change (its author from ``authorship``); returns its id.
     ``insert``: a caller's own INSERT of the row (``history.py`` writes the transaction's first
     historical row in the same statement, saving a round trip per save)."""
-    from ..models.changesets import ChangeSet
+    ChangeSet = changeset_model()
 
     author = authorship.current()
     row = ChangeSet(

@@ -178,7 +178,7 @@ async def _in_thread(func: Any, *args: Any) -> Any:
 
 def _start(settle: float) -> tuple[int, list[int]]:
     """The floor (the newest settled change set) and the ids of the recent ones above it."""
-    from ..models.changesets import ChangeSet
+    ChangeSet = changes.changeset_model()
 
     cutoff = timezone.now() - datetime.timedelta(seconds=settle)
     recent = list(ChangeSet.objects.filter(created_at__gt=cutoff).values_list("id", flat=True))
@@ -188,14 +188,14 @@ def _start(settle: float) -> tuple[int, list[int]]:
 
 
 def _since(floor: int) -> list[Row]:
-    from ..models.changesets import ChangeSet
+    ChangeSet = changes.changeset_model()
 
     return list(ChangeSet.objects.filter(id__gt=floor).order_by("id").values_list("id", "created_at"))
 
 
 def _changed(ids: list[int]) -> list[tuple[int, dict[str, list[str]]]]:
     """What each change set changed, as ``changes.messages`` takes it: kind → the URIs."""
-    from ..models.changesets import ChangeSet
+    ChangeSet = changes.changeset_model()
 
     rows = ChangeSet.objects.filter(id__in=ids).order_by("id").values_list("id", "kinds", "uris")
     # The URIs are the resources' (``resources/updated``); the other kinds carry none.

@@ -15,7 +15,7 @@ from typing import Any
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
-from ..snapshot import ToolSpec
+from ..serving.specs import ToolSpec
 from . import code, handler, http, template
 from .http_client.clients import UpstreamClients
 

@@ -9,7 +9,7 @@ from mcp_protocol.errors import ToolError
 
 from .. import handlers
 from ..serving.results import tool_result
-from ..snapshot import ToolSpec
+from ..serving.specs import ToolSpec
 
 
 async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:

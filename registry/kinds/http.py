@@ -44,7 +44,7 @@ from mcp_protocol import tracing
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
-from ..snapshot import ToolSpec
+from ..serving.specs import ToolSpec
 from .http_client import config, forwarding, guard, reply, request, secret_env, signing
 from .http_client.clients import UpstreamClients
 

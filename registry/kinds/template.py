@@ -11,7 +11,7 @@ from typing import Any
 from mcp_protocol.context import Context
 
 from ..serving.results import text_block
-from ..snapshot import ToolSpec
+from ..serving.specs import ToolSpec
 from ..validation.templating import render_json, render_text
 
 

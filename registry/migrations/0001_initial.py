@@ -5,6 +5,7 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 import registry.models.tools
+import registry.validation.content_blocks
 import registry.validation.validators
 
 
@@ -454,7 +455,7 @@ class Migration(migrations.Migration):
                     "content",
                     models.JSONField(
                         help_text='A content block; strings may use {{ argument }}, e.g. {"type": "text", "text": "Review {{ code }}"}.',
-                        validators=[registry.validation.validators.validate_content_block],
+                        validators=[registry.validation.content_blocks.validate_content_block],
                     ),
                 ),
                 (

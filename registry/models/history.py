@@ -26,7 +26,7 @@ Queryset bulk writes send no per-row signals: the import path creates a prompt's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import connections, models, router, transaction
@@ -199,11 +199,9 @@ class _Writer:
     def insert(self, instance: models.Model, extra: dict[str, Any]) -> None:
         connection = connections[self.using]
         params = self.params(instance, extra, connection)
-        from ..signals import change_uris  # signals imports the models, which import this module
-
         # signals.py's note of this change names these URIs too; the change set must have them
         # from the start, or noting them would add an UPDATE of it: a round trip again.
-        uris = change_uris(instance)
+        uris = instance.change_uris()
         opened: list[int] = []
 
         def insert_with_row(changeset: Any) -> None:
@@ -268,9 +266,17 @@ class Recorded(models.Model):
     bases, so the UPDATE it writes its version with is the version-guarded one."""
 
     history = _RECORDS
+    # The list a change of this row touches: tools, resources or prompts (listChanged, and the
+    # change set's ``kinds``); ``change_uris`` names the resources it touches.
+    mcp_kind: ClassVar[str]
 
     class Meta:
         abstract = True
+
+    def change_uris(self) -> list[str]:
+        """The resource URIs a save or delete of this row changes (``resources/updated``, and the
+        change set's ``uris``): none, unless the model's rows are resources."""
+        return []
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         # savepoint=False: inside a transaction this is nothing at all; alone (a shell), it makes

@@ -1,5 +1,5 @@
 """The registry's prompts, with their arguments and messages (``Definition`` rows: see
-``models.py``)."""
+``base.py``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.db import models
 from ..changes.publish import ChangeQuerySet
 from ..validation.content_blocks import validate_content_block
 from ..validation.validators import ROLES, validate_name, validate_string_list
+from .base import Definition, check_handler
 from .history import Recorded
-from .tools import Definition, check_handler
 
 
 class Prompt(Definition):

@@ -1,4 +1,4 @@
-"""The registry's resources and resource templates (``Definition`` rows: see ``models.py``)."""
+"""The registry's resources and resource templates (``Definition`` rows: see ``base.py``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ..validation.validators import (
     validate_uri,
     validate_uri_template,
 )
-from .tools import Definition, check_handler, mime_type_field
+from .base import Definition, check_handler, mime_type_field
 
 
 class Resource(Definition):
@@ -56,6 +56,15 @@ class Resource(Definition):
 
     def __str__(self) -> str:
         return self.uri
+
+    def change_uris(self) -> list[str]:
+        """This URI, and the old one when the save changed it (remembered by ``signals.py``
+        before the save), so subscribers of either hear about it."""
+        uris = [self.uri]
+        old = self.__dict__.get("_old_uri")
+        if old and old != self.uri:
+            uris.append(old)
+        return uris
 
     def clean(self) -> None:
         errors: dict[str, str] = {}

@@ -115,6 +115,15 @@ class Skill(Versioned, Recorded):
         paths = list(self.files.values_list("path", flat=True)) if self.pk else []
         return [f"skill://{self.path}/{p}" for p in [SKILL_MD, *paths]]
 
+    def change_uris(self) -> list[str]:
+        """SEP-2640: a skill's files are resources; their subscribers hear of the change (a moved
+        skill: under its old path too, remembered by ``signals.py`` before the save)."""
+        uris = [f"skill://{self.path}/SKILL.md"]
+        old_path = self.__dict__.get("_old_path")
+        if old_path and old_path != self.path:
+            uris.append(f"skill://{old_path}/SKILL.md")
+        return uris
+
     def clean(self) -> None:
         errors: dict[str, str] = {}
         fm = self.frontmatter
@@ -157,6 +166,9 @@ class SkillFile(Recorded):
 
     def __str__(self) -> str:
         return self.path
+
+    def change_uris(self) -> list[str]:
+        return [f"skill://{self.skill.path}/{self.path}"]
 
     @property
     def raw(self) -> bytes:

@@ -309,9 +309,3 @@ def validate_string_list(value: Any) -> None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValidationError('Must be a JSON list of strings, e.g. ["python", "rust"].', code="string_list")
 
-
-def validate_content_block(value: Any) -> None:
-    """Kept at this path for migration 0001; the rules are in ``content_blocks``."""
-    from .content_blocks import validate_content_block as validate
-
-    validate(value)

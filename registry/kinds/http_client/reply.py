@@ -25,7 +25,7 @@ from typing import Any
 from mcp_protocol.errors import ToolError
 
 from ...serving.results import text_block, tool_result
-from ...snapshot import ToolSpec
+from ...serving.specs import ToolSpec
 
 SNIPPET = 500
 RESULT_KEYS = ("content", "structuredContent", "isError")

@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp_protocol.uri_template import Value, parse_template
 
-from ...snapshot import ToolSpec
+from ...serving.specs import ToolSpec
 from ...validation.templating import render_json
 from .validation import METHODS_WITHOUT_BODY
 
