@@ -18,10 +18,10 @@ from mcp_django.widgets import JSONEditorWidget
 from .. import handlers
 from ..models import Prompt, PromptMessage, Resource, ResourceTemplate, Tool
 
-# The handlers of the conformance suite's fixture (``registry/builtin/conformance*.py``): dozens of
+# The handlers of the conformance suite's fixture (``registry/mcp_handlers/conformance*.py``): dozens of
 # names a project's operator has no use for, listed only once ``load_conformance`` made rows that
 # use them.
-CONFORMANCE_MODULES = "registry.builtin.conformance"
+CONFORMANCE_MODULES = "registry.mcp_handlers.conformance"
 
 
 def conformance_loaded() -> bool:
