@@ -14,7 +14,7 @@ to back in a new order:
 - a tool saved as the admin saves it (one transaction, the admin as author), and a prompt saved
   with its two arguments and one message; the median per save (wall time, this process's CPU
   time, SQL statements), and on ÷ off;
-- an import (``registry.transfer.import_document``) creating ``--import-size`` tools, then one
+- an import (``registry.transfer.documents.import_document``) creating ``--import-size`` tools, then one
   updating all of them;
 - ``tools/call`` of a registry tool through the ASGI app in-process (CPU per call), and the SQL
   queries run during those calls, counted on every connection of the process (expected: none).

@@ -1,6 +1,6 @@
 """The admin of skills (SEP-2640): files edited inline, a folder uploaded as a zip, the rendered
 ``SKILL.md`` previewed (escaped: skill content is untrusted text, SEP-2640 "Security"); its
-versions, diffs and reverts as every definition's (``history_admin.py``)."""
+versions, diffs and reverts as every definition's (``history/admin.py``)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The admin, the REST API and the import path say it around their writes with ``authored(...)``
 (a context variable, so it follows the request's thread or task and nothing else); a write with
 no author said is ``system`` from a ``shell``, and management commands that write say
-``command``. Read once per change set, when it opens (``changes.py``).
+``command``. Read once per change set, when it opens (``publish.py``).
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ def open_changeset(
     changed: dict[str, set[str]], using: str | None = None, insert: Insert | None = None
 ) -> int:
     """Insert the change set row of a change (its author from ``authorship``); returns its id.
-    ``insert``: a caller's own INSERT of the row (``history.py`` writes the transaction's first
+    ``insert``: a caller's own INSERT of the row (``models/history.py`` writes the transaction's first
     historical row in the same statement, saving a round trip per save)."""
     ChangeSet = changeset_model()
 

@@ -1,7 +1,7 @@
 """No change missed: every worker checks the database for change sets its bus never delivered.
 
 A worker learns of a change from the bus ``changes`` message published after commit
-(``changes.py``). That message can be lost: the process died between commit and publish, the
+(``publish.py``). That message can be lost: the process died between commit and publish, the
 writer used another ``MCP_KEY_PREFIX`` (another terminal, another fleet), or it had an in-memory
 bus of its own (``manage.py mcp_stdio`` beside a server with no Redis, an edit in the admin). So
 every worker runs a ``Reconciler`` (started by ``RegistryProvider.start`` once the transport listens

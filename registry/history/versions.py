@@ -3,7 +3,7 @@ its versions, or a whole change set.
 
 A definition's *state* at a version is what an edit can set (its fields but ``id``, ``version``
 and the timestamps); a prompt's includes its ``arguments`` and ``messages`` as they were at that
-version's change set (each child has a history of its own: ``history.py``), and a skill's its
+version's change set (each child has a history of its own: ``models/history.py``), and a skill's its
 ``files`` (as the registry document holds them: ``skill_transfer.file_item``). A deleted row's
 state is ``None``. ``diff`` compares two states field by field, JSON values key by key (a JSON pointer
 per changed leaf).

@@ -1,11 +1,11 @@
 """``ChangeSet``: one committed change to the registry, whatever wrote it, as one row.
 
-A transaction that changes registry rows opens one change set at its first change (``changes.py``):
+A transaction that changes registry rows opens one change set at its first change (``changes/publish.py``):
 one admin save, one API request, one import is one change set, and a row saved from a shell
 outside a transaction is one of its own. The row says who (``actor``: ``user:<name>``,
 ``token:<name>`` or ``system``), from where (``source``), when, and what changed for the clients
 (``kinds``: the lists; ``uris``: the resources), so a worker that missed the bus message can still
-serve the change and notify its clients (``reconcile.py``, which reads ids by primary key only),
+serve the change and notify its clients (``changes/reconcile.py``, which reads ids by primary key only),
 and the history of every definition can group its versions by it.
 """
 

@@ -41,7 +41,7 @@ class Resource(Definition):
     handler = models.CharField(
         max_length=128, blank=True, help_text="handler kind: a @resource_handler name."
     )
-    # MCP Apps (apps_ui.py): for a view (text/html;profile=mcp-app), what its sandbox may reach.
+    # MCP Apps (validation/apps_ui.py): for a view (text/html;profile=mcp-app), what its sandbox may reach.
     ui_csp = models.JSONField(
         "app CSP domains", default=dict, blank=True,
         help_text='e.g. {"connectDomains": ["https://api.example.com"], "resourceDomains": []}',

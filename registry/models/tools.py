@@ -66,7 +66,7 @@ class Tool(Definition):
         "slow APIs should not hold a request open; handler and template: forbidden).",
     )
     handler = models.CharField(max_length=128, blank=True, help_text="handler kind: a @tool_handler name.")
-    # MCP Apps (apps_ui.py): the interactive view of this tool's results, a ui:// resource.
+    # MCP Apps (validation/apps_ui.py): the interactive view of this tool's results, a ui:// resource.
     ui_resource_uri = models.CharField(
         "app view (ui:// URI)", max_length=2048, blank=True,
         help_text="A ui:// resource served as text/html;profile=mcp-app; sent as _meta.ui.resourceUri.",

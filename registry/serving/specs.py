@@ -23,7 +23,7 @@ class ToolSpec:
     kind: str
     handler: str = ""
     http_method: str = "POST"
-    http_url: str = ""  # a URL or an RFC 6570 template of one (upstream/request.py)
+    http_url: str = ""  # a URL or an RFC 6570 template of one (kinds/http_client/request.py)
     http_timeout: float = 10.0
     http_secret_header: str = ""
     http_secret_env: str = ""

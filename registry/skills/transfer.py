@@ -1,4 +1,4 @@
-"""The ``skills`` section of the registry document (``transfer.py``), matched by ``path``::
+"""The ``skills`` section of the registry document (``transfer/documents.py``), matched by ``path``::
 
     {"path": "acme/billing/refunds", "frontmatter": {...}, "body": "...", "tags": [], "enabled": true,
      "files": [{"path": "examples/email.md", "media_type": "text/markdown", "text": "..."},

@@ -8,7 +8,7 @@ The document is the fixtures' format (``fixtures/*.json``)::
 each item holding model field values (no ids, timestamps or versions), matched by its natural key
 (tool, template and prompt ``name``, resource ``uri``); prompts carry ``arguments`` and
 ``messages`` lists whose order is their position. Skills (matched by ``path``, with their files)
-are ``skill_transfer.py``'s. The REST API (``/api/v1/registry/``), the
+are ``skills/transfer.py``'s. The REST API (``/api/v1/registry/``), the
 ``export_registry`` / ``import_registry`` commands and the fixture loader all use this module.
 
 Import, in ``merge`` mode, creates and updates the document's items and leaves other rows alone;
@@ -57,7 +57,7 @@ def fields_of(model: type[models.Model]) -> list[str]:
 
 def export_document(at: int | None = None) -> dict[str, Any]:
     """Every definition, in listing order (a constant number of queries); ``at``: as change set
-    ``at`` left the registry, rebuilt from the history (``versions.py``; a change set older than
+    ``at`` left the registry, rebuilt from the history (``history/versions.py``; a change set older than
     the history's first, migration 0009, finds nothing)."""
     if at is not None:
         return _export_at(at)

@@ -2,7 +2,7 @@
 ``merge`` mode, raising on the first problem instead of reporting them.
 
 A document is ``{"tools": [...], "resources": [...], "resource_templates": [...], "prompts": [...]}``
-(see ``transfer.py``). Loading twice changes nothing and the second load publishes nothing.
+(see ``documents.py``). Loading twice changes nothing and the second load publishes nothing.
 """
 
 from __future__ import annotations
