@@ -131,7 +131,8 @@ Insert = Callable[[models.Model], None]
 def changeset_model() -> type[models.Model]:
     """``registry.models.ChangeSet``, looked up in Django's app registry: the models import this
     module (their querysets and history note changes through it), so it imports none of them."""
-    return apps.get_model("registry", "ChangeSet")
+    model: type[models.Model] = apps.get_model("registry", "ChangeSet")
+    return model
 
 
 def open_changeset(
