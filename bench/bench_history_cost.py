@@ -14,7 +14,7 @@ to back in a new order:
 - a tool saved as the admin saves it (one transaction, the admin as author), and a prompt saved
   with its two arguments and one message; the median per save (wall time, this process's CPU
   time, SQL statements), and on ÷ off;
-- an import (``registry.transfer.import_document``) creating ``--import-size`` tools, then one
+- an import (``registry.transfer.documents.import_document``) creating ``--import-size`` tools, then one
   updating all of them;
 - ``tools/call`` of a registry tool through the ASGI app in-process (CPU per call), and the SQL
   queries run during those calls, counted on every connection of the process (expected: none).
@@ -91,7 +91,7 @@ def time_saves(tools: list[Any], prompts: list[Any], counter: QueryCounter) -> d
     from django.contrib.auth.models import User
     from django.db import transaction
 
-    from registry.authorship import authored, of_user
+    from registry.changes.authorship import authored, of_user
 
     admin = User.objects.get(username="bench")
     out: dict[str, float] = {}
@@ -117,7 +117,7 @@ def time_saves(tools: list[Any], prompts: list[Any], counter: QueryCounter) -> d
 
 
 def time_import(size: int, tag: str) -> tuple[float, float]:
-    from registry.transfer import import_document
+    from registry.transfer.documents import import_document
 
     def document(description: str) -> dict[str, Any]:
         schema = {"type": "object", "properties": {"who": {"type": "string"}}}

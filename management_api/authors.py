@@ -1,5 +1,5 @@
 """Who writes through the REST API, for the registry's change sets and history
-(``registry.authorship``): ``token:<name>`` for a management API token (its user kept too), else
+(``registry.changes.authorship``): ``token:<name>`` for a management API token (its user kept too), else
 the signed-in user; the source is ``api``. One request is one change set (its writes are one
 transaction: ``versioning.py``, ``transfer.py``).
 """
@@ -12,7 +12,7 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from registry.authorship import Author, authored, of_user
+from registry.changes.authorship import Author, authored, of_user
 
 from .tokens import ManagementToken
 

@@ -1,5 +1,5 @@
 """``/api/v1/history/``: the registry's change sets and every definition's versions, their diffs,
-and reverts (``registry/versions.py``).
+and reverts (``registry/history/versions.py``).
 
 - ``GET history/``: change sets, newest first (cursor pagination);
   ``GET history/<id>/``: one, with each definition it changed and the field-by-field diff.
@@ -32,7 +32,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import versions
+from registry.history import versions
 from registry.models import ChangeSet
 
 from .authors import AuthoredMixin

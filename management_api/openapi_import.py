@@ -1,5 +1,5 @@
 """``POST /api/v1/registry/openapi``: an OpenAPI 3.0/3.1 document as http tools
-(``registry.openapi``, as ``manage.py import_openapi`` and the admin upload). The body names the
+(``registry.transfer.openapi``, as ``manage.py import_openapi`` and the admin upload). The body names the
 document (a JSON object, or its JSON/YAML text), the import's ``source`` and its options; the
 answer is the plan (``dry_run``) or what was done. Needs permission to add, change, delete and view
 tools (``prune`` deletes)."""
@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry.openapi.document import InvalidDocument, load
-from registry.openapi.importer import Options, Rules, run
+from registry.transfer.openapi.document import InvalidDocument, load
+from registry.transfer.openapi.importer import Options, Rules, run
 
 from .bodies import StrictBodyMixin
 

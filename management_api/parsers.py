@@ -17,9 +17,9 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from rest_framework import exceptions, parsers, serializers
 
-from registry.validators import nests_deeper_than
+from registry.validation.validators import nests_deeper_than
 
-MAX_DEPTH = 128  # serde_json's default; far above a registry document's (its schemas: registry.validators)
+MAX_DEPTH = 128  # serde_json's default; far above a registry document's (schemas: registry.validation)
 
 
 class JSONParser(parsers.JSONParser):

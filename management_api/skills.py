@@ -16,8 +16,8 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import filters, serializers, viewsets
 
-from registry import skill_models
-from registry.skill_models import Skill, SkillFile
+from registry.models import skills as skill_models
+from registry.models.skills import Skill, SkillFile
 
 from .auth import DEFINITION_PERMISSIONS
 from .authors import AuthoredMixin

@@ -3,7 +3,7 @@ the whole registry as one document (``registry.transfer``, the format of ``expor
 ``import_registry``). Export needs permission to view every kind, skills included (the export
 carries their files); import needs to view, add, change and delete the four definition kinds, and
 the skills' too when the document has a ``skills`` section (it creates, rewrites and, with
-``replace``, deletes skills; a document without one leaves skills alone, ``skill_transfer.py``)."""
+``replace``, deletes skills; a document without one leaves skills alone, ``registry/skills/transfer.py``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry import skill_transfer, transfer
+from registry.skills import transfer as skill_transfer
+from registry.transfer import documents as transfer
 
 from .authors import AuthoredMixin
 

@@ -1,6 +1,6 @@
 """ETag and ``If-Match`` on the definition endpoints (RFC 9110 §8.8.3, §13.1.1).
 
-The ETag of a definition is its ``version`` (``registry.concurrency``), a strong validator:
+The ETag of a definition is its ``version`` (``registry.models.concurrency``), a strong validator:
 ``"7"``. GET, and every successful write, return it. A PUT, PATCH or DELETE with ``If-Match`` that
 names no current version gets 412 and changes nothing, so two automation writers never silently
 overwrite each other; ``If-Match: *`` matches any existing row. A write without ``If-Match`` is
@@ -28,7 +28,7 @@ from django.utils.http import quote_etag
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from registry.concurrency import VersionConflict
+from registry.models.concurrency import VersionConflict
 
 from .errors import BadPrecondition, Conflict, PreconditionFailed
 

@@ -83,7 +83,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "simple_history",  # the registry's history (registry/history.py): its commands
+    "simple_history",  # the registry's history (registry/models/history.py): its commands
     "mcp_django",
     "registry",
     "access",
@@ -164,7 +164,7 @@ STORAGES = {
 # Hosts the registry's "http" tool kind may POST to (exact names or "*.example.com").
 REGISTRY_HTTP_ALLOWED_HOSTS = env_list("REGISTRY_HTTP_ALLOWED_HOSTS", [])
 # The http kind's pooled client per worker, its private-address guard and retries (defaults:
-# registry/upstream/config.py).
+# registry/kinds/http_client/config.py).
 if os.environ.get("REGISTRY_HTTP_MAX_CONNECTIONS"):
     REGISTRY_HTTP_MAX_CONNECTIONS = _read("REGISTRY_HTTP_MAX_CONNECTIONS", int)
 if os.environ.get("REGISTRY_HTTP_MAX_CONNECTIONS_PER_HOST"):
@@ -177,16 +177,16 @@ if os.environ.get("REGISTRY_HTTP_RETRIES"):
     REGISTRY_HTTP_RETRIES = _read("REGISTRY_HTTP_RETRIES", int)
 if os.environ.get("REGISTRY_HTTP_RETRY_BACKOFF"):
     REGISTRY_HTTP_RETRY_BACKOFF = _read("REGISTRY_HTTP_RETRY_BACKOFF", float)
-# Environment variables an http tool may send as its secret header (registry/secret_env.py; unset:
-# names starting with MCP_TOOL_SECRET_ only).
+# Environment variables an http tool may send as its secret header
+# (registry/kinds/http_client/secret_env.py; unset: names starting with MCP_TOOL_SECRET_ only).
 if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:
     REGISTRY_HTTP_SECRET_ENV_PREFIXES = env_list("REGISTRY_HTTP_SECRET_ENV_PREFIXES", [])
 REGISTRY_HTTP_SECRET_ENV_ALLOWED = env_list("REGISTRY_HTTP_SECRET_ENV_ALLOWED", [])
 # How often each worker checks the database for registry changes its bus missed, and how long a
-# change set may take to commit (registry/reconcile.py; defaults there).
+# change set may take to commit (registry/changes/reconcile.py; defaults there).
 if "REGISTRY_RECONCILE_SECONDS" in os.environ:
     REGISTRY_RECONCILE_SECONDS = _read("REGISTRY_RECONCILE_SECONDS", float)
-# Days of registry history prune_history keeps (registry/retention.py; default there).
+# Days of registry history prune_history keeps (registry/history/retention.py; default there).
 if "REGISTRY_HISTORY_RETENTION_DAYS" in os.environ:
     REGISTRY_HISTORY_RETENTION_DAYS = _read("REGISTRY_HISTORY_RETENTION_DAYS", int)
 if "REGISTRY_RECONCILE_SETTLE_SECONDS" in os.environ:

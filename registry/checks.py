@@ -62,8 +62,8 @@ def check_code_names(app_configs: Any = None, databases: Any = None, **kwargs: A
 
 @register()
 def check_http_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The http tool kind's pool, retry and guard settings (``upstream/config.py``) are usable."""
-    from .upstream import config
+    """The http tool kind's pool, retry and guard settings (``kinds/http_client/config.py``) are usable."""
+    from .kinds.http_client import config
 
     return [Error(problem, hint="Fix the setting or its REGISTRY_HTTP_* environment variable.",
                   id="registry.E003") for problem in config.problems()]

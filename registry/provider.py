@@ -45,12 +45,15 @@ from mcp_protocol.errors import (
 )
 from mcp_protocol.provider import Provider, ProviderCapabilities
 
-from . import changes, handlers, kinds, reconcile
+from . import handlers, kinds
+from .changes import publish as changes
+from .changes import reconcile
 from .code import serving
-from .results import contents_item, prompt_result, resource_contents, text_block
-from .snapshot import EMPTY, RegistryState, ToolSpec, build_state
-from .templating import render_json, render_text
-from .upstream.clients import UpstreamClients
+from .kinds.http_client.clients import UpstreamClients
+from .serving.results import contents_item, prompt_result, resource_contents, text_block
+from .serving.specs import EMPTY, RegistryState, ToolSpec
+from .snapshot import build_state
+from .validation.templating import render_json, render_text
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
 """Wires model saves and deletes, and ``migrate``, to ``changes.note_change`` (published after
 commit).
 
-Inline children (prompt arguments and messages) publish their prompt's kind. A resource whose URI
-changes reports both the old and the new URI, so subscribers of either hear about it.
+Each model says what a change of it touches: its list (``mcp_kind``; a prompt's arguments and
+messages publish their prompt's) and its resource URIs (``change_uris()``: a resource whose URI
+changes reports the old and the new one, remembered here before the save).
 
 Migrations write through historical models (``apps.get_model``), whose signals have other senders
 than the live models connected below, so a data migration is invisible to them. After a
@@ -15,24 +16,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
-from . import changes
-from .models import (
-    ChangeSet,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    Resource,
-    ResourceTemplate,
-    Skill,
-    SkillFile,
-    Tool,
-)
+from .changes import publish as changes
+from .models import ChangeSet, Resource, Skill
+from .models.history import Recorded
 
-MODELS = (Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage, Skill, SkillFile)
+# Every model with a history is one a change of which clients hear of: each says what it touches
+# (``mcp_kind``, ``change_uris()``), so no table here has to be kept in step with the models.
+MODELS = tuple(m for m in apps.get_app_config("registry").get_models() if issubclass(m, Recorded))
 
 
 @receiver(pre_save, sender=Skill)
@@ -47,29 +42,8 @@ def remember_old_uri(sender: type[Resource], instance: Resource, raw: bool = Fal
         instance._old_uri = sender.objects.filter(pk=instance.pk).values_list("uri", flat=True).first()
 
 
-def change_uris(instance: Any) -> list[str]:
-    """The resource URIs a save or delete of ``instance`` changes (also read by ``history.py``,
-    which opens the change set with them)."""
-    uris: list[str] = []
-    if isinstance(instance, Resource):
-        uris = [instance.uri]
-        old = instance.__dict__.get("_old_uri")
-        if old and old != instance.uri:
-            uris.append(old)
-    elif isinstance(instance, Skill):
-        # SEP-2640: a skill's files are resources; their subscribers hear of the change (a moved
-        # skill: under its old path too).
-        uris = [f"skill://{instance.path}/SKILL.md"]
-        old_path = instance.__dict__.get("_old_path")
-        if old_path and old_path != instance.path:
-            uris.append(f"skill://{old_path}/SKILL.md")
-    elif isinstance(instance, SkillFile):
-        uris = [f"skill://{instance.skill.path}/{instance.path}"]
-    return uris
-
-
 def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
-    uris = change_uris(instance)
+    uris = instance.change_uris()
     instance.__dict__.pop("_old_uri", None)
     instance.__dict__.pop("_old_path", None)
     changes.note_change(sender.mcp_kind, uris, using=using)

@@ -4,7 +4,8 @@
 messages prefetched) and returns a ``RegistryState``: the protocol's ``Snapshot`` (what clients
 list) plus, keyed the same way, what to *do* for each definition (tool kind and its settings,
 stored resource content, compiled URI templates, prompt messages and completion values). Calls
-then dispatch from this state alone.
+then dispatch from this state alone. The types are ``serving/specs.py``'s, so what serves them
+(``code/``, ``kinds/``) needs none of this reader.
 """
 
 from __future__ import annotations
@@ -12,94 +13,15 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from mcp_protocol import definitions as d
 from mcp_protocol import skills as sk
-from mcp_protocol.uri_template import ParsedTemplate, parse_template
+from mcp_protocol.uri_template import parse_template
 
-from . import apps_ui
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    kind: str
-    handler: str = ""
-    http_method: str = "POST"
-    http_url: str = ""  # a URL or an RFC 6570 template of one (upstream/request.py)
-    http_timeout: float = 10.0
-    http_secret_header: str = ""
-    http_secret_env: str = ""
-    http_headers: tuple[tuple[str, str], ...] = ()
-    http_body_template: Any = None
-    http_result_pointer: str = ""
-    http_signing_secret_env: str = ""
-    http_signing_scheme: str = "v2"
-    http_forward_principal: bool = False
-    http_forward_trace: bool = False
-    http_max_concurrency: int | None = None
-    idempotent: bool = False  # retried on connection errors and 502/503/504 (annotations or GET)
-    structured_output: bool = False  # the tool declares an outputSchema
-    template_text: str = ""
-    template_structured: Any = None
-
-
-@dataclass(frozen=True)
-class ResourceSpec:
-    uri: str
-    kind: str
-    mime_type: str | None
-    text: str = ""
-    blob: str = ""
-    handler: str = ""
-    meta: Mapping[str, Any] | None = None  # an app view's _meta.ui, on the read contents too
-
-
-@dataclass(frozen=True)
-class TemplateSpec:
-    definition: d.ResourceTemplate
-    parsed: ParsedTemplate
-    kind: str
-    mime_type: str | None
-    text_template: str = ""
-    handler: str = ""
-    completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    completion_handler: str = ""
-
-
-@dataclass(frozen=True)
-class PromptSpec:
-    name: str
-    description: str | None
-    handler: str = ""
-    code: bool = False  # defined in Python (registry.code), not in the database
-    completion_handler: str = ""
-    messages: tuple[tuple[str, Any], ...] = ()
-    completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RegistryState:
-    snapshot: d.Snapshot
-    tools: Mapping[str, ToolSpec]
-    resources: Mapping[str, ResourceSpec]
-    templates: tuple[TemplateSpec, ...]
-    prompts: Mapping[str, PromptSpec]
-
-    def template(self, uri_template: str) -> TemplateSpec | None:
-        for spec in self.templates:
-            if spec.definition.uri_template == uri_template:
-                return spec
-        return None
-
-
-EMPTY = RegistryState(
-    d.Snapshot(version="empty"), MappingProxyType({}), MappingProxyType({}), (), MappingProxyType({})
-)
+from .serving.specs import PromptSpec, RegistryState, ResourceSpec, TemplateSpec, ToolSpec
+from .validation import apps_ui
 
 
 def _icons(value: Any) -> tuple[dict[str, Any], ...] | None:

@@ -2,15 +2,15 @@
 
 - A connection's ``run_on_commit``: a list of ``(savepoint ids, callable, robust)`` entries that
   ``transaction.on_commit`` appends to and ``savepoint_rollback`` filters by savepoint id; the
-  registry keeps its flush entry last and finds its markers by identity (``registry/changes.py``).
+  registry keeps its flush entry last and finds its markers by identity (``registry/changes/publish.py``).
 - ``Model._do_update(base_qs, using, pk_val, values, update_fields, forced_update, *rest)``:
-  overridden for the version guard and history (``registry/concurrency.py``, ``history.py``);
+  overridden for the version guard and history (``registry/models/concurrency.py``, ``models/history.py``);
   5.2 returns a bool, 6.0 takes ``returning_fields`` and returns the rows.
 - The UPDATE a save would send, built as ``QuerySet._update`` builds it (``history.py`` sends it
   inside a ``WITH``).
 - ``_prefetched_objects_cache``: where ``prefetch_related`` keeps a row's related lists.
 - ``BaseFormSet._should_delete_form(form)``: whether a formset's row is marked for deletion
-  (``registry/inline_order.py`` numbers only the rows that stay).
+  (``registry/admin/inline_order.py`` numbers only the rows that stay).
 """
 
 from __future__ import annotations

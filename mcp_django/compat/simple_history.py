@@ -2,7 +2,7 @@
 
 The historical model of a tracked model is kept on the class as a ``HistoryDescriptor`` (its
 ``model`` attribute); going through the descriptor instead would build a manager class on every
-call. ``registry/history.py`` writes historical rows itself, so it needs the model directly.
+call. ``registry/models/history.py`` writes historical rows itself, so it needs the model directly.
 """
 
 from __future__ import annotations

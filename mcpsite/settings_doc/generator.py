@@ -5,8 +5,9 @@ not what this module generates (``tests/unit/test_settings_doc.py`` makes the sa
 the page cannot drift from the code).
 
 Each variable's default is read from the module that owns it (``Code``): ``mcp_django.conf``
-(``DEFAULTS``, ``ACCESS_DEFAULTS``), ``oauth_server.conf.DEFAULTS``, ``registry.upstream.config``,
-``registry.reconcile``, ``registry.retention``, ``registry.secret_env``. The few defaults that
+(``DEFAULTS``, ``ACCESS_DEFAULTS``), ``oauth_server.conf.DEFAULTS``, ``registry.kinds.http_client.config``,
+``registry.changes.reconcile``, ``registry.history.retention``,
+``registry.kinds.http_client.secret_env``. The few defaults that
 ``mcpsite/settings.py``, the scripts or a command write inline (``os.environ.get(name, "90")``)
 are quoted here as text (``Text``); the test checks that every variable ``settings.py`` reads is in
 this table, so none goes undocumented. The rows are written by family, one module each

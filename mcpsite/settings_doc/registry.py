@@ -16,7 +16,7 @@ HTTP_TOOL_KIND: Section = (
         ),
         Var(
             "REGISTRY_HTTP_SECRET_ENV_PREFIXES",
-            Code("registry.secret_env", "DEFAULT_PREFIXES"),
+            Code("registry.kinds.http_client.secret_env", "DEFAULT_PREFIXES"),
             "Comma-separated prefixes: an `http` tool's secret header (and signing secret) may be read only from an environment variable whose name starts with one of them (checked when the tool is saved and at every call), so no tool editor can send `SECRET_KEY`, `DATABASE_URL` or another server secret upstream.",
         ),
         Var(
@@ -64,17 +64,17 @@ REGISTRY_CHANGES: Section = (
     [
         Var(
             "REGISTRY_RECONCILE_SECONDS",
-            Code("registry.reconcile", "INTERVAL"),
+            Code("registry.changes.reconcile", "INTERVAL"),
             "How often each worker (and `mcp_stdio`) reads the ids of the latest change sets (one query by primary key, off the request path) and publishes again a change whose bus message it never got: another key prefix, a process killed between commit and publish, or an in-memory bus in another process, or Redis down at the time (published again until it is heard); and finds a database restored under it (its newest change set gone: every list announced as changed). `0` turns it off.",
         ),
         Var(
             "REGISTRY_RECONCILE_SETTLE_SECONDS",
-            Code("registry.reconcile", "SETTLE"),
+            Code("registry.changes.reconcile", "SETTLE"),
             "How long a change set may take from its first change to its commit (and how far the clocks of the machines may disagree): the reconciler keeps looking for lower ids committing late for this long.",
         ),
         Var(
             "REGISTRY_HISTORY_RETENTION_DAYS",
-            Code("registry.retention", "RETENTION_DAYS"),
+            Code("registry.history.retention", "RETENTION_DAYS"),
             "Days of registry history (versions and change sets) `manage.py prune_history` keeps; never the latest version of a live row.",
         ),
     ],

@@ -66,7 +66,7 @@ def cell(default: Code | Text) -> str:
 MCP = "mcp_django.conf"
 ACCESS = (MCP, "ACCESS_DEFAULTS")
 OAUTH_SERVER = "oauth_server.conf"
-HTTP_KIND = "registry.upstream.config"
+HTTP_KIND = "registry.kinds.http_client.config"
 
 
 def mcp(key: str) -> Code:

@@ -22,7 +22,7 @@ from django.core.exceptions import ValidationError
 from mcp_protocol import definitions as d
 from mcp_protocol.uri_template import ParsedTemplate, TemplateSyntaxError, parse_template
 
-from ..validators import validate_name, validate_uri
+from ..validation.validators import validate_name, validate_uri
 from .signature import Signature, read
 
 F = TypeVar("F", bound=Callable[..., Any])

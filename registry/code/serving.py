@@ -21,8 +21,8 @@ from mcp_protocol.context import Context
 from mcp_protocol.errors import InvalidParams
 
 from ..handlers import invoke
-from ..results import prompt_result, resource_contents
-from ..snapshot import PromptSpec, ResourceSpec, TemplateSpec, ToolSpec
+from ..serving.results import prompt_result, resource_contents
+from ..serving.specs import PromptSpec, ResourceSpec, TemplateSpec, ToolSpec
 from . import definitions as code
 
 logger = logging.getLogger("registry.code")

@@ -15,9 +15,9 @@ from typing import Any
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
-from ..snapshot import ToolSpec
-from ..upstream.clients import UpstreamClients
+from ..serving.specs import ToolSpec
 from . import code, handler, http, template
+from .http_client.clients import UpstreamClients
 
 Executor = Callable[[ToolSpec, dict[str, Any], Context], Awaitable[dict[str, Any]]]
 

@@ -8,7 +8,7 @@ from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
 from ..code import definitions, serving
-from ..snapshot import ToolSpec
+from ..serving.specs import ToolSpec
 
 
 async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:

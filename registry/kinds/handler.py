@@ -8,8 +8,8 @@ from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
 from .. import handlers
-from ..results import tool_result
-from ..snapshot import ToolSpec
+from ..serving.results import tool_result
+from ..serving.specs import ToolSpec
 
 
 async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:

@@ -1,15 +1,15 @@
 """The ``http`` kind: one request to an API on the host allow-list, its reply as the tool's result.
 
 - The request (method, URL template expanded with the arguments, static headers, body) is built
-  by ``upstream/request.py``; the reply is mapped by ``upstream/reply.py``.
-- It goes out on the worker's pooled session (``upstream/clients.py``: keep-alive connections,
+  by ``http_client/request.py``; the reply is mapped by ``http_client/reply.py``.
+- It goes out on the worker's pooled session (``http_client/clients.py``: keep-alive connections,
   a bound per host), or on a one-shot session on a loop no runtime serves.
 - ``http_timeout`` is a deadline for the whole call (connect, send, every byte of the reply), not
   per network phase.
 - The host of the expanded URL must match ``REGISTRY_HTTP_ALLOWED_HOSTS`` (exact names, or
   ``*.example.com`` for subdomains) at *call* time, so tightening the setting takes effect without
   editing rows; with ``REGISTRY_HTTP_FORBID_PRIVATE`` its address must be public too
-  (``upstream/guard.py``). Redirects are not followed (a redirect could leave the allow-list).
+  (``http_client/guard.py``). Redirects are not followed (a redirect could leave the allow-list).
 - An idempotent tool (``idempotentHint``, or GET) retries a connection error or a 502/503/504
   ``REGISTRY_HTTP_RETRIES`` times with jittered exponential backoff, inside its deadline; any other
   tool is never retried by us (the upstream may have acted on the first request). Each attempt
@@ -21,9 +21,9 @@
 - An optional secret header is read from an environment variable at call time; it is never
   stored in the database nor echoed in errors. Only variables that ``secret_env`` allows are sent
   (checked again here: a row may predate the rule or have been written around validation). The
-  signing secret (``upstream/signing.py``) follows the same rule.
+  signing secret (``http_client/signing.py``) follows the same rule.
 - Forwarded context, when the row asks: the caller's principal id, W3C trace context
-  (``upstream/forwarding.py``).
+  (``http_client/forwarding.py``).
 - Every failure (host not allowed, timeout, connection error, HTTP ≥ 300, oversized reply) is a
   ``ToolError``, so the client gets ``isError: true`` with a clear message.
 """
@@ -45,10 +45,9 @@ from mcp_protocol import tracing
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
-from .. import secret_env
-from ..snapshot import ToolSpec
-from ..upstream import config, forwarding, guard, reply, request, signing
-from ..upstream.clients import UpstreamClients
+from ..serving.specs import ToolSpec
+from .http_client import config, forwarding, guard, reply, request, secret_env, signing
+from .http_client.clients import UpstreamClients
 
 MAX_REPLY_BYTES = 1024 * 1024
 RETRY_STATUSES = frozenset({502, 503, 504})  # the gateway or the service says "not now"
@@ -167,7 +166,7 @@ async def _send(
     with tracing.child(outgoing.method, attributes, client=True) as span:
         if spec.http_forward_trace:
             outgoing.headers.update(tracing.carrier())
-        # encoded=True: sent as built and checked (upstream/url_guard.py), not re-normalized.
+        # encoded=True: sent as built and checked (http_client/url_guard.py), not re-normalized.
         async with session.request(
             outgoing.method, yarl.URL(outgoing.url, encoded=True), data=outgoing.body,
             headers=outgoing.headers, allow_redirects=False,

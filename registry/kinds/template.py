@@ -10,9 +10,9 @@ from typing import Any
 
 from mcp_protocol.context import Context
 
-from ..results import text_block
-from ..snapshot import ToolSpec
-from ..templating import render_json, render_text
+from ..serving.results import text_block
+from ..serving.specs import ToolSpec
+from ..validation.templating import render_json, render_text
 
 
 async def execute(spec: ToolSpec, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:

@@ -4,8 +4,9 @@ import django.core.validators
 import django.db.models.deletion
 from django.db import migrations, models
 
-import registry.models
-import registry.validators
+import registry.models.tools
+import registry.validation.content_blocks
+import registry.validation.validators
 
 
 class Migration(migrations.Migration):
@@ -36,7 +37,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
-                        validators=[registry.validators.validate_icons],
+                        validators=[registry.validation.validators.validate_icons],
                     ),
                 ),
                 (
@@ -44,7 +45,7 @@ class Migration(migrations.Migration):
                     models.JSONField(
                         blank=True,
                         default=dict,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                         verbose_name="_meta",
                     ),
                 ),
@@ -57,7 +58,7 @@ class Migration(migrations.Migration):
                 (
                     "name",
                     models.CharField(
-                        max_length=128, unique=True, validators=[registry.validators.validate_name]
+                        max_length=128, unique=True, validators=[registry.validation.validators.validate_name]
                     ),
                 ),
                 (
@@ -103,7 +104,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
-                        validators=[registry.validators.validate_icons],
+                        validators=[registry.validation.validators.validate_icons],
                     ),
                 ),
                 (
@@ -111,7 +112,7 @@ class Migration(migrations.Migration):
                     models.JSONField(
                         blank=True,
                         default=dict,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                         verbose_name="_meta",
                     ),
                 ),
@@ -126,11 +127,11 @@ class Migration(migrations.Migration):
                     models.CharField(
                         max_length=2048,
                         unique=True,
-                        validators=[registry.validators.validate_uri],
+                        validators=[registry.validation.validators.validate_uri],
                         verbose_name="URI",
                     ),
                 ),
-                ("name", models.CharField(max_length=128, validators=[registry.validators.validate_name])),
+                ("name", models.CharField(max_length=128, validators=[registry.validation.validators.validate_name])),
                 ("mime_type", models.CharField(blank=True, max_length=255, verbose_name="MIME type")),
                 (
                     "size",
@@ -141,7 +142,7 @@ class Migration(migrations.Migration):
                 (
                     "annotations",
                     models.JSONField(
-                        blank=True, null=True, validators=[registry.validators.validate_annotations]
+                        blank=True, null=True, validators=[registry.validation.validators.validate_annotations]
                     ),
                 ),
                 (
@@ -161,7 +162,7 @@ class Migration(migrations.Migration):
                     "blob",
                     models.TextField(
                         blank=True,
-                        validators=[registry.validators.validate_base64],
+                        validators=[registry.validation.validators.validate_base64],
                         verbose_name="binary content (base64)",
                     ),
                 ),
@@ -198,7 +199,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
-                        validators=[registry.validators.validate_icons],
+                        validators=[registry.validation.validators.validate_icons],
                     ),
                 ),
                 (
@@ -206,7 +207,7 @@ class Migration(migrations.Migration):
                     models.JSONField(
                         blank=True,
                         default=dict,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                         verbose_name="_meta",
                     ),
                 ),
@@ -222,21 +223,21 @@ class Migration(migrations.Migration):
                         help_text="RFC 6570, e.g. file:///logs/{date}/{name}",
                         max_length=2048,
                         unique=True,
-                        validators=[registry.validators.validate_uri_template],
+                        validators=[registry.validation.validators.validate_uri_template],
                         verbose_name="URI template",
                     ),
                 ),
                 (
                     "name",
                     models.CharField(
-                        max_length=128, unique=True, validators=[registry.validators.validate_name]
+                        max_length=128, unique=True, validators=[registry.validation.validators.validate_name]
                     ),
                 ),
                 ("mime_type", models.CharField(blank=True, max_length=255, verbose_name="MIME type")),
                 (
                     "annotations",
                     models.JSONField(
-                        blank=True, null=True, validators=[registry.validators.validate_annotations]
+                        blank=True, null=True, validators=[registry.validation.validators.validate_annotations]
                     ),
                 ),
                 (
@@ -296,7 +297,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
-                        validators=[registry.validators.validate_icons],
+                        validators=[registry.validation.validators.validate_icons],
                     ),
                 ),
                 (
@@ -304,7 +305,7 @@ class Migration(migrations.Migration):
                     models.JSONField(
                         blank=True,
                         default=dict,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                         verbose_name="_meta",
                     ),
                 ),
@@ -317,26 +318,26 @@ class Migration(migrations.Migration):
                 (
                     "name",
                     models.CharField(
-                        max_length=128, unique=True, validators=[registry.validators.validate_name]
+                        max_length=128, unique=True, validators=[registry.validation.validators.validate_name]
                     ),
                 ),
                 (
                     "input_schema",
                     models.JSONField(
-                        default=registry.models.default_input_schema,
-                        validators=[registry.validators.validate_input_schema],
+                        default=registry.models.tools.default_input_schema,
+                        validators=[registry.validation.validators.validate_input_schema],
                     ),
                 ),
                 (
                     "output_schema",
                     models.JSONField(
-                        blank=True, null=True, validators=[registry.validators.validate_object_schema]
+                        blank=True, null=True, validators=[registry.validation.validators.validate_object_schema]
                     ),
                 ),
                 (
                     "annotations",
                     models.JSONField(
-                        blank=True, null=True, validators=[registry.validators.validate_tool_annotations]
+                        blank=True, null=True, validators=[registry.validation.validators.validate_tool_annotations]
                     ),
                 ),
                 (
@@ -345,7 +346,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text='2025-11-25 "execution", e.g. {"taskSupport": "forbidden"}.',
                         null=True,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                     ),
                 ),
                 (
@@ -372,7 +373,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="http kind: its host must be in REGISTRY_HTTP_ALLOWED_HOSTS.",
                         max_length=2048,
-                        validators=[registry.validators.validate_http_url],
+                        validators=[registry.validation.validators.validate_http_url],
                         verbose_name="HTTP URL",
                     ),
                 ),
@@ -454,7 +455,7 @@ class Migration(migrations.Migration):
                     "content",
                     models.JSONField(
                         help_text='A content block; strings may use {{ argument }}, e.g. {"type": "text", "text": "Review {{ code }}"}.',
-                        validators=[registry.validators.validate_content_block],
+                        validators=[registry.validation.content_blocks.validate_content_block],
                     ),
                 ),
                 (
@@ -480,7 +481,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
                 ("position", models.PositiveIntegerField(default=0)),
-                ("name", models.CharField(max_length=128, validators=[registry.validators.validate_name])),
+                ("name", models.CharField(max_length=128, validators=[registry.validation.validators.validate_name])),
                 ("title", models.CharField(blank=True, max_length=255)),
                 ("description", models.TextField(blank=True)),
                 ("required", models.BooleanField(default=False)),
@@ -490,7 +491,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='Values offered by completion/complete, e.g. ["python", "rust"].',
-                        validators=[registry.validators.validate_string_list],
+                        validators=[registry.validation.validators.validate_string_list],
                     ),
                 ),
                 (

@@ -2,8 +2,8 @@
 
 from django.db import migrations, models
 
-import registry.content_blocks
-import registry.validators
+import registry.validation.content_blocks
+import registry.validation.validators
 
 
 class Migration(migrations.Migration):
@@ -17,7 +17,7 @@ class Migration(migrations.Migration):
             name="content",
             field=models.JSONField(
                 help_text='A content block; strings may use {{ argument }}, e.g. {"type": "text", "text": "Review {{ code }}"}.',
-                validators=[registry.content_blocks.validate_content_block],
+                validators=[registry.validation.content_blocks.validate_content_block],
             ),
         ),
         migrations.AlterField(
@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 help_text="e.g. text/plain, application/json (RFC 6838 type/subtype).",
                 max_length=255,
-                validators=[registry.validators.validate_media_type],
+                validators=[registry.validation.validators.validate_media_type],
                 verbose_name="MIME type",
             ),
         ),
@@ -38,7 +38,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 help_text="e.g. text/plain, application/json (RFC 6838 type/subtype).",
                 max_length=255,
-                validators=[registry.validators.validate_media_type],
+                validators=[registry.validation.validators.validate_media_type],
                 verbose_name="MIME type",
             ),
         ),

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import registry.validators
+import registry.validation.validators
 
 
 class Migration(migrations.Migration):
@@ -15,21 +15,21 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='prompt',
             name='tags',
-            field=models.JSONField(blank=True, default=list, help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].', validators=[registry.validators.validate_tags]),
+            field=models.JSONField(blank=True, default=list, help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].', validators=[registry.validation.validators.validate_tags]),
         ),
         migrations.AddField(
             model_name='resource',
             name='tags',
-            field=models.JSONField(blank=True, default=list, help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].', validators=[registry.validators.validate_tags]),
+            field=models.JSONField(blank=True, default=list, help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].', validators=[registry.validation.validators.validate_tags]),
         ),
         migrations.AddField(
             model_name='resourcetemplate',
             name='tags',
-            field=models.JSONField(blank=True, default=list, help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].', validators=[registry.validators.validate_tags]),
+            field=models.JSONField(blank=True, default=list, help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].', validators=[registry.validation.validators.validate_tags]),
         ),
         migrations.AddField(
             model_name='tool',
             name='tags',
-            field=models.JSONField(blank=True, default=list, help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].', validators=[registry.validators.validate_tags]),
+            field=models.JSONField(blank=True, default=list, help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].', validators=[registry.validation.validators.validate_tags]),
         ),
     ]

@@ -2,8 +2,8 @@
 
 from django.db import migrations, models
 
-import registry.upstream.validation
-import registry.validators
+import registry.kinds.http_client.validation
+import registry.validation.validators
 
 
 class Migration(migrations.Migration):
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='tool',
             name='http_headers',
-            field=models.JSONField(blank=True, default=dict, help_text='http kind: static headers, e.g. {"Accept-Language": "en"}.', validators=[registry.upstream.validation.validate_http_headers], verbose_name='HTTP headers'),
+            field=models.JSONField(blank=True, default=dict, help_text='http kind: static headers, e.g. {"Accept-Language": "en"}.', validators=[registry.kinds.http_client.validation.validate_http_headers], verbose_name='HTTP headers'),
         ),
         migrations.AddField(
             model_name='tool',
@@ -31,12 +31,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='tool',
             name='http_result_pointer',
-            field=models.CharField(blank=True, help_text='http kind: the part of the JSON reply that becomes structuredContent, as a JSON Pointer (RFC 6901), e.g. /data. Empty: the whole reply.', max_length=512, validators=[registry.upstream.validation.validate_result_pointer], verbose_name='HTTP result pointer'),
+            field=models.CharField(blank=True, help_text='http kind: the part of the JSON reply that becomes structuredContent, as a JSON Pointer (RFC 6901), e.g. /data. Empty: the whole reply.', max_length=512, validators=[registry.kinds.http_client.validation.validate_result_pointer], verbose_name='HTTP result pointer'),
         ),
         migrations.AlterField(
             model_name='tool',
             name='http_url',
-            field=models.CharField(blank=True, help_text='http kind: a URL or an RFC 6570 template whose variables are arguments, e.g. https://api.example.com/pets/{id}{?limit}. Its host must be in REGISTRY_HTTP_ALLOWED_HOSTS.', max_length=2048, validators=[registry.validators.validate_http_url], verbose_name='HTTP URL'),
+            field=models.CharField(blank=True, help_text='http kind: a URL or an RFC 6570 template whose variables are arguments, e.g. https://api.example.com/pets/{id}{?limit}. Its host must be in REGISTRY_HTTP_ALLOWED_HOSTS.', max_length=2048, validators=[registry.validation.validators.validate_http_url], verbose_name='HTTP URL'),
         ),
         migrations.AlterField(
             model_name='tool',

@@ -7,9 +7,9 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
-import registry.content_blocks
-import registry.models
-import registry.validators
+import registry.models.tools
+import registry.validation.content_blocks
+import registry.validation.validators
 
 
 class Migration(migrations.Migration):
@@ -101,7 +101,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
-                        validators=[registry.validators.validate_icons],
+                        validators=[registry.validation.validators.validate_icons],
                     ),
                 ),
                 (
@@ -109,7 +109,7 @@ class Migration(migrations.Migration):
                     models.JSONField(
                         blank=True,
                         default=dict,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                         verbose_name="_meta",
                     ),
                 ),
@@ -119,7 +119,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].',
-                        validators=[registry.validators.validate_tags],
+                        validators=[registry.validation.validators.validate_tags],
                     ),
                 ),
                 (
@@ -131,7 +131,7 @@ class Migration(migrations.Migration):
                 (
                     "name",
                     models.CharField(
-                        db_index=True, max_length=128, validators=[registry.validators.validate_name]
+                        db_index=True, max_length=128, validators=[registry.validation.validators.validate_name]
                     ),
                 ),
                 (
@@ -195,7 +195,7 @@ class Migration(migrations.Migration):
                     models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID"),
                 ),
                 ("position", models.PositiveIntegerField(default=0)),
-                ("name", models.CharField(max_length=128, validators=[registry.validators.validate_name])),
+                ("name", models.CharField(max_length=128, validators=[registry.validation.validators.validate_name])),
                 ("title", models.CharField(blank=True, max_length=255)),
                 ("description", models.TextField(blank=True)),
                 ("required", models.BooleanField(default=False)),
@@ -205,7 +205,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='Values offered by completion/complete, e.g. ["python", "rust"].',
-                        validators=[registry.validators.validate_string_list],
+                        validators=[registry.validation.validators.validate_string_list],
                     ),
                 ),
                 ("history_id", models.AutoField(primary_key=True, serialize=False)),
@@ -274,7 +274,7 @@ class Migration(migrations.Migration):
                     "content",
                     models.JSONField(
                         help_text='A content block; strings may use {{ argument }}, e.g. {"type": "text", "text": "Review {{ code }}"}.',
-                        validators=[registry.content_blocks.validate_content_block],
+                        validators=[registry.validation.content_blocks.validate_content_block],
                     ),
                 ),
                 ("history_id", models.AutoField(primary_key=True, serialize=False)),
@@ -351,7 +351,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
-                        validators=[registry.validators.validate_icons],
+                        validators=[registry.validation.validators.validate_icons],
                     ),
                 ),
                 (
@@ -359,7 +359,7 @@ class Migration(migrations.Migration):
                     models.JSONField(
                         blank=True,
                         default=dict,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                         verbose_name="_meta",
                     ),
                 ),
@@ -369,7 +369,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].',
-                        validators=[registry.validators.validate_tags],
+                        validators=[registry.validation.validators.validate_tags],
                     ),
                 ),
                 (
@@ -383,18 +383,18 @@ class Migration(migrations.Migration):
                     models.CharField(
                         db_index=True,
                         max_length=2048,
-                        validators=[registry.validators.validate_uri],
+                        validators=[registry.validation.validators.validate_uri],
                         verbose_name="URI",
                     ),
                 ),
-                ("name", models.CharField(max_length=128, validators=[registry.validators.validate_name])),
+                ("name", models.CharField(max_length=128, validators=[registry.validation.validators.validate_name])),
                 (
                     "mime_type",
                     models.CharField(
                         blank=True,
                         help_text="e.g. text/plain, application/json (RFC 6838 type/subtype).",
                         max_length=255,
-                        validators=[registry.validators.validate_media_type],
+                        validators=[registry.validation.validators.validate_media_type],
                         verbose_name="MIME type",
                     ),
                 ),
@@ -407,7 +407,7 @@ class Migration(migrations.Migration):
                 (
                     "annotations",
                     models.JSONField(
-                        blank=True, null=True, validators=[registry.validators.validate_annotations]
+                        blank=True, null=True, validators=[registry.validation.validators.validate_annotations]
                     ),
                 ),
                 (
@@ -427,7 +427,7 @@ class Migration(migrations.Migration):
                     "blob",
                     models.TextField(
                         blank=True,
-                        validators=[registry.validators.validate_base64],
+                        validators=[registry.validation.validators.validate_base64],
                         verbose_name="binary content (base64)",
                     ),
                 ),
@@ -500,7 +500,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
-                        validators=[registry.validators.validate_icons],
+                        validators=[registry.validation.validators.validate_icons],
                     ),
                 ),
                 (
@@ -508,7 +508,7 @@ class Migration(migrations.Migration):
                     models.JSONField(
                         blank=True,
                         default=dict,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                         verbose_name="_meta",
                     ),
                 ),
@@ -518,7 +518,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].',
-                        validators=[registry.validators.validate_tags],
+                        validators=[registry.validation.validators.validate_tags],
                     ),
                 ),
                 (
@@ -533,14 +533,14 @@ class Migration(migrations.Migration):
                         db_index=True,
                         help_text="RFC 6570, e.g. file:///logs/{date}/{name}",
                         max_length=2048,
-                        validators=[registry.validators.validate_uri_template],
+                        validators=[registry.validation.validators.validate_uri_template],
                         verbose_name="URI template",
                     ),
                 ),
                 (
                     "name",
                     models.CharField(
-                        db_index=True, max_length=128, validators=[registry.validators.validate_name]
+                        db_index=True, max_length=128, validators=[registry.validation.validators.validate_name]
                     ),
                 ),
                 (
@@ -549,14 +549,14 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="e.g. text/plain, application/json (RFC 6838 type/subtype).",
                         max_length=255,
-                        validators=[registry.validators.validate_media_type],
+                        validators=[registry.validation.validators.validate_media_type],
                         verbose_name="MIME type",
                     ),
                 ),
                 (
                     "annotations",
                     models.JSONField(
-                        blank=True, null=True, validators=[registry.validators.validate_annotations]
+                        blank=True, null=True, validators=[registry.validation.validators.validate_annotations]
                     ),
                 ),
                 (
@@ -652,7 +652,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='e.g. [{"src": "https://…/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]',
-                        validators=[registry.validators.validate_icons],
+                        validators=[registry.validation.validators.validate_icons],
                     ),
                 ),
                 (
@@ -660,7 +660,7 @@ class Migration(migrations.Migration):
                     models.JSONField(
                         blank=True,
                         default=dict,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                         verbose_name="_meta",
                     ),
                 ),
@@ -670,7 +670,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text='Not sent to clients. API keys (and OAuth scopes) granting one of these tags may use this definition, e.g. ["public"].',
-                        validators=[registry.validators.validate_tags],
+                        validators=[registry.validation.validators.validate_tags],
                     ),
                 ),
                 (
@@ -682,26 +682,26 @@ class Migration(migrations.Migration):
                 (
                     "name",
                     models.CharField(
-                        db_index=True, max_length=128, validators=[registry.validators.validate_name]
+                        db_index=True, max_length=128, validators=[registry.validation.validators.validate_name]
                     ),
                 ),
                 (
                     "input_schema",
                     models.JSONField(
-                        default=registry.models.default_input_schema,
-                        validators=[registry.validators.validate_input_schema],
+                        default=registry.models.tools.default_input_schema,
+                        validators=[registry.validation.validators.validate_input_schema],
                     ),
                 ),
                 (
                     "output_schema",
                     models.JSONField(
-                        blank=True, null=True, validators=[registry.validators.validate_object_schema]
+                        blank=True, null=True, validators=[registry.validation.validators.validate_object_schema]
                     ),
                 ),
                 (
                     "annotations",
                     models.JSONField(
-                        blank=True, null=True, validators=[registry.validators.validate_tool_annotations]
+                        blank=True, null=True, validators=[registry.validation.validators.validate_tool_annotations]
                     ),
                 ),
                 (
@@ -710,7 +710,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text='2025-11-25 "execution", e.g. {"taskSupport": "forbidden"}.',
                         null=True,
-                        validators=[registry.validators.validate_meta],
+                        validators=[registry.validation.validators.validate_meta],
                     ),
                 ),
                 (
@@ -737,7 +737,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="http kind: its host must be in REGISTRY_HTTP_ALLOWED_HOSTS.",
                         max_length=2048,
-                        validators=[registry.validators.validate_http_url],
+                        validators=[registry.validation.validators.validate_http_url],
                         verbose_name="HTTP URL",
                     ),
                 ),

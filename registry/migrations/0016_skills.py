@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import registry.skill_models
+import registry.models.skills
 
 
 class Migration(migrations.Migration):
@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('version', models.PositiveIntegerField(default=1, editable=False, help_text="Incremented by every save; the API's ETag.")),
-                ('path', models.CharField(help_text="e.g. git-workflow or acme/billing/refunds; the last segment is the skill's name.", max_length=512, unique=True, validators=[registry.skill_models.validate_skill_path])),
+                ('path', models.CharField(help_text="e.g. git-workflow or acme/billing/refunds; the last segment is the skill's name.", max_length=512, unique=True, validators=[registry.models.skills.validate_skill_path])),
                 ('frontmatter', models.JSONField(default=dict, help_text='SKILL.md frontmatter, e.g. {"name": "refunds", "description": "…"}.')),
                 ('body', models.TextField(blank=True, help_text='SKILL.md after its frontmatter (Markdown).')),
                 ('tags', models.JSONField(blank=True, default=list, help_text='Not sent to clients; for API key grants.')),

@@ -5,7 +5,7 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
-import registry.skill_models
+import registry.models.skills
 
 
 class Migration(migrations.Migration):
@@ -34,7 +34,7 @@ class Migration(migrations.Migration):
                         db_index=True,
                         help_text="e.g. git-workflow or acme/billing/refunds; the last segment is the skill's name.",
                         max_length=512,
-                        validators=[registry.skill_models.validate_skill_path],
+                        validators=[registry.models.skills.validate_skill_path],
                     ),
                 ),
                 (

@@ -1,6 +1,6 @@
 """The registry's history on PostgreSQL, where a transaction's first historical row and its change
 set are one INSERT statement and each later row's version rides on its UPDATE
-(``registry/history.py``): a save with history costs no round trip more than one without, and
+(``registry/models/history.py``): a save with history costs no round trip more than one without, and
 records everything it did (who, from where, when, the full state, the change set). Run in a
 ``manage.py shell`` against a fresh database (skipped without PostgreSQL on 127.0.0.1:5432); the
 script prints what it saw as JSON."""
@@ -24,7 +24,7 @@ import json
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext, override_settings
-from registry.authorship import authored, of_user
+from registry.changes.authorship import authored, of_user
 from registry.models import ChangeSet, Resource, Tool
 
 admin = User.objects.create_superuser("ada", "ada@example.com", "x")
@@ -76,7 +76,7 @@ for on in (False, True):
 seen["resource_edit"] = res.history.latest().changeset.uris
 # Once the change set is open, each further row's UPDATE carries its version (WITH updated AS
 # (UPDATE …) INSERT …): a prompt saved with its children takes the statements it takes without.
-from registry.concurrency import VersionConflict
+from registry.models.concurrency import VersionConflict
 from registry.models import Prompt
 prompt = Prompt.objects.create(name="p", description="d")
 prompt.arguments.create(name="a", position=0)

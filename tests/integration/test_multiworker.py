@@ -551,7 +551,7 @@ async def test_redis_outage_gives_503_on_every_worker_and_service_resumes_by_its
             assert loop.time() < deadline, f"{worker.url} never caught up with the missed change"
             await asyncio.sleep(0.1)  # the bus reconnects on its own schedule (backoff up to 2 s)
     # The edit's own publish was lost with Redis: the workers' reconcilers find its change set and
-    # publish it again (issue 28, registry/reconcile.py), so every session hears of it. Waited for
+    # publish it again (issue 28, registry/changes/reconcile.py), so every session hears of it. Waited for
     # here, by its fan-out claim appearing in the new Redis, so the tests after this one start with
     # streams that stay quiet.
     store = redis.Redis.from_url(cluster.redis.url)

@@ -3,7 +3,7 @@ one private Redis, with a short reconcile interval.
 
 A change committed where no worker listens (a shell with another ``MCP_KEY_PREFIX``: its publish
 never reaches the fleet, like a process killed between commit and publish) is found in the
-database by every worker (``registry/reconcile.py``): GET streams on both workers get
+database by every worker (``registry/changes/reconcile.py``): GET streams on both workers get
 ``list_changed`` once, and both serve the new tool. Skipped without PostgreSQL on 127.0.0.1:5432
 or without redis-server.
 

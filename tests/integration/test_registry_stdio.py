@@ -3,7 +3,7 @@ ORM in another process reaches the client as ``notifications/tools/list_changed`
 Redis bus), and the next ``tools/list`` shows it.
 
 Beside a server with no Redis (each process with a bus of its own), the change made in the
-server's admin reaches the client through the database (``registry/reconcile.py``).
+server's admin reaches the client through the database (``registry/changes/reconcile.py``).
 
 Real parts only: a SQLite database file, ``manage.py migrate`` + ``load_demo``, the real
 ``mcp_stdio`` command as a subprocess, a separate ``manage.py shell`` process for the change, and
@@ -160,7 +160,7 @@ async def test_mcp_stdio_beside_a_server_with_no_redis_gets_list_changed_for_an_
 ) -> None:
     """The first-run setup: a server and a local client's ``mcp_stdio``, one SQLite database, each
     with its own in-memory bus. The edit saved in the server's admin reaches the stdio client from
-    the database (registry/reconcile.py), within the reconcile interval."""
+    the database (registry/changes/reconcile.py), within the reconcile interval."""
     password = secrets.token_hex(12)
     # REDIS_URL empty: both processes run on memory stores and a memory bus.
     with LiveServer(provider=REGISTRY_PROVIDER, load="load_demo", env={"REDIS_URL": ""}) as server:

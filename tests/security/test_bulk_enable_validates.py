@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from registry.loading import load_document, read_fixture
+from registry.transfer.fixtures import load_document, read_fixture
 from registry.models import Tool
 
 pytestmark = pytest.mark.django_db

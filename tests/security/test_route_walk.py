@@ -33,7 +33,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from management_api.tokens import ManagementToken
 from registry.models import Prompt, Resource, Tool
-from registry.skill_loading import replace_skill
+from registry.skills.loading import replace_skill
 
 pytestmark = pytest.mark.django_db
 

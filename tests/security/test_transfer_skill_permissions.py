@@ -12,7 +12,7 @@ from django.contrib.auth.models import Permission, User
 from rest_framework.test import APIClient
 
 from registry.models import Skill
-from registry.skill_loading import replace_skill
+from registry.skills.loading import replace_skill
 
 pytestmark = pytest.mark.django_db
 

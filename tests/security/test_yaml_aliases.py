@@ -17,7 +17,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from registry.models import Tool
-from registry.skill_models import Skill, parse_skill_md
+from registry.models.skills import Skill, parse_skill_md
 
 pytestmark = pytest.mark.django_db
 

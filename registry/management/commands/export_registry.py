@@ -1,6 +1,6 @@
 """``manage.py export_registry [--output FILE] [--at CHANGESET|TIME]``: the whole registry as one
 JSON document, the format of ``import_registry`` and of ``GET /api/v1/registry/export``
-(``registry/transfer.py``), so a registry can live in git. ``--at`` exports it as it was: after a
+(``registry/transfer/documents.py``), so a registry can live in git. ``--at`` exports it as it was: after a
 change set (its id), or at a time (ISO 8601, e.g. ``2026-11-26T18:00:00Z``: the last change set
 opened by then), from the history; promote it to another environment with
 ``import_registry --dry-run`` (the diff it would apply), then ``import_registry``."""
@@ -14,9 +14,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from registry.models import ChangeSet
-from registry.transfer import export_document
-from registry.versions import changeset_at
+from ...history.versions import changeset_at
+from ...models import ChangeSet
+from ...transfer.documents import export_document
 
 
 class Command(BaseCommand):

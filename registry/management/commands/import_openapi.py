@@ -1,5 +1,5 @@
 """``manage.py import_openapi FILE --source NAME [rules] [--dry-run] [--prune]``: an OpenAPI 3.0/3.1
-document (JSON or YAML; ``-`` for stdin) as http tools (``registry/openapi/``), as
+document (JSON or YAML; ``-`` for stdin) as http tools (``registry/transfer/openapi/``), as
 ``POST /api/v1/registry/openapi`` and the admin upload do. Prints one line per operation
 (create, update, unchanged, conflict, skip, invalid, stale) and a summary; ``--dry-run`` writes
 nothing. Re-importing the same ``--source`` updates its own tools and leaves every other alone.
@@ -17,8 +17,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from registry.openapi.document import InvalidDocument, load
-from registry.openapi.importer import Options, Rules, run
+from ...transfer.openapi.document import InvalidDocument, load
+from ...transfer.openapi.importer import Options, Rules, run
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
 """``manage.py import_registry FILE [--mode merge|replace] [--dry-run]``: apply a registry
-document (``export_registry``'s format, ``registry/transfer.py``) atomically, as
+document (``export_registry``'s format, ``registry/transfer/documents.py``) atomically, as
 ``POST /api/v1/registry/import`` does. Prints what changed as JSON (with ``--dry-run``, also the
 field-by-field diff it would apply, per section and item: a promotion to review); on any problem prints each
 with its JSON pointer in the document, writes nothing and exits with status 1."""
@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from registry.transfer import MODES, import_document
+from ...transfer.documents import MODES, import_document
 
 
 class Command(BaseCommand):

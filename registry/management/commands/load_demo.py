@@ -10,9 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from registry.loading import FIXTURES, load_document, read_fixture
-from registry.models import Prompt, Resource, ResourceTemplate, Skill, Tool
-from registry.skill_loading import document_items
+from ...models import Prompt, Resource, ResourceTemplate, Skill, Tool
+from ...skills.loading import document_items
+from ...transfer.fixtures import FIXTURES, load_document, read_fixture
 
 
 class Command(BaseCommand):

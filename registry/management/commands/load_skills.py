@@ -8,7 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from registry.skill_loading import load_skill_folder
+from ...skills.loading import load_skill_folder
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "skills"
 
@@ -31,6 +31,6 @@ class Command(BaseCommand):
             loaded = load_skill_folder(root, skipped)
         except (ValidationError, ValueError) as exc:
             raise CommandError(f"Invalid skill: {exc}") from exc
-        for path in skipped:  # links out of the folder are never read (skill_loading.py)
+        for path in skipped:  # links out of the folder are never read (skills/loading.py)
             self.stderr.write(self.style.WARNING(f"Skipped {path}: a link to outside {root}."))
         self.stdout.write(self.style.SUCCESS(f"Loaded {len(loaded)} skills: {', '.join(loaded)}."))

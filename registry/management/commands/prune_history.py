@@ -1,6 +1,6 @@
 """``manage.py prune_history [--days N] [--dry-run]``: delete the registry's versions and change
 sets older than ``REGISTRY_HISTORY_RETENTION_DAYS``, never the latest version of a live row
-(``registry/retention.py``). Run it daily, e.g. from cron."""
+(``registry/history/retention.py``). Run it daily, e.g. from cron."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from registry.retention import prune
+from ...history.retention import prune
 
 
 class Command(BaseCommand):

@@ -8,9 +8,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from registry.authorship import Author, authored
-from registry.history import bulk_create_recorded
-from registry.models import Tool
+from ...changes.authorship import Author, authored
+from ...models import Tool
+from ...models.history import bulk_create_recorded
 
 
 class Command(BaseCommand):

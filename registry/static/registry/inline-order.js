@@ -1,4 +1,4 @@
-// Ordered inlines (registry/inline_order.py): drag a row by its handle to reorder; the positions
+// Ordered inlines (registry/admin/inline_order.py): drag a row by its handle to reorder; the positions
 // are renumbered 0, 1, 2, ... as the rows stand on the page. A row added with "Add another" gets
 // the next position. The server fills an empty position the same way, without this script.
 (function () {

@@ -18,9 +18,9 @@ from rest_framework.test import APIClient
 
 from mcp_django.conf import mcp_settings
 from mcp_protocol.bus.base import CHANGES
-from registry.loading import load_document, read_fixture
 from registry.models import Prompt, Resource, Tool
-from registry.transfer import export_document
+from registry.transfer.documents import export_document
+from registry.transfer.fixtures import load_document, read_fixture
 
 from .conftest import TEMPLATE_TOOL, client_for, staff_with
 

@@ -10,8 +10,8 @@ import pytest
 from mcp_protocol.context import Context
 from mcp_protocol.outbound import Outbound
 from mcp_protocol.session import Session
-from registry.loading import load_document, read_fixture
 from registry.provider import RegistryProvider
+from registry.transfer.fixtures import load_document, read_fixture
 
 
 class RecordingOutbound(Outbound):

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from registry.loading import load_document, read_fixture
 from registry.models import ChangeSet, Prompt, Resource, Tool
+from registry.transfer.fixtures import load_document, read_fixture
 
 pytestmark = pytest.mark.django_db
 

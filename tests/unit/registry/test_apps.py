@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from registry.apps_ui import APP_MIME, content_security_policy
 from registry.models import Resource, Tool
 from registry.provider import RegistryProvider
 from registry.snapshot import build_state
+from registry.validation.apps_ui import APP_MIME, content_security_policy
 
 from .conftest import make_context
 
@@ -57,7 +57,7 @@ def test_a_tool_linking_a_view_that_is_not_ui_is_a_field_error() -> None:
 
 
 def test_the_demo_tool_links_its_view_on_the_wire() -> None:
-    from registry.loading import load_document, read_fixture
+    from registry.transfer.fixtures import load_document, read_fixture
 
     load_document(read_fixture("demo"))
     snapshot = build_state().snapshot
@@ -80,7 +80,7 @@ def test_the_preview_csp_allows_only_what_is_declared() -> None:
 
 
 def test_the_admin_previews_a_tools_app_in_a_sandboxed_iframe_under_its_csp(admin_client: Any) -> None:
-    from registry.loading import load_document, read_fixture
+    from registry.transfer.fixtures import load_document, read_fixture
 
     load_document(read_fixture("demo"))
     tool = Tool.objects.get(name="greeting_card")

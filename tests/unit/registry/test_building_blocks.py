@@ -9,7 +9,7 @@ import pytest
 
 from mcp_protocol.uri_template import parse_template
 from registry import handlers
-from registry.templating import placeholders, render_json, render_text
+from registry.validation.templating import placeholders, render_json, render_text
 
 
 def test_text_rendering_substitutes_argument_values_only() -> None:

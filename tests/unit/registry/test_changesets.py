@@ -1,6 +1,6 @@
 """Every committed registry change is written down as one change set (who, from where, what), and a
 worker whose bus never carried it finds it in the database and publishes it again
-(``registry/reconcile.py``): on the real memory bus, against the test database."""
+(``registry/changes/reconcile.py``): on the real memory bus, against the test database."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from mcp_django.conf import mcp_settings
 from mcp_protocol.bus.base import CHANGES
-from registry import authorship
+from registry.changes import authorship
+from registry.changes.reconcile import Ledger, Reconciler
 from registry.models import ChangeSet, Prompt, Resource, Tool
 from registry.provider import RegistryProvider
-from registry.reconcile import Ledger, Reconciler
 from tests.support.polling import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,4 +1,4 @@
-"""The version guard of registry rows (``registry/concurrency.py``) and the admin's use of it: a
+"""The version guard of registry rows (``registry/models/concurrency.py``) and the admin's use of it: a
 form saved after another edit committed is refused with what changed, instead of silently
 overwriting that edit."""
 
@@ -11,8 +11,8 @@ from django.db import transaction
 from django.test import Client
 from django.urls import reverse
 
-from registry.concurrency import VersionConflict
 from registry.models import Tool
+from registry.models.concurrency import VersionConflict
 
 from .conftest import tool_form
 

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from registry.models import ChangeSet, Prompt, Tool
-from registry.transfer import import_document
+from registry.transfer.documents import import_document
 from tests.support.admin_client import form_fields
 
 # Real transactions: a change set is what one transaction wrote (a test wrapped in one would be one).

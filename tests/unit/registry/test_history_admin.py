@@ -9,9 +9,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from registry.authorship import authored, of_user
+from registry.changes.authorship import authored, of_user
 from registry.models import ChangeSet, Tool
-from registry.transfer import import_document
+from registry.transfer.documents import import_document
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -256,7 +256,7 @@ def test_an_http_tool_that_cannot_work_is_refused_at_save(
 
 
 def test_export_and_import_carry_the_request_fields(api: Upstream) -> None:
-    from registry.transfer import export_document, import_document
+    from registry.transfer.documents import export_document, import_document
 
     make_tool(
         name="carried",
@@ -570,7 +570,7 @@ def test_a_dot_segment_in_a_reserved_expansion_is_refused_and_nothing_is_sent(
 def test_an_argument_after_a_bare_host_cannot_change_the_host() -> None:
     # Validation refuses such a template ("the host is literal text"); a row written around it
     # (an older row, a raw write) is still stopped at call time.
-    from registry.upstream.url_guard import escape
+    from registry.kinds.http_client.url_guard import escape
 
     assert "changes the URL's host" in str(escape("https://api.example.com{+p}", "https://api.example.com@evil.example/x"))
     assert escape("https://api.example.com{+p}", "https://api.example.com/x") is None

@@ -178,7 +178,7 @@ def test_mcpsites_own_schema_imports_as_tools_that_manage_the_registry(api_clien
     served = api_client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert served.status_code == 200
     document = served.json()
-    from registry.openapi.importer import Options, run
+    from registry.transfer.openapi.importer import Options, run
 
     report = run(
         document,
@@ -276,7 +276,7 @@ def test_an_object_composed_with_allof_anyof_or_oneof_is_an_object_output_and_it
                         {"$ref": f"#/components/schemas/{second}"}]}}}}},
         }}},
     }
-    from registry.openapi.importer import Options, run
+    from registry.transfer.openapi.importer import Options, run
 
     run(document, Options(source="composed"))
     tool = Tool.objects.get(name="getPet")

@@ -15,10 +15,10 @@ from django.core.management import call_command
 
 from mcp_protocol.auth.principal import ALL
 from mcp_protocol.auth.scopes import view
-from registry import changes
+from registry.changes import publish as changes
 from registry.management.commands.load_skills import FIXTURE
-from registry.skill_loading import replace_skill
-from registry.skill_models import Skill, SkillFile
+from registry.models.skills import Skill, SkillFile
+from registry.skills.loading import replace_skill
 from registry.snapshot import build_state
 
 pytestmark = pytest.mark.django_db
@@ -58,13 +58,13 @@ def test_a_file_path_escaping_the_skill_is_refused(path: str) -> None:
 
 
 def test_a_skill_over_the_file_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("registry.skill_models.MAX_FILES", 3)
+    monkeypatch.setattr("registry.models.skills.MAX_FILES", 3)
     with pytest.raises(ValidationError, match="at most 3 files"):
         replace_skill("s", md("s"), [("a.txt", b"a"), ("b.txt", b"b"), ("c.txt", b"c")])
 
 
 def test_a_skill_over_the_size_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("registry.skill_models.MAX_BYTES", 100)
+    monkeypatch.setattr("registry.models.skills.MAX_BYTES", 100)
     with pytest.raises(ValidationError, match="16 MiB"):
         replace_skill("s", md("s"), [("big.bin", bytes(200))])
 
@@ -133,7 +133,7 @@ def test_a_zip_upload_in_the_admin_replaces_the_skill(admin_client: Any) -> None
 
 
 def test_export_then_import_round_trips_skills_and_changes_nothing() -> None:
-    from registry.transfer import export_document, import_document
+    from registry.transfer.documents import export_document, import_document
 
     call_command("load_skills", str(FIXTURE))
     document = export_document()
@@ -149,7 +149,7 @@ def test_export_then_import_round_trips_skills_and_changes_nothing() -> None:
 
 
 def test_import_refuses_bad_skills_with_pointers_and_writes_nothing() -> None:
-    from registry.transfer import import_document
+    from registry.transfer.documents import import_document
 
     document = {"skills": [
         {"path": "a/wrong", "frontmatter": {"name": "other", "description": "d"}},
@@ -163,7 +163,7 @@ def test_import_refuses_bad_skills_with_pointers_and_writes_nothing() -> None:
 
 
 def test_replace_without_a_skills_section_leaves_skills_alone() -> None:
-    from registry.transfer import import_document
+    from registry.transfer.documents import import_document
 
     call_command("load_skills", str(FIXTURE))
     assert not import_document({"tools": []}, mode="replace").errors

@@ -12,10 +12,10 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from mcp_protocol import versions
-from registry import transfer
 from registry.code import definitions as code
 from registry.models import Tool
 from registry.provider import RegistryProvider
+from registry.transfer import documents as transfer
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from registry import forms as registry_forms
+from registry.admin import forms as registry_forms
 from registry.models import ChangeSet, Tool
 
 from .conftest import tool_form
@@ -298,7 +298,7 @@ def test_the_preview_is_the_stored_row_one_block_when_the_revisions_agree(
 
 
 def test_the_preview_shows_each_revision_when_they_differ() -> None:
-    from registry.admin_base import preview_blocks
+    from registry.admin.base import preview_blocks
 
     html = preview_blocks({"2025-11-25": {"name": "a"}, "2026-07-28": {"name": "a", "x": 1}})
     assert html.count('class="mcp-preview"') == 2 and "the same for each" not in html

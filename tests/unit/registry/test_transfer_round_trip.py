@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from registry.loading import load_document, read_fixture
 from registry.models import Prompt, PromptArgument, PromptMessage
+from registry.transfer.fixtures import load_document, read_fixture
 
 pytestmark = pytest.mark.django_db
 

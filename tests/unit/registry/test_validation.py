@@ -459,7 +459,7 @@ def test_x_mcp_header_type_unions_and_integers_out_of_range_are_field_errors(
 def test_x_mcp_header_rules_on_their_own_never_crash_on_an_odd_type(declared: Any) -> None:
     # full_clean() reports these as invalid JSON Schema first; the rules must still not raise a
     # TypeError (unhashable list/dict) when called alone.
-    from registry.x_mcp_header import validate_x_mcp_headers
+    from registry.validation.x_mcp_header import validate_x_mcp_headers
 
     with pytest.raises(ValidationError, match="integer, string or boolean"):
         validate_x_mcp_headers(header_schema({"type": declared, "x-mcp-header": "A"}))

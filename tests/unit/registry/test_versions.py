@@ -1,4 +1,4 @@
-"""Diff and revert (``registry/versions.py``): a revert is an edit (a new version, If-Match guarded),
+"""Diff and revert (``registry/history/versions.py``): a revert is an edit (a new version, If-Match guarded),
 a deleted row comes back with its id, a prompt with its children, a change set is undone whole or
 not at all."""
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from registry import versions
+from registry.history import versions
 from registry.models import ChangeSet, Prompt, Tool
-from registry.transfer import import_document
+from registry.transfer.documents import import_document
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,0 +1,1 @@
+"""Every version of every definition: diff and revert, the history pages, retention."""

@@ -1,0 +1,1 @@
+"""What the snapshot serves and what a call returns: the spec types and result shapes."""

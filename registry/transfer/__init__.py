@@ -1,0 +1,1 @@
+"""The registry in and out: the JSON document (import, export, fixtures) and OpenAPI import."""
