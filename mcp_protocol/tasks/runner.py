@@ -1,43 +1,8 @@
-"""``TaskRunner``: where tasks run, and what happens when they stop.
-
-Tasks run in the web workers, in the worker that received the call (no queue, no separate task
-workers): the tool is already in this worker's in-memory registry snapshot, so a task costs one
-store write more than the same call made synchronously, and the questions a tool asks mid-task
-use the same replay machinery as MRTR (``inputs.py``). Durability comes from the store, not
-from the process:
-
-- **Start** (``start_call``): the tool starts at once in an asyncio task of its own; the request
-  waits up to ``immediate`` seconds. A tool done by then is answered synchronously (SEP-2663
-  "Immediate-result shortcut": the server decides per call); one that asked the client first
-  gets the MRTR input-required result (SEP-2663 "Composition with MRTR": resolved synchronously
-  before the task exists); otherwise (or once the tool calls ``ctx.run_as_task()``) the task is
-  written to the store (``CreateTaskResult`` only after that: "durably created") and the tool
-  runs on, under a lease renewed every ``lease / 3`` seconds.
-- **Questions** mid-task: the run is stopped (replay: it must ask the same questions in the
-  same order) and the task parked ``input_required``, lease released. ``tasks/update`` on any
-  worker (2026-07-28), or the client's replies to the questions a ``tasks/result`` stream carries
-  (2025-11-25, ``relay.py``), record the answers (``answer``); the worker that completes them
-  claims the task and runs the tool again from the start with every answer so far.
-- **Cancel** on any worker marks the task ``cancelled`` in the store (terminal, so the run's
-  result is refused), then stops the run where it is: here at once, or through the bus channel
-  ``tasks:<owner>`` of the worker holding the lease. A lost bus message is caught by the next
-  renewal, which no longer renews a cancelled task and stops its run.
-- **Worker death**: its leases lapse. Every worker looks for lapsed tasks every ``lease / 3``
-  seconds and exactly one claims each once it has seen it lapsed for half a lease
-  (``lapses.py``): a tool marked idempotent (``annotations.idempotentHint``) is run again from
-  the start, any other ends ``failed`` with a retryable -32603. So a task is never ``working``
-  for longer than about twice its lease past its worker's death.
-- **Store outage**: a run that ends while the store is away keeps its outcome here and stores it
-  once the store is back (``outcome.py``); the task stays this worker's meanwhile and never runs
-  again, here or elsewhere: a run and its result are one exactly-once unit (issue 38).
-- **Stop** (SIGTERM): runs get the requests' grace to finish, then are handed over (idempotent)
-  or failed (``drain.py``).
-
-Why not a queue library (pydocket, taskiq, arq): each would run the tool in a separate worker
-process that does not hold the registry snapshot or the request's context, adds its own
-Redis layout and polling beside the store the tasks must be in anyway (``tasks/get`` reads it
-on any worker), and a queue hop on the way to a running tool; the lease and the claim are the
-two Redis scripts of ``RedisTaskStore``.
+"""``TaskRunner``: where tasks run, and what happens when they stop: started here, parked on a
+question, resumed where answered, cancelled wherever they run, taken over from dead workers,
+drained on SIGTERM. The lifecycle, step by step, is the package's docstring
+(``mcp_protocol/tasks/__init__.py``), since it spans this module, ``outcome.py``, ``lapses.py``,
+``drain.py`` and ``relay.py``.
 """
 
 from __future__ import annotations

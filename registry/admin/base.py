@@ -24,11 +24,11 @@ from ..models import Prompt, Resource, ResourceTemplate, Tool
 from ..models.concurrency import VersionConflict
 from ..snapshot import prompt_definition, resource_definition, template_definition, tool_definition
 from . import tryit
-from .list_row_form import ListRowForm
 from .forms import (
     JSONEditorWidget,
     TryArgumentsForm,
 )
+from .list_row_form import ListRowForm
 
 PREVIEW_VERSIONS = ("2025-11-25", "2026-07-28")
 JSON_WIDGETS = {models.JSONField: {"widget": JSONEditorWidget}}

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from registry.transfer.fixtures import load_document, read_fixture
 from registry.models import Tool
+from registry.transfer.fixtures import load_document, read_fixture
 
 pytestmark = pytest.mark.django_db
 
