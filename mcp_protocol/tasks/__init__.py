@@ -18,10 +18,10 @@ The records are a ``TaskStore`` (``stores/tasks.py``); the methods (``tasks/get`
 the function that executes a tool.
 
 The lifecycle (``runner.py``'s ``TaskRunner``). Tasks run in the web workers, in the worker
-that received the call (no queue, no separate task workers): the tool is already in this worker's in-memory registry snapshot, so a task costs one
-store write more than the same call made synchronously, and the questions a tool asks mid-task
-use the same replay machinery as MRTR (``inputs.py``). Durability comes from the store, not
-from the process:
+that received the call (no queue, no separate task workers): the tool is already in this
+worker's in-memory registry snapshot, so a task costs one store write more than the same call
+made synchronously, and the questions a tool asks mid-task use the same replay machinery as MRTR
+(``inputs.py``). Durability comes from the store, not from the process:
 
 - **Start** (``start_call``): the tool starts at once in an asyncio task of its own; the request
   waits up to ``immediate`` seconds. A tool done by then is answered synchronously (SEP-2663
