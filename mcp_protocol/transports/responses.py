@@ -66,6 +66,11 @@ class HTTPError(Exception):
         return error
 
 
+# When to try again while the store is away (RFC 9110 §10.2.3: a 503 MAY say): the same 5 s the
+# token endpoint and the REST API answer during an outage (mcp_django/cache_outage.py).
+STORE_RETRY_AFTER = [(b"retry-after", b"5")]
+
+
 def wire_error(exc: BaseException) -> tuple[int, dict[str, Any], list[tuple[bytes, bytes]]]:
     """(status, JSON-RPC error object, extra headers) for ``exc``."""
     if isinstance(exc, HTTPError):
@@ -87,7 +92,11 @@ def wire_error(exc: BaseException) -> tuple[int, dict[str, Any], list[tuple[byte
     if isinstance(exc, StoreUnavailable):
         metrics.store_unavailable()
         logger.error("session/event store unavailable: %s", exc)
-        return 503, {"code": INTERNAL_ERROR, "message": "Service unavailable: state store unreachable"}, []
+        return (
+            503,
+            {"code": INTERNAL_ERROR, "message": "Service unavailable: state store unreachable"},
+            STORE_RETRY_AFTER,
+        )
     logger.error("internal error on /mcp", exc_info=exc)
     return 500, {"code": INTERNAL_ERROR, "message": "Internal error"}, []
 

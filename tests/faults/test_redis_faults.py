@@ -41,6 +41,7 @@ async def until_serving(client: httpx.AsyncClient, url: str, seconds: float = WA
         if response.status_code == 200:
             return time.monotonic() - started
         assert response.status_code == 503, response.text
+        assert response.headers["retry-after"] == "5"  # as the token endpoint and the API say it
         assert time.monotonic() - started < seconds, f"not serving {seconds} s after Redis returned"
         await asyncio.sleep(0.1)
 
