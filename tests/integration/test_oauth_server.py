@@ -197,13 +197,7 @@ def test_a_code_used_twice_is_refused_and_its_tokens_revoked(live: LiveServer, f
     code = flow.authorize(client, pkce, REDIRECT).code
     tokens = flow.exchange(client, code, pkce, REDIRECT)
     assert mcp(live, tokens["access_token"])[0].status_code == 200  # good until the reuse
-    again = flow.token(
-        grant_type="authorization_code",
-        code=code,
-        client_id=client,
-        redirect_uri=REDIRECT,
-        code_verifier=pkce.verifier,
-    )
+    again = flow.code_grant(client, code, pkce, REDIRECT)
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
     refreshed = flow.token(
         grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=client
@@ -224,13 +218,7 @@ def test_an_expired_code_is_refused(live: LiveServer, flow: OAuthFlow) -> None:
             f"Grant.objects.filter(code={code!r}).update(expires=timezone.now())"
         ),
     )
-    response = flow.token(
-        grant_type="authorization_code",
-        code=code,
-        client_id=client,
-        redirect_uri=REDIRECT,
-        code_verifier=pkce.verifier,
-    )
+    response = flow.code_grant(client, code, pkce, REDIRECT)
     assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
 
 

@@ -126,13 +126,7 @@ def test_a_password_change_ends_every_grant_of_the_user(live: LiveServer, flows:
     shell(live, f"u = User.objects.get(username='bob'); u.set_password({'new-' + PASSWORD!r}); u.save()")
     refused = refresh(flow, tokens)
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
-    exchanged = flow.token(
-        grant_type="authorization_code",
-        code=code,
-        client_id=client,
-        redirect_uri=REDIRECT,
-        code_verifier=pkce.verifier,
-    )
+    exchanged = flow.code_grant(client, code, pkce, REDIRECT)
     assert exchanged.status_code == 400 and exchanged.json()["error"] == "invalid_grant"
     refused_on_mcp(live, tokens["access_token"])
 
@@ -146,13 +140,7 @@ def test_a_user_deactivated_without_a_save_signal_still_gets_no_code_exchange_or
     pkce = PKCE.new()
     code = flow.authorize(client, pkce, REDIRECT).code
     shell(live, "User.objects.filter(username='carol').update(is_active=False)")  # no signal
-    exchanged = flow.token(
-        grant_type="authorization_code",
-        code=code,
-        client_id=client,
-        redirect_uri=REDIRECT,
-        code_verifier=pkce.verifier,
-    )
+    exchanged = flow.code_grant(client, code, pkce, REDIRECT)
     assert exchanged.status_code == 400 and exchanged.json()["error"] == "invalid_grant"
     refused = refresh(flow, tokens)
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"

@@ -150,8 +150,9 @@ class OAuthFlow:
     def token(self, **form: str) -> httpx.Response:
         return httpx.post(f"{self.base_url}/oauth/token/", data=form, timeout=10.0)
 
-    def exchange(self, client_id: str, code: str, pkce: PKCE, redirect_uri: str) -> dict[str, Any]:
-        response = self.token(
+    def code_grant(self, client_id: str, code: str, pkce: PKCE, redirect_uri: str) -> httpx.Response:
+        """The token endpoint's answer to exchanging ``code``, whatever it is."""
+        return self.token(
             grant_type="authorization_code",
             code=code,
             client_id=client_id,
@@ -159,6 +160,9 @@ class OAuthFlow:
             code_verifier=pkce.verifier,
             resource=self.resource,
         )
+
+    def exchange(self, client_id: str, code: str, pkce: PKCE, redirect_uri: str) -> dict[str, Any]:
+        response = self.code_grant(client_id, code, pkce, redirect_uri)
         assert response.status_code == 200, response.text
         return dict(response.json())
 
