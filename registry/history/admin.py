@@ -96,7 +96,11 @@ class HistoryAdminMixin:
     def history_view(
         self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
     ) -> Any:
-        if not request.user.has_perm("registry.view_changeset"):
+        # The change sets' permission and the kind's own: past states are the kind's data.
+        user, name = request.user, f"{self.opts.app_label}.%s_{self.opts.model_name}"
+        if not (user.has_perm("registry.view_changeset") and (
+            user.has_perm(name % "view") or user.has_perm(name % "change")
+        )):
             raise PermissionDenied
         pk = _pk(object_id)
         records = list(versions.versions(self.model, pk).select_related("changeset"))
