@@ -92,10 +92,8 @@ class CanReadKindHistory(CanReadHistory):
 
     def has_permission(self, request: Request, view: Any) -> bool:
         model = versions.DEFINITIONS.get(view.kwargs.get("kind", ""))
-        if not super().has_permission(request, view) or model is None:
-            return super().has_permission(request, view)
-        name = f"registry.%s_{model._meta.model_name}"  # change implies view, as in the admin
-        return bool(request.user.has_perm(name % "view") or request.user.has_perm(name % "change"))
+        allowed = super().has_permission(request, view)
+        return allowed and (model is None or versions.may_read(request.user, model))
 
 
 class CanRevert(CanReadHistory):
@@ -177,7 +175,9 @@ class ChangeSetDetail(APIView):
         if row is None:
             raise Http404("No such change set")
         changes = []
-        for model, object_id in versions.touched(changeset):
+        touched = versions.touched(changeset)
+        readable = [(m, pk) for m, pk in touched if versions.may_read(request.user, m)]
+        for model, object_id in readable:
             kind = versions.kind_of(model)
             before = versions.state_at(model, object_id, changeset - 1)
             after = versions.state_at(model, object_id, changeset)
@@ -190,7 +190,9 @@ class ChangeSetDetail(APIView):
                     "diff": versions.diff(before, after),
                 }
             )
-        return Response({**ChangeSetSerializer(row).data, "changes": changes})
+        # The definitions of kinds the caller may not read are counted, not shown.
+        withheld = len(touched) - len(readable)
+        return Response({**ChangeSetSerializer(row).data, "changes": changes, "withheld": withheld})
 
 
 class ChangeSetRevert(AuthoredMixin, APIView):

@@ -97,10 +97,8 @@ class HistoryAdminMixin:
         self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
     ) -> Any:
         # The change sets' permission and the kind's own: past states are the kind's data.
-        user, name = request.user, f"{self.opts.app_label}.%s_{self.opts.model_name}"
-        if not (user.has_perm("registry.view_changeset") and (
-            user.has_perm(name % "view") or user.has_perm(name % "change")
-        )):
+        user = request.user
+        if not (user.has_perm("registry.view_changeset") and versions.may_read(user, self.model)):
             raise PermissionDenied
         pk = _pk(object_id)
         records = list(versions.versions(self.model, pk).select_related("changeset"))
@@ -192,7 +190,9 @@ class ChangeSetAdmin(ViewOnlyAdmin):  # deleted only by prune_history (retention
             return super().change_view(request, object_id, form_url, extra_context)
         changeset = _pk(object_id)
         changes = []
-        for model, pk in versions.touched(changeset):
+        touched = versions.touched(changeset)
+        readable = [(m, pk) for m, pk in touched if versions.may_read(request.user, m)]
+        for model, pk in readable:
             latest = versions.versions(model, pk).first()
             changes.append(
                 {
@@ -210,6 +210,7 @@ class ChangeSetAdmin(ViewOnlyAdmin):  # deleted only by prune_history (retention
             )
         context = {
             "changes": changes,
+            "withheld": len(touched) - len(readable),  # kinds the user may not read: counted only
             "may_revert": all(_may_revert(request, m._meta) for m in versions.DEFINITIONS.values()),
             "revert_url": reverse("admin:registry_changeset_revert", args=[changeset]),
             **(extra_context or {}),

@@ -97,6 +97,14 @@ class PreconditionFailed(Exception):
     """The row is not at the version the caller saw (``If-Match``)."""
 
 
+def may_read(user: Any, model: type[models.Model]) -> bool:
+    """Whether ``user`` may read ``model``'s rows, and so their past states and diffs: its view or
+    change permission (change implies view, as in the admin). ``view_changeset`` alone is not
+    enough: a version carries a skill's files, an http tool's headers."""
+    name = f"{model._meta.app_label}.%s_{model._meta.model_name}"
+    return bool(user.has_perm(name % "view") or user.has_perm(name % "change"))
+
+
 def kind_of(model: type[models.Model]) -> str:
     return next(kind for kind, m in DEFINITIONS.items() if m is model)
 

@@ -10,7 +10,8 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from registry.models import Tool
+from registry.models import ChangeSet, Tool
+from registry.skills.loading import replace_skill
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +62,25 @@ def test_the_admins_history_page_needs_the_kinds_permission_too(
     client.force_login(staff(*codenames))
     page = client.get(f"/admin/registry/tool/{tool.pk}/history/")
     assert page.status_code == status
+
+
+def test_a_change_set_shows_only_the_definitions_of_kinds_the_caller_may_view(tool: Tool) -> None:
+    replace_skill("hidden", "---\nname: hidden\ndescription: files of a skill\n---\nsecret body\n", [])
+    changeset = ChangeSet.objects.order_by("-id").first()
+    assert changeset is not None
+    api, admin = APIClient(), Client()
+    viewer = staff("view_changeset", "view_tool")
+    api.force_authenticate(viewer)
+    admin.force_login(viewer)
+    detail = api.get(f"/api/v1/history/{changeset.pk}/")
+    assert detail.status_code == 200, detail.content
+    # One transaction, one change set: the tool (readable) and the skill (not).
+    assert [c["kind"] for c in detail.json()["changes"]] == ["tools"] and detail.json()["withheld"] == 1
+    assert b"secret body" not in detail.content
+    page = admin.get(f"/admin/registry/changeset/{changeset.pk}/change/")
+    assert page.status_code == 200 and b"secret body" not in page.content
+    assert b"1 definition of kinds you may not view" in page.content
+    reader = staff("view_changeset", "view_skill")
+    api.force_authenticate(reader)
+    shown = api.get(f"/api/v1/history/{changeset.pk}/").json()
+    assert [c["kind"] for c in shown["changes"]] == ["skills"] and shown["withheld"] == 1
