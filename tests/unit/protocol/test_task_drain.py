@@ -15,21 +15,16 @@ import pytest
 
 from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.definitions import Tool
-from mcp_protocol.jsonrpc import Request
 from mcp_protocol.memory_provider import MemoryProvider
-from mcp_protocol.outbound import NullOutbound
 from mcp_protocol.server import Server
 from mcp_protocol.stores.memory import MemoryTaskStore
 from mcp_protocol.tasks.runner import TaskRunner
-from mcp_protocol.tasks.wire import EXTENSION
 from tests.support.polling import within
 
-from .conftest import make_server, modern_meta
+from .conftest import make_server
+from .task_calls import rpc, terminal
 
 LEASE = 30.0  # s: never lapses during a test
-CAPS = {"extensions": {EXTENSION: {}}}
-
-
 async def slow(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
     await asyncio.sleep(float(args["seconds"]))
     return {"content": [{"type": "text", "text": f"done after {args['seconds']}"}]}
@@ -37,14 +32,6 @@ async def slow(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
 
 def tool(name: str, **annotations: Any) -> Tool:
     return Tool(name, {"type": "object"}, execution={"taskSupport": "optional"}, annotations=annotations)
-
-
-async def rpc(server: Server, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    meta = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": CAPS})
-    request = Request(1, method, {**params, "_meta": meta})
-    response = await server.handle_stateless(request, NullOutbound(), "ann")
-    assert response is not None
-    return response
 
 
 @pytest.fixture
@@ -69,17 +56,6 @@ async def task_of(server: Server, name: str, seconds: float) -> str:
     assert result["resultType"] == "task"
     task_id: str = result["taskId"]
     return task_id
-
-
-async def terminal(server: Server, task_id: str) -> dict[str, Any]:
-    async def poll() -> dict[str, Any]:
-        while True:
-            task: dict[str, Any] = (await rpc(server, "tasks/get", {"taskId": task_id}))["result"]
-            if task["status"] in ("completed", "failed", "cancelled"):
-                return task
-            await asyncio.sleep(0.02)
-
-    return await within(poll(), 5.0)
 
 
 async def test_a_run_that_fits_the_grace_finishes_on_the_stopping_worker(

@@ -17,23 +17,18 @@ import pytest
 
 from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.definitions import Tool
-from mcp_protocol.jsonrpc import Request
 from mcp_protocol.memory_provider import MemoryProvider
-from mcp_protocol.outbound import NullOutbound
 from mcp_protocol.server import Server
 from mcp_protocol.store_errors import StoreUnavailable
 from mcp_protocol.stores.memory import MemoryTaskStore
 from mcp_protocol.tasks import outcome
 from mcp_protocol.tasks.runner import TaskRunner
-from mcp_protocol.tasks.wire import EXTENSION
-from tests.support.polling import eventually, within
+from tests.support.polling import eventually
 
-from .conftest import make_server, modern_meta
+from .conftest import make_server
+from .task_calls import rpc, terminal
 
 LEASE = 0.6  # s: lapses several times over while the store is down
-CAPS = {"extensions": {EXTENSION: {}}}
-
-
 class OutageStore(MemoryTaskStore):
     """Every write and read fails while ``down`` is set (a Redis outage, seen from a store)."""
 
@@ -80,29 +75,10 @@ async def worker() -> AsyncIterator[tuple[Server, OutageStore]]:
     await runner.close()
 
 
-async def rpc(server: Server, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    meta = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": CAPS})
-    request = Request(1, method, {**params, "_meta": meta})
-    response = await server.handle_stateless(request, NullOutbound(), "ann")
-    assert response is not None
-    return response
-
-
 async def start(server: Server, label: str, seconds: float) -> str:
     params = {"name": "once", "arguments": {"label": label, "seconds": seconds}}
     task_id: str = (await rpc(server, "tools/call", params))["result"]["taskId"]
     return task_id
-
-
-async def terminal(server: Server, task_id: str) -> dict[str, Any]:
-    async def poll() -> dict[str, Any]:
-        while True:
-            task: dict[str, Any] = (await rpc(server, "tasks/get", {"taskId": task_id}))["result"]
-            if task["status"] in ("completed", "failed", "cancelled"):
-                return task
-            await asyncio.sleep(0.02)
-
-    return await within(poll(), 5.0)
 
 
 async def test_a_result_made_while_the_store_is_down_is_stored_once_it_is_back_and_the_tool_ran_once(
