@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .endpoints import EndpointSpec
 from .skills import SKILL_MD, Skill, SkillIndex
 from .uri_template import serving_template
 
@@ -104,11 +105,15 @@ class Snapshot:
     resource_templates: tuple[ResourceTemplate, ...] = ()
     prompts: tuple[Prompt, ...] = ()
     skills: tuple[Skill, ...] = ()  # SEP-2640; each with its nested skills' files (skills.py)
+    # The virtual servers (endpoints.py): enabled ones only, by slug. Not part of ``version``'s
+    # meaning for lists: a view of one endpoint names its selection (``endpoints.select``).
+    endpoints: tuple[EndpointSpec, ...] = ()
     _tools_by_name: dict[str, Tool] = field(default_factory=dict, repr=False, compare=False)
     _prompts_by_name: dict[str, Prompt] = field(default_factory=dict, repr=False, compare=False)
     _resources_by_uri: dict[str, Resource] = field(default_factory=dict, repr=False, compare=False)
     _templates_by_text: dict[str, ResourceTemplate] = field(default_factory=dict, repr=False, compare=False)
     _skill_index: list[SkillIndex] = field(default_factory=list, repr=False, compare=False)
+    _endpoints_by_slug: dict[str, EndpointSpec] = field(default_factory=dict, repr=False, compare=False)
     # What resources/list shows: the resources, then each skill's SKILL.md (SEP-2640 "Resource
     # Metadata": name and description from its frontmatter, text/markdown).
     listed_resources: tuple[Resource, ...] = field(default=(), init=False, repr=False, compare=False)
@@ -118,6 +123,7 @@ class Snapshot:
         self._prompts_by_name.update((p.name, p) for p in self.prompts)
         self._resources_by_uri.update((r.uri, r) for r in self.resources)
         self._templates_by_text.update((t.uri_template, t) for t in self.resource_templates)
+        self._endpoints_by_slug.update((e.slug, e) for e in self.endpoints)
         listed = self.resources + tuple(_skill_md_resource(s) for s in self.skills)
         object.__setattr__(self, "listed_resources", listed)
 
@@ -138,6 +144,10 @@ class Snapshot:
 
     def resource(self, uri: str) -> Resource | None:
         return self._resources_by_uri.get(uri)
+
+    def endpoint(self, slug: str) -> EndpointSpec | None:
+        """The enabled virtual server ``slug`` (``endpoints.py``), or None."""
+        return self._endpoints_by_slug.get(slug)
 
     @property
     def skill_index(self) -> SkillIndex:

@@ -25,7 +25,7 @@ State = Literal["new", "ready", "closed"]
 SHOWN_PREFIX = 8
 
 # Set once at creation: never part of a change.
-_FIXED = frozenset({"id", "created_at", "last_seen", "subscriptions"})
+_FIXED = frozenset({"id", "created_at", "last_seen", "subscriptions", "endpoint"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +64,9 @@ class Session:
     log_level: str | None = None
     subscriptions: set[str] = field(default_factory=set)
     principal: str | None = None
+    # The endpoint that made it (``endpoints.py``: a virtual server's slug; ``CATCH_ALL`` for
+    # ``/mcp`` serving everything): on any other endpoint the session is unknown (404).
+    endpoint: str = ""
     state: State = "new"
     created_at: float = field(default_factory=time.time)
     last_seen: float = field(default_factory=time.time, compare=False)  # informational
@@ -73,8 +76,8 @@ class Session:
     _base: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def create(cls, principal: str | None = None) -> Session:
-        return cls(id=new_session_id(), principal=principal)
+    def create(cls, principal: str | None = None, endpoint: str = "") -> Session:
+        return cls(id=new_session_id(), principal=principal, endpoint=endpoint)
 
     @property
     def initialized(self) -> bool:
@@ -108,6 +111,7 @@ class Session:
             "log_level": self.log_level,
             "subscriptions": sorted(self.subscriptions),
             "principal": self.principal,
+            "endpoint": self.endpoint,
             "state": self.state,
             "created_at": self.created_at,
             "last_seen": self.last_seen,
@@ -123,6 +127,7 @@ class Session:
             log_level=data.get("log_level"),
             subscriptions=set(data.get("subscriptions") or ()),
             principal=data.get("principal"),
+            endpoint=data.get("endpoint") or "",
             state=data.get("state", "new"),
             created_at=data.get("created_at", time.time()),
             last_seen=data.get("last_seen", time.time()),

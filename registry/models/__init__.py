@@ -4,6 +4,7 @@
 from .changesets import ChangeSet
 from .prompts import Prompt, PromptArgument, PromptMessage
 from .resources import Resource, ResourceTemplate
+from .servers import VirtualServer
 from .skills import Skill, SkillFile
 from .tools import Tool
 
@@ -17,4 +18,5 @@ __all__ = [
     "Skill",
     "SkillFile",
     "Tool",
+    "VirtualServer",
 ]

@@ -1,0 +1,176 @@
+"""Virtual servers: one deployment, many MCP endpoints (``/mcp/<slug>``), each its own server to
+a client.
+
+An ``EndpointSpec`` is what a provider says about one endpoint, as part of its ``Snapshot``
+(``Snapshot.endpoints``): the server it is to a client (``serverInfo`` name, title, version,
+icons, website; ``instructions``), what it serves (``Selection``: explicit names plus tags to
+include and exclude) and who may use it (``EndpointAccess``). The catch-all endpoint (``/mcp``
+unless a setting names a default slug) has no spec: it serves the whole snapshot, as before.
+
+A caller's view on an endpoint is the endpoint's selection intersected with the caller's grant
+(``auth/scopes.py``): ``select`` filters the snapshot first, cached per (snapshot, selection), and
+the grant filters that. Both filters keep the snapshot's order, so listings stay deterministic.
+
+Nothing here does I/O, and nothing here knows the registry or Django: the registry builds the
+specs from its ``VirtualServer`` rows when it builds a snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .definitions import Snapshot
+
+# A slug is one path segment a client types into a URL (``/mcp/<slug>``): lower-case letters,
+# digits, ``-`` and ``_``, starting with a letter or digit, at most 64 characters.
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# Names an endpoint may not take: paths the site routes beside ``/mcp/<slug>``.
+RESERVED_SLUGS = frozenset({"server-card", "sse", "messages", "well-known", "api", "admin", "static"})
+
+# ASGI scope key: the ``EndpointSpec`` a request was routed to (``None``: the catch-all ``/mcp``).
+# The router sets it before the endpoint resolves the caller, so auth can ask which endpoint.
+SCOPE_KEY = "mcp.endpoint"
+
+AUTH_MODES = ("open", "keys", "oauth")
+
+# The endpoint key of ``/mcp`` when it serves the whole snapshot (no setting names a default
+# slug): what ``Session.endpoint`` holds for its sessions and a change message names it by.
+CATCH_ALL = ""
+
+# Bus ``changes`` messages (fanout/listener.py) may carry ``"endpoints"``: the keys (slugs, and
+# ``CATCH_ALL``) of the endpoints whose view the change may alter. Only their streams hear of it.
+# A message without it (a publisher that does not know, a lost bus, a grant) reaches every endpoint.
+MESSAGE_KEY = "endpoints"
+
+
+def reaches(message: Mapping[str, Any], endpoint: str) -> bool:
+    """Does the change ``message`` concern the streams of endpoint ``endpoint``?"""
+    named = message.get(MESSAGE_KEY)
+    return not isinstance(named, list) or endpoint in named
+
+
+def valid_slug(slug: str) -> bool:
+    return bool(SLUG.match(slug)) and slug not in RESERVED_SLUGS
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What an endpoint serves: the definitions named here, plus those carrying an included tag,
+    minus those carrying an excluded tag (an excluded tag wins over a name and an included tag).
+
+    Names per kind: tool names, resource URIs, resource template texts (``uri_template``), prompt
+    names, skill root URIs (``skill://<path>``)."""
+
+    tools: frozenset[str] = frozenset()
+    resources: frozenset[str] = frozenset()
+    resource_templates: frozenset[str] = frozenset()
+    prompts: frozenset[str] = frozenset()
+    skills: frozenset[str] = frozenset()
+    include_tags: frozenset[str] = frozenset()
+    exclude_tags: frozenset[str] = frozenset()
+    digest: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.digest:
+            parts = [sorted(getattr(self, name)) for name in (*KINDS, "include_tags", "exclude_tags")]
+            text = repr(parts)
+            object.__setattr__(self, "digest", hashlib.sha256(text.encode()).hexdigest()[:16])
+
+    @classmethod
+    def of(cls, **kinds: Iterable[str]) -> Selection:
+        return cls(**{name: frozenset(values) for name, values in kinds.items()})
+
+    def allows(self, kind: str, name: str, tags: Iterable[str] = ()) -> bool:
+        """Does the endpoint serve the definition ``name`` of ``kind`` (one of ``KINDS``)?"""
+        tags = tuple(tags)
+        if self.exclude_tags and not self.exclude_tags.isdisjoint(tags):
+            return False
+        names: frozenset[str] = getattr(self, kind)
+        return name in names or (bool(self.include_tags) and not self.include_tags.isdisjoint(tags))
+
+
+KINDS = ("tools", "resources", "resource_templates", "prompts", "skills")
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointAccess:
+    """Who may use an endpoint. ``modes``: the auth modes it accepts, among ``AUTH_MODES``
+    (empty: whatever the deployment's ``MCP_AUTH`` accepts); ``open`` lets callers in without a
+    credential. ``keys``: the principal ids (``key:<id>``) of the API keys that may use it (None:
+    every key). ``scopes``: an OAuth token needs one of these scopes (None: any token the
+    deployment accepts). ``rate``: a per-principal rate for this endpoint (``"N/S"``), or None."""
+
+    modes: frozenset[str] = frozenset()
+    keys: frozenset[str] | None = None
+    scopes: frozenset[str] | None = None
+    rate: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSpec:
+    slug: str
+    name: str
+    version: str = "1.0.0"
+    title: str | None = None
+    instructions: str | None = None
+    icons: tuple[dict[str, Any], ...] | None = None
+    website_url: str | None = None
+    description: str | None = None
+    selection: Selection = Selection()
+    access: EndpointAccess = EndpointAccess()
+
+    @property
+    def route(self) -> str:
+        """The endpoint's path below the site root."""
+        return f"/mcp/{self.slug}"
+
+
+class _Selected:
+    """``select``'s cache: one filtered snapshot per (snapshot version, selection digest)."""
+
+    MAX = 1024
+
+    def __init__(self) -> None:
+        self._views: dict[tuple[str, str], Snapshot] = {}
+
+    def get(self, snapshot: Snapshot, selection: Selection) -> Snapshot:
+        key = (snapshot.version, selection.digest)
+        view = self._views.get(key)
+        if view is None:
+            if len(self._views) >= self.MAX:
+                self._views.clear()  # new snapshots retire old views; a bound keeps it simple
+            view = self._views[key] = _filter(snapshot, selection)
+        return view
+
+
+def _filter(snapshot: Snapshot, selection: Selection) -> Snapshot:
+    from .definitions import Snapshot
+
+    allows = selection.allows
+    return Snapshot(
+        # Names the selection, so the wire cache and the cursors of two endpoints never mix.
+        version=f"{snapshot.version}@{selection.digest}",
+        tools=tuple(t for t in snapshot.tools if allows("tools", t.name, t.tags)),
+        resources=tuple(r for r in snapshot.resources if allows("resources", r.uri, r.tags)),
+        resource_templates=tuple(
+            t for t in snapshot.resource_templates if allows("resource_templates", t.uri_template, t.tags)
+        ),
+        prompts=tuple(p for p in snapshot.prompts if allows("prompts", p.name, p.tags)),
+        skills=tuple(s for s in snapshot.skills if allows("skills", s.root, s.tags)),
+        endpoints=snapshot.endpoints,
+    )
+
+
+_selected = _Selected()
+
+
+def select(snapshot: Snapshot, endpoint: EndpointSpec | None) -> Snapshot:
+    """``snapshot`` as ``endpoint`` serves it (the whole snapshot for the catch-all ``None``)."""
+    if endpoint is None:
+        return snapshot
+    return _selected.get(snapshot, endpoint.selection)

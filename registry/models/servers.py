@@ -1,0 +1,109 @@
+"""Virtual servers: one deployment, many MCP endpoints (``/mcp/<slug>``), each its own server to a
+client, with its own selection of definitions and its own audience.
+
+A ``VirtualServer`` row is what the operator edits (admin, REST API, import/export, with history
+and revert like any definition); the snapshot carries it to every worker as an
+``mcp_protocol.endpoints.EndpointSpec`` (only enabled ones), so serving an endpoint never touches
+the database. The selection is kept by *name* (tool names, resource URIs, template texts, prompt
+names, skill root URIs) rather than by foreign key: definitions in code, and rows mirrored from
+other servers, are selected the same way, an export reads as the API body, and each version in the
+history is the whole selection. Tags include and exclude (an excluded tag wins).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from mcp_protocol.auth.principal import Rate
+from mcp_protocol.endpoints import AUTH_MODES, RESERVED_SLUGS, SLUG
+
+from ..changes.publish import ChangeQuerySet
+from ..validation.validators import validate_icons, validate_string_list, validate_tags
+from .concurrency import Versioned
+from .history import Recorded
+
+
+def validate_slug(value: str) -> None:
+    if not SLUG.match(value or ""):
+        raise ValidationError(
+            "A slug is one URL path segment: lower-case letters, digits, '-' and '_', starting with "
+            "a letter or digit, at most 64 characters.",
+            code="invalid_slug",
+        )
+    if value in RESERVED_SLUGS:
+        raise ValidationError(f"{value!r} is a path the site uses: choose another slug.",
+                              code="reserved_slug")
+
+
+def validate_auth_modes(value: Any) -> None:
+    validate_string_list(value)
+    unknown = sorted(set(value) - set(AUTH_MODES))
+    if unknown:
+        raise ValidationError(f"Unknown auth modes {unknown}: choose among {list(AUTH_MODES)}.")
+
+
+def validate_rate(value: str) -> None:
+    try:
+        Rate.parse(value)
+    except ValueError as exc:
+        raise ValidationError(f"{exc} (e.g. 60/60 for 60 requests a minute)") from None
+
+
+class VirtualServer(Versioned, Recorded):
+    # A change of a server's row changes every list of that server's endpoint, and only its own.
+    mcp_kind = "servers"
+
+    slug = models.CharField(
+        max_length=64, unique=True, validators=[validate_slug],
+        help_text="The endpoint's path segment: the server is served at /mcp/<slug>.",
+    )
+    name = models.CharField(max_length=128, help_text="serverInfo.name, as clients see it.")
+    title = models.CharField(max_length=255, blank=True, help_text="serverInfo.title: a human-readable name.")
+    # ``version`` is Versioned's (the ETag); this is the one clients see.
+    server_version = models.CharField(max_length=64, default="1.0.0", help_text="serverInfo.version.")
+    description = models.TextField(blank=True, help_text="Shown in the server card and the site catalog.")
+    instructions = models.TextField(blank=True, help_text="The instructions this endpoint gives clients.")
+    icons = models.JSONField(default=list, blank=True, validators=[validate_icons])
+    website_url = models.URLField(blank=True, help_text="serverInfo.websiteUrl.")
+    enabled = models.BooleanField(default=True, help_text="A disabled server's endpoint answers 404.")
+
+    tools = models.JSONField(default=list, blank=True, validators=[validate_string_list],
+                             help_text="Tool names this server serves.")
+    resources = models.JSONField(default=list, blank=True, validators=[validate_string_list],
+                                 help_text="Resource URIs this server serves.")
+    resource_templates = models.JSONField(default=list, blank=True, validators=[validate_string_list],
+                                          help_text="Resource template texts (uri_template) it serves.")
+    prompts = models.JSONField(default=list, blank=True, validators=[validate_string_list],
+                               help_text="Prompt names this server serves.")
+    skills = models.JSONField(default=list, blank=True, validators=[validate_string_list],
+                              help_text="Skill root URIs (skill://<path>) this server serves.")
+    include_tags = models.JSONField(default=list, blank=True, validators=[validate_tags],
+                                    help_text="Definitions carrying one of these tags join the server.")
+    exclude_tags = models.JSONField(default=list, blank=True, validators=[validate_tags],
+                                    help_text="Definitions carrying one of these tags never do (this wins).")
+
+    auth_modes = models.JSONField(
+        default=list, blank=True, validators=[validate_auth_modes],
+        help_text='Among "open", "keys", "oauth"; empty: what the deployment accepts (MCP_AUTH).',
+    )
+    api_keys = models.JSONField(default=list, blank=True, validators=[validate_string_list],
+                                help_text="Prefixes of the API keys that may use it; empty: every key.")
+    oauth_scopes = models.JSONField(default=list, blank=True, validators=[validate_string_list],
+                                    help_text="A token needs one of these scopes; empty: any token.")
+    rate_limit = models.CharField(max_length=32, blank=True, validators=[validate_rate],
+                                  help_text="Per-caller rate on this endpoint, N/S; empty: the default.")
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ChangeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+        verbose_name = "virtual server"
+
+    def __str__(self) -> str:
+        return self.slug
