@@ -22,6 +22,7 @@ from . import jsonrpc, tracing, versions
 from .auth.principal import current as current_principal
 from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
+from .endpoints import CATCH_ALL, EndpointSpec
 from .errors import (
     InternalError,
     InvalidRequest,
@@ -100,6 +101,10 @@ class Server:
         # Spans of requests (tracing/); None, the default, costs the request path one test.
         self.tracing = tracing
         self.tasks: TaskRunner | None = None  # set by attach_tasks: this server makes tasks
+        # The virtual server this Server answers as (endpoints.py), None for the catch-all /mcp,
+        # and its key (Session.endpoint, the bus message's "endpoints").
+        self.endpoint: EndpointSpec | None = None
+        self.endpoint_key: str = CATCH_ALL
 
     def attach_tasks(self, runner: TaskRunner) -> None:
         """Serve tasks (the extension io.modelcontextprotocol/tasks; 2025-11-25 tasks) with

@@ -16,6 +16,7 @@ from ..auth.scopes import view
 from ..changefeed import ChangeFeed
 from ..context import Context
 from ..definitions import Snapshot, Tool
+from ..endpoints import EndpointSpec
 from ..errors import InvalidParams
 from ..pagination import Paginator
 from ..provider import Provider
@@ -40,6 +41,8 @@ class ServerView(Protocol):
     instructions: str | None
     request_state: RequestStateSealer
     tasks: TaskRunner | None  # None: this server makes no tasks
+    endpoint: EndpointSpec | None  # the virtual server it answers as (endpoints.py); None: /mcp
+    endpoint_key: str  # Session.endpoint of its sessions (endpoints.CATCH_ALL for /mcp)
 
     def capabilities(self, version: str) -> dict[str, Any]: ...
 
