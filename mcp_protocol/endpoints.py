@@ -9,7 +9,8 @@ unless a setting names a default slug) has no spec: it serves the whole snapshot
 
 A caller's view on an endpoint is the endpoint's selection intersected with the caller's grant
 (``auth/scopes.py``): ``select`` filters the snapshot first, cached per (snapshot, selection), and
-the grant filters that. Both filters keep the snapshot's order, so listings stay deterministic.
+the grant filters that (``endpoint_views.select``). Both filters keep the snapshot's order, so
+listings stay deterministic.
 
 Nothing here does I/O, and nothing here knows the registry or Django: the registry builds the
 specs from its ``VirtualServer`` rows when it builds a snapshot.
@@ -21,10 +22,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .definitions import Snapshot
+from typing import Any
 
 # A slug is one path segment a client types into a URL (``/mcp/<slug>``): lower-case letters,
 # digits, ``-`` and ``_``, starting with a letter or digit, at most 64 characters.
@@ -128,49 +126,3 @@ class EndpointSpec:
     def route(self) -> str:
         """The endpoint's path below the site root."""
         return f"/mcp/{self.slug}"
-
-
-class _Selected:
-    """``select``'s cache: one filtered snapshot per (snapshot version, selection digest)."""
-
-    MAX = 1024
-
-    def __init__(self) -> None:
-        self._views: dict[tuple[str, str], Snapshot] = {}
-
-    def get(self, snapshot: Snapshot, selection: Selection) -> Snapshot:
-        key = (snapshot.version, selection.digest)
-        view = self._views.get(key)
-        if view is None:
-            if len(self._views) >= self.MAX:
-                self._views.clear()  # new snapshots retire old views; a bound keeps it simple
-            view = self._views[key] = _filter(snapshot, selection)
-        return view
-
-
-def _filter(snapshot: Snapshot, selection: Selection) -> Snapshot:
-    from .definitions import Snapshot
-
-    allows = selection.allows
-    return Snapshot(
-        # Names the selection, so the wire cache and the cursors of two endpoints never mix.
-        version=f"{snapshot.version}@{selection.digest}",
-        tools=tuple(t for t in snapshot.tools if allows("tools", t.name, t.tags)),
-        resources=tuple(r for r in snapshot.resources if allows("resources", r.uri, r.tags)),
-        resource_templates=tuple(
-            t for t in snapshot.resource_templates if allows("resource_templates", t.uri_template, t.tags)
-        ),
-        prompts=tuple(p for p in snapshot.prompts if allows("prompts", p.name, p.tags)),
-        skills=tuple(s for s in snapshot.skills if allows("skills", s.root, s.tags)),
-        endpoints=snapshot.endpoints,
-    )
-
-
-_selected = _Selected()
-
-
-def select(snapshot: Snapshot, endpoint: EndpointSpec | None) -> Snapshot:
-    """``snapshot`` as ``endpoint`` serves it (the whole snapshot for the catch-all ``None``)."""
-    if endpoint is None:
-        return snapshot
-    return _selected.get(snapshot, endpoint.selection)
