@@ -81,7 +81,8 @@ class Selection:
 
     @classmethod
     def of(cls, **kinds: Iterable[str]) -> Selection:
-        return cls(**{name: frozenset(values) for name, values in kinds.items()})
+        # Keywords of the dataclass's frozenset fields only (an unknown one is a TypeError).
+        return cls(**{name: frozenset(values) for name, values in kinds.items()})  # type: ignore[arg-type]
 
     def allows(self, kind: str, name: str, tags: Iterable[str] = ()) -> bool:
         """Does the endpoint serve the definition ``name`` of ``kind`` (one of ``KINDS``)?"""
