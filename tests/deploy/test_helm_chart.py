@@ -146,6 +146,7 @@ def test_web_pods_probe_drain_and_run_locked_down() -> None:
     # Secrets by reference only; no plain value of them in the manifest.
     for name in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL"):
         assert env[name]["secretKeyRef"]["name"] == "mcp-mcpsite"
+    assert "ci-only" not in json.dumps(web) + json.dumps(one("minimal", "Job", "-migrate"))
     assert env["DJANGO_DEBUG"] == "0"
 
 
@@ -207,6 +208,8 @@ def test_disruption_budget_and_network_policy() -> None:
     assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
     (rule,) = policy["spec"]["ingress"]
     assert rule["from"] and rule["ports"] == [{"port": "http", "protocol": "TCP"}]
+    out = {p["port"] for rule in policy["spec"]["egress"] for p in rule["ports"]}
+    assert out == {53, 5432, 6379, 26379, 443}
 
 
 def test_no_database_is_bundled() -> None:

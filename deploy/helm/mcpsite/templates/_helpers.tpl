@@ -208,3 +208,13 @@ httpGet:
       value: {{ include "mcpsite.allowedHosts" .root | splitList "," | first | trimPrefix "." | quote }}
 {{- toYaml .probe | nindent 0 }}
 {{- end }}
+
+{{/* A pod annotation that changes with the chart's Secret, so a changed secret value rolls the
+pods (they read their environment once, at start). Nothing with an existing Secret. */}}
+{{- define "mcpsite.secretChecksum" -}}
+{{- if not .Values.secrets.existingSecret }}
+checksum/secret: {{ include "mcpsite.secretData" . | sha256sum | quote }}
+{{- else }}
+checksum/secret: existing
+{{- end }}
+{{- end }}
