@@ -4,7 +4,8 @@ For each value set in deploy/helm/mcpsite/ci/ (minimal; autoscaled over a Redis 
 built-in authorization server behind an Ingress with TLS): Helm lints it (strict) and renders it,
 every rendered object validates against the Kubernetes schemas (the oldest version the chart
 declares and the newest bundled), and checkov's Kubernetes policies find nothing beyond the
-exceptions named below with their reason. Then what the chart promises, read from the objects.
+exceptions named below with their reason (and the probe checks the drain and the migrations Job
+skip in their own manifests: they serve no HTTP). Then what the chart promises, read from the objects.
 
 The tools come from scripts/install-tools.sh (.tools/bin/chart-check); a machine without them
 fails here with that name, never skips: the test command installs them. One run of the checker

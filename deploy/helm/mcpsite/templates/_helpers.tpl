@@ -86,7 +86,7 @@ app.kubernetes.io/component: web
 {{/* The environment of every pod (web, drain, migrations): docs/reference/settings.md. Called
 with (dict "root" $ "secret" NAME): the migrations Job reads its own copy of the Secret. */}}
 {{- define "mcpsite.env" -}}
-{{- $root := .root }}
+{{- $root := .root -}}
 - name: DJANGO_DEBUG
   value: "0"
 - name: DJANGO_ALLOWED_HOSTS
@@ -212,9 +212,9 @@ httpGet:
 {{/* A pod annotation that changes with the chart's Secret, so a changed secret value rolls the
 pods (they read their environment once, at start). Nothing with an existing Secret. */}}
 {{- define "mcpsite.secretChecksum" -}}
-{{- if not .Values.secrets.existingSecret }}
+{{- if not .Values.secrets.existingSecret -}}
 checksum/secret: {{ include "mcpsite.secretData" . | sha256sum | quote }}
-{{- else }}
+{{- else -}}
 checksum/secret: existing
 {{- end }}
 {{- end }}
