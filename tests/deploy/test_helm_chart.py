@@ -7,7 +7,8 @@ declares and the newest bundled), and checkov's Kubernetes policies find nothing
 exceptions named below with their reason (and the probe checks the drain and the migrations Job
 skip in their own manifests: they serve no HTTP). Then what the chart promises, read from the objects.
 
-The tools come from scripts/install-tools.sh (.tools/bin/chart-check); a machine without them
+The tools come from scripts/install-tools.sh (.tools/k8s, whose Python runs this checkout's
+scripts/chart_check.py: a .tools shared between checkouts holds no path of one); a machine without them
 fails here with that name, never skips: the test command installs them. One run of the checker
 covers every value set (about 10 s, checkov's start-up most of it); the injected-bad-value run
 skips the scan.
@@ -28,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "deploy" / "helm" / "mcpsite"
 VALUE_SETS = sorted((CHART / "ci").glob("*-values.yaml"))
 TOOLS = Path(os.environ.get("MCPSITE_TOOLS_DIR", ROOT / ".tools"))
-CHECKER = TOOLS / "bin" / "chart-check"
+PYTHON = TOOLS / "k8s" / "bin" / "python"
+CHECKER = ROOT / "scripts" / "chart_check.py"
 
 # checkov findings the chart accepts, and why. Offline, checkov gives no severities, so every other
 # failed check fails this test (stricter than "no high-severity finding").
@@ -45,9 +47,9 @@ DIGEST_CHECKS = {"CKV_K8S_43", "CKV_K8S_15"}
 
 
 def run_checker(*values: Path, inject: dict[str, Any] | None = None, scan: bool = True) -> dict[str, Any]:
-    if not os.access(CHECKER, os.X_OK):
-        pytest.fail(f"{CHECKER} is missing: run `bash scripts/install-tools.sh` (the test command does)")
-    args = [str(CHECKER), str(CHART), *map(str, values), "--set-json", json.dumps(inject or {})]
+    if not os.access(PYTHON, os.X_OK):
+        pytest.fail(f"{PYTHON} is missing: run `bash scripts/install-tools.sh` (the test command does)")
+    args = [str(PYTHON), str(CHECKER), str(CHART), *map(str, values), "--set-json", json.dumps(inject or {})]
     if not scan:
         args.append("--no-scan")
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
