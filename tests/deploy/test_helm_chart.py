@@ -8,8 +8,8 @@ exceptions named below with their reason (and the probe checks the drain and the
 skip in their own manifests: they serve no HTTP). Then what the chart promises, read from the objects.
 
 The tools come from scripts/install-tools.sh (.tools/k8s, whose Python runs this checkout's
-scripts/chart_check.py: a .tools shared between checkouts holds no path of one); a machine without them
-fails here with that name, never skips: the test command installs them. One run of the checker
+scripts/chart_check.py: tests/deploy/chart.py); a machine without them fails here with that
+name, never skips: the test command installs them. One run of the checker
 covers every value set (about 10 s, checkov's start-up most of it); the injected-bad-value run
 skips the scan.
 """
@@ -17,20 +17,13 @@ skips the scan.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHART = ROOT / "deploy" / "helm" / "mcpsite"
-VALUE_SETS = sorted((CHART / "ci").glob("*-values.yaml"))
-TOOLS = Path(os.environ.get("MCPSITE_TOOLS_DIR", ROOT / ".tools"))
-PYTHON = TOOLS / "k8s" / "bin" / "python"
-CHECKER = ROOT / "scripts" / "chart_check.py"
+from .chart import CHART, VALUE_SETS, env_of, pick, render
 
 # checkov findings the chart accepts, and why. Offline, checkov gives no severities, so every other
 # failed check fails this test (stricter than "no high-severity finding").
@@ -46,36 +39,19 @@ ACCEPTED = {
 DIGEST_CHECKS = {"CKV_K8S_43", "CKV_K8S_15"}
 
 
-def run_checker(*values: Path, inject: dict[str, Any] | None = None, scan: bool = True) -> dict[str, Any]:
-    if not os.access(PYTHON, os.X_OK):
-        pytest.fail(f"{PYTHON} is missing: run `bash scripts/install-tools.sh` (the test command does)")
-    args = [str(PYTHON), str(CHECKER), str(CHART), *map(str, values), "--set-json", json.dumps(inject or {})]
-    if not scan:
-        args.append("--no-scan")
-    done = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
-
-
 @cache
 def report() -> dict[str, Any]:
-    return run_checker(*VALUE_SETS)
+    return render(*VALUE_SETS)
 
 
 def objects(value_set: str, kind: str, name_suffix: str = "") -> list[dict[str, Any]]:
-    entry = report()["sets"][f"{value_set}-values"]
-    return [o["object"] for o in entry["objects"]
-            if o["kind"] == kind and o["name"].endswith("mcpsite" + name_suffix)]
+    return pick(report()["sets"][f"{value_set}-values"], kind, name_suffix)
 
 
 def one(value_set: str, kind: str, name_suffix: str = "") -> dict[str, Any]:
     found = objects(value_set, kind, name_suffix)
     assert len(found) == 1, f"{value_set}: {len(found)} {kind} named *mcpsite{name_suffix}"
     return found[0]
-
-
-def env_of(container: dict[str, Any]) -> dict[str, Any]:
-    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
 
 
 def test_three_value_sets_at_least() -> None:
@@ -113,7 +89,7 @@ def test_policy_scan_finds_nothing_beyond_the_accepted() -> None:
 
 def test_an_injected_bad_value_fails_validation() -> None:
     """A value the chart passes through unchecked, of the wrong type: the schema check names it."""
-    bad = run_checker(CHART / "ci" / "minimal-values.yaml", inject={"web": {"replicas": "three"}}, scan=False)
+    bad = render(CHART / "ci" / "minimal-values.yaml", inject={"web": {"replicas": "three"}}, scan=False)
     errors = {o["name"]: o["errors"] for o in bad["sets"]["minimal-values"]["objects"] if o["errors"]}
     assert list(errors) == ["mcp-mcpsite"]
     for error in errors["mcp-mcpsite"]:
@@ -121,7 +97,7 @@ def test_an_injected_bad_value_fails_validation() -> None:
 
 
 def test_missing_secrets_fail_the_render_with_their_name() -> None:
-    bad = run_checker(CHART / "ci" / "minimal-values.yaml", inject={"secrets": {"secretKey": ""}}, scan=False)
+    bad = render(CHART / "ci" / "minimal-values.yaml", inject={"secrets": {"secretKey": ""}}, scan=False)
     assert "secrets.secretKey is required" in bad["sets"]["minimal-values"]["render_error"]
 
 
