@@ -54,6 +54,13 @@ def one(value_set: str, kind: str, name_suffix: str = "") -> dict[str, Any]:
     return found[0]
 
 
+def minimal_with(inject: dict[str, Any]) -> dict[str, Any]:
+    """The minimal set's report entry with ``inject`` merged over its values (no policy scan)."""
+    entry: dict[str, Any] = render(CHART / "ci" / "minimal-values.yaml", inject=inject, scan=False)["sets"][
+        "minimal-values"]
+    return entry
+
+
 def test_three_value_sets_at_least() -> None:
     assert {p.stem for p in VALUE_SETS} >= {
         "minimal-values", "autoscaled-cluster-values", "oauth-ingress-tls-values"}
@@ -87,18 +94,28 @@ def test_policy_scan_finds_nothing_beyond_the_accepted() -> None:
     assert [f for f in failed if f["check"] in DIGEST_CHECKS and pinned in f["file"]] == []
 
 
-def test_an_injected_bad_value_fails_validation() -> None:
-    """A value the chart passes through unchecked, of the wrong type: the schema check names it."""
-    bad = render(CHART / "ci" / "minimal-values.yaml", inject={"web": {"replicas": "three"}}, scan=False)
-    errors = {o["name"]: o["errors"] for o in bad["sets"]["minimal-values"]["objects"] if o["errors"]}
+def test_a_bad_value_is_refused_by_the_values_schema() -> None:
+    """values.schema.json: a wrong type or an unknown setting stops lint and render, named."""
+    bad = minimal_with({"web": {"replicas": "three"}})
+    assert "at '/web/replicas': got string, want integer" in bad["render_error"]
+    assert any(m.get("severity") == 3 and "/web/replicas" in m["error"] for m in bad["lint"])
+    assert "/redis/mode" in minimal_with({"redis": {"mode": "clustered"}})["render_error"]
+
+
+def test_an_injected_bad_value_fails_kubernetes_validation() -> None:
+    """A value the chart passes through as Kubernetes wrote it (tolerations), of the wrong type:
+    the values schema cannot know it, the Kubernetes schema check names it in the object."""
+    toleration = {"key": "spot", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": "60"}
+    bad = minimal_with({"web": {"tolerations": [toleration]}})
+    errors = {o["name"]: o["errors"] for o in bad["objects"] if o["errors"]}
     assert list(errors) == ["mcp-mcpsite"]
+    assert len(errors["mcp-mcpsite"]) == 2  # both Kubernetes versions
     for error in errors["mcp-mcpsite"]:
-        assert "'three' is not of type 'integer'" in error and "spec/replicas" in error
+        assert "'60' is not of type 'integer'" in error and "tolerations/0/tolerationSeconds" in error
 
 
 def test_missing_secrets_fail_the_render_with_their_name() -> None:
-    bad = render(CHART / "ci" / "minimal-values.yaml", inject={"secrets": {"secretKey": ""}}, scan=False)
-    assert "secrets.secretKey is required" in bad["sets"]["minimal-values"]["render_error"]
+    assert "secrets.secretKey is required" in minimal_with({"secrets": {"secretKey": ""}})["render_error"]
 
 
 def test_web_pods_probe_drain_and_run_locked_down() -> None:
