@@ -21,6 +21,8 @@ part and skips the sessions whose log already holds the change's tagged entry
 (``EventStore.tagged``). A change whose owner claim was retaken is checked the same way in every
 part (its earlier owner may have written without parts). Order: ``write`` returns only once every
 part is written (``DONE``), whoever wrote it, so change N+1 is never written before change N.
+The owner of a retaken change says so (``claim.retaken_key``) before it marks the change split, so
+the workers that help with its parts check theirs too.
 
 The first slice a worker writes is small (``FIRST_SLICE``): it reaches its streams after one
 short round of reads and appends, not after the whole part's.
@@ -37,7 +39,19 @@ from typing import TYPE_CHECKING
 from ..stores.claims import Claim
 from ..stores.events import STANDALONE_STREAM, EventStore
 from ..stores.sessions import SessionStore
-from .claim import DONE_TTL, LEASE, POLL_MAX, POLL_MIN, LeaseKeeper, LeaseLost, part_key, split_key, take_turn
+from .claim import (
+    DONE_TTL,
+    LEASE,
+    POLL_MAX,
+    POLL_MIN,
+    LeaseKeeper,
+    LeaseLost,
+    part_key,
+    retaken_key,
+    split_key,
+    take_turn,
+    was_retaken,
+)
 from .notifications import Change, Delivery, deliveries
 
 if TYPE_CHECKING:
@@ -97,16 +111,21 @@ class ChangeWriter:
             claim = await take_turn(self.claims, key, self.lease)
             if claim is Claim.DONE:
                 return 0
+            retaken = claim is Claim.RETAKEN
             if claim is not Claim.HELD:
                 leases.hold(key)  # renewed while its parts are written, however long it takes
+                if retaken:
+                    # Said before the split: a helper that sees the split sees this too, and
+                    # checks its parts for what the dead owner wrote (else it could write twice).
+                    await self.claims.finish_once(retaken_key(key), DONE_TTL)
                 # The owner says the change is written in parts: only then may the other
-                # workers help (a part they win is one nobody wrote any of). Said while it
-                # starts on its own parts, not before.
+                # workers help. Said while it starts on its own parts, not before.
                 split = asyncio.ensure_future(self.claims.finish_once(split_key(key), DONE_TTL))
+            else:
+                retaken = await was_retaken(self.claims, key)  # while the listing is under way
             listed = await listing if listing is not None else []
             job = _Job(key, lists, [d for d in wanted if d.uri is not None], listed,
-                       set(listed) if scoped else None, leases, wrote,
-                       retaken=claim is Claim.RETAKEN)
+                       set(listed) if scoped else None, leases, wrote, retaken=retaken)
             written = await self._write_parts(job)
             if split is not None:
                 await split
