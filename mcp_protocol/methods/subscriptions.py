@@ -11,9 +11,9 @@ NOT send notification types the client has not explicitly requested") — each c
 ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id. A stream hears only
 the changes that reach its server's endpoint (``Server.endpoint_key``; a change naming other
 endpoints is not even handed to it). It runs until the client closes the stream (HTTP) or cancels
-it (stdio: ``notifications/cancelled``): the handler is then cancelled like any request. When the server ends it (shutdown; the caller's key revoked or
-expired, its token expired) it answers the request with a complete result carrying the
-subscription id ("Graceful Closure").
+it (stdio: ``notifications/cancelled``): the handler is then cancelled like any request. When
+the server ends it (shutdown; the caller's key revoked or expired, its token expired) it answers
+the request with a complete result carrying the subscription id ("Graceful Closure").
 
 ``taskIds`` (the extension io.modelcontextprotocol/tasks, SEP-2663 "Task Status Notifications"):
 from a request that does not declare the extension → -32021; otherwise honoured for the tasks the

@@ -9,7 +9,7 @@ Keys (``P`` = the ``prefix`` option, default ``mcp``)::
     {P}:owned:<json>         zset sid -> expected expiry (ms) of one principal's sessions (its cap)
     {P}:owner                hash sid -> that principal's owned key (to clean it once the sid is gone)
     {P}:endpoint:<json>      zset sid -> expected expiry (ms) of one endpoint's sessions (the fan-out)
-    {P}:endpoint_of          hash sid -> that endpoint's key (to clean it once the sid is gone)
+    {P}:endpoint_of          hash sid -> that endpoint's zset (both: ``endpoint_index.py``)
     {P}:subs:<uri>           set of sids subscribed to uri (resources/subscribe)
 
 Per-session keys carry the hash tag ``{sid}`` and the global indexes the tag ``{P}``, so every
@@ -56,6 +56,7 @@ from ...redis_client.topology import check_prefix
 from ...session import Session
 from ...store_errors import CreateError, SessionLimitReached, UpdateError
 from ..sessions import SessionStore
+from .endpoint_index import EndpointIndex
 
 # KEYS: live, created, the principal's owned zset, principal-of hash, the endpoint's zset,
 # endpoint-of hash. ARGV: sid, expiry ms, created_at, max, max per principal (-1: no cap).
@@ -89,7 +90,7 @@ class RedisSessionStore(SessionStore):
         self._live = f"{{{prefix}}}:live"
         self._created = f"{{{prefix}}}:created"
         self._owner = f"{{{prefix}}}:owner"
-        self._endpoint_of = f"{{{prefix}}}:endpoint_of"
+        self._endpoints = EndpointIndex(prefix, self._redis, self._key)
         self._scripts: dict[str, AsyncScript] = {}
 
     def _key(self, session_id: str) -> str:
@@ -97,9 +98,6 @@ class RedisSessionStore(SessionStore):
 
     def _owned(self, principal: str | None) -> str:
         return f"{{{self.prefix}}}:owned:{json.dumps(principal)}"
-
-    def _endpoint(self, endpoint: str) -> str:
-        return f"{{{self.prefix}}}:endpoint:{json.dumps(endpoint)}"
 
     def _subs(self, uri: str) -> str:
         return f"{{{self.prefix}}}:subs:{uri}"
@@ -121,7 +119,7 @@ class RedisSessionStore(SessionStore):
             cap_pp = -1 if self.max_sessions_per_principal is None else self.max_sessions_per_principal
             verdict = await self._run(
                 client, CAPS, [self._live, self._created, self._owned(session.principal), self._owner,
-                               self._endpoint(session.endpoint), self._endpoint_of],
+                               self._endpoints.key(session.endpoint), self._endpoints.of],
                 [session.id, _expiry(self.ttl), session.created_at, cap, cap_pp])
             if verdict < 0:
                 await client.delete(key)
@@ -176,7 +174,7 @@ class RedisSessionStore(SessionStore):
                 expiry = {session.id: _expiry(self.ttl)}
                 pipe.zadd(self._live, expiry, xx=True)
                 pipe.zadd(self._owned(session.principal), expiry, xx=True)
-                pipe.zadd(self._endpoint(session.endpoint), expiry, xx=True)
+                pipe.zadd(self._endpoints.key(session.endpoint), expiry, xx=True)
                 for uri in changes.subscribed:
                     pipe.sadd(self._subs(uri), session.id)
                 for uri in changes.unsubscribed:
@@ -196,8 +194,8 @@ class RedisSessionStore(SessionStore):
                 pipe.zrem(self._created, session_id)
                 pipe.zrem(self._owned(data.get("principal")), session_id)
                 pipe.hdel(self._owner, session_id)
-                pipe.zrem(self._endpoint(data.get("endpoint") or ""), session_id)
-                pipe.hdel(self._endpoint_of, session_id)
+                pipe.zrem(self._endpoints.key(data.get("endpoint") or ""), session_id)
+                pipe.hdel(self._endpoints.of, session_id)
                 for uri in data.get("subscriptions") or ():
                     pipe.srem(self._subs(uri), session_id)
                 await pipe.execute()
@@ -215,7 +213,7 @@ class RedisSessionStore(SessionStore):
         raise_first(ttls)
         async with client.pipeline(transaction=False) as pipe:
             pipe.hmget(self._owner, stale)
-            pipe.hmget(self._endpoint_of, stale)
+            pipe.hmget(self._endpoints.of, stale)
             owned_keys, endpoint_keys = await pipe.execute()
         now = int(time.time() * 1000)
         alive: dict[Any, int] = {}
@@ -243,7 +241,7 @@ class RedisSessionStore(SessionStore):
                 pipe.zrem(self._live, *gone)
                 pipe.zrem(self._created, *gone)
                 pipe.hdel(self._owner, *gone)
-                pipe.hdel(self._endpoint_of, *gone)
+                pipe.hdel(self._endpoints.of, *gone)
             for index, ids in gone_from.items():
                 pipe.zrem(index, *ids)
             await pipe.execute()
@@ -314,16 +312,8 @@ class RedisSessionStore(SessionStore):
 
     async def endpoint_session_ids(self, endpoint: str) -> list[str]:
         # As session_ids, on the endpoint's own zset: one round trip, in proportion to its sessions.
-        key = self._endpoint(endpoint)
         with unavailable_as_store_error():
-            stale, ids = await self._redis.pipelined().pipeline(
-                [("ZRANGEBYSCORE", key, "-inf", int(time.time() * 1000), "LIMIT", 0, 1),
-                 ("ZRANGE", key, 0, -1)])
-            raise_first([stale, ids])
-            if stale:
-                await self._refresh_index(await self._redis.ready_client())
-                ids = await self._redis.pipelined().execute("ZRANGE", key, 0, -1, key=key)
-        return [str(sid) for sid in ids]
+            return await self._endpoints.ids(endpoint, self._live, self._refresh_index)
 
     async def initialized_session_ids(self) -> list[str]:
         # The index, then one pipelined GET per session; only the state is looked at.
