@@ -17,9 +17,12 @@ from typing import Any
 
 import pytest
 
+from mcp_protocol.bus.memory import MemoryBus
+from mcp_protocol.changefeed import ChangeFeed
 from mcp_protocol.endpoints import CATCH_ALL
-from mcp_protocol.fanout import KINDS, ChangeWriter, change_key
+from mcp_protocol.fanout import KINDS, ChangeWriter, Fanout, change_key
 from mcp_protocol.fanout.notifications import Change
+from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.provider import ProviderCapabilities
 from mcp_protocol.session import Session
 from mcp_protocol.stores.claims import Claim
@@ -173,3 +176,26 @@ async def test_a_change_for_a_whose_writer_died_midway_is_completed_once_and_nev
     assert await write(message, *survivors) == 3  # after the lease lapsed: a's other three only
     got = await holders(make_events(), made, key, "list:tools")
     assert got == {"a": set(made["a"]), "b": set(), CATCH_ALL: set()}
+
+
+async def test_every_workers_listener_writes_a_change_for_b_to_bs_sessions_and_bs_listen_streams_only(
+        stores: Makers) -> None:
+    # The whole path of a bus message on two workers (fanout/listener.py): snapshot rebuild, the
+    # writer (once between them) and each worker's listen streams (its ChangeFeed).
+    make_sessions, make_events = stores
+    made = await sessions_on(make_sessions())
+    feeds = [ChangeFeed(), ChangeFeed()]
+    workers = [Fanout(MemoryProvider(), make_sessions(), make_events(), MemoryBus(), feed=feed)
+               for feed in feeds]
+    listening = {(n, endpoint): feed.subscribe("key:1", endpoint)
+                 for n, feed in enumerate(feeds) for endpoint in ("a", "b")}
+    message = {"id": "ep-6", "kind": "servers", "uris": [], "endpoints": ["b"]}
+    written = await within(asyncio.gather(*(w.apply(message) for w in workers)))
+    assert sum(written) == 5 * len(KINDS)
+    for kind in KINDS:
+        got = await holders(make_events(), made, change_key(message), f"list:{kind}")
+        assert got == {"a": set(), "b": set(made["b"]), CATCH_ALL: set()}
+    for (_, endpoint), subscription in listening.items():
+        heard = await within(anext(aiter(subscription))) if endpoint == "b" else None
+        assert heard == (message if endpoint == "b" else None)
+        assert subscription._queue.empty()  # a's streams were never handed it
