@@ -25,9 +25,10 @@ from mcp_protocol.fanout.notifications import Change
 from mcp_protocol.memory_provider import MemoryProvider
 from mcp_protocol.provider import ProviderCapabilities
 from mcp_protocol.session import Session
-from mcp_protocol.stores.claims import Claim
+from mcp_protocol.stores.claims import Claim, ClaimStore
 from mcp_protocol.stores.events import STANDALONE_STREAM, EventStore
 from mcp_protocol.stores.sessions import SessionStore
+from tests.contract.test_fanout import HeldClaims, Watched
 from tests.support.polling import within
 
 CAPS = ProviderCapabilities()
@@ -199,3 +200,53 @@ async def test_every_workers_listener_writes_a_change_for_b_to_bs_sessions_and_b
         heard = await within(anext(aiter(subscription))) if endpoint == "b" else None
         assert heard == (message if endpoint == "b" else None)
         assert subscription._queue.empty()  # a's streams were never handed it
+
+
+class PartHeldTwice(HeldClaims):
+    """Sets ``waited`` once a part was answered HELD twice: the writer went through every part
+    it could take once, and waits for one another writer holds."""
+
+    def __init__(self, inner: ClaimStore, waited: asyncio.Event) -> None:
+        super().__init__(inner, asyncio.Event())
+        self.waited, self.times = waited, 0
+
+    async def claim_once(self, key: str, lease: float) -> Claim:
+        claim = await self.inner.claim_once(key, lease)
+        if claim is Claim.HELD and key.rsplit("#", 1)[-1].isdigit():  # a part, not the change
+            self.times += 1
+            if self.times == 2:
+                self.waited.set()
+        return claim
+
+
+async def test_a_helper_of_a_retaken_change_skips_the_sessions_the_dead_owner_reached(stores: Makers) -> None:
+    # The new owner of a retaken change is held up in its first part; the other worker helps and
+    # writes every other part. It must check them for what the dead owner wrote, as the owner does.
+    make_sessions, make_events = stores
+    sessions = []
+    for _ in range(20):
+        session = Session.create(endpoint="a")
+        session.state = "ready"
+        await make_sessions().create(session)
+        sessions.append(session.id)
+    message = {"id": "ep-7", "kind": "tools", "uris": [], "endpoints": ["a"]}
+    key = change_key(message)
+    dead = make_events()
+    assert await dead.claims.claim_once(key, 0.2) is Claim.WON
+    note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    await dead.broadcast(sessions[:-1], STANDALONE_STREAM, note, tag=f"{key}|list:tools")
+    owner_events, helper_events = Watched(make_events()), Watched(make_events())
+    owner_events.gate.clear()
+    waited = asyncio.Event()
+    helper_events.claims = PartHeldTwice(helper_events.inner.claims, waited)
+    owner = ChangeWriter(make_sessions(), owner_events, lease=0.2)
+    helper = ChangeWriter(make_sessions(), helper_events, lease=0.2)
+    change = Change.of(message)
+    owning = asyncio.ensure_future(owner.write(key, change, CAPS))
+    await within(owner_events.writing.wait())  # it retook the change and holds its first part
+    helping = asyncio.ensure_future(helper.write(key, change, CAPS))
+    await within(waited.wait())  # the helper went through every other part and waits for it
+    owner_events.gate.set()
+    assert sum(await within(asyncio.gather(owning, helping))) == 1  # the one session not reached
+    got = await holders(make_events(), {"a": sessions}, key, "list:tools")
+    assert got == {"a": set(sessions)}
