@@ -30,7 +30,7 @@ from typing import Any
 
 from .endpoints import MESSAGE_KEY
 
-Change = dict[str, Any]  # {"kind": "tools"|"resources"|"prompts", "uris": [...]} or EVERYTHING
+Change = dict[str, Any]  # a bus ``changes`` message (fanout/notifications.py) or EVERYTHING
 EVERYTHING: Change = {"kind": "*", "uris": "*"}
 _END = object()
 
