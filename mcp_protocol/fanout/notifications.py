@@ -18,8 +18,10 @@ The bus ``changes`` message, as publishers must write it (``Change.of`` reads it
   alter. Only the sessions and listen streams of those endpoints hear of it; the others are not
   even listed (``SessionStore.endpoint_session_ids``). Without it (a publisher that does not
   know; a lost bus; a grant) the change reaches every endpoint. A ``"servers"`` change names the
-  server's own endpoint(s); an edit of a tool names every endpoint whose selection holds it, the
-  catch-all included while it serves everything; an empty list reaches nobody.
+  server's own endpoint(s); an edit of a definition names every endpoint whose selection holds it
+  before or after the edit (a tag removed takes it out of one), the catch-all included while it
+  serves everything; an empty list reaches nobody.
+
 ``deliveries`` says which notifications it causes on a server with given capabilities and who
 gets each: ``notifications/<kind>/list_changed`` to every session past initialization ([L]
 server/tools.mdx, resources.mdx, prompts.mdx "List Changed Notification"), ``notifications/
@@ -29,7 +31,7 @@ only for what the server declared (a capability it did not declare is never noti
 Every place that turns a change into notifications asks this module, on either protocol revision:
 
 - the HTTP fan-out (``writer.py``) finds each delivery's sessions in bulk (the initialized sessions,
-  the subscribers of a URI, within the key's sessions for a grant) and writes it to their
+  the subscribers of a URI, within the named endpoints' or the key's sessions) and writes it to their
   standalone-stream logs, once across workers; key-scope changes go the same way (``auth/policy``);
 - stdio (one legacy session) and a 2026-07-28 ``subscriptions/listen`` stream ask
   ``notifications`` for one ``Audience``: what that recipient hears about, on its endpoint.
