@@ -8,6 +8,11 @@ worker exactly once, with no store in between: 2026-07-28 streams are not resuma
 (basic/transports/streamable-http.mdx "Resumable SSE streams via Last-Event-ID are not
 supported"), so there is nothing to replay.
 
+A change names the endpoints it reaches (``endpoints.MESSAGE_KEY``; without it, every endpoint):
+each subscription belongs to one endpoint, and ``publish`` hands a change only to the
+subscriptions of the endpoints it reaches, found by endpoint, so the streams of other endpoints do
+no work for it (issue 39 item 4). A subscription of no endpoint (``None``) gets every change.
+
 A bus outage may lose changes (the bus delivers ``RESYNC`` afterwards); the feed passes it on as a
 change of every kind, so each stream tells its client everything it asked about may have changed
 (a spurious ``list_changed`` costs a re-list; a missed one costs a stale client).
@@ -23,15 +28,18 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-Change = dict[str, Any]  # {"kind": "tools"|"resources"|"prompts", "uris": [...]} or EVERYTHING
+from .endpoints import MESSAGE_KEY
+
+Change = dict[str, Any]  # a bus ``changes`` message (fanout/notifications.py) or EVERYTHING
 EVERYTHING: Change = {"kind": "*", "uris": "*"}
 _END = object()
 
 
 class FeedSubscription:
-    def __init__(self, feed: ChangeFeed, owner: str | None = None) -> None:
+    def __init__(self, feed: ChangeFeed, owner: str | None = None, endpoint: str | None = None) -> None:
         self._feed = feed
         self.owner = owner  # the principal that listens (its key revoked: ``end_for``)
+        self.endpoint = endpoint  # the endpoint key it listens on (None: it hears every endpoint)
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
 
     def put(self, item: Any) -> None:
@@ -53,7 +61,7 @@ class FeedSubscription:
         self.close()
 
     def close(self) -> None:
-        self._feed._subscribers.discard(self)
+        self._feed._discard(self)
 
     def __enter__(self) -> FeedSubscription:
         return self
@@ -64,28 +72,46 @@ class FeedSubscription:
 
 class ChangeFeed:
     def __init__(self) -> None:
-        self._subscribers: set[FeedSubscription] = set()
+        # endpoint key (None: every endpoint) -> its subscriptions
+        self._subscribers: dict[str | None, set[FeedSubscription]] = {}
 
-    def subscribe(self, owner: str | None = None) -> FeedSubscription:
-        """Receives every change published from now on (use as a context manager)."""
-        subscription = FeedSubscription(self, owner)
-        self._subscribers.add(subscription)
+    def subscribe(self, owner: str | None = None, endpoint: str | None = None) -> FeedSubscription:
+        """Receives every change published from now on that reaches ``endpoint`` (None: every
+        change); use as a context manager."""
+        subscription = FeedSubscription(self, owner, endpoint)
+        self._subscribers.setdefault(endpoint, set()).add(subscription)
         return subscription
 
+    def _discard(self, subscription: FeedSubscription) -> None:
+        found = self._subscribers.get(subscription.endpoint)
+        if found is not None:
+            found.discard(subscription)
+            if not found:
+                del self._subscribers[subscription.endpoint]
+
+    def _all(self) -> list[FeedSubscription]:
+        return [s for found in self._subscribers.values() for s in found]
+
     def publish(self, change: Change) -> None:
-        for subscription in list(self._subscribers):
+        named = change.get(MESSAGE_KEY)
+        if isinstance(named, list):  # as endpoints.reaches: only a list narrows the audience
+            keys = [None, *(e for e in dict.fromkeys(named) if isinstance(e, str))]
+            reached = [s for key in keys for s in self._subscribers.get(key, ())]
+        else:
+            reached = self._all()
+        for subscription in reached:
             subscription.put(change)
 
     def end_for(self, owners: set[str]) -> None:
         """End the subscriptions of ``owners`` (principals whose key stopped working)."""
-        for subscription in list(self._subscribers):
+        for subscription in self._all():
             if subscription.owner in owners:
                 subscription.end()
 
     def close(self) -> None:
-        for subscription in list(self._subscribers):
+        for subscription in self._all():
             subscription.put(_END)
         self._subscribers.clear()
 
     def __len__(self) -> int:
-        return len(self._subscribers)
+        return sum(len(found) for found in self._subscribers.values())

@@ -3,9 +3,9 @@
 Backends: ``memory.py`` (one process) and ``redis.py`` (every worker), chosen by
 ``MCP["BUS"] = {"BACKEND": ..., "OPTIONS": ...}``. Channels used by the server:
 
-- ``changes``: the registry committed a change ``{"kind": "tools"|"resources"|"prompts",
-  "uris": [...]}``; every worker rebuilds its snapshot, and list_changed / resources/updated reach
-  the streams that asked for them.
+- ``changes``: the registry committed a change ``{"id", "kind", "uris": [...], "endpoints":
+  [...]}`` (the shape: ``fanout/notifications.py``); every worker rebuilds its snapshot, and
+  list_changed / resources/updated reach the streams of the endpoints it names that asked for them.
 - ``session:<id>``: a client's response to a server→client request, delivered to the worker
   whose handler awaits it.
 

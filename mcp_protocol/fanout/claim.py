@@ -35,6 +35,17 @@ def split_key(key: str) -> str:
     return f"{key}#split"
 
 
+def retaken_key(key: str) -> str:
+    """The marker the owner of a RETAKEN change sets before it marks the change split: the workers
+    that help with its parts must check every part for what the dead owner wrote, too."""
+    return f"{key}#retaken"
+
+
+async def was_retaken(claims: ClaimStore, key: str) -> bool:
+    """Did the owner of the change ``key`` retake it? Asked by a helper (HELD) once it is split."""
+    return await claims.claim_once(retaken_key(key), PROBE) is Claim.DONE
+
+
 def part_key(key: str, part: int) -> str:
     return f"{key}#{part}"
 

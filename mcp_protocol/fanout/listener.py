@@ -1,14 +1,16 @@
 """The ``changes`` listener: every committed registry change, from the bus to this worker's
-snapshot, its listen streams and (written once across workers) every session's stream.
+snapshot, its listen streams and (written once across workers) the stream of every session of the
+endpoints it reaches.
 
-Every worker subscribes to the bus ``changes`` channel (message ``{"id", "kind", "uris"}``) and
-takes the changes in bus (= commit) order. For each, it rebuilds its provider snapshot (in a
-thread) while it writes the change (``writer.ChangeWriter``: claimed under ``change_key``, written
-in parts by every worker that got it, exactly once): the first streams get their notification
-without waiting for the rebuild, and the requests this worker serves meanwhile wait for it instead
-(``Provider.mark_refreshing``), so a client that re-lists after ``list_changed`` on the writer's
-worker still sees the change. Once rebuilt, the change goes to this worker's
-``subscriptions/listen`` streams (``ChangeFeed``: no claim, every worker serves its own).
+Every worker subscribes to the bus ``changes`` channel (message ``{"id", "kind", "uris",
+"endpoints"}``: ``notifications.py``) and takes the changes in bus (= commit) order. For each, it
+rebuilds its provider snapshot (in a thread) while it writes the change (``writer.ChangeWriter``:
+claimed under ``change_key``, written in parts by every worker that got it, exactly once): the
+first streams get their notification without waiting for the rebuild, and the requests this worker
+serves meanwhile wait for it instead (``Provider.mark_refreshing``), so a client that re-lists
+after ``list_changed`` on the writer's worker still sees the change. Once rebuilt, the change goes
+to this worker's ``subscriptions/listen`` streams (``ChangeFeed``: no claim, every worker serves
+its own).
 
 A worker moves to the next change only when every part of the current one is written, whoever
 wrote it; so change N+1 is never written before change N and every stream sees the notifications
@@ -31,6 +33,7 @@ from typing import Any
 from .. import tracing
 from ..bus.base import CHANGES, RESYNC, Bus, Subscription
 from ..changefeed import EVERYTHING, ChangeFeed
+from ..endpoints import MESSAGE_KEY
 from ..provider import Provider
 from ..stores.events import EventStore
 from ..stores.sessions import SessionStore
@@ -106,6 +109,9 @@ class Fanout:
         # With tracing on: a CONSUMER span, the child of the publish that sent the change.
         kind = message.get("kind")
         attributes = {"mcp.change.id": str(message.get("id")), "mcp.change.kind": str(kind)}
+        endpoints = message.get(MESSAGE_KEY)
+        if isinstance(endpoints, list):  # which endpoints' streams it reaches (issue 39)
+            attributes["mcp.change.endpoints"] = ",".join(str(e) for e in endpoints)
         with tracing.consumer(f"fan out registry change {kind}", message.get("trace"), attributes):
             return await self._apply(message)
 

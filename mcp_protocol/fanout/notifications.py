@@ -3,6 +3,25 @@
 A ``Change`` is what the registry committed (a bus ``changes`` message: one kind of list and the
 resources it touched), what a lost bus may have hidden (``changefeed.EVERYTHING``: every list and
 every resource), or a key's grant (every list, for the sessions of that key only: ``of_grant``).
+
+The bus ``changes`` message, as publishers must write it (``Change.of`` reads it)::
+
+    {"id": <commit id>, "kind": K, "uris": [<resource uri>, ...], "endpoints": [<key>, ...]}
+
+- ``kind``: ``"tools"``, ``"resources"`` or ``"prompts"`` (that list changed); ``"servers"``
+  (a virtual server's row changed: its selection, hence every list of its endpoint: tools,
+  resources and prompts ``list_changed`` together); ``"*"`` (anything may have changed: every list
+  and, for listen streams, every resource). Any other kind causes no list_changed.
+- ``uris``: the resources whose contents changed (``resources/updated`` to their subscribers).
+- ``endpoints`` (``endpoints.MESSAGE_KEY``, optional): the endpoint keys (virtual servers' slugs;
+  ``endpoints.CATCH_ALL``, ``""``, for ``/mcp`` serving everything) whose view the change may
+  alter. Only the sessions and listen streams of those endpoints hear of it; the others are not
+  even listed (``SessionStore.endpoint_session_ids``). Without it (a publisher that does not
+  know; a lost bus; a grant) the change reaches every endpoint. A ``"servers"`` change names the
+  server's own endpoint(s); an edit of a definition names every endpoint whose selection holds it
+  before or after the edit (a tag removed takes it out of one), the catch-all included while it
+  serves everything; an empty list reaches nobody.
+
 ``deliveries`` says which notifications it causes on a server with given capabilities and who
 gets each: ``notifications/<kind>/list_changed`` to every session past initialization ([L]
 server/tools.mdx, resources.mdx, prompts.mdx "List Changed Notification"), ``notifications/
@@ -12,10 +31,10 @@ only for what the server declared (a capability it did not declare is never noti
 Every place that turns a change into notifications asks this module, on either protocol revision:
 
 - the HTTP fan-out (``writer.py``) finds each delivery's sessions in bulk (the initialized sessions,
-  the subscribers of a URI, within the key's sessions for a grant) and writes it to their
+  the subscribers of a URI, within the named endpoints' or the key's sessions) and writes it to their
   standalone-stream logs, once across workers; key-scope changes go the same way (``auth/policy``);
 - stdio (one legacy session) and a 2026-07-28 ``subscriptions/listen`` stream ask
-  ``notifications`` for one ``Audience``: what that recipient hears about.
+  ``notifications`` for one ``Audience``: what that recipient hears about, on its endpoint.
 
 Pure: no I/O, no store, no transport.
 """
@@ -26,6 +45,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..endpoints import CATCH_ALL, MESSAGE_KEY
 from ..jsonrpc import notification
 from ..versions import is_modern
 
@@ -34,6 +54,7 @@ if TYPE_CHECKING:
     from ..session import Session
 
 KINDS = ("tools", "resources", "prompts")  # the lists a change (and list_changed) is about
+SERVERS = "servers"  # the kind of a virtual server's change: every list of its endpoints
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,29 +63,41 @@ class Change:
     uris: tuple[str, ...] = ()  # the resources that changed
     every_uri: bool = False  # a lost bus: any resource may have changed (listen streams only)
     principals: frozenset[str] | None = None  # a key's grant: only the sessions of these keys
+    endpoints: frozenset[str] | None = None  # only the sessions of these endpoints (None: all)
 
     @classmethod
     def of(cls, message: Mapping[str, Any]) -> Change:
-        """The change a bus ``changes`` message (or ``changefeed.EVERYTHING``) stands for."""
-        kind, uris = message.get("kind"), message.get("uris")
+        """The change a bus ``changes`` message (or ``changefeed.EVERYTHING``) stands for (the
+        message's shape: this module's docstring)."""
+        kind, uris, named = message.get("kind"), message.get("uris"), message.get(MESSAGE_KEY)
+        # As endpoints.reaches: anything but a list names no endpoint, so it reaches all of them.
+        endpoints = frozenset(e for e in named if isinstance(e, str)) if isinstance(named, list) else None
         if kind == "*":
-            return cls(KINDS, every_uri=True)
-        return cls((kind,) if kind in KINDS else (),
-                   tuple(u for u in uris if isinstance(u, str)) if isinstance(uris, list) else ())
+            return cls(KINDS, every_uri=True, endpoints=endpoints)
+        kinds = KINDS if kind == SERVERS else (kind,) if kind in KINDS else ()
+        return cls(kinds, tuple(u for u in uris if isinstance(u, str)) if isinstance(uris, list) else (),
+                   endpoints=endpoints)
 
     @classmethod
     def of_grant(cls, principals: Iterable[str]) -> Change:
-        """A key's grant changed: every list it sees may have changed, for its sessions only."""
+        """A key's grant changed: every list it sees may have changed, for its sessions only
+        (on every endpoint: the grant narrows each endpoint's view alike)."""
         return cls(KINDS, principals=frozenset(principals))
+
+    def reaches(self, endpoint: str) -> bool:
+        """Does this change concern the sessions and streams of endpoint ``endpoint``?"""
+        return self.endpoints is None or endpoint in self.endpoints
 
 
 @dataclass(frozen=True, slots=True)
 class Audience:
-    """What one recipient hears about: these lists, these resources, as the holder of this key."""
+    """What one recipient hears about: these lists, these resources, as the holder of this key,
+    on this endpoint."""
 
     kinds: Collection[str] = ()
     uris: Collection[str] = ()  # in the order a listen stream asked for them (``every_uri``)
     principal: str | None = None
+    endpoint: str = CATCH_ALL  # the endpoint key it is served on (Session.endpoint, Server.endpoint_key)
 
     @classmethod
     def of_session(cls, session: Session) -> Audience:
@@ -72,7 +105,7 @@ class Audience:
         to. A 2026-07-28 client hears of changes on ``subscriptions/listen`` only."""
         if not session.initialized or is_modern(session.protocol_version):
             return cls()
-        return cls(KINDS, session.subscriptions, session.principal)
+        return cls(KINDS, session.subscriptions, session.principal, session.endpoint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +147,8 @@ def notifications(change: Change, caps: ProviderCapabilities,
                   audience: Audience) -> list[tuple[str, dict[str, Any] | None]]:
     """The (method, params) one recipient gets for ``change``, in order."""
     if change.principals is not None and audience.principal not in change.principals:
+        return []
+    if not change.reaches(audience.endpoint):
         return []
     if change.every_uri:
         change = replace(change, uris=tuple(audience.uris))

@@ -3,8 +3,10 @@ reaches, once across workers, in parts, so the first streams get theirs before t
 even looked at.
 
 Owns ``ChangeWriter``. What to write, and to whom, is ``notifications.deliveries``; this module
-finds the sessions (every live session, or a key's sessions for a grant; a slice at a time, the
-initialized ones among them; the subscribers of each changed URI) and appends the notification to
+finds the sessions (every live session; the sessions of the endpoints a change names, from each
+endpoint's index, so a change reaching 50 of 10,000 sessions lists, checks and writes 50; a key's
+sessions for a grant; a slice at a time, the initialized ones among them; the subscribers of each
+changed URI, within the endpoints' or the key's sessions) and appends the notification to
 their ``STANDALONE_STREAM`` log (a GET stream is a ``listen()`` on it, so it delivers each
 notification exactly once, across reconnects and workers). Sessions in the store are of the
 legacy revisions: 2026-07-28 requests are stateless and hear of changes on ``subscriptions/listen``.
@@ -19,6 +21,8 @@ part and skips the sessions whose log already holds the change's tagged entry
 (``EventStore.tagged``). A change whose owner claim was retaken is checked the same way in every
 part (its earlier owner may have written without parts). Order: ``write`` returns only once every
 part is written (``DONE``), whoever wrote it, so change N+1 is never written before change N.
+The owner of a retaken change says so (``claim.retaken_key``) before it marks the change split, so
+the workers that help with its parts check theirs too.
 
 The first slice a worker writes is small (``FIRST_SLICE``): it reaches its streams after one
 short round of reads and appends, not after the whole part's.
@@ -35,7 +39,19 @@ from typing import TYPE_CHECKING
 from ..stores.claims import Claim
 from ..stores.events import STANDALONE_STREAM, EventStore
 from ..stores.sessions import SessionStore
-from .claim import DONE_TTL, LEASE, POLL_MAX, POLL_MIN, LeaseKeeper, LeaseLost, part_key, split_key, take_turn
+from .claim import (
+    DONE_TTL,
+    LEASE,
+    POLL_MAX,
+    POLL_MIN,
+    LeaseKeeper,
+    LeaseLost,
+    part_key,
+    retaken_key,
+    split_key,
+    take_turn,
+    was_retaken,
+)
 from .notifications import Change, Delivery, deliveries
 
 if TYPE_CHECKING:
@@ -59,7 +75,7 @@ class _Job:
     lists: list[Delivery]  # list_changed: to the initialized sessions among ``listed``
     updates: list[Delivery]  # resources/updated: to the subscribers of each URI
     listed: list[str]
-    scope: set[str] | None  # a grant: only these sessions (a key's), else None
+    scope: set[str] | None  # a grant or endpoints: only these sessions, else None
     leases: LeaseKeeper  # this worker's leases on the change and its parts, renewed while it writes
     wrote: asyncio.Event  # set once this worker's first slice is written
     retaken: bool = False
@@ -87,24 +103,29 @@ class ChangeWriter:
         wanted = deliveries(change, caps)
         lists = [d for d in wanted if d.kind is not None]
         # Listed while the change is claimed: both are round trips on the way to the first write.
-        listing = (asyncio.ensure_future(self._sessions_of(change))
-                   if lists or change.principals is not None else None)
+        scoped = change.principals is not None or change.endpoints is not None
+        listing = asyncio.ensure_future(self._sessions_of(change)) if lists or scoped else None
         split: asyncio.Future[None] | None = None
         leases = LeaseKeeper(self.claims, self.lease)
         try:
             claim = await take_turn(self.claims, key, self.lease)
             if claim is Claim.DONE:
                 return 0
+            retaken = claim is Claim.RETAKEN
             if claim is not Claim.HELD:
                 leases.hold(key)  # renewed while its parts are written, however long it takes
+                if retaken:
+                    # Said before the split: a helper that sees the split sees this too, and
+                    # checks its parts for what the dead owner wrote (else it could write twice).
+                    await self.claims.finish_once(retaken_key(key), DONE_TTL)
                 # The owner says the change is written in parts: only then may the other
-                # workers help (a part they win is one nobody wrote any of). Said while it
-                # starts on its own parts, not before.
+                # workers help. Said while it starts on its own parts, not before.
                 split = asyncio.ensure_future(self.claims.finish_once(split_key(key), DONE_TTL))
+            else:
+                retaken = await was_retaken(self.claims, key)  # while the listing is under way
             listed = await listing if listing is not None else []
             job = _Job(key, lists, [d for d in wanted if d.uri is not None], listed,
-                       set(listed) if change.principals is not None else None, leases, wrote,
-                       retaken=claim is Claim.RETAKEN)
+                       set(listed) if scoped else None, leases, wrote, retaken=retaken)
             written = await self._write_parts(job)
             if split is not None:
                 await split
@@ -123,14 +144,24 @@ class ChangeWriter:
                     task.exception()  # retrieved: the error that matters is the one raised
 
     async def _sessions_of(self, change: Change) -> list[str]:
+        # Not load(): loading would slide every idle session's expiry. Readiness is checked a
+        # slice at a time as the slices are written.
+        on: list[str] | None = None
+        if change.endpoints is not None:
+            # Each endpoint's own index (one round trip each, sent together): the sessions of the
+            # other endpoints are never read (issue 39: no extra work for unaffected streams).
+            found = await asyncio.gather(*(self.sessions.endpoint_session_ids(endpoint)
+                                           for endpoint in sorted(change.endpoints)))
+            on = list(dict.fromkeys(sid for ids in found for sid in ids))
         if change.principals is None:
-            # Not load(): loading would slide every idle session's expiry. Readiness is checked a
-            # slice at a time as the slices are written.
-            return await self.sessions.session_ids()
+            return on if on is not None else await self.sessions.session_ids()
         listed: list[str] = []
         for principal in sorted(change.principals):
             listed += await self.sessions.principal_session_ids(principal)
-        return listed
+        if on is None:
+            return listed
+        allowed = set(on)
+        return [sid for sid in listed if sid in allowed]
 
     async def _write_parts(self, job: _Job) -> int:
         """Claim and write parts until every part of the change is written; returns how many

@@ -8,11 +8,12 @@ listing "the subset the server agreed to honor"). Then every change of this proc
 ``ChangeFeed`` becomes the notifications the filter asked for (``fanout.notifications``, the
 mapping every transport uses, with the filter as the stream's ``Audience``) — only those ("MUST
 NOT send notification types the client has not explicitly requested") — each carrying
-``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id. It runs until the
-client closes the stream (HTTP) or cancels it (stdio: ``notifications/cancelled``): the handler is
-then cancelled like any request. When the server ends it (shutdown; the caller's key revoked or
-expired, its token expired) it answers the request with a complete result carrying the
-subscription id ("Graceful Closure").
+``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id. A stream hears only
+the changes that reach its server's endpoint (``Server.endpoint_key``; a change naming other
+endpoints is not even handed to it). It runs until the client closes the stream (HTTP) or cancels
+it (stdio: ``notifications/cancelled``): the handler is then cancelled like any request. When
+the server ends it (shutdown; the caller's key revoked or expired, its token expired) it answers
+the request with a complete result carrying the subscription id ("Graceful Closure").
 
 ``taskIds`` (the extension io.modelcontextprotocol/tasks, SEP-2663 "Task Status Notifications"):
 from a request that does not declare the extension → -32021; otherwise honoured for the tasks the
@@ -31,6 +32,7 @@ from ..auth.principal import current
 from ..auth.scopes import granted_uri
 from ..bus.base import Subscription
 from ..changefeed import FeedSubscription
+from ..endpoints import CATCH_ALL
 from ..errors import InvalidParams
 from ..fanout.notifications import Audience, Change, notifications
 from ..tasks.reach import find
@@ -74,10 +76,10 @@ def honoured_filter(call: Call) -> dict[str, Any]:
     return honoured
 
 
-def audience(honoured: dict[str, Any]) -> Audience:
-    """What a stream with filter ``honoured`` hears about."""
+def audience(honoured: dict[str, Any], endpoint: str = CATCH_ALL) -> Audience:
+    """What a stream with filter ``honoured`` on endpoint ``endpoint`` hears about."""
     kinds = tuple(kind for kind, flag in _LIST_FLAGS.items() if honoured.get(flag))
-    return Audience(kinds, tuple(honoured.get("resourceSubscriptions") or ()))
+    return Audience(kinds, tuple(honoured.get("resourceSubscriptions") or ()), endpoint=endpoint)
 
 
 async def _task_ids(call: Call) -> list[str]:
@@ -106,7 +108,10 @@ async def listen(call: Call) -> dict[str, Any]:
     task_ids = await _task_ids(call)
     if task_ids:
         honoured["taskIds"] = task_ids
-    hears, caps = audience(honoured), call.server.provider.capabilities
+    # Only the changes that reach this server's endpoint (issue 39: a virtual server's streams hear
+    # of what changes its view): the feed routes by it, and the mapping checks it again.
+    endpoint = call.server.endpoint_key
+    hears, caps = audience(honoured, endpoint), call.server.provider.capabilities
     meta = {META_SUBSCRIPTION_ID: call.ctx.request_id}
     outbound = call.ctx.outbound
     runner = call.server.tasks
@@ -114,7 +119,7 @@ async def listen(call: Call) -> dict[str, Any]:
     # is never missed.
     who = current()
     forwarders: list[tuple[Subscription, asyncio.Task[None]]] = []
-    with call.server.feed.subscribe(who.id) as changes:
+    with call.server.feed.subscribe(who.id, endpoint) as changes:
         if who.expires_at is not None:  # a token's or a key's expiry ends the stream (issue 24)
             left = max(0.0, who.expires_at - time.time())
             deadline = asyncio.get_running_loop().call_later(left, changes.end)

@@ -77,6 +77,15 @@ class SessionStore(ABC):
     async def session_ids(self) -> list[str]:
         """Every live session id (fan-out of list_changed to standalone streams)."""
 
+    @abstractmethod
+    async def endpoint_session_ids(self, endpoint: str) -> list[str]:
+        """Ids of the live sessions created on ``endpoint`` (``Session.endpoint``: a virtual
+        server's slug, ``CATCH_ALL`` for ``/mcp``), in no particular order, without sliding their
+        expiry: the fan-out of a change that names the endpoints it reaches
+        (``endpoints.MESSAGE_KEY``). An index kept with the same expiry as ``session_ids``' (an
+        expired or deleted session leaves it), so it costs in proportion to that endpoint's
+        sessions, not to every session."""
+
     async def initialized_session_ids(self) -> list[str]:
         """Ids of live sessions past ``notifications/initialized`` (fan-out of list_changed),
         without sliding their expiry. Backends may do it without building ``Session`` objects."""

@@ -13,6 +13,9 @@ and save without touching the heap (the hot path stays one dict lookup); a heap 
 expected time passed is checked against its record, which is either dropped (really expired) or
 pushed back with its real expiry. Each record is re-pushed at most once per idle period, so the
 sweep is amortized O(log n) per create.
+
+The fan-out lists one endpoint's sessions (``endpoint_session_ids``) from a set per endpoint kept
+beside the records (added on create, dropped with the record), not by reading every record.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class MemorySessionStore(SessionStore):
         self._sessions: dict[str, _Record] = {}
         self._expiries: list[tuple[float, str]] = []  # heap: (expected expiry, session id)
         self._owned: dict[str | None, int] = {}  # live sessions per principal
+        self._on: dict[str, set[str]] = {}  # live session ids per endpoint (the fan-out's index)
 
     # -- bookkeeping (under the lock) -----------------------------------------------------------
     def _drop(self, session_id: str) -> None:
@@ -64,6 +68,12 @@ class MemorySessionStore(SessionStore):
             self._owned[principal] = left
         else:
             self._owned.pop(principal, None)
+        endpoint = record.data.get("endpoint") or ""
+        members = self._on.get(endpoint)
+        if members is not None:
+            members.discard(session_id)
+            if not members:
+                del self._on[endpoint]
 
     def _live(self, session_id: str, now: float) -> _Record | None:
         record = self._sessions.get(session_id)
@@ -103,6 +113,7 @@ class MemorySessionStore(SessionStore):
             record = _Record(session.to_json(), now + self.ttl)
             self._sessions[session.id] = record
             self._owned[session.principal] = self._owned.get(session.principal, 0) + 1
+            self._on.setdefault(session.endpoint, set()).add(session.id)
             heapq.heappush(self._expiries, (record.expires, session.id))
         session.stored()
 
@@ -172,6 +183,12 @@ class MemorySessionStore(SessionStore):
 
     async def session_ids(self) -> list[str]:
         return [d["id"] for d in self._all()]
+
+    async def endpoint_session_ids(self, endpoint: str) -> list[str]:
+        now = time.monotonic()
+        with self._lock:
+            self._sweep(now)  # drops every expired record, and with it its index entry
+            return list(self._on.get(endpoint, ()))
 
     async def initialized_session_ids(self) -> list[str]:
         return [d["id"] for d in self._all() if d.get("state") == "ready"]

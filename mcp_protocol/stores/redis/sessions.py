@@ -8,6 +8,8 @@ Keys (``P`` = the ``prefix`` option, default ``mcp``)::
     {P}:created              zset sid -> created_at: the admin's newest-first listing
     {P}:owned:<json>         zset sid -> expected expiry (ms) of one principal's sessions (its cap)
     {P}:owner                hash sid -> that principal's owned key (to clean it once the sid is gone)
+    {P}:endpoint:<json>      zset sid -> expected expiry (ms) of one endpoint's sessions (the fan-out)
+    {P}:endpoint_of          hash sid -> that endpoint's zset (both: ``endpoint_index.py``)
     {P}:subs:<uri>           set of sids subscribed to uri (resources/subscribe)
 
 Per-session keys carry the hash tag ``{sid}`` and the global indexes the tag ``{P}``, so every
@@ -18,9 +20,10 @@ create refused by the cap deletes its session key again) and the index upkeep af
 readers verify against the session keys (the truth): ``subscribers`` drops ids whose session no
 longer lists the uri, and entries of ``{P}:live`` whose expected expiry passed are checked with
 PTTL (``load`` slides the key with one GETEX and leaves the index alone: the hot path stays one
-round trip) and either re-scored or removed, in ``{P}:live`` and in the principal's ``owned`` zset
-alike. So the caps are two ZCARDs, and a create costs the same at 0 or 10,000 live sessions: each
-session is re-checked at most once per idle period (amortized O(log n) per create), and nothing
+round trip) and either re-scored or removed, in ``{P}:live``, in the principal's ``owned`` zset
+and in the endpoint's zset alike (the three carry the same scores: a stale endpoint entry is a
+stale ``live`` one). So the caps are two ZCARDs, and a create costs the same at 0 or 10,000 live
+sessions: each session is re-checked at most once per idle period (amortized O(log n) per create), and nothing
 scans a principal's sessions inside Redis (which blocked Redis for every create while it did).
 
 On Redis Cluster (``mode="cluster"``) nothing changes in this layout: every MULTI/EXEC block and
@@ -53,11 +56,13 @@ from ...redis_client.topology import check_prefix
 from ...session import Session
 from ...store_errors import CreateError, SessionLimitReached, UpdateError
 from ..sessions import SessionStore
+from .endpoint_index import EndpointIndex
 
-# KEYS: live, created, the principal's owned zset, principal-of hash. ARGV: sid, expiry ms,
-# created_at, max, max per principal (-1: no cap). Atomic, so concurrent creates cannot overshoot
-# a cap; O(log n) whatever the number of live sessions: the caps are two ZCARDs (the indexes are
-# kept exact by ``_refresh_index`` just before, which drops the entries of vanished sessions).
+# KEYS: live, created, the principal's owned zset, principal-of hash, the endpoint's zset,
+# endpoint-of hash. ARGV: sid, expiry ms, created_at, max, max per principal (-1: no cap).
+# Atomic, so concurrent creates cannot overshoot a cap; O(log n) whatever the number of live
+# sessions: the caps are two ZCARDs (the indexes are kept exact by ``_refresh_index`` just
+# before, which drops the entries of vanished sessions).
 CAPS = """
 local max = tonumber(ARGV[4])
 if max >= 0 and redis.call('ZCARD', KEYS[1]) >= max then return -1 end
@@ -67,6 +72,8 @@ redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], KEYS[3])
+redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[6], ARGV[1], KEYS[5])
 return 1
 """
 
@@ -83,6 +90,7 @@ class RedisSessionStore(SessionStore):
         self._live = f"{{{prefix}}}:live"
         self._created = f"{{{prefix}}}:created"
         self._owner = f"{{{prefix}}}:owner"
+        self._endpoints = EndpointIndex(prefix, self._redis, self._key)
         self._scripts: dict[str, AsyncScript] = {}
 
     def _key(self, session_id: str) -> str:
@@ -110,7 +118,8 @@ class RedisSessionStore(SessionStore):
             cap = -1 if self.max_sessions is None else self.max_sessions
             cap_pp = -1 if self.max_sessions_per_principal is None else self.max_sessions_per_principal
             verdict = await self._run(
-                client, CAPS, [self._live, self._created, self._owned(session.principal), self._owner],
+                client, CAPS, [self._live, self._created, self._owned(session.principal), self._owner,
+                               self._endpoints.key(session.endpoint), self._endpoints.of],
                 [session.id, _expiry(self.ttl), session.created_at, cap, cap_pp])
             if verdict < 0:
                 await client.delete(key)
@@ -165,6 +174,7 @@ class RedisSessionStore(SessionStore):
                 expiry = {session.id: _expiry(self.ttl)}
                 pipe.zadd(self._live, expiry, xx=True)
                 pipe.zadd(self._owned(session.principal), expiry, xx=True)
+                pipe.zadd(self._endpoints.key(session.endpoint), expiry, xx=True)
                 for uri in changes.subscribed:
                     pipe.sadd(self._subs(uri), session.id)
                 for uri in changes.unsubscribed:
@@ -184,6 +194,8 @@ class RedisSessionStore(SessionStore):
                 pipe.zrem(self._created, session_id)
                 pipe.zrem(self._owned(data.get("principal")), session_id)
                 pipe.hdel(self._owner, session_id)
+                pipe.zrem(self._endpoints.key(data.get("endpoint") or ""), session_id)
+                pipe.hdel(self._endpoints.of, session_id)
                 for uri in data.get("subscriptions") or ():
                     pipe.srem(self._subs(uri), session_id)
                 await pipe.execute()
@@ -192,32 +204,46 @@ class RedisSessionStore(SessionStore):
     async def _refresh_index(self, client: AsyncClient) -> None:
         """Re-check index entries whose expected expiry passed: still-live sessions (slid by
         load) get their real expiry back, vanished ones leave the indexes (their principal's
-        ``owned`` zset found through ``{P}:owner``)."""
+        ``owned`` zset found through ``{P}:owner``, their endpoint's through ``{P}:endpoint_of``;
+        a session stored before the endpoint index existed has none)."""
         stale: list[Any] = await client.zrangebyscore(self._live, "-inf", int(time.time() * 1000))
         if not stale:
             return
         ttls = await self._redis.pipelined().pipeline([("PTTL", self._key(sid)) for sid in stale])
         raise_first(ttls)
-        owned_keys: list[Any] = await client.hmget(self._owner, stale)
-        now = int(time.time() * 1000)
-        alive: dict[Any, dict[Any, int]] = {}
-        gone: dict[Any, list[Any]] = {}
-        for sid, ttl, owned in zip(stale, ttls, owned_keys, strict=True):
-            if ttl > 0:
-                alive.setdefault(owned, {})[sid] = now + ttl
-            elif ttl == -2:
-                gone.setdefault(owned, []).append(sid)
         async with client.pipeline(transaction=False) as pipe:
-            for owned, expiries in alive.items():
-                pipe.zadd(self._live, expiries, xx=True)
-                if owned is not None:
-                    pipe.zadd(owned, expiries, xx=True)
-            for owned, ids in gone.items():
-                pipe.zrem(self._live, *ids)
-                pipe.zrem(self._created, *ids)
-                pipe.hdel(self._owner, *ids)
-                if owned is not None:
-                    pipe.zrem(owned, *ids)
+            pipe.hmget(self._owner, stale)
+            pipe.hmget(self._endpoints.of, stale)
+            owned_keys, endpoint_keys = await pipe.execute()
+        now = int(time.time() * 1000)
+        alive: dict[Any, int] = {}
+        gone: list[Any] = []
+        # The per-principal and per-endpoint zsets each stale sid is in: re-scored or cleaned too.
+        alive_in: dict[Any, dict[Any, int]] = {}
+        gone_from: dict[Any, list[Any]] = {}
+        for sid, ttl, owned, endpoint in zip(stale, ttls, owned_keys, endpoint_keys, strict=True):
+            if ttl > 0:
+                alive[sid] = now + ttl
+                for index in (owned, endpoint):
+                    if index is not None:
+                        alive_in.setdefault(index, {})[sid] = now + ttl
+            elif ttl == -2:
+                gone.append(sid)
+                for index in (owned, endpoint):
+                    if index is not None:
+                        gone_from.setdefault(index, []).append(sid)
+        async with client.pipeline(transaction=False) as pipe:
+            if alive:
+                pipe.zadd(self._live, alive, xx=True)
+            for index, expiries in alive_in.items():
+                pipe.zadd(index, expiries, xx=True)
+            if gone:
+                pipe.zrem(self._live, *gone)
+                pipe.zrem(self._created, *gone)
+                pipe.hdel(self._owner, *gone)
+                pipe.hdel(self._endpoints.of, *gone)
+            for index, ids in gone_from.items():
+                pipe.zrem(index, *ids)
             await pipe.execute()
 
     async def list_sessions(self, limit: int = 100, after: tuple[float, str] | None = None) -> list[Session]:
@@ -283,6 +309,11 @@ class RedisSessionStore(SessionStore):
                 await self._refresh_index(await self._redis.ready_client())
                 ids = await self._redis.pipelined().execute("ZRANGE", self._live, 0, -1, key=self._live)
         return [str(sid) for sid in ids]
+
+    async def endpoint_session_ids(self, endpoint: str) -> list[str]:
+        # As session_ids, on the endpoint's own zset: one round trip, in proportion to its sessions.
+        with unavailable_as_store_error():
+            return await self._endpoints.ids(endpoint, self._live, self._refresh_index)
 
     async def initialized_session_ids(self) -> list[str]:
         # The index, then one pipelined GET per session; only the state is looked at.
