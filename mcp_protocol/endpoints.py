@@ -27,8 +27,11 @@ from typing import Any
 # A slug is one path segment a client types into a URL (``/mcp/<slug>``): lower-case letters,
 # digits, ``-`` and ``_``, starting with a letter or digit, at most 64 characters.
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-# Names an endpoint may not take: paths the site routes beside ``/mcp/<slug>``.
-RESERVED_SLUGS = frozenset({"server-card", "sse", "messages", "well-known", "api", "admin", "static"})
+# Names an endpoint may not take: paths the site routes beside ``/mcp/<slug>``, and ``off``, the
+# value of MCP["DEFAULT_SERVER"] that turns ``/mcp`` off (transports/endpoints.py).
+RESERVED_SLUGS = frozenset(
+    {"server-card", "sse", "messages", "well-known", "api", "admin", "static", "off"}
+)
 
 # ASGI scope key: the ``EndpointSpec`` a request was routed to (``None``: the catch-all ``/mcp``).
 # The router sets it before the endpoint resolves the caller, so auth can ask which endpoint.
