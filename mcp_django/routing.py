@@ -218,10 +218,19 @@ def in_urlconf() -> bool:
         return False
 
 
-def find_endpoints(app: Any, depth: int = 0) -> Iterator[MCPEndpoint]:
+def find_endpoints(app: Any) -> Iterator[MCPEndpoint]:
     """Every ``MCPEndpoint`` reachable from an ASGI app through Channels' routers (and the
     ``application_mapping`` / ``routes`` / ``app`` / ``inner`` attributes that routers and
-    middleware keep), so the check can say the endpoint is routed nowhere."""
+    middleware keep), each once (``/mcp`` and ``/mcp/<slug>`` share one), so the check can say the
+    endpoint is routed nowhere."""
+    seen: set[int] = set()
+    for endpoint in _walk(app, 0):
+        if id(endpoint) not in seen:
+            seen.add(id(endpoint))
+            yield endpoint
+
+
+def _walk(app: Any, depth: int) -> Iterator[MCPEndpoint]:
     if depth > 20:  # a routing tree is shallow; this only guards against cycles
         return
     if isinstance(app, MCPEndpoint):
@@ -240,4 +249,4 @@ def find_endpoints(app: Any, depth: int = 0) -> Iterator[MCPEndpoint]:
             children.append(child)
     for child in children:
         if child is not None:
-            yield from find_endpoints(child, depth + 1)
+            yield from _walk(child, depth + 1)
