@@ -6,17 +6,28 @@ processes (``LiveServer(provider=...)``) before the registry builds them from it
 - ``EverythingServer``: the registry's snapshot (``load_conformance``) with one server,
   ``everything``, selecting every definition by name, so a client of ``/mcp/everything`` sees what
   one of ``/mcp`` sees (the conformance suite's run on a virtual endpoint).
+
+And the in-process project of the virtual servers' tests: ``project()``, the routing of
+``mcpsite/asgi.py`` with a stand-in for Django (299 and the path), and small request helpers.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
+from channels.routing import URLRouter
+from django.urls import re_path
+
+from mcp_django.routing import EndpointFirst, legacy_sse_paths, mcp_path, mcp_servers_path
 from mcp_protocol.definitions import Snapshot
 from mcp_protocol.endpoints import EndpointSpec, Selection
 from mcp_protocol.memory_provider import MemoryProvider
+from mcp_protocol.transports.http import MCPEndpoint
 from registry.provider import RegistryProvider
+
+from .asgi_call import JSON_POST, Headers, Reply, call
 
 A = EndpointSpec(
     slug="a",
@@ -60,3 +71,35 @@ class EverythingServer(RegistryProvider):
             self._served = dataclasses.replace(full, endpoints=(spec,))
             self._seen = full
         return self._served
+
+
+# -- in-process: the project's routing, and requests ------------------------------------------------
+async def fallback(scope: Any, receive: Any, send: Any) -> None:
+    """Django's place: 299 and the path, so a test sees the request went past the endpoint."""
+    await send({"type": "http.response.start", "status": 299, "headers": []})
+    await send({"type": "http.response.body", "body": scope["path"].encode()})
+
+
+def project(default: str | None = None, endpoint: MCPEndpoint | None = None) -> EndpointFirst:
+    route = mcp_path("mcp", endpoint) if endpoint else mcp_path("mcp", default_server=default)
+    router = URLRouter([route, mcp_servers_path(route), *legacy_sse_paths(), re_path(r"", fallback)])
+    return EndpointFirst(router, route, servers=True)
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}).encode()
+
+
+def initialize(version: str = "2025-11-25") -> bytes:
+    client = {"name": "t", "version": "1"}
+    return rpc("initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": client})
+
+
+async def session_on(app: Any, path: str, version: str = "2025-11-25") -> tuple[Reply, Headers]:
+    reply = await call(app, initialize(version), path=path)
+    assert reply.status == 200, reply
+    sent = [
+        (b"mcp-session-id", reply.headers[b"mcp-session-id"]),
+        (b"mcp-protocol-version", version.encode()),
+    ]
+    return reply, [*JSON_POST, *sent]

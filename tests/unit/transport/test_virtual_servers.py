@@ -11,17 +11,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from channels.routing import URLRouter
 from django.test import override_settings
-from django.urls import re_path
 
 from mcp_django.conf import mcp_settings
-from mcp_django.routing import EndpointFirst, legacy_sse_paths, mcp_path, mcp_servers_path
 from mcp_django.service import get_service
 from mcp_protocol.endpoints import SCOPE_KEY, EndpointSpec, Selection
 from mcp_protocol.transports import metrics
 from mcp_protocol.transports.http import MCPEndpoint
 from tests.support.asgi_call import JSON_POST, MEMORY_MCP, Headers, Reply, call
+from tests.support.virtual_servers import initialize, project, rpc, session_on
 
 A = EndpointSpec(
     slug="a",
@@ -48,37 +46,6 @@ async def served() -> AsyncIterator[None]:
             yield
         finally:
             await get_service().shutdown()
-
-
-async def fallback(scope: Any, receive: Any, send: Any) -> None:
-    """Django's place: 299 and the path, so a test sees the request went past the endpoint."""
-    await send({"type": "http.response.start", "status": 299, "headers": []})
-    await send({"type": "http.response.body", "body": scope["path"].encode()})
-
-
-def project(default: str | None = None, endpoint: MCPEndpoint | None = None) -> EndpointFirst:
-    route = mcp_path("mcp", endpoint) if endpoint else mcp_path("mcp", default_server=default)
-    router = URLRouter([route, mcp_servers_path(route), *legacy_sse_paths(), re_path(r"", fallback)])
-    return EndpointFirst(router, route, servers=True)
-
-
-def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}).encode()
-
-
-def initialize(version: str = "2025-11-25") -> bytes:
-    client = {"name": "t", "version": "1"}
-    return rpc("initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": client})
-
-
-async def session_on(app: Any, path: str, version: str = "2025-11-25") -> tuple[Reply, Headers]:
-    reply = await call(app, initialize(version), path=path)
-    assert reply.status == 200, reply
-    sent = [
-        (b"mcp-session-id", reply.headers[b"mcp-session-id"]),
-        (b"mcp-protocol-version", version.encode()),
-    ]
-    return reply, [*JSON_POST, *sent]
 
 
 def modern(
