@@ -33,6 +33,9 @@ RESERVED_SLUGS = frozenset(
     {"server-card", "sse", "messages", "well-known", "api", "admin", "static", "off"}
 )
 
+# MCP["DEFAULT_SERVER"]'s value that turns ``/mcp`` off (transports/endpoints.py): never a slug.
+OFF = "off"
+
 # ASGI scope key: the ``EndpointSpec`` a request was routed to (``None``: the catch-all ``/mcp``).
 # The router sets it before the endpoint resolves the caller, so auth can ask which endpoint.
 SCOPE_KEY = "mcp.endpoint"

@@ -20,12 +20,11 @@ else.
 
 from __future__ import annotations
 
-from ..endpoints import SCOPE_KEY
+from ..endpoints import OFF, SCOPE_KEY
 from .responses import HTTPError, Scope
 from .runtime import Runtime
 
 SLUG_KWARG = "mcp_slug"  # the url_route kwarg naming the virtual server of the path
-OFF = "off"  # a default that turns /mcp off (MCP["DEFAULT_SERVER"]); never a slug (RESERVED_SLUGS)
 NOT_FOUND = "Not Found: no MCP server at this path"
 
 

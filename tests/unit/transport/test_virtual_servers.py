@@ -11,8 +11,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from django.db.models import QuerySet
 from django.test import override_settings
 
+from mcp_django.checks import check_default_server, check_mcp_settings
 from mcp_django.conf import mcp_settings
 from mcp_django.service import get_service
 from mcp_protocol.endpoints import SCOPE_KEY, EndpointSpec, Selection
@@ -286,3 +288,28 @@ async def test_requests_are_counted_per_server(served: None) -> None:
         ("POST", "initialize", "200", "legacy", "a"): 1,
         ("POST", "initialize", "200", "legacy", ""): 1,
     }
+
+
+# -- the setting's checks --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("value", "ids"), [("a", []), ("off", []), (None, []), ("Bad slug!", ["mcp.E013"]), (3, ["mcp.E013"])]
+)
+def test_the_default_server_setting_is_checked(value: Any, ids: list[str]) -> None:
+    with override_settings(MCP={"DEFAULT_SERVER": value}):
+        assert [m.id for m in check_mcp_settings() if m.id == "mcp.E013"] == ids
+
+
+@pytest.mark.django_db
+def test_the_database_check_warns_of_a_default_naming_no_enabled_server() -> None:
+    from registry.models import VirtualServer
+
+    with override_settings(MCP={"DEFAULT_SERVER": "support"}):
+        assert check_default_server() == []  # no database asked for: Django's default
+        assert [m.id for m in check_default_server(databases=["default"])] == ["mcp.W012"]
+        # Django's own QuerySet: the row alone, without the registry's change publishing (not
+        # this test's subject).
+        rows = QuerySet(model=VirtualServer)
+        rows.bulk_create([VirtualServer(slug="support", name="Support", enabled=False)])
+        assert [m.id for m in check_default_server(databases=["default"])] == ["mcp.W012"]
+        rows.filter(slug="support").update(enabled=True)
+        assert check_default_server(databases=["default"]) == []
