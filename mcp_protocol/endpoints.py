@@ -87,7 +87,8 @@ class Selection:
 
     @classmethod
     def of(cls, **kinds: Iterable[str]) -> Selection:
-        return cls(**{name: frozenset(values) for name, values in kinds.items()})
+        named: dict[str, Any] = {name: frozenset(values) for name, values in kinds.items()}
+        return cls(**named)
 
     def allows(self, kind: str, name: str, tags: Iterable[str] = ()) -> bool:
         """Does the endpoint serve the definition ``name`` of ``kind`` (one of ``KINDS``)?"""
