@@ -219,6 +219,7 @@ class Server:
             return None
         try:
             session = stateless_session(message.params, principal)
+            session.endpoint = self.endpoint_key  # the server it was served as (audit, logs)
             entry = MODERN_METHODS.get(message.method)
             if entry is None or not gate_open(self.provider.capabilities, entry[1]):
                 raise MethodNotFound(f"Method not found: {message.method}")

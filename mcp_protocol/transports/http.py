@@ -7,10 +7,13 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
   no session header is minted or echoed.
 - POST ``initialize`` → a new session; ``Mcp-Session-Id`` on the response.
 - any other POST / GET / DELETE → the session named by ``Mcp-Session-Id`` (missing → 400, unknown,
-  expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
+  expired, another principal's or another endpoint's → 404). GET/DELETE sent as 2026-07-28 → 405.
 
 It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
-(``mcp_django/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
+(``mcp_django/routing.py``), beside Django's handler, not behind it. The router names a virtual
+server's slug (``/mcp/<slug>``) in ``url_route``; ``endpoints.route`` turns it into the server's
+runtime view, or a 404 before the caller is resolved, and a session is only found on the endpoint
+that made it (``Session.endpoint``). The hot path (tools/call in
 JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
 ``headers.py`` and ``security.py``, the body in ``body.py``, legacy POST streams in ``streams.py``,
 2026-07-28 POSTs in ``modern.py``, GET streams and resumes in ``get_stream.py`` and ``replay.py``,
