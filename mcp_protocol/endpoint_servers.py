@@ -38,7 +38,9 @@ def derive(key: bytes, domain: bytes, slug: str) -> bytes:
 
 def endpoint_server(base: Server, spec: EndpointSpec) -> Server:
     """A ``Server`` answering as ``spec``, sharing ``base``'s deployment-wide parts."""
-    server = copy.copy(base)  # shares every collaborator; what is the endpoint's is replaced below
+    # Shares every attribute of the base; what is the endpoint's is replaced below. A per-server
+    # attribute added to ``Server`` later must be replaced here too, or the endpoints share it.
+    server = copy.copy(base)
     server.__dict__.pop("_modern_server_info", None)  # a cached_property of the base's identity
     server.name, server.version, server.title = spec.name, spec.version, spec.title
     server.instructions, server.description = spec.instructions, spec.description
