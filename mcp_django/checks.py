@@ -8,11 +8,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from django.apps import apps as django_apps
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Warning, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.db import DatabaseError
 from django.utils.module_loading import import_string
 
 from mcp_protocol.bus.base import Bus
+from mcp_protocol.endpoints import OFF, valid_slug
 from mcp_protocol.options import known_options, unknown_options
 from mcp_protocol.provider import Provider
 from mcp_protocol.stores.events import EventStore
@@ -100,6 +103,12 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     except (ImportError, TypeError, ValueError) as exc:
         messages.append(Error(f"MCP['PRINCIPAL_RESOLVER'] {resolver!r} is not a usable resolver: {exc}",
                               hint="A dotted path to a callable (scope) -> principal", id="mcp.E008"))
+    default_server = user.get("DEFAULT_SERVER")
+    well_formed = isinstance(default_server, str) and valid_slug(default_server)
+    if default_server not in (None, "", OFF) and not well_formed:
+        messages.append(Error(f"MCP['DEFAULT_SERVER'] {default_server!r} is not a virtual server slug",
+                              hint="Unset (/mcp serves everything), 'off', or a slug: a-z, 0-9, '-', '_'",
+                              id="mcp.E013"))
     close_after = user.get("CLOSE_STREAM_AFTER_SECONDS")
     if close_after is not None and (not isinstance(close_after, int | float) or close_after < 0):
         messages.append(Error(f"MCP['CLOSE_STREAM_AFTER_SECONDS'] must be >= 0 or None, not {close_after!r}",
@@ -137,3 +146,22 @@ def check_mcp_routing(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
         return [Warning(f"ASGI_APPLICATION {dotted!r} routes no MCP endpoint", hint=ROUTE_HINT,
                         id="mcp.W011")]
     return []
+
+
+@register(Tags.database)
+def check_default_server(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A database check (``check --database default``; Django runs none by default): the slug
+    ``MCP['DEFAULT_SERVER']`` names is an enabled virtual server of the registry. Only a warning:
+    a server can be made after the deployment starts, and until then ``/mcp`` answers 404."""
+    slug = (getattr(settings, "MCP", {}) or {}).get("DEFAULT_SERVER")
+    if not databases or not isinstance(slug, str) or slug in ("", OFF) or not valid_slug(slug):
+        return []
+    try:
+        model = django_apps.get_model("registry", "VirtualServer")
+        found = model.objects.filter(slug=slug, enabled=True).exists()
+    except (LookupError, DatabaseError):  # no registry app, or its table is not there yet
+        return []
+    if found:
+        return []
+    return [Warning(f"MCP['DEFAULT_SERVER'] names {slug!r}, which is no enabled virtual server",
+                    hint="/mcp answers 404 until a server with this slug is enabled", id="mcp.W012")]

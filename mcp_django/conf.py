@@ -43,6 +43,9 @@ DEFAULTS: dict[str, Any] = {
     "SERVER_TITLE": "mcpsite",
     "SERVER_VERSION": "0.1.0",
     "INSTRUCTIONS": None,
+    # What /mcp (and /sse) serves (virtual servers, docs/reference/endpoint.md): None, the
+    # catch-all (every definition); a slug, that virtual server; "off", nothing (404).
+    "DEFAULT_SERVER": None,
     "SESSION_TTL": 1800.0,
     "MAX_SESSIONS": 10000,
     "MAX_SESSIONS_PER_PRINCIPAL": 1000,

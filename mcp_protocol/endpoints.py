@@ -27,8 +27,14 @@ from typing import Any
 # A slug is one path segment a client types into a URL (``/mcp/<slug>``): lower-case letters,
 # digits, ``-`` and ``_``, starting with a letter or digit, at most 64 characters.
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-# Names an endpoint may not take: paths the site routes beside ``/mcp/<slug>``.
-RESERVED_SLUGS = frozenset({"server-card", "sse", "messages", "well-known", "api", "admin", "static"})
+# Names an endpoint may not take: paths the site routes beside ``/mcp/<slug>``, and ``off``, the
+# value of MCP["DEFAULT_SERVER"] that turns ``/mcp`` off (transports/endpoints.py).
+RESERVED_SLUGS = frozenset(
+    {"server-card", "sse", "messages", "well-known", "api", "admin", "static", "off"}
+)
+
+# MCP["DEFAULT_SERVER"]'s value that turns ``/mcp`` off (transports/endpoints.py): never a slug.
+OFF = "off"
 
 # ASGI scope key: the ``EndpointSpec`` a request was routed to (``None``: the catch-all ``/mcp``).
 # The router sets it before the endpoint resolves the caller, so auth can ask which endpoint.
@@ -81,8 +87,8 @@ class Selection:
 
     @classmethod
     def of(cls, **kinds: Iterable[str]) -> Selection:
-        # Keywords of the dataclass's frozenset fields only (an unknown one is a TypeError).
-        return cls(**{name: frozenset(values) for name, values in kinds.items()})  # type: ignore[arg-type]
+        named: dict[str, Any] = {name: frozenset(values) for name, values in kinds.items()}
+        return cls(**named)
 
     def allows(self, kind: str, name: str, tags: Iterable[str] = ()) -> bool:
         """Does the endpoint serve the definition ``name`` of ``kind`` (one of ``KINDS``)?"""

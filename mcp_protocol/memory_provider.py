@@ -18,6 +18,7 @@ from typing import Any
 
 from .context import Context
 from .definitions import Completion, Prompt, PromptArgument, Resource, ResourceTemplate, Snapshot, Tool
+from .endpoints import EndpointSpec
 from .errors import InvalidParams, ResourceNotFound, ToolError
 from .provider import Provider, ProviderCapabilities
 from .skills import Skill, with_nested
@@ -42,6 +43,7 @@ class MemoryProvider(Provider):
         completions: Completions | None = None,
         capabilities: ProviderCapabilities | None = None,
         skills: Iterable[Skill] | None = None,
+        endpoints: Iterable[EndpointSpec] = (),
     ) -> None:
         if tools is None and resources is None and templates is None and prompts is None:
             tools, resources, templates, prompts, completions = _demo()
@@ -54,6 +56,7 @@ class MemoryProvider(Provider):
         }
         self._prompts: dict[str, tuple[Prompt, PromptFn]] = {p.name: (p, fn) for p, fn in prompts or ()}
         self._completions: dict[tuple[tuple[str, str], str], Sequence[str]] = dict(completions or {})
+        self._endpoints = tuple(endpoints)  # virtual servers (endpoints.py): enabled ones only
         self.refresh_count = 0
         self._rebuild()
 
@@ -66,6 +69,7 @@ class MemoryProvider(Provider):
             resource_templates=tuple(t for t, _ in self._templates.values()),
             prompts=tuple(p for p, _ in self._prompts.values()),
             skills=with_nested(self._skills.values()),
+            endpoints=self._endpoints,
         )
 
     def snapshot(self) -> Snapshot:
@@ -86,6 +90,11 @@ class MemoryProvider(Provider):
 
     def add_resource(self, resource: Resource, fn: ReadFn) -> None:
         self._resources[resource.uri] = (resource, fn)
+        self._rebuild()
+
+    def set_endpoints(self, endpoints: Iterable[EndpointSpec]) -> None:
+        """Serve these virtual servers from the next snapshot on (a disabled one is left out)."""
+        self._endpoints = tuple(endpoints)
         self._rebuild()
 
     def put_skill(self, skill: Skill) -> None:

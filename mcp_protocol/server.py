@@ -77,16 +77,22 @@ class Server:
         request_state_ttl: float = 900.0,
         interceptor: Interceptor | None = None,
         tracing: RequestTracing | None = None,
+        icons: tuple[dict[str, Any], ...] | None = None,
+        website_url: str | None = None,
+        description: str | None = None,
     ) -> None:
         self.provider = provider
         self.name = name
         self.version = version
         self.title = title
         self.instructions = instructions
+        self.icons, self.website_url, self.description = icons, website_url, description
         self.paginator = Paginator(cursor_secret, page_size)
         # Without keys of its own, requestState is keyed from the cursor secret (domain-separated).
         keys = list(request_state_keys) or [hashlib.sha256(b"mcp-request-state:" + cursor_secret).digest()]
         self.request_state = RequestStateSealer(keys, request_state_ttl)
+        # Kept so each virtual server derives keys of its own from them (endpoint_servers.py).
+        self.cursor_secret, self.request_state_keys = cursor_secret, tuple(keys)
         self.client_request_timeout = client_request_timeout
         # Lists can change at any moment (admin edits) and may vary by principal: by default
         # clients may not reuse them, nor may shared caches.
@@ -141,7 +147,10 @@ class Server:
         )
 
     def server_info(self, version: str) -> dict[str, Any]:
-        return versions.implementation_to_wire(self.name, self.version, self.title, version)
+        return versions.implementation_to_wire(
+            self.name, self.version, self.title, version, self.description,
+            icons=self.icons, website_url=self.website_url,
+        )
 
     # -- legacy era -----------------------------------------------------------------------------
     async def handle(
@@ -210,6 +219,7 @@ class Server:
             return None
         try:
             session = stateless_session(message.params, principal)
+            session.endpoint = self.endpoint_key  # the server it was served as (audit, logs)
             entry = MODERN_METHODS.get(message.method)
             if entry is None or not gate_open(self.provider.capabilities, entry[1]):
                 raise MethodNotFound(f"Method not found: {message.method}")

@@ -12,7 +12,7 @@ become a ``text`` block naming what was omitted. Unknown block types pass throug
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .definitions import Prompt, PromptArgument, Resource, ResourceTemplate, Tool
@@ -203,14 +203,27 @@ def prompt_to_wire(prompt: Prompt, version: str) -> dict[str, Any]:
 
 
 def implementation_to_wire(
-    name: str, server_version: str, title: str | None, version: str, description: str | None = None
+    name: str,
+    server_version: str,
+    title: str | None,
+    version: str,
+    description: str | None = None,
+    *,
+    icons: Sequence[Mapping[str, Any]] | None = None,
+    website_url: str | None = None,
 ) -> dict[str, Any]:
-    """``serverInfo``: ``title`` [06+], ``description`` [11+]."""
+    """``serverInfo``: ``title`` [06+]; ``description``, ``icons`` and ``websiteUrl`` [11+]
+    (2025-11-25 changelog: ``Implementation`` gains them)."""
     out: dict[str, Any] = {"name": name, "version": server_version}
     if title is not None and _at_least(version, V2025_06_18):
         out["title"] = title
-    if description is not None and _at_least(version, V2025_11_25):
-        out["description"] = description
+    if _at_least(version, V2025_11_25):
+        if description is not None:
+            out["description"] = description
+        if icons:
+            out["icons"] = [dict(icon) for icon in icons]
+        if website_url is not None:
+            out["websiteUrl"] = website_url
     return out
 
 

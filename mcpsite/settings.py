@@ -209,6 +209,9 @@ MCP: dict[str, Any] = env_settings({
     # Unset: the provider the installed registry app declares (registry.provider.RegistryProvider).
     "PROVIDER": ("MCP_PROVIDER", lambda path: {"BACKEND": path, "OPTIONS": {}}),
     "SERVER_NAME": ("MCP_SERVER_NAME", str),
+    # What /mcp serves (docs/reference/endpoint.md "Virtual servers"): unset, everything; a virtual
+    # server's slug; or "off" (404).
+    "DEFAULT_SERVER": ("MCP_DEFAULT_SERVER", or_unset(str)),
     "SESSION_TTL": ("MCP_SESSION_TTL", float),
     "MAX_SESSIONS": ("MCP_MAX_SESSIONS", int),
     "MAX_SESSIONS_PER_PRINCIPAL": ("MCP_MAX_SESSIONS_PER_PRINCIPAL", int),

@@ -16,6 +16,7 @@ from ..auth.scopes import view
 from ..changefeed import ChangeFeed
 from ..context import Context
 from ..definitions import Snapshot, Tool
+from ..endpoint_views import select
 from ..endpoints import EndpointSpec
 from ..errors import InvalidParams
 from ..pagination import Paginator
@@ -45,6 +46,8 @@ class ServerView(Protocol):
     endpoint_key: str  # Session.endpoint of its sessions (endpoints.CATCH_ALL for /mcp)
 
     def capabilities(self, version: str) -> dict[str, Any]: ...
+
+    def server_info(self, version: str) -> dict[str, Any]: ...
 
 
 @dataclass(slots=True)
@@ -86,8 +89,13 @@ class Call:
 
     @property
     def full_snapshot(self) -> Snapshot:
+        """Everything this endpoint serves, before the caller's grant: the whole snapshot on the
+        catch-all ``/mcp``, a virtual server's selection of it (``endpoint_views.select``) on
+        ``/mcp/<slug>``. What lies outside is as unknown to its callers as what does not exist."""
         if self._full is None:
-            self._full = self.server.provider.snapshot()
+            full = self.server.provider.snapshot()
+            endpoint = self.server.endpoint
+            self._full = full if endpoint is None else select(full, endpoint)
         return self._full
 
 

@@ -33,7 +33,7 @@ async def initialize(call: Call) -> dict[str, Any]:
     result: dict[str, Any] = {
         "protocolVersion": version,
         "capabilities": server.capabilities(version),
-        "serverInfo": versions.implementation_to_wire(server.name, server.version, server.title, version),
+        "serverInfo": server.server_info(version),  # the endpoint's own (endpoint_servers.py)
     }
     if server.instructions is not None:
         result["instructions"] = server.instructions

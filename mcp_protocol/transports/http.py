@@ -7,10 +7,13 @@ clients that speak it) and [26] basic/transports/streamable-http.mdx. Routing pe
   no session header is minted or echoed.
 - POST ``initialize`` → a new session; ``Mcp-Session-Id`` on the response.
 - any other POST / GET / DELETE → the session named by ``Mcp-Session-Id`` (missing → 400, unknown,
-  expired or another principal's → 404). GET/DELETE sent as 2026-07-28 → 405.
+  expired, another principal's or another endpoint's → 404). GET/DELETE sent as 2026-07-28 → 405.
 
 It never reads ``scope["path"]``: a project mounts it at any prefix through Channels
-(``mcp_django/routing.py``), beside Django's handler, not behind it: the hot path (tools/call in
+(``mcp_django/routing.py``), beside Django's handler, not behind it. The router names a virtual
+server's slug (``/mcp/<slug>``) in ``url_route``; ``endpoints.route`` turns it into the server's
+runtime view, or a 404 before the caller is resolved, and a session is only found on the endpoint
+that made it (``Session.endpoint``). The hot path (tools/call in
 JSON mode) does no middleware, no database, and spawns no task of its own. Header rules live in
 ``headers.py`` and ``security.py``, the body in ``body.py``, legacy POST streams in ``streams.py``,
 2026-07-28 POSTs in ``modern.py``, GET streams and resumes in ``get_stream.py`` and ``replay.py``,
@@ -27,6 +30,7 @@ from .. import tracing
 from ..auth import principal as caller
 from ..auth.principal import Principal
 from ..auth.step_up import STEPPED
+from ..endpoint_views import select
 from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
@@ -38,6 +42,7 @@ from . import logcontext, metrics
 from .auth import PrincipalResolver, open_mode, resolve_caller, step_up
 from .body import ClientGone, read_body
 from .browser import send_page, wants_page
+from .endpoints import route
 from .get_stream import serve_get
 from .headers import (
     RequestHeaders,
@@ -96,10 +101,19 @@ class MCPEndpoint:
     """Serves with the runtime ``host`` holds for the running loop (handed in: ``mcp_django``'s
     ``mcp_path`` hands the process's ``MCPService``)."""
 
-    def __init__(self, host: RuntimeHost, resolve_principal: PrincipalResolver | None = None) -> None:
+    def __init__(
+        self,
+        host: RuntimeHost,
+        resolve_principal: PrincipalResolver | None = None,
+        *,
+        default: str | None = None,
+    ) -> None:
         self.host = host
         # None: the runtime's resolver (MCP['PRINCIPAL_RESOLVER'], or MCP_AUTH's; open mode unless set).
         self.resolve_principal = resolve_principal
+        # What a path naming no virtual server serves (MCP["DEFAULT_SERVER"], endpoints.py): None,
+        # the catch-all; a slug, that server; OFF, nothing (404).
+        self.default = default
 
     async def principal(self, rt: Runtime, scope: Scope) -> Principal:
         return await resolve_caller(self.resolve_principal or rt.resolve_principal, scope)
@@ -114,6 +128,9 @@ class MCPEndpoint:
             headers = parse_headers(scope["headers"])
             server = scope.get("server")
             rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)
+            # Which server the path names: 404 for none, before the caller is resolved (auth reads
+            # the spec it leaves in the scope); a virtual server's runtime view otherwise.
+            rt = route(rt, scope, self.default)
             # Who is calling, before anything else is answered; bound for the request, so the core
             # serves what the principal's grant lets it see (auth/scopes.py).
             who = await self.principal(rt, scope)
@@ -162,8 +179,13 @@ class MCPEndpoint:
         if not session_id:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
         session = await rt.sessions.load(session_id)
-        # Another principal's session is as unknown as an expired one (no existence oracle).
-        if session is None or session.principal != caller.current().id:
+        # Another principal's session, or another endpoint's (a session belongs to the server
+        # that made it), is as unknown as an expired one (no existence oracle).
+        if (
+            session is None
+            or session.principal != caller.current().id
+            or session.endpoint != rt.server.endpoint_key
+        ):
             raise HTTPError(404, "Session not found")
         return session
 
@@ -181,7 +203,8 @@ class MCPEndpoint:
         if isinstance(parsed, Request):
             scope[REQUEST_ID] = parsed.id
             if rt.access.verifier is not None and parsed.method in STEPPED:
-                step_up(rt.access, rt.provider.snapshot(), parsed.method, parsed.params)
+                served = select(rt.provider.snapshot(), rt.server.endpoint)
+                step_up(rt.access, served, parsed.method, parsed.params)
         await self.message(rt, scope, receive, send, headers, parsed)
 
     async def message(
@@ -228,7 +251,7 @@ class MCPEndpoint:
         self, rt: Runtime, scope: Scope, send: Send, headers: RequestHeaders, message: Request
     ) -> None:
         check_supported_version(headers.protocol_version)
-        session = Session.create(caller.current().id)
+        session = Session.create(caller.current().id, endpoint=rt.server.endpoint_key)
         response = await rt.server.handle(message, session, _NULL)
         extra: list[tuple[bytes, bytes]] = []
         if response is not None and "result" in response:

@@ -32,6 +32,7 @@ from ..stores.events import STANDALONE_STREAM
 from . import logcontext
 from .auth import resolve_caller
 from .body import ClientGone, read_body
+from .endpoints import SLUG_KWARG, route
 from .headers import check_content_type, check_get_accept, parse_headers
 from .host import RuntimeHost
 from .pending import CancelWatch
@@ -56,17 +57,29 @@ PROGRESS_GAP_SECONDS = 0.05
 RIDE_OUT_SECONDS = 30.0
 
 
-def _endpoint_event(session_id: str) -> bytes:
-    # Relative to the GET's URL: ".../sse" → ".../messages?session_id=…" (RFC 3986 §5.2).
-    return b"event: endpoint\ndata: messages?session_id=" + session_id.encode("ascii") + b"\n\n"
+def _endpoint_event(session_id: str, scope: Scope) -> bytes:
+    # Relative to the GET's URL (RFC 3986 §5.2): ".../sse" → ".../messages?session_id=…"; for a
+    # virtual server, ".../sse/<slug>" → ".../messages/<slug>?session_id=…" (one more segment
+    # up when the client's URL ended with a slash).
+    named = scope.get("url_route")
+    slug = named["kwargs"].get(SLUG_KWARG) if named is not None else None
+    if slug is None:
+        target = b"messages"
+    else:
+        up = b"../../" if scope["path"].endswith("/") else b"../"
+        target = up + b"messages/" + slug.encode("ascii")
+    return b"event: endpoint\ndata: " + target + b"?session_id=" + session_id.encode("ascii") + b"\n\n"
 
 
 class LegacySSEEndpoint:
     """Both routes of the old transport: GET → the SSE stream, POST → a client message; served
-    with the runtime ``host`` holds for the running loop, as ``/mcp``."""
+    with the runtime ``host`` holds for the running loop, as ``/mcp``; ``/sse/<slug>`` and
+    ``/messages/<slug>`` serve the virtual server ``slug`` (``endpoints.py``), whose sessions are
+    unknown on any other path. ``default``: what ``/sse`` serves, as ``MCPEndpoint``'s."""
 
-    def __init__(self, host: RuntimeHost) -> None:
+    def __init__(self, host: RuntimeHost, *, default: str | None = None) -> None:
         self.host = host
+        self.default = default
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = TrackedSend(send)
@@ -75,6 +88,7 @@ class LegacySSEEndpoint:
             headers = parse_headers(scope["headers"])
             server = scope.get("server")
             rt.guard.check(headers.host or "", headers.origin, server[0] if server else None)
+            rt = route(rt, scope, self.default)  # 404 for a path naming no server, before auth
             # Resolved and bound as on /mcp, so a key's grant limits what this transport serves too.
             who = await resolve_caller(rt.resolve_principal, scope)
             scope[logcontext.PRINCIPAL] = who.id
@@ -100,11 +114,11 @@ class LegacySSEEndpoint:
 
     # -- GET: the connection ----------------------------------------------------------------------
     async def stream(self, rt: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
-        session = Session.create(caller.current().id)
+        session = Session.create(caller.current().id, endpoint=rt.server.endpoint_key)
         await rt.sessions.create(session)
         try:
             start = await rt.events.append(session.id, STANDALONE_STREAM, PRIME)
-            endpoint = _endpoint_event(session.id)
+            endpoint = _endpoint_event(session.id, scope)
             pending = [endpoint]
 
             async def first_send(message: MutableMapping[str, Any]) -> None:
@@ -143,7 +157,9 @@ class LegacySSEEndpoint:
         if isinstance(parsed, list):
             raise HTTPError(400, "Invalid Request: the HTTP+SSE transport takes one message per POST")
         session = await rt.sessions.load(session_id)
-        if session is None or session.principal != caller.current().id:
+        # Another principal's or another endpoint's session: unknown, as on /mcp.
+        mine = session is not None and session.endpoint == rt.server.endpoint_key
+        if session is None or not mine or session.principal != caller.current().id:
             gone = HTTPError(404, "Session not found")
             if isinstance(parsed, Request):
                 gone.request_id = parsed.id  # type: ignore[attr-defined]  # the id is readable: echo it

@@ -19,7 +19,7 @@ time, so it is the cluster-wide count either way.
 
 Metric names and types:
 
-    mcp_requests_total{http_method, rpc_method, status, era}      counter
+    mcp_requests_total{http_method, rpc_method, status, era, server}  counter (server: the slug)
     mcp_tool_calls_total{tool, outcome}                            counter (outcome ok | error)
     mcp_tool_call_duration_seconds{tool}                           histogram
     mcp_open_streams                                               gauge (SSE responses open)
@@ -52,6 +52,7 @@ from prometheus_client.registry import Collector
 
 from ..bus.base import RESYNC
 from ..compat.prometheus_client import add_observations
+from ..endpoints import SCOPE_KEY, EndpointSpec
 from ..method_table import LEGACY_METHODS, MODERN_METHODS
 from ..provider import Provider
 from .tally import Tally
@@ -71,7 +72,10 @@ KNOWN_METHODS = frozenset(LEGACY_METHODS) | frozenset(MODERN_METHODS) | {
     "response",  # a client's answer to a server→client request
     "batch",
 }
-REQUEST_LABELS = ["http_method", "rpc_method", "status", "era"]
+REQUEST_LABELS = ["http_method", "rpc_method", "status", "era", "server"]
+# The label of requests on the catch-all /mcp, and of slugs past the bound (not a slug: SLUG).
+CATCH_ALL_LABEL, OTHER_SERVERS = "", "_other"
+MAX_SERVER_LABELS = 100
 TOOL_LABELS = ["tool", "outcome"]
 STATUS = {code: str(code) for code in (200, 202, 400, 404, 406, 409, 413, 415, 421, 500, 503)}
 # prometheus_client picks its value storage at import from this variable; so does this module.
@@ -117,11 +121,30 @@ _tally = Tally(TOOL_BUCKETS)
 _flush_armed = False
 
 
+_server_labels: dict[str, str] = {}
+
+
+def server_label(spec: EndpointSpec | None) -> str:
+    """The ``server`` label of a request routed to ``spec`` (``None``: the catch-all)."""
+    if spec is None:
+        return CATCH_ALL_LABEL
+    label = _server_labels.get(spec.slug)
+    if label is None:
+        # The first MAX_SERVER_LABELS slugs keep theirs for the process's life; later ones share one.
+        label = spec.slug if len(_server_labels) < MAX_SERVER_LABELS else OTHER_SERVERS
+        _server_labels[spec.slug] = label
+    return label
+
+
 def record(scope: Scope, status: int, seconds: float, provider: Provider) -> None:
     """Count one request (the provider's snapshot says which tool names are real)."""
     method = scope.get(METHOD)
     rpc_method = method if method in KNOWN_METHODS else ("-" if method is None else "other")
-    _tally.request((scope["method"], rpc_method, STATUS.get(status) or str(status), scope.get(ERA, "-")))
+    spec = scope.get(SCOPE_KEY)
+    server = CATCH_ALL_LABEL if spec is None else server_label(spec)
+    _tally.request(
+        (scope["method"], rpc_method, STATUS.get(status) or str(status), scope.get(ERA, "-"), server)
+    )
     if method == "tools/call":
         name = scope.get(TOOL)
         tool = name if isinstance(name, str) and provider.snapshot().tool(name) is not None else "unknown"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..auth import principal as caller
 from ..auth.scopes import view
+from ..endpoint_views import select
 from ..errors import ClientRequestError
 from ..jsonrpc import Notification, Request, dumps, notification
 from ..outbound import Outbound
@@ -125,7 +126,8 @@ async def serve_modern(
     try:
         check_modern_headers(headers, message)
         if message.method == "tools/call":
-            tool = view(rt.provider.snapshot()).tool(str((message.params or {}).get("name")))
+            served = select(rt.provider.snapshot(), rt.server.endpoint)  # this endpoint's tools only
+            tool = view(served).tool(str((message.params or {}).get("name")))
             if tool is not None:
                 check_param_headers(scope["headers"], message, tool.input_schema)
     except HTTPError as exc:

@@ -24,6 +24,8 @@ from typing import Any
 from ..auth.limits import InFlight
 from ..auth.policy import AccessPolicy
 from ..bus.base import Bus
+from ..endpoint_servers import EndpointServers
+from ..endpoints import EndpointSpec
 from ..fanout import Fanout
 from ..jsonrpc import notification
 from ..provider import Provider
@@ -100,6 +102,8 @@ class Runtime:
         self.later = TimerWheel()  # the request path's "still running in 0.1 s?" timers
         self._live: dict[str, list[EndSignal]] = {}
         self.ready = False
+        # The virtual servers' views of this runtime (``/mcp/<slug>``: transports/endpoints.py).
+        self.endpoint_runtimes = EndpointRuntimes(self)
 
     # -- start / stop ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -209,6 +213,39 @@ class Runtime:
         for session_id in list(self._live):
             self.end_streams(session_id)
         self.server.feed.close()
+
+
+class EndpointRuntime(Runtime):
+    """``base`` as a virtual server (``/mcp/<slug>``) serves with it: the same stores, bus,
+    fan-out, session channels and live streams (every attribute not set here is read from
+    ``base``), with the endpoint's own core ``server`` (``endpoint_servers.py``), which shares
+    ``base.server``'s in-flight table, change feed and task runner. Never started or stopped
+    itself: ``base`` is. Only requests on a virtual server pay its indirection."""
+
+    def __init__(self, base: Runtime, server: Server) -> None:  # no super(): base holds the state
+        self._base = base
+        self.server = server
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+
+class EndpointRuntimes:
+    """A ``Runtime``'s views per virtual server: one per spec, made on first use, bounded."""
+
+    def __init__(self, base: Runtime, limit: int = 1024) -> None:
+        self.base = base
+        self.servers = EndpointServers(base.server, limit)
+        self._views: dict[str, EndpointRuntime] = {}
+
+    def get(self, spec: EndpointSpec) -> EndpointRuntime:
+        server = self.servers.get(spec)  # the same Server while the spec is unchanged
+        view = self._views.get(spec.slug)
+        if view is None or view.server is not server:
+            if view is None and len(self._views) >= self.servers.limit:
+                del self._views[next(iter(self._views))]
+            view = self._views[spec.slug] = EndpointRuntime(self.base, server)
+        return view
 
 
 def task_status_writer(events: EventStore) -> Callable[[str, dict[str, Any]], Awaitable[None]]:

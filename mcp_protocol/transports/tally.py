@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 
-RequestKey = tuple[str, str, str, str]  # http_method, rpc_method, status, era
+RequestKey = tuple[str, str, str, str, str]  # http_method, rpc_method, status, era, server
 ToolKey = tuple[str, str]  # tool, outcome
 
 

@@ -15,6 +15,11 @@ ENDPOINT: Section = (
             "Dotted path of the definitions provider (`mcp_protocol.memory_provider.MemoryProvider` serves a small in-memory demo).",
         ),
         Var("MCP_SERVER_NAME", mcp("SERVER_NAME"), "`serverInfo.name`."),
+        Var(
+            "MCP_DEFAULT_SERVER",
+            mcp("DEFAULT_SERVER"),
+            "What `/mcp` (and the legacy `/sse`) serves: unset, every definition (the catch-all, its sessions belong to `/mcp` only); a virtual server's slug, that server (its sessions are valid on `/mcp` and `/mcp/<slug>` alike); `off`, nothing (404 with a JSON-RPC body). The virtual servers stay at `/mcp/<slug>` either way ([The /mcp endpoint](endpoint.md#virtual-servers)).",
+        ),
         Var("MCP_SESSION_TTL", mcp("SESSION_TTL"), "Idle seconds before a session expires (sliding)."),
         Var("MCP_MAX_SESSIONS", mcp("MAX_SESSIONS"), "Cap on live sessions overall."),
         Var(
