@@ -45,7 +45,9 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
     mode = str(config["MODE"]).replace(" ", "")
     if mode not in MODES:  # before anything is built
         raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
-    key_source = import_string(config["KEY_SOURCE"])() if "keys" in mode else None
+    # In every mode: a virtual server may accept keys where MCP_AUTH does not (its ring starts
+    # only when one first checks a key: auth/policy.py).
+    key_source = import_string(config["KEY_SOURCE"])() if config["KEY_SOURCE"] else None
     limiter_spec = config["RATE_LIMITER"]
     limiter = build_backend(import_string(limiter_spec["BACKEND"]), limiter_spec.get("OPTIONS", {}))
     sink = None
