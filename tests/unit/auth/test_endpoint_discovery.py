@@ -131,3 +131,15 @@ def test_the_authorization_server_issues_tokens_for_mcp_and_enabled_servers_only
         with pytest.raises(errors.CustomOAuth2Error) as refused:
             audience([foreign])
         assert refused.value.error == "invalid_target" and "support" not in refused.value.description
+
+
+def test_the_home_page_lists_each_server_with_a_config_to_paste(servers: None, client: Client) -> None:
+    with mode("keys,oauth"):
+        html = client.get("/").content.decode()
+    assert '<section class="endpoint" data-slug="support">' in html and "Support desk" in html
+    assert '<code class="endpoint-url">http://testserver/mcp/ci</code>' in html
+    assert "&quot;type&quot;: &quot;http&quot;" in html
+    assert "&quot;url&quot;: &quot;http://testserver/mcp/docs&quot;" in html
+    assert 'data-slug="off"' not in html  # disabled
+    ci = html.split('data-slug="ci"')[1].split("</section>")[0]
+    assert "an API key" in ci and "Authorization" in ci and 'href="/mcp/ci/server-card"' in ci
