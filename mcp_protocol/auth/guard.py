@@ -42,6 +42,7 @@ class GuardedServer(Protocol):
     """What the guard reads of the server a call is made to (``methods/base.ServerView``)."""
 
     endpoint: EndpointSpec | None  # the virtual server (endpoints.py); None: the catch-all /mcp
+    endpoint_key: str  # its slug, endpoints.CATCH_ALL for /mcp: the audit row's server
 
 
 class GuardedCall(Protocol):
@@ -192,7 +193,7 @@ class Guard:
                    None if session.stateless else session.id[:SHOWN_PREFIX],
                    call.version, method, name if isinstance(name, str) else "",
                    params.get("arguments") if method != "resources/read" else None,
-                   outcome, error[:500], (time.perf_counter() - clock) * 1000))
+                   outcome, error[:500], (time.perf_counter() - clock) * 1000, call.server.endpoint_key))
 
 
 def _text(result: Mapping[str, Any]) -> str:

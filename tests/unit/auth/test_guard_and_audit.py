@@ -152,3 +152,26 @@ async def test_an_endpoints_rate_replaces_the_default_in_a_bucket_of_its_own() -
     keyed = Principal("key:2", rate=Rate(3, 3 / 3600))  # a key's own rate stays its cap everywhere
     assert "result" in await _call(servers["a"], sessions["a"], "tools/list", {}, keyed)
     assert "error" in await _call(servers["a"], sessions["a"], "tools/list", {}, keyed)
+
+
+async def test_an_audit_row_names_the_virtual_server_called() -> None:
+    from mcp_protocol.endpoints import EndpointSpec
+
+    sink = ListSink()
+    queue = AuditQueue(sink)
+    guard = Guard(MemoryRateLimiter(), audit=queue)
+    support, catch_all = make_server(), make_server()
+    support.endpoint, support.endpoint_key = EndpointSpec("support", "support"), "support"
+    queue.start()
+    try:
+        for server in (support, catch_all):
+            server.interceptor = guard
+            name, arguments = _echo(server)
+            call = {"name": name, "arguments": arguments}
+            await _call(server, await initialized(server), "tools/call", call, Principal("key:1"))
+        while len(sink.entries) < 2:
+            sink.written.clear()
+            await asyncio.wait_for(sink.written.wait(), 5)
+    finally:
+        await queue.close()
+    assert [e.server for e in sink.entries] == ["support", ""]
