@@ -19,7 +19,8 @@ Checks, each one a reason to refuse the token (→ 401 ``invalid_token``):
   unknown ``kid`` triggers one refetch, at most every ``min_refresh`` seconds, so rotated keys work
   and garbage tokens cannot make us hammer the AS; every fetch is bounded by ``fetch_timeout``);
 - the signature, ``iss`` == the configured issuer, ``aud`` contains this server's canonical
-  resource URL (RFC 8707; the spec: tokens for other resources MUST be rejected), ``exp`` and
+  resource URL (RFC 8707; the spec: tokens for other resources MUST be rejected): ``/mcp``'s, or
+  a virtual server's own (``verify``'s ``audience``: ``<RESOURCE_URL>/<slug>``), ``exp`` and
   ``nbf`` with ``leeway`` seconds, and a ``sub``.
 
 The principal is (issuer, subject); its grant is the union of the grants its scopes map to

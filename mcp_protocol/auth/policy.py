@@ -17,7 +17,7 @@ built whenever there is a key source (every mode, by default) and started on the
 endpoint has to check when ``MCP_AUTH`` has no keys; the token verifier is built whenever an
 issuer is configured (``MCP_OAUTH_ISSUER``), whatever ``MCP_AUTH`` says. Without an issuer, no
 token is ever accepted (there is nothing to verify it against): an endpoint with only ``oauth``
-then lets nobody in, and ``check_endpoint_access`` says so.
+then lets nobody in (docs/guides/auth.md, "Auth per virtual server").
 
 When a key's grant changes, the sessions of that key get what ``fanout.notifications`` maps a
 grant change to (``notifications/tools|resources|prompts/list_changed``) on their standalone
