@@ -27,6 +27,7 @@ from .. import tracing
 from ..auth import principal as caller
 from ..auth.principal import Principal
 from ..auth.step_up import STEPPED
+from ..endpoints import SCOPE_KEY
 from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
@@ -181,7 +182,9 @@ class MCPEndpoint:
         if isinstance(parsed, Request):
             scope[REQUEST_ID] = parsed.id
             if rt.access.verifier is not None and parsed.method in STEPPED:
-                step_up(rt.access, rt.provider.snapshot(), parsed.method, parsed.params)
+                # On a virtual server the 403 names its metadata (auth/endpoint_access.py).
+                endpoint = scope.get(SCOPE_KEY)
+                step_up(rt.access, rt.provider.snapshot(), parsed.method, parsed.params, endpoint)
         await self.message(rt, scope, receive, send, headers, parsed)
 
     async def message(

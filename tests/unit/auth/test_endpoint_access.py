@@ -183,3 +183,17 @@ async def test_the_catch_all_accepts_only_what_mcp_auth_names(policies: Policies
     assert (await call(policies["oauth"], None, WRITER[0])).status == 401
     assert (await call(policies["keys"], None, token(BASE))).status == 401
     assert (await call(policies["keys,oauth"], None, WRITER[0])).id == "key:2"
+
+
+async def test_a_step_up_on_an_endpoint_names_its_metadata(policies: Policies) -> None:
+    from mcp_protocol.auth.policy import AuthError
+    from mcp_protocol.definitions import Snapshot, Tool
+
+    snapshot = Snapshot(version="1", tools=(Tool("echo", {"type": "object"}), Tool("add", {})))
+    reader = await call(policies["oauth"], spec("a"), token(f"{BASE}/a", "mcp:read"))
+    with pytest.raises(AuthError) as refused:
+        policies["oauth"].step_up(reader, snapshot, "tools/call", {"name": "add"}, spec("a"))
+    assert refused.value.status == 403
+    assert 'resource_metadata="https://rs.example/.well-known/oauth-protected-resource/mcp/a"' in \
+        refused.value.challenge
+    assert 'error="insufficient_scope"' in refused.value.challenge
