@@ -140,3 +140,15 @@ async def test_the_spool_encodes_each_entry_as_head_does() -> None:
             assert args == (_capped(entry.arguments, 4096)[1] or "")
     finally:
         await sink.close()
+
+
+def test_a_spooled_entry_from_before_the_server_field_still_drains() -> None:
+    from access.spool_entries import entry_of
+
+    old = ["t-1", 1.0, "key ab", "key:1", "s1", "2025-11-25", "tools/call", "echo", "ok", "", 0.5]
+    assert entry_of(old, None, "sqlite")[1].server == ""  # written before issue 39: /mcp's
+    assert entry_of([*old, "support"], None, "sqlite")[1].server == "support"
+    with pytest.raises(ValueError):
+        entry_of([*old, "support", "extra"], None, "sqlite")
+    with pytest.raises(TypeError):
+        entry_of([*old, 7], None, "sqlite")
