@@ -119,8 +119,8 @@ DEFINITION_LISTS = {
 
 @admin.register(AuditRecord)
 class AuditRecordAdmin(ViewOnlyAdmin):
-    list_display = ("when", "who", "method", "what", "outcome", "duration_ms", "session")
-    list_filter = ("outcome", "method", "revision")
+    list_display = ("when", "who", "server_called", "method", "what", "outcome", "duration_ms", "session")
+    list_filter = ("outcome", "method", "server", "revision")
     search_fields = ("principal", "principal_id", "name", "session")
     date_hierarchy = "time"
 
@@ -128,6 +128,10 @@ class AuditRecordAdmin(ViewOnlyAdmin):
     @admin.display(description="time", ordering="time")
     def when(self, record: AuditRecord) -> str:
         return timezone.localtime(record.time).strftime("%Y-%m-%d %H:%M:%S")
+
+    @admin.display(description="server", ordering="server")
+    def server_called(self, record: AuditRecord) -> str:
+        return f"/mcp/{record.server}" if record.server else "/mcp"
 
     @admin.display(description="principal", ordering="principal")
     def who(self, record: AuditRecord) -> str:

@@ -25,7 +25,7 @@ from mcp_protocol.auth.audit import AuditEntry, AuditSink
 from .models import AuditRecord
 
 COLUMNS = ("time", "principal", "principal_id", "session", "revision", "method", "name", "arguments",
-           "outcome", "error", "duration_ms")
+           "outcome", "error", "duration_ms", "server")
 SPOOLED = (*COLUMNS, "spool_id")
 MAX_PARAMETERS = 32_000  # under PostgreSQL's 65,535 and SQLite's 32,766 (3.32+) bind parameters
 
@@ -41,7 +41,7 @@ def _write(entries: list[AuditEntry], spool_ids: list[str] | None = None) -> Non
     rows: list[tuple[object, ...]] = [
         (when(e.time), e.principal[:300], (e.principal_id or "")[:300], e.session or "",
          e.revision, e.method, e.name[:500], arguments(e), e.outcome, e.error,
-         round(e.duration_ms, 3))
+         round(e.duration_ms, 3), e.server[:64])
         for e in entries
     ]
     if spool_ids is not None:
@@ -139,7 +139,7 @@ def _insert_sql(count: int, spooled: bool = False) -> str:
 @functools.cache
 def _unnest_sql(spooled: bool) -> str:
     """PostgreSQL: ``INSERT ... SELECT * FROM unnest(%s::type[], ...)``, one array per column, so
-    the statement has 11 or 12 parameters whatever the rows. Django's psycopg cursor binds on the
+    the statement has 12 or 13 parameters whatever the rows. Django's psycopg cursor binds on the
     client: a multi-row ``VALUES`` of thousands of placeholders was split by psycopg's Python
     tokenizer on every batch (too long for its cache), 64 % of the drain's CPU on PostgreSQL."""
     fields, into, suffix = _target(spooled)

@@ -264,7 +264,7 @@ class Drain:
         spool_ids, entries = self._entries(messages, "sqlite")
         return [(when(e.time), e.principal[:300], (e.principal_id or "")[:300], e.session or "",
                  e.revision, e.method, e.name[:500], arguments(e), e.outcome, e.error,
-                 round(e.duration_ms, 3), spool_id)
+                 round(e.duration_ms, 3), e.server[:64], spool_id)
                 for e, spool_id in zip(entries, spool_ids, strict=True)]
 
     def _entries(self, messages: list[Message], vendor: str) -> tuple[list[str], list[AuditEntry]]:

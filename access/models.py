@@ -179,6 +179,10 @@ class AuditRecord(models.Model):
     outcome = models.CharField(max_length=20)
     error = models.TextField(blank=True)
     duration_ms = models.FloatField()
+    # The endpoint called (issue 39): a virtual server's slug; empty for the catch-all /mcp. No
+    # index, as ``outcome``: a handful of values, read with the newest rows.
+    server = models.CharField(max_length=64, blank=True, default="",
+                              help_text="The virtual server called (/mcp/<slug>); empty: /mcp.")
     # Set by the Redis spool's drain (access/drain.py): the entry's id in the spool, so an entry
     # delivered twice (a drain killed between its commit and its ack) is stored once. Empty for
     # rows the database sink wrote; the unique index covers only the spooled rows, so that sink

@@ -47,7 +47,7 @@ WARN_EVERY = 60.0
 DEFAULT_MAX_ENTRIES = 100_000
 # What HEAD holds, in order (the drain decodes by position).
 HEAD = ("spool_id", "time", "principal", "principal_id", "session", "revision", "method", "name",
-        "outcome", "error", "duration_ms")
+        "outcome", "error", "duration_ms", "server")
 
 # KEYS: stream, drain heartbeat. ARGV: cap, then h, a per entry. → {dropped, length, drain alive}.
 # The cap is checked against the stream's length once: a batch may pass it by its own size.
@@ -74,7 +74,7 @@ def _head(spool_id: str, e: AuditEntry) -> str:
     text, with the part from ``principal`` to ``name`` cached."""
     return (f'["{spool_id}",{float(e.time)!r},'
             f"{_middle(e.principal, e.principal_id, e.session, e.revision, e.method, e.name)},"
-            f'{_text(e.outcome)},{_text(e.error)},{float(e.duration_ms)!r}]')
+            f'{_text(e.outcome)},{_text(e.error)},{float(e.duration_ms)!r},{_text(e.server)}]')
 
 
 def _middle(principal: str, principal_id: str | None, session: str | None, revision: str, method: str,
@@ -147,7 +147,8 @@ class RedisSpoolSink(AuditSink):
         out: list[str] = []
         for e in entries:
             who = (e.principal, e.principal_id, e.session, e.revision, e.method, e.name)
-            out += (self._head_of(e.time, who, e.outcome, e.error, e.duration_ms), e.arguments_json or "")
+            out += (self._head_of(e.time, who, e.outcome, e.error, e.duration_ms, e.server),
+                    e.arguments_json or "")
         return out
 
     def encode_rows(self, rows: list[Row], max_bytes: int) -> Packed:
@@ -159,11 +160,11 @@ class RedisSpoolSink(AuditSink):
         append, head_of = parts.append, self._head_of
         for row in rows:
             text = prepare_arguments(row[7], max_bytes) or ""
-            append(_pair(head_of(row[0], row[1:7], row[8], row[9], row[10]), text))
+            append(_pair(head_of(row[0], row[1:7], row[8], row[9], row[10], row[11]), text))
         return Packed(b"".join(parts), len(rows))
 
     def _head_of(self, when: float, who: tuple[Any, ...], outcome: str, error: str,
-                 duration_ms: float) -> str:
+                 duration_ms: float, server: str = "") -> str:
         """One entry's ``h``, what ``_head`` writes for it under a new spool id. ``who`` is
         ``HEAD``'s fields from ``principal`` to ``name``: they repeat from call to call (a session's
         calls of one tool), so their JSON is kept, not encoded again. Called from the queue's
@@ -178,9 +179,10 @@ class RedisSpoolSink(AuditSink):
                     middles.clear()
                 middles[who] = middle
             tail = OK if outcome == "ok" and error == "" else f"{_text(outcome)},{_text(error)}"
-            return f'["{spool_id}",{float(when)!r},{middle},{tail},{float(duration_ms)!r}]'
+            end = ',""]' if server == "" else f",{_text(server)}]"
+            return f'["{spool_id}",{float(when)!r},{middle},{tail},{float(duration_ms)!r}{end}'
         except TypeError:  # a field of another type than the guard records: the general path
-            return _encode((spool_id, when, *who, outcome, error, duration_ms))
+            return _encode((spool_id, when, *who, outcome, error, duration_ms, server))
 
     async def write(self, batch: Any) -> int:
         """Append ``batch`` (``encode_rows``'s ``Packed``, or ``encode``'s list): one round trip,

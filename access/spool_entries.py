@@ -53,8 +53,10 @@ def entry_of(head: Any, text: str | None, vendor: str) -> tuple[str, AuditEntry]
     if type(head) is not list:
         raise TypeError("h is not an array")
     (spool_id, when, principal, principal_id, session, revision, method, name, outcome, error,
-     duration_ms) = head
-    if not all(type(v) is str for v in (spool_id, principal, revision, method, name, outcome, error)) \
+     duration_ms, *rest) = head
+    server = _server(rest)
+    texts = (spool_id, principal, revision, method, name, outcome, error, server)
+    if not all(type(v) is str for v in texts) \
             or not all(v is None or type(v) is str for v in (principal_id, session, text)):
         raise TypeError("a text field holds another type")
     when, duration_ms = float(when), float(duration_ms)
@@ -63,7 +65,14 @@ def entry_of(head: Any, text: str | None, vendor: str) -> tuple[str, AuditEntry]
         raise ValueError("time or duration out of range")
     arguments = json.loads(text) if text is not None and vendor != "sqlite" else None
     return spool_id, AuditEntry(when, principal, principal_id, session, revision, method, name,
-                                arguments, outcome, error, duration_ms, text)
+                                arguments, outcome, error, duration_ms, text, server)
+
+
+def _server(rest: list[Any]) -> Any:
+    """``HEAD``'s ``server`` (issue 39): absent from entries spooled before it was written ("")."""
+    if len(rest) > 1:
+        raise ValueError("h has more fields than HEAD")
+    return rest[0] if rest else ""
 
 
 def sqlite_rows(messages: list[Message], when: Callable[[float], str]) -> list[tuple[object, ...]] | None:
@@ -78,10 +87,10 @@ def sqlite_rows(messages: list[Message], when: Callable[[float], str]) -> list[t
         append = rows.append
         for head, (_, text) in zip(heads, pairs, strict=True):
             (spool_id, t, principal, principal_id, session, revision, method, name, outcome, error,
-             duration_ms) = head
+             duration_ms, *rest) = head
             append((when(t), principal[:300], (principal_id or "")[:300], session or "", revision,
                     method, name[:500], text or None, outcome, error, round(duration_ms, 3),
-                    spool_id))
+                    _server(rest)[:64], spool_id))
     except Exception:  # any entry not as ours are: the strict path names it
         return None
     return rows

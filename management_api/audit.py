@@ -28,7 +28,7 @@ class AuditRecordSerializer(serializers.ModelSerializer):
     class Meta:
         model = AuditRecord
         fields = ("id", "time", "principal", "principal_id", "session", "revision", "method", "name",
-                  "arguments", "outcome", "error", "duration_ms")
+                  "arguments", "outcome", "error", "duration_ms", "server")
         read_only_fields = fields
 
 
@@ -45,14 +45,15 @@ class AuditRecordFilter(StrictFilterSet):
     class Meta:
         model = AuditRecord
         fields = ("principal", "principal_id", "session", "method", "name", "outcome", "revision",
-                  "since", "until")
+                  "server", "since", "until")
 
 
 @extend_schema_view(
     list=extend_schema(summary="The audit log of /mcp, newest first",
                        responses={200: AuditRecordSerializer(many=True), **READS},
                        description="What MCP clients did on /mcp (tool calls, reads, prompts), newest "
-                       "first: who, in which session, on which registry revision, the outcome and its "
+                       "first: who, on which server (`server`: a virtual server's slug, empty for "
+                       "/mcp), in which session, on which registry revision, the outcome and its "
                        f"duration. `?since=` / `?until=` take ISO 8601 times. {LISTING}"),
     retrieve=extend_schema(summary="One audit record", responses={200: AuditRecordSerializer, **ONE},
                            description="One record of the audit log of /mcp, with its arguments "

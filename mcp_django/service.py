@@ -45,16 +45,20 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
     mode = str(config["MODE"]).replace(" ", "")
     if mode not in MODES:  # before anything is built
         raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
-    key_source = import_string(config["KEY_SOURCE"])() if "keys" in mode else None
+    # In every mode: a virtual server may accept keys where MCP_AUTH does not (its ring starts
+    # only when one first checks a key: auth/policy.py).
+    key_source = import_string(config["KEY_SOURCE"])() if config["KEY_SOURCE"] else None
     limiter_spec = config["RATE_LIMITER"]
     limiter = build_backend(import_string(limiter_spec["BACKEND"]), limiter_spec.get("OPTIONS", {}))
     sink = None
     if config["AUDIT_SINK"]:
         sink = build_backend(import_string(config["AUDIT_SINK"]), config["AUDIT_SINK_OPTIONS"] or {})
     jwks_source = config["OAUTH_JWKS_SOURCE"]
-    jwks_fetch = import_string(jwks_source) if "oauth" in mode and jwks_source else None
+    # With an issuer, in every mode: a virtual server may accept tokens where MCP_AUTH does not.
+    issuer = bool(config["OAUTH_ISSUER"])
+    jwks_fetch = import_string(jwks_source) if issuer and jwks_source else None
     revoked = config["OAUTH_REVOCATIONS_SOURCE"]
-    revocations = Revocations(import_string(revoked)) if "oauth" in mode and revoked else None
+    revocations = Revocations(import_string(revoked)) if issuer and revoked else None
     return AccessPolicy(config, bus, sessions, events, limiter=limiter, key_source=key_source,
                         audit_sink=sink, capabilities=capabilities, jwks_fetch=jwks_fetch,
                         revocations=revocations, on_audit_drop=on_audit_drop)

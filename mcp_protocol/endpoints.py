@@ -106,9 +106,10 @@ KINDS = ("tools", "resources", "resource_templates", "prompts", "skills")
 class EndpointAccess:
     """Who may use an endpoint. ``modes``: the auth modes it accepts, among ``AUTH_MODES``
     (empty: whatever the deployment's ``MCP_AUTH`` accepts); ``open`` lets callers in without a
-    credential. ``keys``: the principal ids (``key:<id>``) of the API keys that may use it (None:
-    every key). ``scopes``: an OAuth token needs one of these scopes (None: any token the
-    deployment accepts). ``rate``: a per-principal rate for this endpoint (``"N/S"``), or None."""
+    credential. ``keys``: the public prefixes of the API keys that may use it (``mcp_<prefix>_…``,
+    as the admin shows them; None: every key). ``scopes``: an OAuth token needs one of these
+    scopes (None: any token the deployment accepts). ``rate``: a per-principal rate for this
+    endpoint (``"N/S"``), or None."""
 
     modes: frozenset[str] = frozenset()
     keys: frozenset[str] | None = None

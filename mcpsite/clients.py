@@ -97,6 +97,16 @@ def client_configs(mcp_url: str, *, stdio: bool = True, token: str | None = None
     return configs
 
 
+def endpoint_config(name: str, url: str, *, token: str | None = None) -> str:
+    """A remote server's entry for clients that take JSON (Claude Code's ``.mcp.json``, Claude
+    Desktop's and Cursor's ``mcpServers``; VS Code's ``servers`` takes the same entry): ``type``
+    ``http`` and the URL, and the key's header when the endpoint asks for one."""
+    server: dict[str, object] = {"type": "http", "url": url}
+    if token:
+        server["headers"] = {"Authorization": f"Bearer {token}"}
+    return json.dumps({"mcpServers": {name: server}}, indent=2)
+
+
 def main(argv: list[str]) -> int:
     url = argv[1] if len(argv) > 1 else "http://127.0.0.1:8000/mcp"
     for config in client_configs(url):

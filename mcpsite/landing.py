@@ -1,7 +1,7 @@
-"""The landing page at ``/``: where to point an MCP client (with ready-to-paste configurations),
-what the server holds now (tools, resources, prompts, live sessions, open streams), and links to
-the admin and the API docs. Async, so the live counts come from this loop's MCP runtime, held by
-the MCP service ``urls.py`` hands it."""
+"""The landing page at ``/``: where to point an MCP client (with ready-to-paste configurations;
+one per virtual server ``/mcp/<slug>`` too), what the server holds now (tools, resources,
+prompts, live sessions, open streams), and links to the admin and the API docs. Async, so the
+live counts come from this loop's MCP runtime, held by the MCP service ``urls.py`` hands it."""
 
 from __future__ import annotations
 
@@ -9,15 +9,17 @@ import asyncio
 import logging
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
+from mcp_django import virtual_servers
 from mcp_django.conf import access_settings, mcp_settings
 from mcp_protocol.transports import metrics
 from mcp_protocol.transports.host import RuntimeHost
-from mcpsite.clients import client_configs
+from mcpsite.clients import client_configs, endpoint_config
 
 logger = logging.getLogger("mcpsite.landing")
 
@@ -66,6 +68,27 @@ def _url(name: str) -> str | None:
         return None
 
 
+async def _endpoints(request: HttpRequest) -> list[dict[str, Any]]:
+    """The enabled virtual servers (issue 39), each with its URL, the auth it asks for, its server
+    card and a configuration to paste."""
+    try:
+        specs = await sync_to_async(virtual_servers.all_enabled)()
+    except Exception:  # the database is down: the page still answers
+        logger.warning("landing page: virtual servers unavailable", exc_info=True)
+        return []
+    listed = []
+    for spec in specs:
+        url = request.build_absolute_uri(spec.route)
+        keys = virtual_servers.takes_keys(spec) and not virtual_servers.open_to_anyone(spec)
+        listed.append({
+            "slug": spec.slug, "title": spec.title or spec.name, "description": spec.description, "url": url,
+            "card_url": f"{spec.route}/server-card", "oauth": virtual_servers.takes_tokens(spec),
+            "open": virtual_servers.open_to_anyone(spec), "keys": virtual_servers.takes_keys(spec),
+            "config": endpoint_config(spec.slug, url, token="mcp_…" if keys else None),
+        })
+    return listed
+
+
 async def index(request: HttpRequest, service: RuntimeHost) -> HttpResponse:
     mcp_url = request.build_absolute_uri("/mcp")
     access = access_settings()
@@ -83,5 +106,6 @@ async def index(request: HttpRequest, service: RuntimeHost) -> HttpResponse:
         "admin_url": _url("admin:index"),
         "api_docs_url": _url("api:docs"),
         "debug": settings.DEBUG,
+        "endpoints": await _endpoints(request),
     }
     return render(request, "index.html", context)

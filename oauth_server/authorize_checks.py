@@ -24,12 +24,11 @@ from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
-from .tokens import allowed_resources
+from .tokens import allowed_resources, ours
 
 
 def _foreign(resources: list[str]) -> list[str]:
-    ours = {r.rstrip("/") for r in allowed_resources()}
-    return [r for r in resources if r.rstrip("/") not in ours]
+    return [r for r in resources if not ours(r)]
 
 
 def refusal(view: Any, request: HttpRequest) -> HttpResponse | None:

@@ -16,23 +16,44 @@ from typing import Any
 
 from oauthlib.oauth2.rfc6749 import errors
 
+from mcp_django import virtual_servers
 from mcp_django.conf import access_settings
+from mcp_protocol.endpoints import EndpointSpec, valid_slug
 
 from .keys import sign
 
 
 def allowed_resources() -> list[str]:
-    """The resources tokens may be for: this server's ``/mcp`` (RFC 8707 audience)."""
+    """The resources tokens may be for: this server's ``/mcp`` (RFC 8707 audience). A virtual
+    server's ``/mcp/<slug>`` is one too, while it is enabled (``endpoint_of``): named apart, so an
+    error never lists the servers a deployment has."""
     return [str(access_settings()["RESOURCE_URL"])]
+
+
+def endpoint_of(resource: str) -> EndpointSpec | None:
+    """The enabled virtual server whose resource URL ``resource`` is (issue 39: a token's audience
+    is the endpoint it is for, so a token for ``/mcp/a`` is refused on ``/mcp/b``), or None."""
+    base = str(access_settings()["RESOURCE_URL"]).rstrip("/") + "/"
+    resource = resource.rstrip("/")
+    if not resource.startswith(base) or "/" in resource[len(base):]:
+        return None
+    slug = resource[len(base):]
+    return virtual_servers.enabled(slug) if valid_slug(slug) else None
+
+
+def ours(resource: str) -> bool:
+    allowed = {a.rstrip("/") for a in allowed_resources()}
+    return resource.rstrip("/") in allowed or endpoint_of(resource) is not None
 
 
 def audience(requested: list[str], request: Any = None) -> list[str]:
     """``requested`` (the grant's or the request's ``resource``s), every one a resource of ours,
     or ``invalid_target`` (RFC 8707 §2); none: this server's ``/mcp`` (clients that predate RFC
-    8707 get a token for the only resource we serve)."""
+    8707 get a token for the catch-all server; a virtual server refuses it: its clients send
+    ``resource``, as MCP authorization requires, "Resource Parameter Implementation")."""
     allowed = allowed_resources()
     for resource in requested:
-        if resource.rstrip("/") not in {a.rstrip("/") for a in allowed}:
+        if not ours(resource):
             raise errors.CustomOAuth2Error(
                 error="invalid_target",
                 status_code=400,

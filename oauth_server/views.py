@@ -7,7 +7,8 @@ unless ``MCP_OAUTH_ISSUER=self`` (``self_only``), with what MCP asks of them:
 - ``AuthorizeView``: a request that can never succeed refused first (``authorize_checks``), then
   sign-in through Django's own authentication (any backend the project has), then a consent page,
   always (whatever ``approval_prompt`` the client sends), styled like the admin: the client's
-  name, its redirect host, the scopes in words (``scopes.describe``);
+  name, its redirect host, the scopes in words (``scopes.describe``), and the virtual server the
+  token is for when its ``resource`` is one (``/mcp/<slug>``: its title or name);
 - ``LoginView``: the admin's sign-in form, for users who are not staff too, with a bound on
   password guesses (``sign_in_limits``);
 - the token, revocation and registration endpoints, rate limited per client address (``limits``).
@@ -35,6 +36,7 @@ from .clients_page import ClientsPage
 from .limits import rate_limited
 from .profiles import profile, remember
 from .sign_in_limits import sign_in_limited
+from .tokens import endpoint_of
 
 
 def self_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -125,6 +127,10 @@ class AuthorizeView(dot.AuthorizationView):  # type: ignore[misc]
         context["scope_rows"] = list(zip(scopes, context.get("scopes_descriptions") or [], strict=False))
         context["title"] = "Connect an MCP client"
         context["profile"] = profile(str(context.get("client_id") or ""))
+        # A token for a virtual server (RFC 8707 resource /mcp/<slug>) is for that server only:
+        # the page names it, so the user knows which of the site's servers they let the client use.
+        servers = [s for r in self.request.GET.getlist("resource") if (s := endpoint_of(r)) is not None]
+        context["servers"] = [s.title or s.name for s in servers]
         return context
 
     def form_valid(self, form: Any) -> HttpResponse:

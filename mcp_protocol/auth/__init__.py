@@ -9,11 +9,14 @@ builds the policy from settings, and ``transports/auth.py`` is the HTTP side.
 - ``limits.py``     token buckets (memory, Redis) and the in-flight cap
 - ``audit.py``      the audit queue: bounded, batched, redacted
 - ``guard.py``      the core's interceptor: limits and audit around each call
-- ``policy.py``     ``AccessPolicy``: all of it together; ``authenticate`` per ``MCP_AUTH``
+- ``endpoint_access.py``  a virtual server's own access (modes, keys, scopes, audience)
+- ``policy.py``     ``AccessPolicy``: all of it together; ``authenticate`` per ``MCP_AUTH`` and
+  per virtual server
 
 Refusals::
 
-    AuthError               401 (no or bad credentials) / 403 (insufficient_scope), with a challenge
+    AuthError               401 (no or bad credentials) / 403 (insufficient_scope; a key off a
+                            virtual server's list), with a challenge
     oauth.InvalidToken      → AuthError 401 error="invalid_token"
     oauth.InsufficientScope → AuthError 403 error="insufficient_scope"
     guard.RateLimited       MCPError -32000, data.retryAfter (tools/call: an isError result instead)

@@ -63,6 +63,9 @@ class AuditEntry:
     # ``arguments`` as JSON text, set with the redacted and capped value before a sink sees the
     # entry: capping measured that text already, so a sink stores it instead of encoding again.
     arguments_json: str | None = None
+    # The endpoint called (issue 39): a virtual server's slug, "" for the catch-all /mcp
+    # (``endpoints.CATCH_ALL``).
+    server: str = ""
 
 
 _secret_keys: dict[str, bool] = {}  # key → looks like a secret (keys repeat: a tool's argument names)
@@ -147,10 +150,11 @@ def _capped(value: Any, max_bytes: int) -> tuple[Any, str | None]:
     return cut, _json(cut)
 
 
-# What the queue holds per entry: AuditEntry's fields up to ``duration_ms``, in order, as a plain
-# tuple. The guard builds one per audited call on the serving thread (a tuple is ~0.1 µs, an
-# AuditEntry by keyword ~0.6), and ``_prepare`` builds the one AuditEntry a sink sees.
-Row = tuple[float, str, str | None, str | None, str, str, str, Any, str, str, float]
+# What the queue holds per entry: AuditEntry's fields up to ``duration_ms``, in order, then its
+# ``server``, as a plain tuple. The guard builds one per audited call on the serving thread (a
+# tuple is ~0.1 µs, an AuditEntry by keyword ~0.6), and ``_prepare`` builds the one AuditEntry a
+# sink sees.
+Row = tuple[float, str, str | None, str | None, str, str, str, Any, str, str, float, str]
 
 
 def row_of(e: AuditEntry) -> Row:
@@ -166,6 +170,7 @@ def row_of(e: AuditEntry) -> Row:
         e.outcome,
         e.error,
         e.duration_ms,
+        e.server,
     )
 
 
@@ -183,6 +188,7 @@ def _prepare(batch: list[Row], max_bytes: int) -> list[AuditEntry]:
         outcome,
         error,
         duration_ms,
+        server,
     ) in batch:
         arguments, text = _capped(arguments, max_bytes)
         prepared.append(
@@ -199,6 +205,7 @@ def _prepare(batch: list[Row], max_bytes: int) -> list[AuditEntry]:
                 error,
                 duration_ms,
                 text,
+                server,
             )
         )
     return prepared

@@ -4,7 +4,9 @@
 ``await handler(call)``. For the current principal (``principal.current``) it
 
 1. refuses when the principal already has ``max_in_flight`` requests running on this worker;
-2. takes a token from the principal's bucket (its key's own rate, else ``rate``) and, for
+2. takes a token from the principal's bucket (its key's own rate, else ``rate``; on a virtual
+   server with a rate of its own, ``EndpointAccess.rate``, that rate in a bucket of that
+   endpoint's instead of the default, so two endpoints' buckets are separate) and, for
    ``tools/call`` of a tool it may see, from the (principal, tool) bucket (``tool_rates[name]``,
    else the key's tool rate, else ``tool_rate``), all in one ``RateLimiter.take``;
 3. runs the handler and, for ``tools/call``, ``resources/read`` and ``prompts/get``, records an
@@ -26,6 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from ..definitions import Tool
+from ..endpoints import EndpointSpec
 from ..errors import MCPError
 from ..session import SHOWN_PREFIX, Session
 from .audit import AuditQueue
@@ -35,9 +38,19 @@ from .principal import Principal, Rate
 logger = logging.getLogger("mcp_protocol.auth")
 
 
+class GuardedServer(Protocol):
+    """What the guard reads of the server a call is made to (``methods/base.ServerView``)."""
+
+    endpoint: EndpointSpec | None  # the virtual server (endpoints.py); None: the catch-all /mcp
+    endpoint_key: str  # its slug, endpoints.CATCH_ALL for /mcp: the audit row's server
+
+
 class GuardedCall(Protocol):
     """What the guard reads of a method call (``methods/base.Call``): a Protocol, so auth/ does not
     import the method handlers (which import auth/scopes.py for the grant's view)."""
+
+    @property
+    def server(self) -> GuardedServer: ...
 
     params: dict[str, Any]
     session: Session
@@ -70,6 +83,7 @@ class Guard:
         # Any limit at all (a key may still bring its own rate: checked per call).
         self.limited = bool(rate or tool_rate or self.tool_rates or max_in_flight)
         self._warned_at = 0.0
+        self._endpoint_rates: dict[str, Rate | None] = {}  # EndpointAccess.rate text → parsed
 
     async def __call__(
         self, method: str, call: C, handler: Callable[[C], Awaitable[dict[str, Any]]]
@@ -77,7 +91,9 @@ class Guard:
         if method in UNLIMITED:
             return await handler(call)
         principal = call.principal
-        limited = self.limited or principal.rate is not None or principal.tool_rate is not None
+        endpoint = call.server.endpoint
+        limited = (self.limited or principal.rate is not None or principal.tool_rate is not None
+                   or (endpoint is not None and endpoint.access.rate is not None))
         audited = self.audit is not None and method in AUDITED
         if not (limited or audited):
             return await handler(call)  # open mode without limits or audit: nothing to do
@@ -113,9 +129,15 @@ class Guard:
     async def _take(self, method: str, call: GuardedCall) -> float:
         principal = call.principal
         buckets: list[Bucket] = []
-        rate = principal.rate or self.rate
+        endpoint = call.server.endpoint
+        own = None if endpoint is None else self.endpoint_rate(endpoint)
+        # A key's own rate stays its cap across the deployment; an endpoint's rate replaces only
+        # the default, in a bucket of the endpoint's.
+        rate = principal.rate or (None if own is not None else self.rate)
         if rate is not None:
             buckets.append(("all", rate))
+        if own is not None and endpoint is not None:
+            buckets.append((f"server:{endpoint.slug}", own))
         if method == "tools/call":
             name = call.params.get("name")
             if isinstance(name, str) and call.tool(name) is not None:
@@ -132,6 +154,20 @@ class Guard:
                 logger.warning("rate limiter unavailable, not limiting: %s", exc)
                 self._warned_at = now
             return 0.0
+
+    def endpoint_rate(self, endpoint: EndpointSpec) -> Rate | None:
+        """The endpoint's own per-principal rate, parsed once per text (a rate the registry let
+        through that does not parse is no limit, reported once, never a failed call)."""
+        text = endpoint.access.rate
+        if text is None:
+            return None
+        if text not in self._endpoint_rates:
+            try:
+                self._endpoint_rates[text] = Rate.parse(text)
+            except ValueError:
+                logger.warning("virtual server %r: rate %r is not N/S; not limiting", endpoint.slug, text)
+                self._endpoint_rates[text] = None
+        return self._endpoint_rates[text]
 
     def _refuse(self, method: str, call: GuardedCall, wait: float, why: str, started: float,
                 clock: float) -> dict[str, Any]:
@@ -157,7 +193,7 @@ class Guard:
                    None if session.stateless else session.id[:SHOWN_PREFIX],
                    call.version, method, name if isinstance(name, str) else "",
                    params.get("arguments") if method != "resources/read" else None,
-                   outcome, error[:500], (time.perf_counter() - clock) * 1000))
+                   outcome, error[:500], (time.perf_counter() - clock) * 1000, call.server.endpoint_key))
 
 
 def _text(result: Mapping[str, Any]) -> str:

@@ -168,6 +168,16 @@ class KeyRing:
         await self._report_revoked(before.keys() - after.keys())
         return {pid for pid in before.keys() | after.keys() if before.get(pid) != after.get(pid)}
 
+    def prefix(self, principal: Principal) -> str | None:
+        """The public prefix of the key ``principal`` was resolved from (a virtual server's list
+        of keys names prefixes: ``endpoint_access.key_allowed``), or None when it is no key."""
+        record = self._by_principal.get(str(principal.id))
+        return None if record is None else record.prefix
+
+    @property
+    def started(self) -> bool:
+        return bool(self._tasks)
+
     def alive(self, principal: Principal) -> bool:
         """Does the key ``principal`` was resolved from still work (not revoked, not expired)?"""
         record = self._by_principal.get(str(principal.id))

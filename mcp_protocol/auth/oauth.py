@@ -19,7 +19,8 @@ Checks, each one a reason to refuse the token (→ 401 ``invalid_token``):
   unknown ``kid`` triggers one refetch, at most every ``min_refresh`` seconds, so rotated keys work
   and garbage tokens cannot make us hammer the AS; every fetch is bounded by ``fetch_timeout``);
 - the signature, ``iss`` == the configured issuer, ``aud`` contains this server's canonical
-  resource URL (RFC 8707; the spec: tokens for other resources MUST be rejected), ``exp`` and
+  resource URL (RFC 8707; the spec: tokens for other resources MUST be rejected): ``/mcp``'s, or
+  a virtual server's own (``verify``'s ``audience``: ``<RESOURCE_URL>/<slug>``), ``exp`` and
   ``nbf`` with ``leeway`` seconds, and a ``sub``.
 
 The principal is (issuer, subject); its grant is the union of the grants its scopes map to
@@ -134,13 +135,18 @@ class TokenVerifier:
         self.require_typ = require_typ
         self._cache: dict[str, tuple[Principal, float]] = {}
 
-    async def verify(self, token: str) -> Principal:
-        key = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+    async def verify(self, token: str, audience: str | None = None) -> Principal:
+        """The token's principal, if it is for ``audience`` (default: this server's resource URL;
+        a virtual server passes its own, ``endpoint_access.resource_url``)."""
+        audience = audience or self.audience
+        # Cached per (token, audience): a token verified for one endpoint is checked again, and
+        # refused, on another whose resource it is not for.
+        key = hashlib.sha256(f"{audience}\n{token}".encode("utf-8", "surrogateescape")).digest()
         hit = self._cache.get(key.hex())
         now = time.time()
         if hit is not None and now < hit[1] + self.leeway:
             return hit[0]
-        principal, expires = await self._verify(token)
+        principal, expires = await self._verify(token, audience)
         if len(self._cache) >= CACHE_MAX:
             self._cache = {k: v for k, v in self._cache.items() if v[1] + self.leeway > now}
             if len(self._cache) >= CACHE_MAX:
@@ -166,7 +172,7 @@ class TokenVerifier:
             raise InvalidToken("the token is not typed at+jwt, which MCP_OAUTH_REQUIRE_TYP asks for")
         return alg, kid
 
-    async def _verify(self, token: str) -> tuple[Principal, float]:
+    async def _verify(self, token: str, audience: str) -> tuple[Principal, float]:
         alg, kid = self._header(token)
         jwk = await self.jwks.key(kid)
         pinned = published_alg(jwk)  # as published (RFC 7517 §4.4), not defaulted
@@ -176,7 +182,7 @@ class TokenVerifier:
             raise InvalidToken(f"key {jwk.key_id!r} is not for {alg}")
         try:
             claims: dict[str, Any] = jwt.decode(
-                token, key=jwk.key, algorithms=[alg], audience=self.audience, issuer=self.issuer,
+                token, key=jwk.key, algorithms=[alg], audience=audience, issuer=self.issuer,
                 leeway=self.leeway, options={"require": ["exp", "iss", "aud", "sub"]})
         except (jwt.PyJWTError, ValueError, TypeError) as exc:
             raise InvalidToken(str(exc)) from None

@@ -9,6 +9,16 @@ Modes (``MODE``, env ``MCP_AUTH``): ``open`` (no credentials; everyone is ``ANON
 ``WWW-Authenticate`` challenge (RFC 6750 §3; MCP basic/authorization.mdx: 401 with
 ``resource_metadata`` and ``scope`` in oauth mode, 403 ``insufficient_scope``).
 
+On a virtual server (``/mcp/<slug>``: ``authenticate``'s ``endpoint``) its ``EndpointAccess``
+decides (``endpoint_access.py``): the modes it accepts, the keys and scopes that may use it, the
+audience a token must carry (its own resource URL), and the metadata its challenge names. So an
+endpoint may take a kind of credential the deployment's ``MCP_AUTH`` does not: the key ring is
+built whenever there is a key source (every mode, by default) and started on the first key an
+endpoint has to check when ``MCP_AUTH`` has no keys; the token verifier is built whenever an
+issuer is configured (``MCP_OAUTH_ISSUER``), whatever ``MCP_AUTH`` says. Without an issuer, no
+token is ever accepted (there is nothing to verify it against): an endpoint with only ``oauth``
+then lets nobody in (docs/guides/auth.md, "Auth per virtual server").
+
 When a key's grant changes, the sessions of that key get what ``fanout.notifications`` maps a
 grant change to (``notifications/tools|resources|prompts/list_changed``) on their standalone
 stream, written by the fan-out's writer like a registry change: once across workers, and taken
@@ -22,15 +32,16 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..bus.base import Bus
 from ..definitions import Snapshot
+from ..endpoints import EndpointSpec
 from ..fanout.notifications import Change
 from ..fanout.writer import ChangeWriter
 from ..provider import ProviderCapabilities
 from ..stores.events import EventStore
 from ..stores.sessions import SessionStore
+from . import endpoint_access as rules
 from .audit import AuditQueue, AuditSink
 from .guard import Guard
 from .keys import KeyRing, KeySource, looks_like_key
@@ -45,11 +56,7 @@ logger = logging.getLogger("mcp_protocol.auth")
 MODES = ("open", "keys", "oauth", "keys,oauth")
 
 
-def metadata_url(resource_url: str) -> str:
-    """RFC 9728 §3.1: the well-known path inserted between the host and the resource's path."""
-    parts = urlsplit(resource_url)
-    path = parts.path.rstrip("/")
-    return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{path}"
+metadata_url = rules.metadata_url
 
 
 class AuthError(Exception):
@@ -75,6 +82,7 @@ class AccessPolicy:
         if mode not in MODES:
             raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
+        self.modes = rules.deployment_modes(mode)
         self.sessions, self.events = sessions, events
         # Given by the runtime at ``start``: ends the streams and sessions of principals whose key
         # stopped working.
@@ -87,14 +95,15 @@ class AccessPolicy:
         self.verifier: TokenVerifier | None = None
         self.resource_url = str(config["RESOURCE_URL"])
         self.scopes_supported = sorted(config["OAUTH_SCOPES"])
-        if "keys" in mode:
-            if key_source is None:
-                raise ValueError(f"MCP_AUTH={mode} needs a key source")
+        if "keys" in mode and key_source is None:
+            raise ValueError(f"MCP_AUTH={mode} needs a key source")
+        if key_source is not None:  # in every mode: a virtual server may accept keys
             self.keys = KeyRing(key_source, bus, on_change=self.scope_changed, on_revoke=self._revoked)
-        if "oauth" in mode:
-            issuer = config["OAUTH_ISSUER"]
-            if not issuer:
-                raise ValueError("MCP_AUTH=oauth needs MCP_OAUTH_ISSUER")
+        self._ring_started: asyncio.Lock | None = None
+        issuer = config["OAUTH_ISSUER"]
+        if "oauth" in mode and not issuer:
+            raise ValueError("MCP_AUTH=oauth needs MCP_OAUTH_ISSUER")
+        if issuer:  # in every mode: a virtual server may accept tokens
             jwks_url = config["OAUTH_JWKS_URL"] or f"{issuer.rstrip('/')}/.well-known/jwks.json"
             min_refresh = float(config["OAUTH_JWKS_MIN_REFRESH"])
             jwks = (JWKS(jwks_url, min_refresh=min_refresh) if jwks_fetch is None
@@ -121,8 +130,8 @@ class AccessPolicy:
         """Start the key ring, the revocation watch and the audit queue. ``on_revoke``: what the
         runtime that serves with this policy does when principals stop being valid."""
         self.on_revoke = on_revoke
-        if self.keys is not None:
-            await self.keys.start()
+        if self.keys is not None and "keys" in self.modes:
+            await self.keys.start()  # otherwise when a virtual server first checks a key
         if self.revocations is not None:
             await self.revocations.start()
         if self.audit is not None:
@@ -142,10 +151,19 @@ class AccessPolicy:
         await self.guard.limiter.close()
 
     # -- who is calling ---------------------------------------------------------------------------
-    def challenge(self, error: str | None = None, scopes: Sequence[str] | None = None) -> str:
+    def challenge(self, error: str | None = None, scopes: Sequence[str] | None = None,
+                  endpoint: EndpointSpec | None = None) -> str:
+        """The ``WWW-Authenticate`` value: where an endpoint that takes tokens publishes its RFC
+        9728 metadata (a virtual server's own, ``/.well-known/oauth-protected-resource/mcp/<slug>``)
+        and the scopes to ask for (the endpoint's, else the deployment's); ``realm`` otherwise."""
         params = []
-        if self.verifier is not None:
-            params.append(f'resource_metadata="{metadata_url(self.resource_url)}"')
+        oauth = ("oauth" in self.modes if endpoint is None
+                 else "oauth" in rules.credential_kinds(endpoint, self.modes))
+        if self.verifier is not None and oauth:
+            resource = rules.resource_url(self.resource_url, endpoint)
+            params.append(f'resource_metadata="{metadata_url(resource)}"')
+            if scopes is None and endpoint is not None and endpoint.access.scopes is not None:
+                scopes = sorted(endpoint.access.scopes)
             named = self.scopes_supported if scopes is None else scopes
             if named:
                 params.append(f'scope="{" ".join(named)}"')
@@ -155,26 +173,21 @@ class AccessPolicy:
             params.append(f'error="{error}"')
         return "Bearer " + ", ".join(params)
 
-    async def authenticate(self, authorization: str | None) -> Principal:
+    async def authenticate(self, authorization: str | None,
+                           endpoint: EndpointSpec | None = None) -> Principal:
+        """The caller of ``/mcp`` (``endpoint`` None) or of the virtual server ``endpoint``."""
+        if endpoint is not None:
+            return await self._endpoint_caller(authorization, endpoint)
         if self.mode == "open":
             return ANONYMOUS
         token = self._bearer(authorization)
-        if self.keys is not None and (self.verifier is None or looks_like_key(token)):
+        # What MCP_AUTH names, only (the ring and the verifier may exist for virtual servers).
+        if "keys" in self.modes and ("oauth" not in self.modes or looks_like_key(token)):
             return self._key(token)
-        assert self.verifier is not None
-        try:
-            principal = await self.verifier.verify(token)
-            if not self._granted(principal):
-                raise InvalidToken("its grant was revoked")
-            return principal
-        except InvalidToken as exc:
-            logger.info("refused an access token: %s", exc)  # the reason, never the token
-            raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token")) from None
-        except InsufficientScope:
-            raise AuthError(403, "Forbidden: insufficient scope",
-                            self.challenge("insufficient_scope")) from None
+        return await self._token(token, None)
 
-    def step_up(self, principal: Principal, snapshot: Snapshot, method: str, params: Any) -> None:
+    def step_up(self, principal: Principal, snapshot: Snapshot, method: str, params: Any,
+                endpoint: EndpointSpec | None = None) -> None:
         """``AuthError`` 403 ``insufficient_scope`` naming every scope the request needs, when an
         OAuth token lacks the scope for a definition another scope grants (``step_up.py``)."""
         if self.verifier is None:
@@ -182,27 +195,86 @@ class AccessPolicy:
         needed = needed_scopes(principal, self.verifier.scopes, snapshot, method, params)
         if needed is not None:
             raise AuthError(403, "Forbidden: insufficient scope",
-                            self.challenge("insufficient_scope", needed))
+                            self.challenge("insufficient_scope", needed, endpoint))
+
+    # -- a virtual server's caller (endpoint_access.py) --------------------------------------------
+    async def _endpoint_caller(self, authorization: str | None, endpoint: EndpointSpec) -> Principal:
+        modes = rules.accepted(endpoint, self.modes)
+        kinds = rules.credential_kinds(endpoint, self.modes)
+        if not kinds:  # open only, on a deployment that verifies nothing: as /mcp in open mode
+            return ANONYMOUS
+        presented = bool((authorization or "").strip())
+        if not presented and "open" in modes:
+            return ANONYMOUS
+        token = self._bearer(authorization, endpoint)
+        kind = "keys" if looks_like_key(token) else "oauth"
+        if kind not in kinds:
+            raise self._invalid(endpoint)
+        if kind == "keys":
+            principal = self._key(token, endpoint, await self._ring())
+            if not rules.key_allowed(endpoint, self.keys.prefix(principal) if self.keys else None):
+                raise AuthError(403, "Forbidden: this key may not use this server",
+                                self.challenge("insufficient_scope", None, endpoint))
+            return principal
+        principal = await self._token(token, endpoint)
+        if not rules.scope_allowed(endpoint, principal.scopes):
+            raise AuthError(403, "Forbidden: insufficient scope",
+                            self.challenge("insufficient_scope", None, endpoint))
+        return principal
+
+    async def _ring(self) -> KeyRing | None:
+        """The key ring, started: at ``start`` when ``MCP_AUTH`` has keys, else here, once, when
+        a virtual server first has a key to check (a deployment that never does loads none)."""
+        ring = self.keys
+        if ring is None or ring.started:
+            return ring
+        if self._ring_started is None:
+            self._ring_started = asyncio.Lock()
+        async with self._ring_started:
+            if not ring.started:
+                await ring.start()
+        return ring
+
+    async def _token(self, token: str, endpoint: EndpointSpec | None) -> Principal:
+        if self.verifier is None:
+            raise self._invalid(endpoint)
+        audience = rules.resource_url(self.resource_url, endpoint)
+        try:
+            principal = await self.verifier.verify(token, audience)
+            if not self._granted(principal):
+                raise InvalidToken("its grant was revoked")
+            return principal
+        except InvalidToken as exc:
+            logger.info("refused an access token: %s", exc)  # the reason, never the token
+            raise self._invalid(endpoint) from None
+        except InsufficientScope:
+            raise AuthError(403, "Forbidden: insufficient scope",
+                            self.challenge("insufficient_scope", None, endpoint)) from None
 
     def authenticate_key(self, authorization: str | None) -> Principal:
         """``authenticate`` for ``MCP_AUTH=keys``, without a coroutine: a key needs no I/O (the
         ring is in memory), and two coroutines per request were ~1 µs of the key check."""
-        assert self.keys is not None and self.verifier is None
+        assert self.keys is not None and "oauth" not in self.modes
         return self._key(self._bearer(authorization))
 
-    def _bearer(self, authorization: str | None) -> str:
+    def _bearer(self, authorization: str | None, endpoint: EndpointSpec | None = None) -> str:
         scheme, _, token = (authorization or "").strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             # RFC 6750 §3.1: a request without credentials gets no error code.
-            raise AuthError(401, "Unauthorized: a bearer token is required", self.challenge())
+            raise AuthError(401, "Unauthorized: a bearer token is required",
+                            self.challenge(endpoint=endpoint))
         return token
 
-    def _key(self, token: str) -> Principal:
-        assert self.keys is not None
-        principal = self.keys.resolve(token)
+    def _invalid(self, endpoint: EndpointSpec | None) -> AuthError:
+        return AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token", None, endpoint))
+
+    def _key(self, token: str, endpoint: EndpointSpec | None = None,
+             ring: KeyRing | None = None) -> Principal:
+        ring = ring or self.keys
+        principal = None if ring is None else ring.resolve(token)
         if principal is None:
-            raise AuthError(401, "Unauthorized: invalid token", self.challenge("invalid_token"))
+            raise self._invalid(endpoint)
         return principal
 
     def still_valid(self, principal: Principal, now: float | None = None) -> bool:

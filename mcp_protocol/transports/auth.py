@@ -6,6 +6,11 @@ API keys and/or OAuth) and turns its refusals into the HTTP answer, 401 (or 403
 ``insufficient_scope``) with the ``WWW-Authenticate`` challenge and a JSON-RPC error body. The
 token itself is never logged. ``resolve_caller`` is the one place every transport turns a
 resolver's answer into the ``Principal`` it binds.
+
+On a virtual server the router has put its ``EndpointSpec`` in the scope (``endpoints.SCOPE_KEY``)
+before the caller is resolved: ``resolver(access)`` hands it to the policy, which applies the
+endpoint's own access (``auth/endpoint_access.py``) in every ``MCP_AUTH`` mode, open included.
+A custom ``MCP["PRINCIPAL_RESOLVER"]`` decides alone: an endpoint's access is not applied then.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from ..auth import principal as caller
 from ..auth.policy import AccessPolicy, AuthError
 from ..auth.principal import Principal
 from ..definitions import Snapshot
+from ..endpoints import SCOPE_KEY, EndpointSpec
 from .responses import HTTPError, Scope
 
 # Who is calling, from the request's scope: a principal id, None (open mode), a ``Principal``
@@ -54,12 +60,24 @@ def _authorization(scope: Scope) -> str | None:
 
 
 def resolver(access: AccessPolicy) -> PrincipalResolver:
-    """The resolver of ``access``'s mode: open mode's own when it is ``open``."""
+    """The resolver of ``access``'s mode; on ``/mcp`` in open mode, nothing is asked."""
+
+    async def resolve(scope: Scope) -> Principal:
+        try:
+            return await access.authenticate(_authorization(scope), scope.get(SCOPE_KEY))
+        except AuthError as exc:
+            raise _refusal(exc) from None
+
     if access.mode == "open":
-        return open_mode
+        def resolve_open(scope: Scope) -> Resolved | Awaitable[Resolved]:
+            return None if scope.get(SCOPE_KEY) is None else resolve(scope)
+
+        return resolve_open
     if access.mode == "keys":
-        # Keys only: answered synchronously (``resolve_caller`` takes either), no coroutine.
-        def resolve_key(scope: Scope) -> Principal:
+        # Keys only: answered synchronously on /mcp (``resolve_caller`` takes either), no coroutine.
+        def resolve_key(scope: Scope) -> Principal | Awaitable[Principal]:
+            if scope.get(SCOPE_KEY) is not None:
+                return resolve(scope)
             try:
                 return access.authenticate_key(_authorization(scope))
             except AuthError as exc:
@@ -67,19 +85,15 @@ def resolver(access: AccessPolicy) -> PrincipalResolver:
 
         return resolve_key
 
-    async def resolve(scope: Scope) -> Principal:
-        try:
-            return await access.authenticate(_authorization(scope))
-        except AuthError as exc:
-            raise _refusal(exc) from None
-
     return resolve
 
 
-def step_up(access: AccessPolicy, snapshot: Snapshot, method: str, params: Any) -> None:
-    """403 ``insufficient_scope`` for an OAuth token short of a scope (``auth/step_up.py``)."""
+def step_up(access: AccessPolicy, snapshot: Snapshot, method: str, params: Any,
+            endpoint: EndpointSpec | None = None) -> None:
+    """403 ``insufficient_scope`` for an OAuth token short of a scope (``auth/step_up.py``); on a
+    virtual server (``endpoint``) the challenge names the endpoint's metadata."""
     try:
-        access.step_up(caller.current(), snapshot, method, params)
+        access.step_up(caller.current(), snapshot, method, params, endpoint)
     except AuthError as exc:
         raise _refusal(exc) from None
 

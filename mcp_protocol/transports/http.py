@@ -31,6 +31,7 @@ from ..auth import principal as caller
 from ..auth.principal import Principal
 from ..auth.step_up import STEPPED
 from ..endpoint_views import select
+from ..endpoints import SCOPE_KEY
 from ..errors import InvalidRequest, MCPError
 from ..jsonrpc import Notification, Request, Response, dumps, error_id, error_response, parse_body
 from ..outbound import NullOutbound
@@ -203,8 +204,10 @@ class MCPEndpoint:
         if isinstance(parsed, Request):
             scope[REQUEST_ID] = parsed.id
             if rt.access.verifier is not None and parsed.method in STEPPED:
+                # The endpoint's own selection (a definition outside it is unknown, not a 403);
+                # on a virtual server the 403 names its metadata (auth/endpoint_access.py).
                 served = select(rt.provider.snapshot(), rt.server.endpoint)
-                step_up(rt.access, served, parsed.method, parsed.params)
+                step_up(rt.access, served, parsed.method, parsed.params, scope.get(SCOPE_KEY))
         await self.message(rt, scope, receive, send, headers, parsed)
 
     async def message(

@@ -62,7 +62,8 @@ async def test_what_the_queue_hands_a_sink_reads_back_as_recorded(
     sink, land = sink_and_land
     queue = AuditQueue(sink, max_bytes=64)
     queue.record(entry(0, principal="key ab", principal_id="key:1", session="s1", revision="2025-11-25",
-                       name="echo", arguments={"text": "héllo", "api_key": "k"}, duration_ms=1.5))
+                       name="echo", arguments={"text": "héllo", "api_key": "k"}, duration_ms=1.5,
+                       server="support"))
     queue.record(entry(1, principal_id=None, session=None, method="resources/read", name="demo://x",
                        arguments=None, duration_ms=0.25))
     queue.record(entry(2, arguments={"text": "x" * 500}, outcome="tool_error", error="boom"))
@@ -77,6 +78,7 @@ async def test_what_the_queue_hands_a_sink_reads_back_as_recorded(
     assert first.arguments == {"text": "héllo", "api_key": "[redacted]"}
     assert (first.principal, first.principal_id, first.session, first.revision, first.duration_ms) == (
         "key ab", "key:1", "s1", "2025-11-25", 1.5)
+    assert (first.server, read.server) == ("support", "")  # the virtual server called; "" for /mcp
     assert read.arguments is None and read.principal_id == "" and read.session == ""
     nulls = await sync_to_async(lambda: list(AuditRecord.objects.filter(arguments__isnull=True)))()
     assert nulls == [read]  # SQL NULL, not JSON null

@@ -5,6 +5,7 @@ filtered."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.utils import timezone
@@ -60,6 +61,18 @@ def test_the_audit_log_is_read_only_and_filtered(api: APIClient) -> None:
     since = (now - timedelta(days=5)).isoformat()
     assert len(api.get("/api/v1/audit/", {"since": since}).json()["results"]) == 2
     assert api.post("/api/v1/audit/", {}, format="json").status_code == 405
+
+
+def test_audit_rows_name_the_server_in_the_api_and_the_admin(api: APIClient, admin_client: Any) -> None:
+    for server in ("support", ""):  # a virtual server's call, and /mcp's
+        AuditRecord.objects.create(time=timezone.now(), principal="key ab", principal_id="key:1",
+                                   revision="2025-11-25", method="tools/call", name="echo", outcome="ok",
+                                   duration_ms=1.0, server=server)
+    rows = api.get("/api/v1/audit/?server=support").json()["results"]
+    assert [r["server"] for r in rows] == ["support"]
+    assert sorted(r["server"] for r in api.get("/api/v1/audit/").json()["results"]) == ["", "support"]
+    page = admin_client.get("/admin/access/auditrecord/").content.decode()
+    assert "/mcp/support" in page and "?server=support" in page  # the column and its filter
 
 
 def test_anonymous_callers_get_401(db: None) -> None:

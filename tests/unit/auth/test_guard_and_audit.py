@@ -127,3 +127,51 @@ async def test_a_full_audit_queue_drops_and_counts_rather_than_waiting() -> None
     for _ in range(5):
         queue.record(entry)
     assert queue.dropped == 3
+
+
+async def test_an_endpoints_rate_replaces_the_default_in_a_bucket_of_its_own() -> None:
+    from mcp_protocol.endpoints import EndpointAccess, EndpointSpec
+
+    guard = Guard(MemoryRateLimiter(), rate=Rate(100, 100))
+    servers = {}
+    for slug in ("a", "b", None):
+        server = servers[slug] = make_server()
+        server.interceptor = guard
+        if slug is not None:
+            server.endpoint = EndpointSpec(slug, slug, access=EndpointAccess(rate="1/3600"))
+            server.endpoint_key = slug
+    sessions = {slug: await initialized(server) for slug, server in servers.items()}
+    who = Principal("key:1")
+
+    async def listed(slug: str | None) -> bool:
+        return "result" in await _call(servers[slug], sessions[slug], "tools/list", {}, who)
+
+    assert await listed("a") and not await listed("a")  # a's rate: 1 an hour
+    assert await listed("b") and not await listed("b")  # b's bucket is not a's
+    assert all([await listed(None) for _ in range(5)])  # /mcp keeps the default
+    keyed = Principal("key:2", rate=Rate(3, 3 / 3600))  # a key's own rate stays its cap everywhere
+    assert "result" in await _call(servers["a"], sessions["a"], "tools/list", {}, keyed)
+    assert "error" in await _call(servers["a"], sessions["a"], "tools/list", {}, keyed)
+
+
+async def test_an_audit_row_names_the_virtual_server_called() -> None:
+    from mcp_protocol.endpoints import EndpointSpec
+
+    sink = ListSink()
+    queue = AuditQueue(sink)
+    guard = Guard(MemoryRateLimiter(), audit=queue)
+    support, catch_all = make_server(), make_server()
+    support.endpoint, support.endpoint_key = EndpointSpec("support", "support"), "support"
+    queue.start()
+    try:
+        for server in (support, catch_all):
+            server.interceptor = guard
+            name, arguments = _echo(server)
+            call = {"name": name, "arguments": arguments}
+            await _call(server, await initialized(server), "tools/call", call, Principal("key:1"))
+        while len(sink.entries) < 2:
+            sink.written.clear()
+            await asyncio.wait_for(sink.written.wait(), 5)
+    finally:
+        await queue.close()
+    assert [e.server for e in sink.entries] == ["support", ""]

@@ -110,6 +110,8 @@ async def test_the_spool_encodes_each_entry_as_head_does() -> None:
         AuditEntry(3.0, "key ab", "key:1", "s1", "2025-11-25", "tools/call", "echo", {}, "error",
                    "-32602 bad", 1e-05, "{}"),
         AuditEntry(4.0, "key ab", "key:1", "s1", "2025-11-25", "tools/call", "echo", {}, "ok", "", 7.0, "{}"),
+        AuditEntry(5.0, "key ab", "key:1", "s2", "2026-07-28", "tools/call", "echo", {}, "ok", "", 1.0, "{}",
+                   server="support"),  # a virtual server's call (issue 39)
     ]
     try:
         for _ in range(2):  # the second time from the cache
@@ -122,7 +124,7 @@ async def test_the_spool_encodes_each_entry_as_head_does() -> None:
         # A field of another type (not what the guard records) takes the general path.
         odd = AuditEntry(5, "p", None, None, "v", "tools/call", 7, None, "ok", "", 1)  # type: ignore[arg-type]
         head = sink.encode([odd])[0]
-        assert json.loads(head)[1:] == [5, "p", None, None, "v", "tools/call", 7, "ok", "", 1]
+        assert json.loads(head)[1:] == [5, "p", None, None, "v", "tools/call", 7, "ok", "", 1, ""]
         # The queue's path: the same fields from the rows, as RESP bulk strings.
         packed = sink.encode_rows([row_of(e) for e in entries], 4096)
         assert packed.entries == len(entries)
@@ -138,3 +140,15 @@ async def test_the_spool_encodes_each_entry_as_head_does() -> None:
             assert args == (_capped(entry.arguments, 4096)[1] or "")
     finally:
         await sink.close()
+
+
+def test_a_spooled_entry_from_before_the_server_field_still_drains() -> None:
+    from access.spool_entries import entry_of
+
+    old = ["t-1", 1.0, "key ab", "key:1", "s1", "2025-11-25", "tools/call", "echo", "ok", "", 0.5]
+    assert entry_of(old, None, "sqlite")[1].server == ""  # written before issue 39: /mcp's
+    assert entry_of([*old, "support"], None, "sqlite")[1].server == "support"
+    with pytest.raises(ValueError):
+        entry_of([*old, "support", "extra"], None, "sqlite")
+    with pytest.raises(TypeError):
+        entry_of([*old, 7], None, "sqlite")
