@@ -129,6 +129,10 @@ class EndpointSpec:
     description: str | None = None
     selection: Selection = Selection()
     access: EndpointAccess = EndpointAccess()
+    # Served at ``/mcp`` itself (``MCP['DEFAULT_SERVER']`` names it): its resource URL (a token's
+    # audience, RFC 8707) is then ``/mcp``'s, the URL its clients connect to. Set on the scope's
+    # copy only (``transports/endpoints.route``); not part of what the server is.
+    at_root: bool = field(default=False, compare=False)
 
     @property
     def route(self) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
+from dataclasses import replace
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -36,7 +37,7 @@ from mcp_django import virtual_servers
 from mcp_django.conf import access_settings, mcp_settings
 from mcp_protocol import versions
 from mcp_protocol.auth import endpoint_access
-from mcp_protocol.endpoints import EndpointSpec
+from mcp_protocol.endpoints import OFF, EndpointSpec
 
 FOLLOWED = "modelcontextprotocol/experimental-ext-server-card@8924e08682b4a936e6464b57845ec2ff17dc8776"
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
@@ -90,10 +91,11 @@ def _remote(kind: str, url: str, spec: EndpointSpec | None, served: list[str]) -
     return remote
 
 
-def card(request: HttpRequest, spec: EndpointSpec | None) -> dict[str, Any]:
-    """The Server Card of ``/mcp`` (``spec`` None) or of the virtual server ``spec``."""
-    path = "/mcp" if spec is None else spec.route
-    legacy = "/sse" if spec is None else f"/sse/{spec.slug}"
+def card(request: HttpRequest, spec: EndpointSpec | None, at_root: bool = False) -> dict[str, Any]:
+    """The Server Card of ``/mcp`` (``spec`` None) or of the virtual server ``spec`` (served at
+    ``/mcp`` itself when ``at_root``: ``MCP['DEFAULT_SERVER']`` names it)."""
+    path = "/mcp" if spec is None or at_root else spec.route
+    legacy = "/sse" if spec is None or at_root else f"/sse/{spec.slug}"
     if spec is None:
         name, title = str(mcp_settings.SERVER_NAME), mcp_settings.SERVER_TITLE
         version, description, website, icons = mcp_settings.SERVER_VERSION, None, None, None
@@ -149,19 +151,37 @@ def _not_found() -> JsonResponse:
     return response
 
 
+def _root() -> tuple[bool, EndpointSpec | None]:
+    """What ``/mcp`` serves (``MCP['DEFAULT_SERVER']``): (served at all, the virtual server it is
+    or None for the catch-all)."""
+    default = mcp_settings.DEFAULT_SERVER
+    if default is None:
+        return True, None
+    if default == OFF:
+        return False, None
+    spec = virtual_servers.enabled(str(default))
+    return spec is not None, spec
+
+
 def server_card(request: HttpRequest, slug: str | None = None) -> HttpResponse:
-    spec = None
-    if slug is not None:
-        spec = virtual_servers.enabled(slug)
-        if spec is None:
+    if slug is None:
+        served, spec = _root()
+        if not served:
             return _not_found()
+        spec = None if spec is None else replace(spec, at_root=True)
+        return _cached(request, card(request, spec, at_root=True), CARD_TYPE)
+    spec = virtual_servers.enabled(slug)
+    if spec is None:
+        return _not_found()
     return _cached(request, card(request, spec), CARD_TYPE)
 
 
 def ai_catalog(request: HttpRequest) -> HttpResponse:
     host = _host(request)
-    entries = [{"identifier": f"urn:air:{host}:mcp:{CATCH_ALL_NAME}", "type": CARD_TYPE,
-                "url": request.build_absolute_uri("/mcp/server-card")}]
+    entries = []
+    if _root()[0]:  # /mcp, unless MCP['DEFAULT_SERVER'] turns it off (or names no enabled server)
+        entries.append({"identifier": f"urn:air:{host}:mcp:{CATCH_ALL_NAME}", "type": CARD_TYPE,
+                        "url": request.build_absolute_uri("/mcp/server-card")})
     entries += [{"identifier": f"urn:air:{host}:mcp:{spec.slug}", "type": CARD_TYPE,
                  "url": request.build_absolute_uri(f"{spec.route}/server-card")}
                 for spec in virtual_servers.all_enabled()]

@@ -65,7 +65,7 @@ def scope_allowed(spec: EndpointSpec, scopes: Iterable[str]) -> bool:
 def resource_url(base: str, spec: EndpointSpec | None) -> str:
     """The canonical URL (RFC 8707 resource, a token's audience) of the endpoint: ``base`` is
     ``RESOURCE_URL``, the catch-all ``/mcp``'s; a virtual server's is below it."""
-    return base if spec is None else f"{base.rstrip('/')}/{spec.slug}"
+    return base if spec is None or spec.at_root else f"{base.rstrip('/')}/{spec.slug}"
 
 
 def metadata_url(resource: str) -> str:

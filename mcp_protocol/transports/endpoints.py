@@ -20,6 +20,8 @@ else.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..endpoints import OFF, SCOPE_KEY
 from .responses import HTTPError, Scope
 from .runtime import Runtime
@@ -33,7 +35,8 @@ def route(rt: Runtime, scope: Scope, default: str | None) -> Runtime:
     path that names no enabled server (or ``/mcp`` turned off)."""
     named = scope.get("url_route")
     slug = named["kwargs"].get(SLUG_KWARG) if named is not None else None
-    if slug is None:
+    at_root = slug is None
+    if at_root:
         slug = default
         if slug is None:  # the catch-all: the hot path of a deployment without virtual servers
             scope[SCOPE_KEY] = None
@@ -41,5 +44,6 @@ def route(rt: Runtime, scope: Scope, default: str | None) -> Runtime:
     spec = None if slug == OFF else rt.provider.snapshot().endpoint(slug)
     if spec is None:
         raise HTTPError(404, NOT_FOUND)
-    scope[SCOPE_KEY] = spec
+    # At /mcp itself its clients' tokens are for /mcp (RFC 8707): the auth seam reads at_root.
+    scope[SCOPE_KEY] = replace(spec, at_root=True) if at_root else spec
     return rt.endpoint_runtimes.get(spec)

@@ -8,7 +8,7 @@
 
 Through the real endpoint (``MCPEndpoint``, the process's service built from settings, API keys
 from the database, tokens checked against a JWKS served in-process); the router's part, putting
-the endpoint's spec in the scope (``endpoints.SCOPE_KEY``), is played by a small ASGI wrapper.
+the slug in ``url_route``, is played by a small ASGI wrapper (the memory provider serves the spec).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from django.test import Client, override_settings
 
 from access.models import ApiKey
 from mcp_django.service import get_service
-from mcp_protocol.endpoints import SCOPE_KEY, EndpointAccess, EndpointSpec
+from mcp_protocol.endpoints import EndpointAccess, EndpointSpec
+from mcp_protocol.transports.endpoints import SLUG_KWARG
 from mcp_protocol.transports.http import MCPEndpoint
 from mcp_protocol.transports.responses import Receive, Scope, Send
 from tests.support.asgi_call import MEMORY_MCP, post
@@ -56,10 +57,19 @@ def token(aud: str) -> str:
 
 
 def routed(endpoint: MCPEndpoint, spec: EndpointSpec | None) -> Callable[[Scope, Receive, Send], Any]:
-    """What the router does for /mcp/<slug>: the spec in the scope, before the caller is resolved."""
+    """``/mcp/<slug>`` as the router hands it over (the slug in ``url_route``), with ``spec`` served
+    by the provider's snapshot; ``None``: ``/mcp`` itself. The endpoint puts the spec in the scope
+    (``SCOPE_KEY``) before the caller is resolved."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        await endpoint({**scope, SCOPE_KEY: spec}, receive, send)
+        if spec is None:
+            await endpoint(scope, receive, send)
+            return
+        rt = endpoint.host.current() or await endpoint.host.runtime()
+        served = {e.slug: e for e in rt.provider.snapshot().endpoints}
+        served[spec.slug] = spec
+        rt.provider.set_endpoints(served.values())  # type: ignore[attr-defined]
+        await endpoint({**scope, "url_route": {"args": (), "kwargs": {SLUG_KWARG: spec.slug}}}, receive, send)
 
     return app
 
