@@ -2,8 +2,9 @@
 commit).
 
 Each model says what a change of it touches: its list (``mcp_kind``; a prompt's arguments and
-messages publish their prompt's) and its resource URIs (``change_uris()``: a resource whose URI
-changes reports the old and the new one, remembered here before the save).
+messages publish their prompt's), its resource URIs (``change_uris()``: a resource whose URI
+changes reports the old and the new one, remembered here before the save) and the virtual servers'
+endpoints it reaches (``touches()``: ``changes/reach.py``, from the row as read and as saved).
 
 Migrations write through historical models (``apps.get_model``), whose signals have other senders
 than the live models connected below, so a data migration is invisible to them. After a
@@ -24,6 +25,7 @@ from django.dispatch import receiver
 from .changes import publish as changes
 from .models import ChangeSet, Resource, Skill
 from .models.history import Recorded
+from .models.remembered import Remembered
 
 # Every model with a history is one a change of which clients hear of: each says what it touches
 # (``mcp_kind``, ``change_uris()``), so no table here has to be kept in step with the models.
@@ -42,14 +44,26 @@ def remember_old_uri(sender: type[Resource], instance: Resource, raw: bool = Fal
         instance._old_uri = sender.objects.filter(pk=instance.pk).values_list("uri", flat=True).first()
 
 
+def recall(sender: type[Remembered], instance: Remembered, raw: bool = False, using: str | None = None,
+           **kwargs: Any) -> None:
+    """A row saved without having been read: its old name and tags, read now (``remembered.py``)."""
+    if not raw:
+        instance.recall(using)
+
+
 def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
     uris = instance.change_uris()
     instance.__dict__.pop("_old_uri", None)
     instance.__dict__.pop("_old_path", None)
-    changes.note_change(sender.mcp_kind, uris, using=using)
+    # The endpoints it reaches (changes/reach.py): as the row was, and as it is now.
+    changes.note_change(sender.mcp_kind, uris, using=using, touches=instance.touches())
+    if isinstance(instance, Remembered):
+        instance.remember()  # what the database holds now: a next save starts from here
 
 
 for _model in MODELS:
+    if issubclass(_model, Remembered):
+        pre_save.connect(recall, sender=_model, dispatch_uid=f"registry-recall-{_model.__name__}")
     post_save.connect(_changed, sender=_model, dispatch_uid=f"registry-changed-save-{_model.__name__}")
     post_delete.connect(_changed, sender=_model, dispatch_uid=f"registry-changed-delete-{_model.__name__}")
 
@@ -64,5 +78,5 @@ def publish_after_migrate(
     # a worker whose bus missed the publish finds it there (reconcile.py).
     record = ChangeSet._meta.db_table in connections[using].introspection.table_names()
     with transaction.atomic(using=using):
-        for kind in changes.KINDS:
+        for kind in changes.LIST_KINDS:  # no endpoints named: every worker, every endpoint
             changes.note_change(kind, (), using=using, record=record)
