@@ -23,7 +23,7 @@ from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from .changes import publish as changes
-from .models import ChangeSet, Resource, Skill
+from .models import ChangeSet, Resource, Skill, VirtualServer
 from .models.history import Recorded
 from .models.remembered import Remembered
 
@@ -58,6 +58,11 @@ def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
     # The endpoints it reaches (changes/reach.py): as the row was, and as it is now.
     changes.note_change(sender.mcp_kind, uris, using=using, touches=instance.touches())
     if isinstance(instance, Remembered):
+        renamed = getattr(instance, "renamed", None)
+        found = renamed() if renamed is not None and kwargs.get("created") is False else None
+        if found is not None and not kwargs.get("raw"):
+            # A rename does not drop the definition from the servers that name it (issue 39).
+            VirtualServer.carry_rename(*found, using=using)
         instance.remember()  # what the database holds now: a next save starts from here
 
 

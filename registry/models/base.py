@@ -82,6 +82,11 @@ class Definition(Remembered, Versioned, Recorded):
             return None
         return State(self.selection_kind, values[name_field], frozenset(values["tags"] or ()))
 
+    def renamed(self) -> tuple[str, str, str] | None:
+        """(selection kind, old name, new name) when a save changed how selections name it."""
+        old, new = self.selected_as(True), self.selected_as()
+        return None if old is None or new is None or old.name == new.name else (new.kind, old.name, new.name)
+
     def touches(self) -> Touches:
         """The endpoints whose selection allows this definition before the save or after."""
         return Touches(states=frozenset(s for s in (self.selected_as(True), self.selected_as()) if s))

@@ -139,6 +139,22 @@ class VirtualServer(Remembered, Versioned, Recorded):
             ),
         )
 
+    @classmethod
+    def carry_rename(cls, kind: str, old: str, new: str, using: str | None = None) -> list[VirtualServer]:
+        """A definition renamed (``kind``: its ``Selection`` field) stays in the servers that name
+        it: each is saved with the new name (a version in the rename's change set, a ``servers``
+        change of its endpoint). Every server is read: renames are rare, and JSON ``contains`` is
+        not portable (SQLite)."""
+        carried = []
+        for server in cls.objects.using(using).all():
+            names: list[str] = getattr(server, kind)
+            if old not in names:
+                continue
+            setattr(server, kind, list(dict.fromkeys(new if name == old else name for name in names)))
+            server.save(using=using)
+            carried.append(server)
+        return carried
+
     def touches(self) -> Touches:
         """A change of a server changes every list of its endpoint, and only its own: under its
         slug before the save (``Remembered``) and after."""

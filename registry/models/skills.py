@@ -135,6 +135,13 @@ class Skill(Remembered, Versioned, Recorded):
             uris.append(f"skill://{old_path}/SKILL.md")
         return uris
 
+    def renamed(self) -> tuple[str, str, str] | None:
+        """("skills", old root URI, new root URI) when a save moved the skill."""
+        stored = self.stored()
+        if stored is None or stored["path"] == self.path:
+            return None
+        return "skills", SCHEME + stored["path"], SCHEME + self.path
+
     def touches(self) -> Touches:
         """The endpoints whose selection allows the skill (by its root URI) before the save or
         after, or a skill enclosing it: those serve its files too (SEP-2640 nested skills; their
