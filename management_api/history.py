@@ -319,5 +319,5 @@ class VersionRevert(AuthoredMixin, APIView):
         serializer = SERIALIZERS.get(kind)
         # A kind without a serializer here (servers: /api/v1/servers/ has its own): its state.
         data = (serializer(row, context={"request": request}).data if serializer is not None
-                else {"id": row.pk, **versions.state_at(model, row.pk)})
+                else {"id": row.pk, **(versions.state_at(model, row.pk) or {})})
         return Response(data, headers={"ETag": quote_etag(str(row.version))})

@@ -62,7 +62,8 @@ def _changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
         found = renamed() if renamed is not None and kwargs.get("created") is False else None
         if found is not None and not kwargs.get("raw"):
             # A rename does not drop the definition from the servers that name it (issue 39).
-            VirtualServer.carry_rename(*found, using=using)
+            kind, old, new = found
+            VirtualServer.carry_rename(kind, old, new, using=using)
         instance.remember()  # what the database holds now: a next save starts from here
 
 
