@@ -342,7 +342,9 @@ def _reached(
         return loaded[0]
 
     try:
-        return {kind: endpoints(kind, reach[kind], selections) if kind in reach else None for kind in kinds}
+        return {
+            kind: endpoints(kind, reach[kind], selections, using) if kind in reach else None for kind in kinds
+        }
     except Exception:
         # Committed already: a change that cannot say whom it reaches reaches everyone.
         logger.exception("Could not read the virtual servers a registry change reaches")

@@ -41,10 +41,13 @@ class State(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Touches:
-    """What one changed row reaches: definitions' states, and servers named by slug."""
+    """What one changed row reaches: definitions' states, servers named by slug, and parents
+    (a prompt's argument whose prompt is not loaded: ``(model label, pk)``, read when the batch is
+    published, and only if any server is enabled)."""
 
     states: frozenset[State] = frozenset()
     slugs: frozenset[str] = frozenset()
+    parents: frozenset[tuple[str, Any]] = frozenset()
 
 
 @dataclass(slots=True)
@@ -53,6 +56,7 @@ class Reach:
 
     states: set[State] = field(default_factory=set)
     slugs: set[str] = field(default_factory=set)
+    parents: set[tuple[str, Any]] = field(default_factory=set)
     everywhere: bool = False
 
     def add(self, touches: Touches | None) -> None:
@@ -61,6 +65,18 @@ class Reach:
         else:
             self.states.update(touches.states)
             self.slugs.update(touches.slugs)
+            self.parents.update(touches.parents)
+
+    def resolve_parents(self, using: str | None) -> None:
+        """The parents' states, read now (one query per parent model). A parent deleted in the
+        same transaction is gone: its own delete said what it reached."""
+        by_model: dict[str, set[Any]] = {}
+        for label, pk in self.parents:
+            by_model.setdefault(label, set()).add(pk)
+        for label, pks in by_model.items():
+            for parent in apps.get_model(label)._base_manager.using(using).filter(pk__in=pks):
+                self.add(parent.touches())
+        self.parents.clear()
 
 
 Selections = Sequence[tuple[str, Selection]]  # (slug, selection) of every enabled server
@@ -73,7 +89,9 @@ def allows(selection: Selection, state: State) -> bool:
     return state.name in getattr(selection, state.kind) or bool(selection.include_tags)
 
 
-def endpoints(kind: str, reach: Reach, selections: Callable[[], Selections]) -> list[str] | None:
+def endpoints(
+    kind: str, reach: Reach, selections: Callable[[], Selections], using: str | None = None
+) -> list[str] | None:
     """The endpoint keys a change of ``kind`` reaches (None: every endpoint). ``selections`` is
     called only when a definition's state has to be matched."""
     if reach.everywhere:
@@ -81,7 +99,9 @@ def endpoints(kind: str, reach: Reach, selections: Callable[[], Selections]) -> 
     named = set(reach.slugs)
     if kind in KINDS:
         named.add(CATCH_ALL)  # /mcp serves every definition
-    if reach.states:
+    if (reach.states or reach.parents) and selections():
+        if reach.parents:
+            reach.resolve_parents(using)
         for slug, selection in selections():
             if any(allows(selection, state) for state in reach.states):
                 named.add(slug)
@@ -100,14 +120,23 @@ def enabled_selections(using: str | None = None) -> list[tuple[str, Selection]]:
 
 
 def union(each: Iterable[Touches | None]) -> Touches | None:
-    states: set[State] = set()
-    slugs: set[str] = set()
+    reach = Reach()
     for touches in each:
         if touches is None:
             return None
-        states.update(touches.states)
-        slugs.update(touches.slugs)
-    return Touches(frozenset(states), frozenset(slugs))
+        reach.add(touches)
+    return Touches(frozenset(reach.states), frozenset(reach.slugs), frozenset(reach.parents))
+
+
+def through_parent(row: Any, name: str) -> Touches:
+    """What a child row reaches: its parent's (``name``: the foreign key), from the parent loaded
+    with it, else named by its key and read once for the whole batch (a queryset delete of a
+    prompt's arguments loads none of their prompts: one query each otherwise)."""
+    field = row._meta.get_field(name)
+    if field.is_cached(row):
+        touches: Touches = getattr(row, name).touches()
+        return touches
+    return Touches(parents=frozenset({(field.related_model._meta.label, getattr(row, field.attname))}))
 
 
 def of_rows(queryset: Any, updates: Mapping[str, Any] | None = None) -> Touches | None:

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from ..changes.publish import ChangeQuerySet
-from ..changes.reach import Touches
+from ..changes.reach import Touches, through_parent
 from ..validation.content_blocks import validate_content_block
 from ..validation.validators import ROLES, validate_name, validate_string_list
 from .base import Definition, check_handler
@@ -70,7 +70,7 @@ class PromptArgument(Recorded):
         ]
 
     def touches(self) -> Touches:
-        return self.prompt.touches()  # an argument or a message changes its prompt
+        return through_parent(self, "prompt")  # an argument or a message changes its prompt
 
     def __str__(self) -> str:
         return self.name
@@ -95,7 +95,7 @@ class PromptMessage(Recorded):
         ordering = ["position", "id"]
 
     def touches(self) -> Touches:
-        return self.prompt.touches()  # an argument or a message changes its prompt
+        return through_parent(self, "prompt")  # an argument or a message changes its prompt
 
     def __str__(self) -> str:
         return f"{self.role} message {self.position}"

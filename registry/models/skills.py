@@ -28,7 +28,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from ..changes.publish import ChangeQuerySet
-from ..changes.reach import State, Touches
+from ..changes.reach import State, Touches, through_parent
 from ..validation import safe_yaml
 from .concurrency import Versioned
 from .history import Recorded
@@ -207,7 +207,7 @@ class SkillFile(Recorded):
         return [f"skill://{self.skill.path}/{self.path}"]
 
     def touches(self) -> Touches:
-        return self.skill.touches()  # a file changes its skill, where that skill is served
+        return through_parent(self, "skill")  # a file changes its skill, where that skill is served
 
     @property
     def raw(self) -> bytes:

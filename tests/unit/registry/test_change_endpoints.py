@@ -197,3 +197,34 @@ def test_the_reconcilers_messages_name_no_endpoints_and_so_reach_every_one() -> 
     message, = changes.messages({"tools": set()}, changes.Opened(1, "ab"))
     assert MESSAGE_KEY not in message
     assert "servers" in changes.KINDS
+
+
+async def test_children_deleted_by_a_queryset_reach_their_prompt_with_one_read_of_the_prompts() -> None:
+    def setup() -> Prompt:
+        server("a", prompts=["p"])
+        prompt = Prompt.objects.create(name="p", description="d")
+        for name in ("x", "y", "z"):
+            prompt.arguments.create(name=name)
+        return prompt
+
+    prompt = await sync_to_async(setup)()
+
+    def delete_arguments() -> list[str]:
+        with CaptureQueriesContext(connection) as queries, transaction.atomic():
+            # As an import replaces a prompt's arguments: none of them has its prompt loaded.
+            type(prompt.arguments.first()).objects.filter(prompt_id=prompt.pk).delete()
+        return [q["sql"] for q in queries.captured_queries if 'FROM "registry_prompt"' in q["sql"]]
+
+    listener = await listen()
+    reads = await sync_to_async(delete_arguments)()
+    assert len(reads) == 1  # the prompt, once, when the batch is published
+    assert (await message_of(listener, "prompts"))[MESSAGE_KEY] == [CATCH_ALL, "a"]
+    await listener.subscription.close()
+
+
+def test_without_any_server_a_change_reads_no_parent() -> None:
+    prompt = Prompt.objects.create(name="p", description="d")
+    prompt.arguments.create(name="x")
+    with CaptureQueriesContext(connection) as queries:
+        type(prompt.arguments.first()).objects.filter(prompt_id=prompt.pk).delete()
+    assert not [q for q in queries.captured_queries if 'FROM "registry_prompt"' in q["sql"]]
