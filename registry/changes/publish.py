@@ -45,7 +45,7 @@ from mcp_protocol.endpoints import MESSAGE_KEY
 from mcp_protocol.fanout.notifications import KINDS as LIST_KINDS
 
 from . import authorship
-from .reach import SERVERS, Reach, Selections, Touches, enabled_selections, endpoints, of_objects, of_rows
+from .reach import SERVERS, Reach, Touches, of_objects, of_rows, reached
 
 # The kinds of change, in message order: the lists (the fan-out's), then the virtual servers
 # (every list of the endpoints named). Written so either side may name "servers" first.
@@ -315,7 +315,7 @@ def publish(
     from mcp_django.conf import mcp_settings
     from mcp_protocol.bus.base import CHANGES
 
-    for message in messages(kinds, changeset, _reached(kinds, reach, using)):
+    for message in messages(kinds, changeset, reached(kinds, reach, using)):
         # With tracing on, the publish is a PRODUCER span whose context travels in the message, so
         # each worker's fan-out of it (fanout/listener.py) is its child: one trace per change.
         with tracing.producer(f"publish registry change {message['kind']}", {"mcp.change.id": message["id"]}):
@@ -326,29 +326,6 @@ def publish(
                 mcp_settings.backend("BUS").publish_sync(CHANGES, message)
             except Exception:
                 logger.exception("Could not publish registry change %s on the bus", message)
-
-
-def _reached(
-    kinds: Mapping[str, Any], reach: Mapping[str, Reach] | None, using: str | None
-) -> dict[str, list[str] | None] | None:
-    """The endpoint keys each kind reaches; the servers' selections read once, if needed."""
-    if reach is None:
-        return None
-    loaded: list[Selections] = []
-
-    def selections() -> Selections:
-        if not loaded:
-            loaded.append(enabled_selections(using))
-        return loaded[0]
-
-    try:
-        return {
-            kind: endpoints(kind, reach[kind], selections, using) if kind in reach else None for kind in kinds
-        }
-    except Exception:
-        # Committed already: a change that cannot say whom it reaches reaches everyone.
-        logger.exception("Could not read the virtual servers a registry change reaches")
-        return None
 
 
 # Set while ``bulk_update`` runs the UPDATE Django builds for it (CASE expressions per row).

@@ -18,6 +18,7 @@ commit: the servers as they are now), and only when some definition changed.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -27,6 +28,8 @@ from django.apps import apps
 from mcp_protocol.endpoints import CATCH_ALL, Selection
 from mcp_protocol.endpoints import KINDS as SELECTION_FIELDS
 from mcp_protocol.fanout.notifications import KINDS
+
+logger = logging.getLogger(__name__)
 
 SERVERS = "servers"  # the change kind of a virtual server row (VirtualServer.mcp_kind)
 
@@ -102,10 +105,42 @@ def endpoints(
     if (reach.states or reach.parents) and selections():
         if reach.parents:
             reach.resolve_parents(using)
+            if reach.everywhere:
+                return None
+        names: dict[str, set[str]] = {}
+        for state in reach.states:
+            names.setdefault(state.kind, set()).add(state.name)
         for slug, selection in selections():
+            if not selection.include_tags and all(
+                getattr(selection, kind).isdisjoint(named_here) for kind, named_here in names.items()
+            ):
+                continue  # names none of them and takes none in by tag (an import: most servers)
             if any(allows(selection, state) for state in reach.states):
                 named.add(slug)
     return sorted(named)
+
+
+def reached(
+    kinds: Mapping[str, Any], reach: Mapping[str, Reach] | None, using: str | None
+) -> dict[str, list[str] | None] | None:
+    """The endpoint keys each kind reaches; the servers' selections read once, if needed."""
+    if reach is None:
+        return None
+    loaded: list[Selections] = []
+
+    def selections() -> Selections:
+        if not loaded:
+            loaded.append(enabled_selections(using))
+        return loaded[0]
+
+    try:
+        return {
+            kind: endpoints(kind, reach[kind], selections, using) if kind in reach else None for kind in kinds
+        }
+    except Exception:
+        # Committed already: a change that cannot say whom it reaches reaches everyone.
+        logger.exception("Could not read the virtual servers a registry change reaches")
+        return None
 
 
 def enabled_selections(using: str | None = None) -> list[tuple[str, Selection]]:
