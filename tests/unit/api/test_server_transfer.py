@@ -93,3 +93,13 @@ def test_importing_servers_needs_the_virtualserver_permissions_and_exporting_the
     assert editor.post("/api/v1/registry/import", document, format="json").status_code == 200
     assert editor.get("/api/v1/registry/export").status_code == 200
     assert without.get("/api/v1/registry/export").status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_at_a_change_set_has_the_servers_as_they_were() -> None:
+    server = VirtualServer.objects.create(**DOCS)
+    at = server.history.latest().changeset_id
+    server.tools = ["search", "fetch"]
+    server.save()
+    assert [s["tools"] for s in export_document(at=at)["servers"]] == [["search"]]
+    assert [s["tools"] for s in export_document()["servers"]] == [["search", "fetch"]]
