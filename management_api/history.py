@@ -50,7 +50,7 @@ def answers(body: Any, *codes: int) -> dict[int, Any]:
 
 
 KIND = OpenApiParameter(
-    "kind", str, OpenApiParameter.PATH, enum=["tools", "resources", "resource-templates", "prompts", "skills"]
+    "kind", str, OpenApiParameter.PATH, enum=list(versions.DEFINITIONS)
 )
 CONFLICTS = OpenApiResponse(
     OpenApiTypes.OBJECT,
@@ -224,9 +224,9 @@ class ChangeSetRevert(AuthoredMixin, APIView):
 
 @extend_schema(
     summary="The versions of one definition, newest first (deleted ones included)",
-    description="Every version of one tool, resource, resource template or prompt, deleted ones "
-    "included: its version id, ETag, change set, author (`actor`, `source`) and whether it was a "
-    "creation, change or deletion.",
+    description="Every version of one tool, resource, resource template, prompt, skill or virtual "
+    "server, deleted ones included: its version id, ETag, change set, author (`actor`, `source`) "
+    "and whether it was a creation, change or deletion.",
     parameters=[KIND],
     responses=answers(OpenApiTypes.OBJECT, 200, 404),
 )
@@ -316,5 +316,8 @@ class VersionRevert(AuthoredMixin, APIView):
             return Response(status=status.HTTP_204_NO_CONTENT)
         if kind in PREFETCH:
             row = model.objects.prefetch_related(*PREFETCH[kind]).get(pk=row.pk)
-        data = SERIALIZERS[kind](row, context={"request": request}).data
+        serializer = SERIALIZERS.get(kind)
+        # A kind without a serializer here (servers: /api/v1/servers/ has its own): its state.
+        data = (serializer(row, context={"request": request}).data if serializer is not None
+                else {"id": row.pk, **(versions.state_at(model, row.pk) or {})})
         return Response(data, headers={"ETag": quote_etag(str(row.version))})

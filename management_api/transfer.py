@@ -1,9 +1,10 @@
 """``GET /api/v1/registry/export`` and ``POST /api/v1/registry/import?mode=merge|replace&dry_run=1``:
 the whole registry as one document (``registry.transfer``, the format of ``export_registry`` /
 ``import_registry``). Export needs permission to view every kind, skills included (the export
-carries their files); import needs to view, add, change and delete the four definition kinds, and
-the skills' too when the document has a ``skills`` section (it creates, rewrites and, with
-``replace``, deletes skills; a document without one leaves skills alone, ``registry/skills/transfer.py``)."""
+carries their files) and virtual servers; import needs to view, add, change and delete the four
+definition kinds, and the skills' (or the virtual servers') too when the document has a ``skills``
+(``servers``) section (it creates, rewrites and, with ``replace``, deletes them; a document without
+one leaves them alone, ``registry/skills/transfer.py``, ``registry/transfer/documents.py``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from .authors import AuthoredMixin
 
 MODELS = ("tool", "resource", "resourcetemplate", "prompt")
 SKILLS = "skill"  # the model of the document's "skills" section (registry.skill_transfer.SECTION)
+SERVERS = "virtualserver"  # the model of its "servers" section (issue 39)
 WRITE = ("add", "change", "delete", "view")
 EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hello {{ who }}",
                       "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}}}],
@@ -31,7 +33,7 @@ EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hel
 
 class CanExport(permissions.BasePermission):
     def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user.has_perms([f"registry.view_{m}" for m in (*MODELS, SKILLS)]))
+        return bool(request.user.has_perms([f"registry.view_{m}" for m in (*MODELS, SKILLS, SERVERS)]))
 
 
 class CanImport(permissions.BasePermission):
@@ -39,15 +41,17 @@ class CanImport(permissions.BasePermission):
     (issue 37 item 5: an import was a way round them)."""
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        models = [*MODELS, SKILLS] if _touches_skills(request) else list(MODELS)
+        models = [*MODELS]
+        models += [SKILLS] if _has_section(request, skill_transfer.SECTION) else []
+        models += [SERVERS] if _has_section(request, "servers") else []
         return bool(request.user.has_perms([f"registry.{action}_{m}" for m in models for action in WRITE]))
 
 
-def _touches_skills(request: Request) -> bool:
+def _has_section(request: Request, section: str) -> bool:
     # Read after IsAdminUser passed (DRF checks the classes in order), so only staff get the body
     # parsed here; a body that is no object is the import's own 400.
     document = request.data
-    return isinstance(document, dict) and skill_transfer.SECTION in document
+    return isinstance(document, dict) and section in document
 
 
 class ImportQuery(serializers.Serializer):
@@ -59,8 +63,9 @@ class ExportView(APIView):
     permission_classes = [permissions.IsAdminUser, CanExport]
 
     @extend_schema(summary="Export the whole registry as one document",
-                   description="Every tool, resource, resource template, prompt and skill as one JSON "
-                   "document, the format `POST registry/import` and `manage.py import_registry` read.",
+                   description="Every tool, resource, resource template, prompt, skill and virtual "
+                   "server as one JSON document, the format `POST registry/import` and "
+                   "`manage.py import_registry` read.",
                    responses={200: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT, 403: OpenApiTypes.OBJECT},
                    examples=[OpenApiExample("A registry", value=EXAMPLE, response_only=True)])
     def get(self, request: Request) -> Response:

@@ -1,11 +1,12 @@
 """Builds, from the database, the immutable view the provider serves without touching it again.
 
 ``build_state()`` runs a fixed handful of queries (one per model, prompts with their arguments and
-messages prefetched) and returns a ``RegistryState``: the protocol's ``Snapshot`` (what clients
-list) plus, keyed the same way, what to *do* for each definition (tool kind and its settings,
-stored resource content, compiled URI templates, prompt messages and completion values). Calls
-then dispatch from this state alone. The types are ``serving/specs.py``'s, so what serves them
-(``code/``, ``kinds/``) needs none of this reader.
+messages prefetched, the enabled virtual servers as ``Snapshot.endpoints``) and returns a
+``RegistryState``: the protocol's ``Snapshot`` (what clients list) plus, keyed the same way, what
+to *do* for each definition (tool kind and its settings, stored resource content, compiled URI
+templates, prompt messages and completion values). Calls then dispatch from this state alone.
+The types are ``serving/specs.py``'s, so what serves them (``code/``, ``kinds/``) needs none of
+this reader.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def build_state() -> RegistryState:
     """Read every enabled definition (synchronous ORM; call off the event loop)."""
     from .code import definitions as code
     from .code.serving import add_code, clashes, code_versions
-    from .models import Prompt, Resource, ResourceTemplate, Tool
+    from .models import Prompt, Resource, ResourceTemplate, Tool, VirtualServer
 
     tools: list[d.Tool] = []
     tool_specs: dict[str, ToolSpec] = {}
@@ -218,6 +219,11 @@ def build_state() -> RegistryState:
 
     add_code(tools, tool_specs, resources, resource_specs, templates, prompts, prompt_specs)
     skills = build_skills()
+    # The virtual servers (issue 39), enabled ones only: one query. Not in ``version`` below: a
+    # server's lists are named by its selection (``endpoint_views.select``), and an edit of one
+    # server must not drop the wire cache and the cursors of every other endpoint.
+    servers = VirtualServer.objects.filter(enabled=True).order_by("slug")
+    endpoints = tuple(row.endpoint_spec() for row in servers)
     body = (
         code_versions(),
         tools,
@@ -243,6 +249,7 @@ def build_state() -> RegistryState:
         resource_templates=tuple(t.definition for t in templates),
         prompts=tuple(prompts),
         skills=skills,
+        endpoints=endpoints,
     )
     return RegistryState(
         snapshot=snapshot,

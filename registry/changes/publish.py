@@ -32,6 +32,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -40,9 +41,15 @@ from django.db import models, transaction
 
 from mcp_django.compat.django import on_commit_entries, open_savepoints, queue_untagged
 from mcp_protocol import tracing
-from mcp_protocol.fanout.notifications import KINDS
+from mcp_protocol.endpoints import MESSAGE_KEY
+from mcp_protocol.fanout.notifications import KINDS as LIST_KINDS
 
 from . import authorship
+from .reach import SERVERS, Reach, Touches, of_objects, of_rows, reached
+
+# The kinds of change, in message order: the lists (the fan-out's), then the virtual servers
+# (every list of the endpoints named). Written so either side may name "servers" first.
+KINDS = (*LIST_KINDS, *(() if SERVERS in LIST_KINDS else (SERVERS,)))
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -74,15 +81,18 @@ class _Batch:
     """The changes of one transaction on one connection, published together by ``flush``, and the
     change set row they are written down in."""
 
-    def __init__(self) -> None:
+    def __init__(self, using: str | None) -> None:
+        self.using = using
         self.kinds: dict[str, set[str]] = {}  # filled by on_commit entries: what committed
+        self.reach: dict[str, Reach] = {}  # the endpoints each kind's changes reach (reach.py)
         self.opened: Opened | None = None
         self._recorded: dict[str, set[str]] = {}  # what the change set row says
         self._opened: Any = None  # the on_commit marker queued in the savepoint that opened it
         self._opened_in: set[str] = set()  # the savepoints open then
 
-    def add(self, kind: str, uris: Iterable[str]) -> None:
+    def add(self, kind: str, uris: Iterable[str], touches: Touches | None = None) -> None:
         self.kinds.setdefault(kind, set()).update(uris)
+        self.reach.setdefault(kind, Reach()).add(touches)
 
     def record(
         self,
@@ -124,7 +134,7 @@ class _Batch:
 
     def flush(self) -> None:
         if self.kinds:  # every change may have been in savepoints that rolled back
-            publish(self.kinds, self.opened)
+            publish(self.kinds, self.opened, self.reach, self.using)
 
 
 def _opened_marker() -> None:
@@ -184,17 +194,21 @@ def note_change(
     *,
     record: bool = True,
     insert: Insert | None = None,
+    touches: Touches | None = None,
 ) -> None:
     """A registry row of ``kind`` changed (``uris``: the resources it touched); ``record``: write
     it down in a change set (False only where the table may not exist: after a ``migrate``);
-    ``insert``: how to insert the change set row if this change opens it (``open_changeset``)."""
+    ``insert``: how to insert the change set row if this change opens it (``open_changeset``);
+    ``touches``: the endpoints it reaches (``reach.py``; None: every one)."""
     if kind not in KINDS:
         raise ValueError(f"Unknown change kind {kind!r}")
     uris = frozenset(uris)
     connection = transaction.get_connection(using)
     if not connection.in_atomic_block:
         changed = {kind: set(uris)}
-        publish(changed, open_changeset(changed, using, insert) if record else None)
+        reach = Reach()
+        reach.add(touches)
+        publish(changed, open_changeset(changed, using, insert) if record else None, {kind: reach}, using)
         return
     batch: _Batch | None = getattr(connection, _BATCH_ATTR, None)
     entries = on_commit_entries(connection)
@@ -202,7 +216,7 @@ def note_change(
     if batch is None or flush_entry is None:
         # No flush queued: this is the transaction's first change, or the previous transaction
         # rolled back as a whole (which discards every on_commit entry, ours included).
-        batch = _Batch()
+        batch = _Batch(using)
         setattr(connection, _BATCH_ATTR, batch)
     else:
         if entries[-1] is flush_entry:
@@ -213,7 +227,7 @@ def note_change(
         batch.record(kind, uris, connection, using, insert)
     # The change itself is an ordinary on_commit entry, tagged with the open savepoints, so rolling
     # back one of them drops it (Django's savepoint_rollback filters run_on_commit by savepoint id).
-    transaction.on_commit(partial(batch.add, kind, uris), using=using)
+    transaction.on_commit(partial(batch.add, kind, uris, touches), using=using)
     # The flush goes (back) to the end, after every add, tagged with no savepoint: a savepoint
     # rollback cannot drop it, only a rollback of the whole transaction can.
     queue_untagged(connection, batch.flush)
@@ -224,11 +238,12 @@ def changeset_id(
 ) -> int | None:
     """The id of the change set the current transaction's changes go to, opened now (for ``kind``
     and ``uris``, with ``insert`` when given) if this is its first change; None outside a
-    transaction (nothing to group with)."""
+    transaction (nothing to group with). Reaches no endpoint by itself: the row's own note
+    (``signals.py``, ``ChangeQuerySet``) says which."""
     connection = transaction.get_connection(using)
     if not connection.in_atomic_block:
         return None
-    note_change(kind, uris, using=using, insert=insert)
+    note_change(kind, uris, using=using, insert=insert, touches=Touches())
     batch: _Batch = getattr(connection, _BATCH_ATTR)
     return batch.changeset
 
@@ -253,10 +268,16 @@ def _queued_flush(entries: list[Any], batch: _Batch | None) -> Any:
     return next((entry for entry in reversed(entries) if entry[1] == batch.flush), None)
 
 
-def messages(kinds: Mapping[str, Collection[str]], changeset: Opened | None = None) -> list[dict[str, Any]]:
+def messages(
+    kinds: Mapping[str, Collection[str]],
+    changeset: Opened | None = None,
+    reached: Mapping[str, list[str] | None] | None = None,
+) -> list[dict[str, Any]]:
     """The bus ``changes`` messages of a change, one per kind in ``KINDS`` order. A change set's
     messages have ids of their own (``cs<uid>.<kind>``): the same whoever publishes them, and
-    never those of another database's change set (the fan-out claims a message id once)."""
+    never those of another database's change set (the fan-out claims a message id once).
+    ``reached``: the endpoint keys each kind reaches (``MESSAGE_KEY``); a kind without them (the
+    reconciler's republish, ``migrate``) reaches every endpoint."""
     out = []
     for kind in KINDS:
         if kind not in kinds:
@@ -272,20 +293,29 @@ def messages(kinds: Mapping[str, Collection[str]], changeset: Opened | None = No
         if changeset is not None:
             message["changeset"] = changeset.id  # what the reconcilers' ledgers count
             message["changeset_uid"] = changeset.uid  # their newest, to find a restore by
+        named = None if reached is None else reached.get(kind)
+        if named is not None:
+            message[MESSAGE_KEY] = named
         out.append(message)
     return out
 
 
-def publish(kinds: dict[str, set[str]], changeset: Opened | None = None) -> None:
+def publish(
+    kinds: dict[str, set[str]],
+    changeset: Opened | None = None,
+    reach: Mapping[str, Reach] | None = None,
+    using: str | None = None,
+) -> None:
     """Tell this process's providers, then every worker through the bus. Never raises: the data is
     committed already, and a bus outage must not turn a successful save into an error page (the
-    workers' reconcilers find the change set instead)."""
+    workers' reconcilers find the change set instead). ``reach``: what each kind's changes reach
+    (None: every endpoint)."""
     for provider in list(_providers):
         provider.mark_stale()
     from mcp_django.conf import mcp_settings
     from mcp_protocol.bus.base import CHANGES
 
-    for message in messages(kinds, changeset):
+    for message in messages(kinds, changeset, reached(kinds, reach, using)):
         # With tracing on, the publish is a PRODUCER span whose context travels in the message, so
         # each worker's fan-out of it (fanout/listener.py) is its child: one trace per change.
         with tracing.producer(f"publish registry change {message['kind']}", {"mcp.change.id": message["id"]}):
@@ -298,33 +328,50 @@ def publish(kinds: dict[str, set[str]], changeset: Opened | None = None) -> None
                 logger.exception("Could not publish registry change %s on the bus", message)
 
 
-class ChangeQuerySet(models.QuerySet):
-    """Publishes queryset bulk writes, which bypass post_save/post_delete."""
+# Set while ``bulk_update`` runs the UPDATE Django builds for it (CASE expressions per row).
+_bulk_updating: ContextVar[bool] = ContextVar("registry_bulk_updating", default=False)
 
-    def _note(self, uris: list[str] | None = None) -> None:
-        note_change(self.model.mcp_kind, uris or [], using=self.db)
+
+class ChangeQuerySet(models.QuerySet):
+    """Publishes queryset bulk writes, which bypass post_save/post_delete, with the endpoints their
+    rows reach (``reach.py``: read with the URIs, before the write)."""
+
+    def _note(self, uris: list[str] | None, touches: Touches | None) -> None:
+        note_change(self.model.mcp_kind, uris or [], using=self.db, touches=touches)
 
     def _uris(self) -> list[str]:
         return list(self.values_list("uri", flat=True)) if hasattr(self.model, "uri") else []
 
     def update(self, **kwargs: Any) -> int:
-        uris = self._uris()
+        noted = not _bulk_updating.get()  # bulk_update's own UPDATE: it notes its rows itself
+        uris = self._uris() if noted else []
+        touches = of_rows(self, kwargs) if noted else None
         if any(f.name == "version" for f in self.model._meta.concrete_fields) and "version" not in kwargs:
             kwargs["version"] = models.F("version") + 1  # the row changed: so does its ETag
         count = super().update(**kwargs)
-        if count:
-            self._note(uris + self._uris() if "uri" in kwargs else uris)
+        if count and noted:
+            self._note(uris + self._uris() if "uri" in kwargs else uris, touches)
         return count
 
     def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> Any:
         created = super().bulk_create(objs, *args, **kwargs)
         if created:
-            self._note([o.uri for o in created] if hasattr(self.model, "uri") else None)
+            self._note([o.uri for o in created] if hasattr(self.model, "uri") else None,
+                       of_objects(created))
         return created
 
     def bulk_update(self, objs: Any, fields: Any, *args: Any, **kwargs: Any) -> Any:
         objs = list(objs)
-        count = super().bulk_update(objs, fields, *args, **kwargs)
+        fields = list(fields)
+        touches = of_objects(objs, fields)
+        token = _bulk_updating.set(True)
+        try:
+            count = super().bulk_update(objs, fields, *args, **kwargs)
+        finally:
+            _bulk_updating.reset(token)
         if objs:
-            self._note([o.uri for o in objs] if hasattr(self.model, "uri") else None)
+            self._note([o.uri for o in objs] if hasattr(self.model, "uri") else None, touches)
+            for obj in objs:
+                if hasattr(obj, "remember"):
+                    obj.remember()
         return count

@@ -15,11 +15,25 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from ..models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Skill, SkillFile, Tool
+from ..models import (
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    Resource,
+    ResourceTemplate,
+    Skill,
+    SkillFile,
+    Tool,
+    VirtualServer,
+)
 from ..models.changesets import ChangeSet
 
 RETENTION_DAYS = 365  # setting REGISTRY_HISTORY_RETENTION_DAYS
-RECORDED = (Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage, Skill, SkillFile)
+# Every model with a history: a change set named by a version of any of them is kept (and could
+# not be deleted: the versions' foreign key protects it).
+RECORDED = (
+    Tool, Resource, ResourceTemplate, Prompt, PromptArgument, PromptMessage, Skill, SkillFile, VirtualServer
+)
 
 
 def retention_days() -> int:

@@ -29,7 +29,17 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
 from ..changes import authorship
-from ..models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Skill, SkillFile, Tool
+from ..models import (
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    Resource,
+    ResourceTemplate,
+    Skill,
+    SkillFile,
+    Tool,
+    VirtualServer,
+)
 from ..skills.transfer import file_item, file_of
 
 DEFINITIONS: dict[str, type[models.Model]] = {
@@ -38,6 +48,7 @@ DEFINITIONS: dict[str, type[models.Model]] = {
     "resource-templates": ResourceTemplate,
     "prompts": Prompt,
     "skills": Skill,
+    "servers": VirtualServer,  # issue 39: a virtual server's versions, read and reverted alike
 }
 NOT_STATE = {"id", "version", "created_at", "updated_at", "prompt", "skill"}
 
@@ -118,6 +129,7 @@ def key_of(model: type[models.Model], row: Any) -> str:
         getattr(row, "uri", None)
         or getattr(row, "uri_template", None)
         or getattr(row, "path", None)
+        or getattr(row, "slug", None)
         or row.name
     )
 

@@ -21,9 +21,11 @@ from django.db import models
 
 from .. import handlers
 from ..changes.publish import ChangeQuerySet
+from ..changes.reach import State, Touches
 from ..validation.validators import validate_icons, validate_media_type, validate_meta, validate_tags
 from .concurrency import Versioned
 from .history import Recorded
+from .remembered import Remembered
 
 
 def mime_type_field() -> models.CharField:
@@ -36,13 +38,16 @@ def mime_type_field() -> models.CharField:
     )
 
 
-class Definition(Versioned, Recorded):
+class Definition(Remembered, Versioned, Recorded):
     """Fields every listed definition has (schema.ts ``BaseMetadata``, ``Icons``, ``_meta``), and
     the ``version`` of optimistic concurrency (``concurrency.py``)."""
 
     mcp_kind: ClassVar[str]
     # The natural key and the table of registry.code that must not define it too.
     code_key: ClassVar[tuple[str, str]]
+    # How a virtual server's selection names it (``mcp_protocol.endpoints.Selection``): its kind
+    # there and the field holding its name (``remembered``: the field and the tags).
+    selection_kind: ClassVar[str]
 
     title = models.CharField(max_length=255, blank=True, help_text="Human-readable name shown by clients.")
     description = models.TextField(blank=True)
@@ -68,6 +73,23 @@ class Definition(Versioned, Recorded):
 
     class Meta:
         abstract = True
+
+    def selected_as(self, stored: bool = False) -> State | None:
+        """The definition as a selection sees it: now, or (``stored``) as the database held it."""
+        name_field = self.remembered[0]
+        values = self.stored() if stored else {name_field: getattr(self, name_field), "tags": self.tags}
+        if values is None:
+            return None
+        return State(self.selection_kind, values[name_field], frozenset(values["tags"] or ()))
+
+    def renamed(self) -> tuple[str, str, str] | None:
+        """(selection kind, old name, new name) when a save changed how selections name it."""
+        old, new = self.selected_as(True), self.selected_as()
+        return None if old is None or new is None or old.name == new.name else (new.kind, old.name, new.name)
+
+    def touches(self) -> Touches:
+        """The endpoints whose selection allows this definition before the save or after."""
+        return Touches(states=frozenset(s for s in (self.selected_as(True), self.selected_as()) if s))
 
     def validate_unique(self, exclude: Any = None) -> None:
         """Unique among rows (Django's check) and not taken by a definition in code, which would

@@ -38,6 +38,7 @@ from mcp_django.compat.simple_history import historical_model
 
 from ..changes import authorship
 from ..changes import publish as changes
+from ..changes.reach import Touches
 
 
 class HistoryLink(models.Model):
@@ -266,6 +267,11 @@ class Recorded(models.Model):
         """The resource URIs a save or delete of this row changes (``resources/updated``, and the
         change set's ``uris``): none, unless the model's rows are resources."""
         return []
+
+    def touches(self) -> Touches | None:
+        """The endpoints a save or delete of this row reaches (``changes/reach.py``); None: every
+        one. Definitions and servers say (``Definition.touches``, ``VirtualServer.touches``)."""
+        return None
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         # savepoint=False: inside a transaction this is nothing at all; alone (a shell), it makes

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from ..changes.publish import ChangeQuerySet
+from ..changes.reach import Touches, through_parent
 from ..validation.content_blocks import validate_content_block
 from ..validation.validators import ROLES, validate_name, validate_string_list
 from .base import Definition, check_handler
@@ -15,6 +16,8 @@ from .history import Recorded
 
 class Prompt(Definition):
     mcp_kind = "prompts"
+    selection_kind = "prompts"
+    remembered = ("name", "tags")
     code_key = ("name", "PROMPTS")
 
     name = models.CharField(max_length=128, unique=True, validators=[validate_name])
@@ -43,6 +46,7 @@ class Prompt(Definition):
 
 class PromptArgument(Recorded):
     mcp_kind = "prompts"
+    reached_through = "prompt"  # changes/reach.py: it reaches where its prompt does
 
     prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="arguments")
     position = models.PositiveIntegerField(default=0)
@@ -65,12 +69,16 @@ class PromptArgument(Recorded):
             models.UniqueConstraint(fields=["prompt", "name"], name="registry_prompt_argument_unique_name")
         ]
 
+    def touches(self) -> Touches:
+        return through_parent(self, "prompt")  # an argument or a message changes its prompt
+
     def __str__(self) -> str:
         return self.name
 
 
 class PromptMessage(Recorded):
     mcp_kind = "prompts"
+    reached_through = "prompt"
 
     prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="messages")
     position = models.PositiveIntegerField(default=0)
@@ -85,6 +93,9 @@ class PromptMessage(Recorded):
 
     class Meta:
         ordering = ["position", "id"]
+
+    def touches(self) -> Touches:
+        return through_parent(self, "prompt")  # an argument or a message changes its prompt
 
     def __str__(self) -> str:
         return f"{self.role} message {self.position}"

@@ -21,6 +21,8 @@ from .base import Definition, check_handler, mime_type_field
 
 class Resource(Definition):
     mcp_kind = "resources"
+    selection_kind = "resources"
+    remembered = ("uri", "tags")
     code_key = ("uri", "RESOURCES")
 
     class Kind(models.TextChoices):
@@ -79,6 +81,8 @@ class Resource(Definition):
 
 class ResourceTemplate(Definition):
     mcp_kind = "resources"
+    selection_kind = "resource_templates"
+    remembered = ("uri_template", "tags")
     code_key = ("uri_template", "TEMPLATES")
 
     class Kind(models.TextChoices):

@@ -18,12 +18,14 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from mcp_protocol.auth.principal import Rate
-from mcp_protocol.endpoints import AUTH_MODES, RESERVED_SLUGS, SLUG
+from mcp_protocol.endpoints import AUTH_MODES, RESERVED_SLUGS, SLUG, EndpointAccess, EndpointSpec, Selection
 
 from ..changes.publish import ChangeQuerySet
+from ..changes.reach import Touches
 from ..validation.validators import validate_icons, validate_string_list, validate_tags
 from .concurrency import Versioned
 from .history import Recorded
+from .remembered import Remembered
 
 
 def validate_slug(value: str) -> None:
@@ -52,9 +54,10 @@ def validate_rate(value: str) -> None:
         raise ValidationError(f"{exc} (e.g. 60/60 for 60 requests a minute)") from None
 
 
-class VirtualServer(Versioned, Recorded):
+class VirtualServer(Remembered, Versioned, Recorded):
     # A change of a server's row changes every list of that server's endpoint, and only its own.
     mcp_kind = "servers"
+    remembered = ("slug",)
 
     slug = models.CharField(
         max_length=64, unique=True, validators=[validate_slug],
@@ -107,3 +110,53 @@ class VirtualServer(Versioned, Recorded):
 
     def __str__(self) -> str:
         return self.slug
+
+    def selection(self) -> Selection:
+        """What the server serves, as the core filters a snapshot by (``endpoints.Selection``)."""
+        return Selection.of(
+            tools=self.tools, resources=self.resources, resource_templates=self.resource_templates,
+            prompts=self.prompts, skills=self.skills,
+            include_tags=self.include_tags, exclude_tags=self.exclude_tags,
+        )
+
+    def endpoint_spec(self) -> EndpointSpec:
+        """The endpoint as the snapshot carries it to every worker (``snapshot.build_state``)."""
+        return EndpointSpec(
+            slug=self.slug,
+            name=self.name,
+            version=self.server_version,
+            title=self.title or None,
+            instructions=self.instructions or None,
+            icons=tuple(self.icons) if self.icons else None,
+            website_url=self.website_url or None,
+            description=self.description,
+            selection=self.selection(),
+            access=EndpointAccess(
+                modes=frozenset(self.auth_modes),
+                keys=frozenset(self.api_keys) or None,
+                scopes=frozenset(self.oauth_scopes) or None,
+                rate=self.rate_limit or None,
+            ),
+        )
+
+    @classmethod
+    def carry_rename(cls, kind: str, old: str, new: str, using: str | None = None) -> list[VirtualServer]:
+        """A definition renamed (``kind``: its ``Selection`` field) stays in the servers that name
+        it: each is saved with the new name (a version in the rename's change set, a ``servers``
+        change of its endpoint). Every server is read: renames are rare, and JSON ``contains`` is
+        not portable (SQLite)."""
+        carried = []
+        for server in cls.objects.using(using).all():
+            names: list[str] = getattr(server, kind)
+            if old not in names:
+                continue
+            setattr(server, kind, list(dict.fromkeys(new if name == old else name for name in names)))
+            server.save(using=using)
+            carried.append(server)
+        return carried
+
+    def touches(self) -> Touches:
+        """A change of a server changes every list of its endpoint, and only its own: under its
+        slug before the save (``Remembered``) and after."""
+        stored = self.stored()
+        return Touches(slugs=frozenset({self.slug} | ({stored["slug"]} if stored else set())))

@@ -28,9 +28,11 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from ..changes.publish import ChangeQuerySet
+from ..changes.reach import State, Touches, through_parent
 from ..validation import safe_yaml
 from .concurrency import Versioned
 from .history import Recorded
+from .remembered import Remembered
 
 NAME_RE = re.compile(r"^(?!-)(?!.*--)[a-z0-9-]{1,64}(?<!-)$")
 SEGMENT_RE = re.compile(r"^[A-Za-z0-9._~-]+$")
@@ -38,6 +40,7 @@ RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
 MAX_FILES = 512  # SKILL.md included
 MAX_BYTES = 16 * 1024 * 1024
 SKILL_MD = "SKILL.md"
+SCHEME = "skill://"  # a skill's root URI: SCHEME + its path (SEP-2640), how a selection names it
 # name, description (≤ 1024), license, compatibility, a little metadata: a few KB at most.
 MAX_FRONTMATTER_BYTES = 64 * 1024
 
@@ -82,7 +85,7 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str]:
     return frontmatter, text[match.end() :]
 
 
-class Skill(Versioned, Recorded):
+class Skill(Remembered, Versioned, Recorded):
     """``version``: the REST API's ETag (``concurrency.py``); every version kept (``history.py``), its
     files' with it."""
 
@@ -102,6 +105,7 @@ class Skill(Versioned, Recorded):
 
     objects = ChangeQuerySet.as_manager()
     mcp_kind = "resources"  # SEP-2640: skill files are resources
+    remembered = ("path", "tags")
 
     class Meta:
         ordering = ["path"]
@@ -130,6 +134,26 @@ class Skill(Versioned, Recorded):
         if old_path and old_path != self.path:
             uris.append(f"skill://{old_path}/SKILL.md")
         return uris
+
+    def renamed(self) -> tuple[str, str, str] | None:
+        """("skills", old root URI, new root URI) when a save moved the skill."""
+        stored = self.stored()
+        if stored is None or stored["path"] == self.path:
+            return None
+        return "skills", SCHEME + stored["path"], SCHEME + self.path
+
+    def touches(self) -> Touches:
+        """The endpoints whose selection allows the skill (by its root URI) before the save or
+        after, or a skill enclosing it: those serve its files too (SEP-2640 nested skills; their
+        tags are not known here, so any included tag counts)."""
+        stored = self.stored()
+        states: set[State] = set()
+        for path, tags in ((self.path, self.tags), *(((stored["path"], stored["tags"]),) if stored else ())):
+            states.add(State("skills", SCHEME + path, frozenset(tags or ())))
+            segments = path.split("/")
+            enclosing = ("/".join(segments[:cut]) for cut in range(1, len(segments)))
+            states.update(State("skills", SCHEME + outer, None) for outer in enclosing)
+        return Touches(states=frozenset(states))
 
     def clean(self) -> None:
         errors: dict[str, str] = {}
@@ -170,6 +194,7 @@ class SkillFile(Recorded):
 
     objects = ChangeQuerySet.as_manager()
     mcp_kind = "resources"
+    reached_through = "skill"  # changes/reach.py: it reaches where its skill does
 
     class Meta:
         ordering = ["skill", "path"]
@@ -180,6 +205,9 @@ class SkillFile(Recorded):
 
     def change_uris(self) -> list[str]:
         return [f"skill://{self.skill.path}/{self.path}"]
+
+    def touches(self) -> Touches:
+        return through_parent(self, "skill")  # a file changes its skill, where that skill is served
 
     @property
     def raw(self) -> bytes:

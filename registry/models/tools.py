@@ -33,6 +33,8 @@ def default_input_schema() -> dict[str, Any]:
 
 class Tool(Definition):
     mcp_kind = "tools"
+    selection_kind = "tools"
+    remembered = ("name", "tags")
     code_key = ("name", "TOOLS")
 
     class Kind(models.TextChoices):

@@ -3,17 +3,20 @@
 The document is the fixtures' format (``fixtures/*.json``)::
 
     {"tools": [...], "resources": [...], "resource_templates": [...], "prompts": [...],
-     "skills": [...]}
+     "skills": [...], "servers": [...]}
 
 each item holding model field values (no ids, timestamps or versions), matched by its natural key
-(tool, template and prompt ``name``, resource ``uri``); prompts carry ``arguments`` and
-``messages`` lists whose order is their position. Skills (matched by ``path``, with their files)
-are ``skills/transfer.py``'s. The REST API (``/api/v1/registry/``), the
+(tool, template and prompt ``name``, resource ``uri``, virtual server ``slug``); prompts carry
+``arguments`` and ``messages`` lists whose order is their position. Skills (matched by ``path``,
+with their files) are ``skills/transfer.py``'s. A virtual server (issue 39) is its selection by
+names, as the REST API body holds it: importing servers before or after the definitions they name
+makes no difference. The REST API (``/api/v1/registry/``), the
 ``export_registry`` / ``import_registry`` commands and the fixture loader all use this module.
 
 Import, in ``merge`` mode, creates and updates the document's items and leaves other rows alone;
 in ``replace`` mode the registry becomes the document: rows it does not name are deleted (a
-missing section is an empty one). Every item is validated first, as the admin validates
+missing section is an empty one, but for ``skills`` and ``servers``: a document written before
+they existed leaves them alone). Every item is validated first, as the admin validates
 (``full_clean``); any error, reported with its JSON pointer in the document, means nothing is
 written. Otherwise everything is written in one transaction, so connected clients hear one
 change per kind, once. Only rows that differ are saved: importing an export changes nothing and
@@ -31,7 +34,16 @@ from django.db import IntegrityError, models, transaction
 
 from ..changes import authorship
 from ..history import versions
-from ..models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Skill, Tool
+from ..models import (
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    Resource,
+    ResourceTemplate,
+    Skill,
+    Tool,
+    VirtualServer,
+)
 from ..models.concurrency import VersionConflict
 from ..models.history import bulk_create_recorded
 from ..skills import transfer as skill_transfer
@@ -42,7 +54,11 @@ SECTIONS: tuple[tuple[str, type[models.Model], str], ...] = (
     ("resources", Resource, "uri"),
     ("resource_templates", ResourceTemplate, "uri_template"),
     ("prompts", Prompt, "name"),
+    ("servers", VirtualServer, "slug"),
 )
+# Sections that ``replace`` empties only when the document has them (added after documents were
+# written without them: such a document must not delete every server).
+OPTIONAL = frozenset({"servers"})
 CHILDREN: tuple[tuple[str, type[models.Model]], ...] = (
     ("arguments", PromptArgument),
     ("messages", PromptMessage),
@@ -166,7 +182,7 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
             )
             if outcome.errors:
                 raise _DryRun
-            _apply(plans, mode, outcome)
+            _apply(plans, mode, outcome, present=set(document))
             outcome.sections[skill_transfer.SECTION] = skill_transfer.apply_skills(
                 skills, mode, skill_transfer.SECTION in document
             )
@@ -275,14 +291,14 @@ def _children_differ(prompt: models.Model, children: dict[str, list[models.Model
     return False
 
 
-def _apply(plans: dict[str, list[_Item]], mode: str, outcome: Outcome) -> None:
+def _apply(plans: dict[str, list[_Item]], mode: str, outcome: Outcome, present: set[str]) -> None:
     for section, model, key in SECTIONS:
         items = plans[section]
         report: dict[str, Any] = {"created": [], "updated": [], "deleted": [], "unchanged": 0}
         # A dry run says what it would do field by field (a promotion reviewed before it is
         # applied); the states are read inside the transaction it rolls back.
         diffs: dict[str, list[dict[str, Any]]] | None = {} if outcome.dry_run else None
-        if mode == "replace":
+        if mode == "replace" and (section in present or section not in OPTIONAL):
             doomed = model._default_manager.exclude(**{f"{key}__in": [i.key for i in items]})
             report["deleted"] = sorted(doomed.values_list(key, flat=True))
             for row in doomed:

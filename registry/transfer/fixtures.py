@@ -1,8 +1,9 @@
 """Loads a registry document (``fixtures/*.json``) idempotently: ``transfer.import_document`` in
 ``merge`` mode, raising on the first problem instead of reporting them.
 
-A document is ``{"tools": [...], "resources": [...], "resource_templates": [...], "prompts": [...]}``
-(see ``documents.py``). Loading twice changes nothing and the second load publishes nothing.
+A document is ``{"tools": [...], "resources": [...], "resource_templates": [...], "prompts": [...],
+"servers": [...]}`` (see ``documents.py``; the demo's two virtual servers, ``docs`` and ``ops``,
+serve at ``/mcp/docs`` and ``/mcp/ops``). Loading twice changes nothing and the second load publishes nothing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """``manage.py load_demo [--if-empty]``: create or update the demo registry (idempotent): the
 definitions of ``fixtures/demo.json`` (its MCP App: the ``greeting_card`` tool and its ``ui://``
-view) and the bundled skills of ``fixtures/skills``, so a first run (``scripts/serve.sh``) shows a
-newcomer skills without a separate ``load_skills`` (issue 37)."""
+view), its two virtual servers (``/mcp/docs``: what is tagged ``docs``; ``/mcp/ops``: tools chosen by
+name; issue 39) and the bundled skills of ``fixtures/skills``, so a first run (``scripts/serve.sh``)
+shows a newcomer skills without a separate ``load_skills`` (issue 37)."""
 
 from __future__ import annotations
 

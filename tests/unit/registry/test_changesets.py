@@ -215,3 +215,29 @@ async def test_a_reconciler_that_cannot_read_change_sets_yet_serves_on_and_start
         await sync_to_async(make_table)()
     assert await reconciler.check() == []  # primed now: what exists counts as seen
     await reconciler.stop()
+
+
+async def test_a_missed_server_change_is_published_again_naming_no_endpoint_so_reaching_every_one() -> None:
+    # Issue 39: the change set keeps the kinds ("servers" among them), not the endpoints, which are
+    # worked out when its writer publishes; a republish reaches every endpoint (correct, wider).
+    from mcp_protocol.endpoints import MESSAGE_KEY
+    from registry.models import VirtualServer
+
+    provider = RegistryProvider()
+    bus = mcp_settings.backend("BUS")
+    heard = await bus.subscribe(CHANGES)
+    reconciler = Reconciler(provider, bus, every=3600.0)
+    await reconciler.start()
+    try:
+        with override_settings(MCP={**settings.MCP, "BUS": dict(MEMORY_BUS)}):
+            await sync_to_async(VirtualServer.objects.create)(slug="a", name="A")
+        changeset = await sync_to_async(lambda: ChangeSet.objects.get())()
+        assert changeset.kinds == ["servers"]
+        assert await reconciler.check() == []
+        assert await reconciler.check() == [changeset.pk]
+        message = await asyncio.wait_for(heard.__aiter__().__anext__(), 5.0)
+        assert (message["id"], message["kind"]) == (f"cs{changeset.uid.hex}.servers", "servers")
+        assert MESSAGE_KEY not in message
+    finally:
+        await reconciler.stop()
+        await heard.close()

@@ -346,3 +346,28 @@ def test_the_first_run_demo_has_the_bundled_skills_and_an_app() -> None:
     app = Tool.objects.get(name="greeting_card")
     assert app.enabled and Resource.objects.get(uri=app.ui_resource_uri).enabled
     assert "0 skills" in command("load_demo")  # idempotent: nothing written again
+
+
+def test_the_demo_has_two_virtual_servers_a_newcomer_can_connect_to() -> None:
+    """Issue 39: /mcp/docs serves what is tagged docs (and a skill), /mcp/ops a selection by name
+    that excludes the docs tag; /mcp serves everything as before."""
+    from mcp_protocol.endpoint_views import select
+
+    assert "2 servers" in command("load_demo")
+    snapshot = RegistryProvider().snapshot()
+    docs, ops = snapshot.endpoint("docs"), snapshot.endpoint("ops")
+    assert docs is not None and ops is not None
+    served = select(snapshot, docs)
+    assert [t.name for t in served.tools] == ["echo", "greet", "text_stats"]
+    assert [r.uri for r in served.resources] == ["demo://logo.png", "demo://readme"]
+    assert [t.uri_template for t in served.resource_templates] == ["demo://greeting/{name}"]
+    assert [p.name for p in served.prompts] == ["code_review"]
+    assert [s.path for s in served.skills] == ["git-workflow"]
+    served = select(snapshot, ops)
+    ops_tools = ["ask_user", "count_down", "list_roots", "log_levels", "region_lookup"]
+    assert [t.name for t in served.tools] == ops_tools
+    assert [r.uri for r in served.resources] == ["demo://server-time"]
+    assert [p.name for p in served.prompts] == ["summarize_user"]
+    assert (ops.name, ops.instructions is not None) == ("mcpsite-ops", True)
+    assert len(snapshot.tools) == 11  # the catch-all: every enabled tool, as before
+    assert "0 servers" in command("load_demo")

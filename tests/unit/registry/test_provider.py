@@ -59,7 +59,8 @@ def test_hot_path_makes_zero_database_queries(
 def test_building_the_state_takes_a_fixed_number_of_queries(
     conformance: None, demo: None, django_assert_max_num_queries: Any
 ) -> None:
-    with django_assert_max_num_queries(8):  # +2: skills and their files (SEP-2640)
+    # +2: skills and their files (SEP-2640); +1: the virtual servers (issue 39)
+    with django_assert_max_num_queries(9):
         build_state()
 
 
@@ -239,3 +240,32 @@ def test_a_declared_mime_type_is_listed_and_read_back_the_same(provider: Registr
     Resource.objects.create(uri="x:md", name="md", kind="text", text="# hi", mime_type="text/markdown")
     assert provider.snapshot().resources[0].mime_type == "text/markdown"
     assert run(provider.read_resource("x:md", make_context()))[0]["mimeType"] == "text/markdown"
+
+
+def test_the_snapshot_carries_the_enabled_virtual_servers_as_endpoint_specs_by_slug() -> None:
+    from mcp_protocol.endpoints import EndpointAccess, EndpointSpec, Selection
+    from registry.models import VirtualServer
+
+    VirtualServer.objects.create(slug="zeta", name="Zeta")
+    VirtualServer.objects.create(slug="off", name="Off", enabled=False)
+    VirtualServer.objects.create(
+        slug="alpha", name="Alpha", title="The alpha", server_version="2.1.0", instructions="Be brief.",
+        icons=[{"src": "https://example.com/a.png"}], website_url="https://example.com/a",
+        description="Docs tools", tools=["echo"], prompts=["greet"], skills=["skill://git"],
+        include_tags=["docs"], exclude_tags=["write"], auth_modes=["keys", "oauth"],
+        api_keys=["mcp_ab12"], oauth_scopes=["mcp:docs"], rate_limit="60/60",
+    )
+    snapshot = build_state().snapshot
+    assert [e.slug for e in snapshot.endpoints] == ["alpha", "zeta"]
+    assert snapshot.endpoint("off") is None
+    assert snapshot.endpoint("alpha") == EndpointSpec(
+        slug="alpha", name="Alpha", version="2.1.0", title="The alpha", instructions="Be brief.",
+        icons=({"src": "https://example.com/a.png"},), website_url="https://example.com/a",
+        description="Docs tools",
+        selection=Selection.of(tools=["echo"], prompts=["greet"], skills=["skill://git"],
+                               include_tags=["docs"], exclude_tags=["write"]),
+        access=EndpointAccess(modes=frozenset({"keys", "oauth"}), keys=frozenset({"mcp_ab12"}),
+                              scopes=frozenset({"mcp:docs"}), rate="60/60"),
+    )
+    # Blank optional fields are None, empty lists of keys and scopes are "any".
+    assert snapshot.endpoint("zeta") == EndpointSpec(slug="zeta", name="Zeta", description="")

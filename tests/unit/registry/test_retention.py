@@ -54,3 +54,18 @@ def test_recent_history_and_a_dry_run_are_left_alone() -> None:
     out = io.StringIO()
     call_command("prune_history", "--days", "30", "--dry-run", stdout=out)
     assert "Would delete 1 historicaltool" in out.getvalue() and row.history.count() == 2
+
+
+def test_a_virtual_servers_history_is_pruned_like_a_definitions_and_keeps_its_change_sets() -> None:
+    from registry.models import VirtualServer
+
+    server = VirtualServer.objects.create(slug="a", name="A")
+    server.tools = ["t"]
+    server.save()
+    then = timezone.now() - datetime.timedelta(days=400)
+    VirtualServer.history.update(history_date=then)
+    ChangeSet.objects.update(created_at=then)
+    call_command("prune_history", "--days", "30", stdout=io.StringIO())  # no ProtectedError
+    [kept] = VirtualServer.history.all()
+    assert kept.tools == ["t"]
+    assert list(ChangeSet.objects.values_list("id", flat=True)) == [kept.changeset_id]

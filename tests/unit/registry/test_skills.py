@@ -98,7 +98,7 @@ def test_the_fixture_folder_loads_into_the_snapshot_with_nesting_and_binary_cont
 @pytest.mark.django_db(transaction=True)  # real commits: changes publish after them
 def test_editing_a_skill_publishes_its_uris(monkeypatch: pytest.MonkeyPatch) -> None:
     published: list[dict[str, set[str]]] = []
-    monkeypatch.setattr(changes, "publish", lambda kinds, changeset=None: published.append(kinds))
+    monkeypatch.setattr(changes, "publish", lambda kinds, *rest: published.append(kinds))
     skill = Skill.objects.create(path="s", frontmatter={"name": "s", "description": "d"})
     SkillFile.objects.create(skill=skill, path="notes.md", text="n")
     assert published == [{"resources": {"skill://s/SKILL.md"}}, {"resources": {"skill://s/notes.md"}}]
