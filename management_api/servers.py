@@ -27,7 +27,7 @@ from drf_spectacular.utils import extend_schema_view as document
 from rest_framework import filters, serializers, viewsets
 
 from registry.models import VirtualServer
-from registry.server_selection import current_snapshot, members, unknown_names
+from registry.server_selection import current_snapshot, members, readable_kinds, unknown_names
 
 from . import filters as registry_filters
 from .auth import DEFINITION_PERMISSIONS
@@ -39,14 +39,19 @@ from .versioning import VersionedViewSetMixin
 from .views import IF_MATCH, LISTING, PRECONDITION, _answers
 
 
+def _names(what: str) -> serializers.ListField:
+    # Not required: a kind the caller may not read is left out.
+    return serializers.ListField(child=serializers.CharField(), required=False, help_text=what)
+
+
 class MembersSerializer(serializers.Serializer):
     """What the selection resolves to now (for the OpenAPI document: ``members`` is computed)."""
 
-    tools = serializers.ListField(child=serializers.CharField(), help_text="Tool names.")
-    resources = serializers.ListField(child=serializers.CharField(), help_text="Resource URIs.")
-    resource_templates = serializers.ListField(child=serializers.CharField(), help_text="URI templates.")
-    prompts = serializers.ListField(child=serializers.CharField(), help_text="Prompt names.")
-    skills = serializers.ListField(child=serializers.CharField(), help_text="Skill root URIs.")
+    tools = _names("Tool names.")
+    resources = _names("Resource URIs.")
+    resource_templates = _names("URI templates.")
+    prompts = _names("Prompt names.")
+    skills = _names("Skill root URIs.")
 
 
 @extend_schema_serializer(examples=[OpenApiExample("A support server", request_only=True, value={
@@ -61,7 +66,7 @@ class VirtualServerSerializer(DefinitionSerializer):
     url = serializers.SerializerMethodField(help_text="The endpoint's absolute URL: /mcp/<slug>.")
     members = serializers.SerializerMethodField(
         help_text="What the selection serves now: enabled definitions named or tagged, excluded tags "
-        "left out (before a caller's grant).")
+        "left out (before a caller's grant). Only the kinds you may view are shown.")
 
     class Meta:
         model = VirtualServer
@@ -89,7 +94,10 @@ class VirtualServerSerializer(DefinitionSerializer):
     @extend_schema_field(MembersSerializer)
     def get_members(self, row: VirtualServer) -> dict[str, list[str]]:
         snapshot = self.context.get("snapshot") or current_snapshot
-        return members(row, snapshot())
+        request = self.context.get("request")
+        # A server's view permission is not a tool's: names of kinds the caller may not read stay out.
+        readable = readable_kinds(request.user) if request is not None else frozenset()
+        return {kind: names for kind, names in members(row, snapshot()).items() if kind in readable}
 
 
 ABOUT = ("A virtual server is its own MCP server at `/mcp/<slug>`: its serverInfo (`name`, `title`, "

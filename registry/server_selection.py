@@ -41,6 +41,27 @@ WHAT = {
 }
 
 
+# The model whose view permission reads each kind's definitions (the admin and the API show a
+# server's members and lists only of kinds the user may read: a server's permission is not a
+# tool's, docs/security.md "Virtual servers").
+KIND_MODELS = {
+    "tools": "tool",
+    "resources": "resource",
+    "resource_templates": "resourcetemplate",
+    "prompts": "prompt",
+    "skills": "skill",
+}
+
+
+def readable_kinds(user: Any) -> frozenset[str]:
+    """The kinds whose definitions ``user`` may read: the view or change permission (change
+    implies view, as in the admin)."""
+    return frozenset(
+        kind for kind, model in KIND_MODELS.items()
+        if user.has_perm(f"registry.view_{model}") or user.has_perm(f"registry.change_{model}")
+    )
+
+
 def current_snapshot() -> Snapshot:
     """The registry as saved now (rows and code; enabled definitions only), built from the database."""
     return build_state().snapshot
