@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.db.models import Model
+
 from mcp_protocol import versions
 from mcp_protocol.definitions import Snapshot
 from mcp_protocol.endpoint_views import select
@@ -43,7 +45,7 @@ WHAT = {
 
 # The model whose view permission reads each kind's definitions (the admin and the API show a
 # server's members and lists only of kinds the user may read: a server's permission is not a
-# tool's, docs/security.md "Virtual servers").
+# tool's, docs/security.md "Virtual servers: the admin and the REST API").
 KIND_MODELS = {
     "tools": "tool",
     "resources": "resource",
@@ -91,7 +93,7 @@ def spec_of(row: VirtualServer) -> EndpointSpec:
 
 
 # Where each kind's names live: the model, its key field, and the table of definitions in code.
-KEYS = {
+KEYS: dict[str, tuple[type[Model], str, Mapping[str, Any]]] = {
     "tools": (Tool, "name", code.TOOLS),
     "resources": (Resource, "uri", code.RESOURCES),
     "resource_templates": (ResourceTemplate, "uri_template", code.TEMPLATES),

@@ -1,7 +1,7 @@
 """A virtual server's preview and members (issue 39 item 7) give nothing a staff user's permissions
 do not: the preview needs ``view_virtualserver``, and a server's permission is not a tool's: the
-lists and members of a kind the user may not view are withheld (docs/security.md "Virtual
-servers")."""
+lists and members of a kind the user may not view are withheld (docs/security.md
+"Virtual servers: the admin and the REST API")."""
 
 from __future__ import annotations
 

@@ -59,8 +59,8 @@ def test_adding_a_server_refuses_unknown_names_on_their_field_then_saves(
 
 
 def test_the_list_shows_what_each_server_serves_and_its_url(admin_client: Client, registry: None) -> None:
-    VirtualServer.objects.create(slug="support", name="s", include_tags=["support"], exclude_tags=["internal"],
-                                 prompts=["greet"])
+    VirtualServer.objects.create(slug="support", name="s", include_tags=["support"],
+                                 exclude_tags=["internal"], prompts=["greet"])
     VirtualServer.objects.create(slug="empty", name="e", tools=["off"])
     page = admin_client.get(reverse("admin:registry_virtualserver_changelist"))
     assert page.status_code == 200
