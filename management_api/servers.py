@@ -126,7 +126,8 @@ EDIT = " Its clients hear `list_changed` when what it serves changes."
         responses=_answers(VirtualServerSerializer, 201, 400, 409)),
     update=extend_schema(
         summary="Replace a virtual server", parameters=[IF_MATCH],
-        description=f"Replace a virtual server whole (a new `slug` moves its endpoint). {ABOUT} "
+        description=f"Replace a virtual server: the body is the whole server (`slug` and `name` "
+        f"required; a new `slug` moves its endpoint). {ABOUT} "
         f"{PRECONDITION}{EDIT}",
         responses=_answers(VirtualServerSerializer, 200, 400, 404, 409, 412)),
     partial_update=extend_schema(

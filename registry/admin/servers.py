@@ -26,7 +26,9 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
+from mcp_django.widgets import JSONEditorWidget
 from mcp_protocol import versions
+from mcp_protocol.endpoints import KINDS
 
 from ..history.admin import HistoryAdminMixin
 from ..models import VirtualServer
@@ -80,7 +82,15 @@ class VirtualServerForm(VersionedForm):
     class Meta:
         model = VirtualServer
         fields = "__all__"
-        labels = {"server_version": "Version"}
+        labels = {"server_version": "Version", "api_keys": "API keys", "oauth_scopes": "OAuth scopes"}
+        # The admin shows help texts as HTML: a "<slug>" of the model's would vanish as a tag.
+        help_texts = {
+            "slug": "The endpoint's path segment: the server is served at /mcp/&lt;slug&gt;.",
+            "skills": "Skill root URIs (skill://&lt;path&gt;) this server serves.",
+        }
+        # Lists of names are short: a few lines each, not the schema editor's ten.
+        widgets = {name: JSONEditorWidget(attrs={"rows": 3}) for name in (
+            *KINDS, "include_tags", "exclude_tags", "auth_modes", "api_keys", "oauth_scopes", "icons")}
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -106,7 +116,7 @@ class VirtualServerAdmin(HistoryAdminMixin, admin.ModelAdmin):
         ("Selection (what it serves)", {
             "description": "The definitions named here, plus those carrying an included tag, minus "
             "those carrying an excluded tag (an excluded tag wins). Names: tool names, resource URIs, "
-            "URI template texts, prompt names, skill root URIs (skill://<path>).",
+            "URI template texts, prompt names, skill root URIs (skill://&lt;path&gt;).",
             "fields": ("tools", "resources", "resource_templates", "prompts", "skills", "include_tags",
                        "exclude_tags", "serves_now")}),
         ("Access (who may use it)", {"fields": ("auth_modes", "api_keys", "oauth_scopes", "rate_limit")}),

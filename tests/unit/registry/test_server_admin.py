@@ -82,6 +82,7 @@ def test_the_change_page_links_the_preview_and_offers_the_url_to_copy(
     assert 'data-copy="endpoint-url"' in html and "registry/copy-url.js" in html
     assert "<script>" not in re.sub(r"<script[^>]*src=[^>]*>", "", html)  # no inline script
     assert "2 tools" in html  # "Serves now": lookup and secret (nothing excluded here)
+    assert "served at /mcp/&lt;slug&gt;." in html and "skill://&lt;path&gt;" in html  # not eaten as tags
     changed = admin_client.post(reverse("admin:registry_virtualserver_change", args=[row.pk]),
                                 server_form(opened_version=str(row.version)))
     assert changed.status_code == 302
