@@ -19,7 +19,7 @@ from django_filters.widgets import BooleanWidget
 from rest_framework import exceptions, filters
 from rest_framework.request import Request
 
-from registry.models import Prompt, Resource, ResourceTemplate, Tool
+from registry.models import Prompt, Resource, ResourceTemplate, Tool, VirtualServer
 
 BOOLEAN_WORDS = ("true", "false", "1", "0")  # what django-filter's BooleanWidget reads
 
@@ -87,3 +87,9 @@ class PromptFilter(StrictFilterSet):
     class Meta:
         model = Prompt
         fields = ("name", "enabled")
+
+
+class VirtualServerFilter(StrictFilterSet):
+    class Meta:
+        model = VirtualServer
+        fields = ("slug", "name", "enabled")

@@ -39,6 +39,7 @@ from .authors import AuthoredMixin
 from .errors import PreconditionFailed
 from .pagination import DefinitionCursorPagination
 from .serializers import PromptSerializer, ResourceSerializer, ResourceTemplateSerializer, ToolSerializer
+from .servers import VirtualServerSerializer
 from .skills import SkillSerializer
 from .versioning import if_match_tags
 from .views import COMMON, ERRORS, IF_MATCH
@@ -74,6 +75,7 @@ SERIALIZERS: dict[str, type[serializers.ModelSerializer]] = {
     "resource-templates": ResourceTemplateSerializer,
     "prompts": PromptSerializer,
     "skills": SkillSerializer,
+    "servers": VirtualServerSerializer,
 }
 PREFETCH = {"prompts": ("arguments", "messages"), "skills": ("files",)}
 
@@ -317,7 +319,7 @@ class VersionRevert(AuthoredMixin, APIView):
         if kind in PREFETCH:
             row = model.objects.prefetch_related(*PREFETCH[kind]).get(pk=row.pk)
         serializer = SERIALIZERS.get(kind)
-        # A kind without a serializer here (servers: /api/v1/servers/ has its own): its state.
+        # A kind without a serializer here (none today): its stored state.
         data = (serializer(row, context={"request": request}).data if serializer is not None
                 else {"id": row.pk, **(versions.state_at(model, row.pk) or {})})
         return Response(data, headers={"ETag": quote_etag(str(row.version))})

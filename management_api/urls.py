@@ -9,7 +9,7 @@ from rest_framework.routers import DefaultRouter
 
 from mcp_django.service import get_service
 
-from . import history, openapi_import, schema, sessions, skills, tasks, transfer, views
+from . import history, openapi_import, schema, servers, sessions, skills, tasks, transfer, views
 
 app_name = "api"
 
@@ -20,6 +20,7 @@ router.register("resources", views.ResourceViewSet, basename="resource")
 router.register("resource-templates", views.ResourceTemplateViewSet, basename="resourcetemplate")
 router.register("prompts", views.PromptViewSet, basename="prompt")
 router.register("skills", skills.SkillViewSet, basename="skill")
+router.register("servers", servers.VirtualServerViewSet, basename="server")
 router.register("sessions", sessions.SessionViewSet.serving(get_service()), basename="session")
 router.register("tasks", tasks.TaskViewSet, basename="task")
 if apps.is_installed("access"):  # API keys for /mcp and the audit log (the access app's models)

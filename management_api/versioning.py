@@ -74,9 +74,13 @@ class VersionedViewSetMixin:
     """For ``ModelViewSet``s of ``Versioned`` models. (Every operation of theirs is described in
     ``extend_schema``: drf-spectacular would otherwise show this docstring as its description.)"""
 
+    # The serializer's name of the row's ``version`` (a virtual server's ``version`` is the
+    # serverInfo.version clients see; its counter is ``revision``).
+    etag_field = "version"
+
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         response: Response = super().retrieve(request, *args, **kwargs)  # type: ignore[misc]
-        response["ETag"] = quote_etag(str(response.data["version"]))
+        response["ETag"] = quote_etag(str(response.data[self.etag_field]))
         return response
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -85,7 +89,7 @@ class VersionedViewSetMixin:
                 response: Response = super().create(request, *args, **kwargs)  # type: ignore[misc]
         except IntegrityError:
             raise self._taken() from None
-        response["ETag"] = quote_etag(str(response.data["version"]))
+        response["ETag"] = quote_etag(str(response.data[self.etag_field]))
         return response
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:

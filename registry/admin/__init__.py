@@ -1,8 +1,9 @@
 """The registry's admin pages, found by Django's admin autodiscovery (``registry.admin``).
 
 ``definitions`` registers tools, resources, templates and prompts (with ``skills`` and
-``mcp_apps``); ``base`` is what their pages share; ``forms``, ``inline_order``, ``tryit`` and
-``tool_trial`` serve them. The history pages are ``registry.history.admin``'s.
+``mcp_apps``), ``servers`` the virtual servers; ``base`` is what the definitions' pages share;
+``forms``, ``inline_order``, ``tryit`` and ``tool_trial`` serve them. The history pages are
+``registry.history.admin``'s.
 """
 
-from . import definitions  # noqa: F401 (importing registers the model admins)
+from . import definitions, servers  # noqa: F401 (importing registers the model admins)

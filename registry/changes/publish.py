@@ -48,8 +48,8 @@ from . import authorship
 from .reach import SERVERS, Reach, Touches, of_objects, of_rows, reached
 
 # The kinds of change, in message order: the lists (the fan-out's), then the virtual servers
-# (every list of the endpoints named). Written so either side may name "servers" first.
-KINDS = (*LIST_KINDS, *(() if SERVERS in LIST_KINDS else (SERVERS,)))
+# (every list of the endpoints named: fanout/notifications.py).
+KINDS = (*LIST_KINDS, SERVERS)
 
 if TYPE_CHECKING:
     from collections.abc import Collection

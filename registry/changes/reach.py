@@ -27,11 +27,10 @@ from django.apps import apps
 
 from mcp_protocol.endpoints import CATCH_ALL, Selection
 from mcp_protocol.endpoints import KINDS as SELECTION_FIELDS
-from mcp_protocol.fanout.notifications import KINDS
+from mcp_protocol.fanout.notifications import KINDS, SERVERS
 
 logger = logging.getLogger(__name__)
 
-SERVERS = "servers"  # the change kind of a virtual server row (VirtualServer.mcp_kind)
 
 
 class State(NamedTuple):

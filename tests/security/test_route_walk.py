@@ -32,7 +32,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from management_api.tokens import ManagementToken
-from registry.models import Prompt, Resource, Tool
+from registry.models import Prompt, Resource, Tool, VirtualServer
 from registry.skills.loading import replace_skill
 
 pytestmark = pytest.mark.django_db
@@ -111,6 +111,7 @@ def stored() -> None:
     Resource.objects.create(uri="file:///canary.txt", name="canary", text=CANARY)
     Prompt.objects.create(name="canary", description=CANARY)
     replace_skill("canary", f"---\nname: canary\ndescription: {CANARY}\n---\n{CANARY}\n", [])
+    VirtualServer.objects.create(slug="canary", name="canary", instructions=CANARY, tools=["canary"])
 
 
 @pytest.fixture
@@ -155,7 +156,8 @@ ROUTES = routes()
 def test_the_walk_finds_the_admin_and_the_api() -> None:
     names = {r.name for r in ROUTES}
     assert {"admin:registry_tool_change", "admin:registry_resource_app_view", "api:registry-import",
-            "api:tool-detail", "api:version-revert"} <= names
+            "api:tool-detail", "api:version-revert", "api:server-detail",
+            "admin:registry_virtualserver_preview"} <= names
     assert len(ROUTES) > 100
 
 
