@@ -34,13 +34,13 @@ def route(rt: Runtime, scope: Scope, default: str | None) -> Runtime:
     """The runtime serving this request, with ``scope[SCOPE_KEY]`` set; ``HTTPError`` 404 for a
     path that names no enabled server (or ``/mcp`` turned off)."""
     named = scope.get("url_route")
-    slug = named["kwargs"].get(SLUG_KWARG) if named is not None else None
+    slug: str | None = named["kwargs"].get(SLUG_KWARG) if named is not None else None
     at_root = slug is None
-    if at_root:
-        slug = default
-        if slug is None:  # the catch-all: the hot path of a deployment without virtual servers
+    if slug is None:
+        if default is None:  # the catch-all: the hot path of a deployment without virtual servers
             scope[SCOPE_KEY] = None
             return rt
+        slug = default
     spec = None if slug == OFF else rt.provider.snapshot().endpoint(slug)
     if spec is None:
         raise HTTPError(404, NOT_FOUND)

@@ -43,9 +43,10 @@ from mcp_django.compat.django import on_commit_entries, open_savepoints, queue_u
 from mcp_protocol import tracing
 from mcp_protocol.endpoints import MESSAGE_KEY
 from mcp_protocol.fanout.notifications import KINDS as LIST_KINDS
+from mcp_protocol.fanout.notifications import SERVERS
 
 from . import authorship
-from .reach import SERVERS, Reach, Touches, of_objects, of_rows, reached
+from .reach import Reach, Touches, of_objects, of_rows, reached
 
 # The kinds of change, in message order: the lists (the fan-out's), then the virtual servers
 # (every list of the endpoints named: fanout/notifications.py).

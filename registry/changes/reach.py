@@ -27,7 +27,7 @@ from django.apps import apps
 
 from mcp_protocol.endpoints import CATCH_ALL, Selection
 from mcp_protocol.endpoints import KINDS as SELECTION_FIELDS
-from mcp_protocol.fanout.notifications import KINDS, SERVERS
+from mcp_protocol.fanout.notifications import KINDS
 
 logger = logging.getLogger(__name__)
 
