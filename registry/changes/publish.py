@@ -48,9 +48,10 @@ from mcp_protocol.fanout.notifications import SERVERS
 from . import authorship
 from .reach import Reach, Touches, of_objects, of_rows, reached
 
+UPSTREAMS = "upstreams"  # an Upstream row (issue 40): workers rebuild, no endpoint is notified
 # The kinds of change, in message order: the lists (the fan-out's), then the virtual servers
-# (every list of the endpoints named: fanout/notifications.py).
-KINDS = (*LIST_KINDS, SERVERS)
+# (every list of the endpoints named: fanout/notifications.py), then the upstreams (none).
+KINDS = (*LIST_KINDS, SERVERS, UPSTREAMS)
 
 if TYPE_CHECKING:
     from collections.abc import Collection

@@ -7,6 +7,7 @@ from .resources import Resource, ResourceTemplate
 from .servers import VirtualServer
 from .skills import Skill, SkillFile
 from .tools import Tool
+from .upstreams import Upstream
 
 __all__ = [
     "ChangeSet",
@@ -18,5 +19,6 @@ __all__ = [
     "Skill",
     "SkillFile",
     "Tool",
+    "Upstream",
     "VirtualServer",
 ]

@@ -12,9 +12,10 @@ from ..validation.content_blocks import validate_content_block
 from ..validation.validators import ROLES, validate_name, validate_string_list
 from .base import Definition, check_handler
 from .history import Recorded
+from .upstreams import UpstreamMirror
 
 
-class Prompt(Definition):
+class Prompt(Definition, UpstreamMirror):
     mcp_kind = "prompts"
     selection_kind = "prompts"
     remembered = ("name", "tags")

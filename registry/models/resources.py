@@ -17,9 +17,10 @@ from ..validation.validators import (
     validate_uri_template,
 )
 from .base import Definition, check_handler, mime_type_field
+from .upstreams import UpstreamMirror
 
 
-class Resource(Definition):
+class Resource(Definition, UpstreamMirror):
     mcp_kind = "resources"
     selection_kind = "resources"
     remembered = ("uri", "tags")
@@ -29,6 +30,7 @@ class Resource(Definition):
         TEXT = "text", "Stored text"
         BINARY = "binary", "Stored binary (base64)"
         HANDLER = "handler", "Handler registered in code"
+        UPSTREAM = "upstream", "Mirrored from an upstream MCP server"
 
     uri = models.CharField("URI", max_length=2048, unique=True, validators=[validate_uri])
     name = models.CharField(max_length=128, validators=[validate_name])
@@ -79,7 +81,7 @@ class Resource(Definition):
             raise ValidationError(errors)
 
 
-class ResourceTemplate(Definition):
+class ResourceTemplate(Definition, UpstreamMirror):
     mcp_kind = "resources"
     selection_kind = "resource_templates"
     remembered = ("uri_template", "tags")
@@ -88,6 +90,7 @@ class ResourceTemplate(Definition):
     class Kind(models.TextChoices):
         TEXT = "text", "Text template"
         HANDLER = "handler", "Handler registered in code"
+        UPSTREAM = "upstream", "Mirrored from an upstream MCP server"
 
     uri_template = models.CharField(
         "URI template",

@@ -25,13 +25,14 @@ from ..validation.validators import (
     validate_tool_annotations,
 )
 from .base import Definition, check_handler
+from .upstreams import UpstreamMirror
 
 
 def default_input_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
-class Tool(Definition):
+class Tool(Definition, UpstreamMirror):
     mcp_kind = "tools"
     selection_kind = "tools"
     remembered = ("name", "tags")
@@ -41,6 +42,7 @@ class Tool(Definition):
         HANDLER = "handler", "Handler registered in code"
         HTTP = "http", "HTTP request to an allowed host"
         TEMPLATE = "template", "Text template"
+        UPSTREAM = "upstream", "Mirrored from an upstream MCP server"
 
     name = models.CharField(max_length=128, unique=True, validators=[validate_name])
     input_schema = models.JSONField(default=default_input_schema, validators=[validate_input_schema])
