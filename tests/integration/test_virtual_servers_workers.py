@@ -124,14 +124,16 @@ async def test_each_endpoint_is_its_own_server(pair: Pair, client: httpx.AsyncCl
 async def test_a_session_of_a_is_unknown_on_b(pair: Pair, client: httpx.AsyncClient) -> None:
     session_a = await open_session(client, on(pair.a, "a"))
     for worker in (pair.a, pair.b):
-        posted = await client.post(on(worker, "b"), headers=session_headers(session_a), json=request(2, "ping"))
+        posted = await client.post(on(worker, "b"), headers=session_headers(session_a),
+                                   json=request(2, "ping"))
         assert posted.status_code == 404
         assert posted.json()["error"]["code"] < 0
         got = await client.get(on(worker, "b"), headers=stream_headers(session_a))
         assert got.status_code == 404
         deleted = await client.delete(on(worker, "b"), headers=session_headers(session_a))
         assert deleted.status_code == 404
-        on_catch_all = await client.post(worker.url, headers=session_headers(session_a), json=request(2, "ping"))
+        on_catch_all = await client.post(worker.url, headers=session_headers(session_a),
+                                         json=request(2, "ping"))
         assert on_catch_all.status_code == 404
     still = await client.post(on(pair.b, "a"), headers=session_headers(session_a), json=request(3, "ping"))
     assert still.status_code == 200, still.text
