@@ -201,7 +201,9 @@ class Tool(Definition, UpstreamMirror):
             "http_signing_secret_env", "http_signing_scheme", "http_forward_principal", "http_forward_trace",
         ),
         # Mirrored from an upstream MCP server (upstreams.py): written by its sync, not a form.
-        "upstream": ("upstream", "upstream_name", "upstream_definition", "upstream_overrides", "upstream_missing"),
+        "upstream": (
+            "upstream", "upstream_name", "upstream_definition", "upstream_overrides", "upstream_missing",
+        ),
     }
 
     class Meta:
