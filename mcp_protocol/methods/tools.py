@@ -46,6 +46,7 @@ from ..inputs import questions
 from ..provider import Provider
 from ..store_errors import TaskLimitReached
 from ..tasks.wire import created_to_wire, declares_extension, missing_extension
+from . import tool_search
 from .base import Call, require_str
 from .listing import list_page
 
@@ -54,6 +55,11 @@ TOO_MANY_TASKS = -32000
 
 
 async def list_tools(call: Call) -> dict[str, Any]:
+    search = tool_search.active(call)
+    if search is not None:
+        # Search mode (tool_search.py): the meta-tools and the pinned tools, a list of its own.
+        items = tool_search.listed(call.snapshot, search)
+        return list_page(call, "tools:search", "tools", items, _tool_key, versions.tool_to_wire)
     return list_page(call, "tools", "tools", call.snapshot.tools, _tool_key, versions.tool_to_wire)
 
 
@@ -68,7 +74,7 @@ def _error_result(text: str) -> dict[str, Any]:
 async def call_tool(call: Call) -> dict[str, Any]:
     params = call.params
     name = require_str(params, "name")
-    tool = call.tool(name)
+    tool = tool_search.meta_tool(call, name) or call.tool(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}", {"name": name})
     as_task, ttl_ms = _as_task(call, tool)
@@ -88,6 +94,8 @@ async def call_tool(call: Call) -> dict[str, Any]:
         if versions.input_validation_is_tool_error(call.version):
             return _error_result(message)
         raise InvalidParams(message, {"errors": problems})
+    if tool_search.is_meta(tool):
+        return _shape_result(tool, tool_search.run_meta(call, tool, arguments), call.version)
 
     runner = call.server.tasks
     if as_task and runner is not None:
