@@ -121,6 +121,9 @@ class EndpointAccess:
 # tool in tools/list; ``on``: only the meta-tools and the pinned tools, the rest found by searching;
 # ``auto``: on when the caller's view holds more than ``threshold`` tools.
 SEARCH_MODES = ("off", "on", "auto")
+# A pinned tool's ``_meta`` key (true: always listed, search mode or not), the name the Anthropic
+# clients read for tools they must not defer.
+PIN = "anthropic/alwaysLoad"
 SEARCH_TOOL_NAME, CALL_TOOL_NAME = "search_tools", "call_tool"
 DEFAULT_SEARCH_THRESHOLD = 50
 

@@ -31,12 +31,11 @@ from typing import Any
 
 from .. import versions
 from ..definitions import Snapshot, Tool
-from ..endpoints import ToolSearch
+from ..endpoints import PIN, ToolSearch
 from ..errors import InvalidParams
 from ..search import index_for
 from .base import Call
 
-PIN = "anthropic/alwaysLoad"
 MAX_LIMIT, DEFAULT_LIMIT = 50, 10
 # Tool.target of the meta-tools: objects of this module, so never a provider's target.
 _SEARCH, _CALL = object(), object()

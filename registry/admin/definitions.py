@@ -43,7 +43,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
     list_filter = ("enabled", "kind")
     search_fields = ("name", "title", "description")
     fieldsets = (
-        (None, {"fields": ("name", "title", "description", "enabled", "opened_version")}),
+        (None, {"fields": ("name", "title", "description", "enabled", "always_load", "opened_version")}),
         ("Schemas", {"fields": ("input_schema", "output_schema")}),
         (
             "What it does",
