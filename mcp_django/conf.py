@@ -51,6 +51,8 @@ DEFAULTS: dict[str, Any] = {
     # tools in the caller's view. A virtual server has its own (its admin page).
     "TOOL_SEARCH": "off",
     "TOOL_SEARCH_THRESHOLD": 50,
+    # SEP-2564 (draft): tools/list takes filter.namePatterns and says so in its capabilities.
+    "TOOLS_LIST_FILTER": False,
     "SESSION_TTL": 1800.0,
     "MAX_SESSIONS": 10000,
     "MAX_SESSIONS_PER_PRINCIPAL": 1000,
@@ -228,6 +230,7 @@ def build_server(provider: Provider, **parts: Any) -> Server:
         request_state_keys=request_state_keys(),
         request_state_ttl=float(mcp_settings.REQUEST_STATE_TTL),
         tool_search=ToolSearch(str(mcp_settings.TOOL_SEARCH), int(mcp_settings.TOOL_SEARCH_THRESHOLD)),
+        list_filter=bool(mcp_settings.TOOLS_LIST_FILTER),
         **parts,
     )
 

@@ -38,6 +38,7 @@ from .jsonrpc import Notification, Request
 from .method_table import LEGACY_METHODS, MODERN_METHODS, gate_open
 from .methods import tool_search
 from .methods.base import Call, Handler, Interceptor
+from .methods.list_filter import capability as list_filter_capability
 from .methods.modern import (
     META_PROTOCOL_VERSION,
     decorate_result,
@@ -82,6 +83,7 @@ class Server:
         website_url: str | None = None,
         description: str | None = None,
         tool_search: ToolSearch | None = None,
+        list_filter: bool = False,
     ) -> None:
         self.provider = provider
         self.name = name
@@ -117,6 +119,8 @@ class Server:
         # from its spec (endpoint_servers.py). ``on_search(server label)`` counts each search.
         self.tool_search = tool_search or ToolSearch()
         self.on_search: Callable[[str], None] | None = None
+        # SEP-2564's filter on tools/list (draft: off unless the deployment turns it on).
+        self.list_filter = list_filter
 
     def attach_tasks(self, runner: TaskRunner) -> None:
         """Serve tasks (the extension io.modelcontextprotocol/tasks; 2025-11-25 tasks) with
@@ -137,6 +141,9 @@ class Server:
             # SEP-2640 "Capability Declaration", settings inline under the identifier (SEP-2133),
             # in both eras: the methods are served in both.
             wire["extensions"] = {**wire.get("extensions", {}), SKILLS_EXTENSION: {"directoryRead": True}}
+        if self.list_filter and isinstance(wire.get("tools"), dict):
+            # SEP-2564 "Capability Negotiation": the filter fields tools/list takes.
+            wire["tools"] = {**wire["tools"], "filtering": list_filter_capability()}
         return wire
 
     def _capabilities(self, version: str) -> dict[str, Any]:

@@ -46,6 +46,7 @@ class ServerView(Protocol):
     endpoint_key: str  # Session.endpoint of its sessions (endpoints.CATCH_ALL for /mcp)
     tool_search: ToolSearch  # its tool search mode (methods/tool_search.py)
     on_search: Callable[[str], None] | None  # counts a search, by server label (metrics)
+    list_filter: bool  # SEP-2564's filter on tools/list is served (methods/list_filter.py)
 
     def capabilities(self, version: str) -> dict[str, Any]: ...
 

@@ -10,6 +10,7 @@ Checked for random selections, grants and queries (hypothesis), in both eras.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -94,3 +95,38 @@ def test_search_and_call_tool_stay_within_selection_and_grant(
 
 def test_every_word_of_every_tool_finds_nothing_outside_a_one_tool_grant() -> None:
     asyncio.run(_attack(frozenset(NAMES), frozenset({NAMES[0]}), " ".join(WORDS), False))
+
+
+# -- SEP-2564's filter: never more than the view, never a regex bomb --------------------------------
+async def _filtered(granted: frozenset[str], filter_: Any) -> dict[str, Any]:
+    server = make_server(MemoryProvider(tools=[(_tool(n), _ran) for n in NAMES]), list_filter=True)
+    session = await initialized(server)
+    token = caller.bind(Principal("key:attacker", grant=Grant.of(tools=granted)))
+    try:
+        response = await server.handle(Request(1, "tools/list", {"filter": filter_}), session,
+                                       RecordingOutbound())
+    finally:
+        caller.unbind(token)
+    assert response is not None
+    return response
+
+
+@settings(max_examples=30, deadline=None)
+@given(granted=subsets, patterns=st.lists(st.text(alphabet="*?_abcdefghilnorstuvwy[]", min_size=1,
+                                                  max_size=12), max_size=5))
+def test_a_filtered_list_never_shows_a_tool_outside_the_grant(
+    granted: frozenset[str], patterns: list[str]
+) -> None:
+    response = asyncio.run(_filtered(granted, {"namePatterns": patterns}))
+    assert {t["name"] for t in response["result"]["tools"]} <= granted
+
+
+def test_hostile_patterns_are_matched_in_linear_time_or_refused() -> None:
+    started = time.perf_counter()
+    bomb = ["*a" * 127 + "*"] + ["*s" * 120 + f"?*x{i}" for i in range(99)]
+    response = asyncio.run(_filtered(frozenset(NAMES), {"namePatterns": bomb}))
+    assert "result" in response and time.perf_counter() - started < 5.0
+    too_many = asyncio.run(_filtered(frozenset(NAMES), {"namePatterns": ["*"] * 101}))
+    assert too_many["error"]["code"] == -32602
+    too_long = asyncio.run(_filtered(frozenset(NAMES), {"namePatterns": ["*" * 257]}))
+    assert too_long["error"]["code"] == -32602

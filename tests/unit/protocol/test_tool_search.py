@@ -228,3 +228,37 @@ async def test_a_tool_added_to_the_snapshot_is_found_by_the_next_search() -> Non
                   _reply)
     found = await legacy(srv, session, "tools/call", search_args("invoice"))
     assert [t["name"] for t in found["result"]["structuredContent"]["tools"]] == ["create_invoice"]
+
+
+# -- SEP-2564's filter on tools/list (behind a setting) ---------------------------------------------
+async def test_the_sep_2564_filter_narrows_tools_list_when_on_and_is_advertised() -> None:
+    srv = make_server(provider(), list_filter=True, page_size=1)
+    session = await initialized(srv)
+    caps = srv.capabilities("2025-11-25")
+    assert caps["tools"]["filtering"] == {"supported": ["namePatterns"]}
+    first = await legacy(srv, session, "tools/list", {"filter": {"namePatterns": ["send_*", "weath?r"]}})
+    assert names(first) == ["send_email"]
+    cursor = first["result"]["nextCursor"]
+    second = await legacy(srv, session, "tools/list",
+                          {"filter": {"namePatterns": ["send_*", "weath?r"]}, "cursor": cursor})
+    assert names(second) == ["send_sms"]
+    changed = await legacy(srv, session, "tools/list", {"filter": {"namePatterns": ["*"]}, "cursor": cursor})
+    assert changed["error"] == {"code": -32602,
+                                "message": "Filter parameters must not change between paginated requests"}
+    # {} and unknown fields: everything; bad shapes and limits: -32602.
+    everything = await legacy(srv, session, "tools/list", {"filter": {"com.example/x": [1]}})
+    assert names(everything) == ["send_email"] and "nextCursor" in everything["result"]
+    for bad in ({"namePatterns": "send_*"}, {"namePatterns": [""]}, {"namePatterns": ["x" * 257]},
+                {"namePatterns": [f"t{i}" for i in range(101)]}, "send_*"):
+        refused = await legacy(srv, session, "tools/list", {"filter": bad})
+        assert refused["error"]["code"] == -32602, bad
+    # Literal brackets (the SEP's minimum syntax), and the modern era too.
+    assert names(await legacy(srv, session, "tools/list", {"filter": {"namePatterns": ["[sw]*"]}})) == []
+    assert names(await modern(srv, "tools/list", {"filter": {"namePatterns": ["weather"]}})) == ["weather"]
+
+
+async def test_without_the_setting_a_filter_is_ignored_and_not_advertised() -> None:
+    srv = server("off")
+    assert "filtering" not in srv.capabilities("2025-11-25")["tools"]
+    listed = await legacy(srv, await initialized(srv), "tools/list", {"filter": {"namePatterns": ["send_*"]}})
+    assert names(listed) == [t.name for t in TOOLS]
