@@ -40,7 +40,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
     class Media:
         js = ("registry/tool-form.js",)  # the kind's fields, the try-it panel, the arguments form
 
-    list_filter = ("enabled", "kind")
+    list_filter = ("enabled", "kind", "always_load")
     search_fields = ("name", "title", "description")
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled", "always_load", "opened_version")}),
