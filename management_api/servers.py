@@ -74,6 +74,7 @@ class VirtualServerSerializer(DefinitionSerializer):
             "id", "slug", "name", "title", "version", "description", "instructions", "icons",
             "website_url", "enabled", "tools", "resources", "resource_templates", "prompts", "skills",
             "include_tags", "exclude_tags", "auth_modes", "api_keys", "oauth_scopes", "rate_limit",
+            "tool_search", "tool_search_threshold", "search_tool_name", "call_tool_name",
             "url", "members", "revision", "created_at", "updated_at",
         )
         read_only_fields = ("id", "created_at", "updated_at")
@@ -105,7 +106,10 @@ ABOUT = ("A virtual server is its own MCP server at `/mcp/<slug>`: its serverInf
          "(URIs), `resource_templates` (template texts), `prompts` and `skills` (root URIs), plus those "
          "carrying one of `include_tags`, minus those carrying one of `exclude_tags` (that wins). A name "
          "that no definition (row or code) holds is a 400 on its field. `auth_modes` (among open, keys, "
-         "oauth), `api_keys` (key prefixes), `oauth_scopes` and `rate_limit` (N/S) say who may use it.")
+         "oauth), `api_keys` (key prefixes), `oauth_scopes` and `rate_limit` (N/S) say who may use it. "
+         "`tool_search` (off, on, auto above `tool_search_threshold` tools in the caller's view) "
+         "lists only the meta-tools `search_tool_name` and `call_tool_name` and the pinned tools "
+         "(docs/guides/tool-search.md).")
 EDIT = " Its clients hear `list_changed` when what it serves changes."
 
 

@@ -15,7 +15,7 @@ from django.db import DatabaseError
 from django.utils.module_loading import import_string
 
 from mcp_protocol.bus.base import Bus
-from mcp_protocol.endpoints import OFF, valid_slug
+from mcp_protocol.endpoints import OFF, SEARCH_MODES, valid_slug
 from mcp_protocol.options import known_options, unknown_options
 from mcp_protocol.provider import Provider
 from mcp_protocol.stores.events import EventStore
@@ -109,6 +109,13 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         messages.append(Error(f"MCP['DEFAULT_SERVER'] {default_server!r} is not a virtual server slug",
                               hint="Unset (/mcp serves everything), 'off', or a slug: a-z, 0-9, '-', '_'",
                               id="mcp.E013"))
+    if user.get("TOOL_SEARCH", DEFAULTS["TOOL_SEARCH"]) not in SEARCH_MODES:
+        messages.append(Error(f"MCP['TOOL_SEARCH'] {user.get('TOOL_SEARCH')!r} is not a tool search mode",
+                              hint=f"One of {', '.join(SEARCH_MODES)}", id="mcp.E016"))
+    threshold = user.get("TOOL_SEARCH_THRESHOLD", DEFAULTS["TOOL_SEARCH_THRESHOLD"])
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+        messages.append(Error(f"MCP['TOOL_SEARCH_THRESHOLD'] must be an integer >= 0, not {threshold!r}",
+                              id="mcp.E006"))
     close_after = user.get("CLOSE_STREAM_AFTER_SECONDS")
     if close_after is not None and (not isinstance(close_after, int | float) or close_after < 0):
         messages.append(Error(f"MCP['CLOSE_STREAM_AFTER_SECONDS'] must be >= 0 or None, not {close_after!r}",

@@ -46,6 +46,13 @@ DEFAULTS: dict[str, Any] = {
     # What /mcp (and /sse) serves (virtual servers, docs/reference/endpoint.md): None, the
     # catch-all (every definition); a slug, that virtual server; "off", nothing (404).
     "DEFAULT_SERVER": None,
+    # Tool search on the catch-all /mcp (docs/guides/tool-search.md): "off" lists every tool; "on"
+    # lists search_tools, call_tool and the pinned tools; "auto": on above TOOL_SEARCH_THRESHOLD
+    # tools in the caller's view. A virtual server has its own (its admin page).
+    "TOOL_SEARCH": "off",
+    "TOOL_SEARCH_THRESHOLD": 50,
+    # SEP-2564 (draft): tools/list takes filter.namePatterns and says so in its capabilities.
+    "TOOLS_LIST_FILTER": False,
     "SESSION_TTL": 1800.0,
     "MAX_SESSIONS": 10000,
     "MAX_SESSIONS_PER_PRINCIPAL": 1000,
@@ -208,6 +215,7 @@ def request_state_keys() -> list[bytes]:
 def build_server(provider: Provider, **parts: Any) -> Server:
     """The protocol core configured from settings; every transport builds it here. ``parts``: its
     collaborators (``interceptor``, ``tracing``), given by whoever has them."""
+    from mcp_protocol.endpoints import ToolSearch
     from mcp_protocol.server import Server
 
     return Server(
@@ -221,6 +229,8 @@ def build_server(provider: Provider, **parts: Any) -> Server:
         client_request_timeout=float(mcp_settings.CLIENT_REQUEST_TIMEOUT),
         request_state_keys=request_state_keys(),
         request_state_ttl=float(mcp_settings.REQUEST_STATE_TTL),
+        tool_search=ToolSearch(str(mcp_settings.TOOL_SEARCH), int(mcp_settings.TOOL_SEARCH_THRESHOLD)),
+        list_filter=bool(mcp_settings.TOOLS_LIST_FILTER),
         **parts,
     )
 

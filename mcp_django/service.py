@@ -91,6 +91,7 @@ def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
     access = build_access(bus, sessions, events, provider.capabilities,
                           on_audit_drop=metrics.audit_dropped if measured else None)
     server = build_server(provider, interceptor=access.guard, tracing=process_tracing())
+    server.on_search = metrics.tool_searched if measured else None
     ttl = mcp_settings.TASK_TTL_MS
     server.attach_tasks(TaskRunner(
         mcp_settings.backend("TASK_STORE"), bus, provider, lease=float(mcp_settings.TASK_LEASE_SECONDS),

@@ -53,6 +53,7 @@ def endpoint_server(base: Server, spec: EndpointSpec) -> Server:
     server.request_state = RequestStateSealer(keys, base.request_state.ttl)
     server.wire_cache = WireCache()
     server.endpoint, server.endpoint_key = spec, spec.slug
+    server.tool_search = spec.tool_search
     return server
 
 

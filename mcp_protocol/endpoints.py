@@ -117,6 +117,31 @@ class EndpointAccess:
     rate: str | None = None
 
 
+# Tool search (issue 41, ``methods/tool_search.py``): how an endpoint lists its tools. ``off``: every
+# tool in tools/list; ``on``: only the meta-tools and the pinned tools, the rest found by searching;
+# ``auto``: on when the caller's view holds more than ``threshold`` tools.
+SEARCH_MODES = ("off", "on", "auto")
+# A pinned tool's ``_meta`` key (true: always listed, search mode or not), the name the Anthropic
+# clients read for tools they must not defer.
+PIN = "anthropic/alwaysLoad"
+SEARCH_TOOL_NAME, CALL_TOOL_NAME = "search_tools", "call_tool"
+DEFAULT_SEARCH_THRESHOLD = 50
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSearch:
+    """An endpoint's tool search mode and the names of its two meta-tools."""
+
+    mode: str = "off"
+    threshold: int = DEFAULT_SEARCH_THRESHOLD
+    search_tool: str = SEARCH_TOOL_NAME
+    call_tool: str = CALL_TOOL_NAME
+
+    def applies(self, tools_in_view: int) -> bool:
+        """Is search mode on for a caller who may see ``tools_in_view`` tools?"""
+        return self.mode == "on" or (self.mode == "auto" and tools_in_view > self.threshold)
+
+
 @dataclass(frozen=True, slots=True)
 class EndpointSpec:
     slug: str
@@ -129,6 +154,7 @@ class EndpointSpec:
     description: str | None = None
     selection: Selection = Selection()
     access: EndpointAccess = EndpointAccess()
+    tool_search: ToolSearch = ToolSearch()
     # Served at ``/mcp`` itself (``MCP['DEFAULT_SERVER']`` names it): its resource URL (a token's
     # audience, RFC 8707) is then ``/mcp``'s, the URL its clients connect to. Set on the scope's
     # copy only (``transports/endpoints.route``); not part of what the server is.

@@ -33,6 +33,9 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+OTHER_LIST = "Invalid cursor: it belongs to another list"
+
+
 class Paginator:
     def __init__(self, secret: bytes, page_size: int = 100, max_age: float = 24 * 3600.0) -> None:
         if not secret:
@@ -67,7 +70,7 @@ class Paginator:
             raise InvalidParams("Invalid cursor")
         data = json.loads(payload)
         if data.get("k") != kind:
-            raise InvalidParams("Invalid cursor: it belongs to another list")
+            raise InvalidParams(OTHER_LIST)
         if time.time() - float(data.get("t", 0)) > self.max_age:
             raise InvalidParams("Invalid cursor: expired")
         return str(data["a"]), int(data["i"])

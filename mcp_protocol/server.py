@@ -15,14 +15,14 @@ import asyncio
 import functools
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import jsonrpc, tracing, versions
 from .auth.principal import current as current_principal
 from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
-from .endpoints import CATCH_ALL, EndpointSpec
+from .endpoints import CATCH_ALL, EndpointSpec, ToolSearch
 from .errors import (
     InternalError,
     InvalidRequest,
@@ -36,7 +36,9 @@ from .inflight import InFlight, take_back
 from .inputs import InputRound, questions, start_round
 from .jsonrpc import Notification, Request
 from .method_table import LEGACY_METHODS, MODERN_METHODS, gate_open
+from .methods import tool_search
 from .methods.base import Call, Handler, Interceptor
+from .methods.list_filter import capability as list_filter_capability
 from .methods.modern import (
     META_PROTOCOL_VERSION,
     decorate_result,
@@ -80,6 +82,8 @@ class Server:
         icons: tuple[dict[str, Any], ...] | None = None,
         website_url: str | None = None,
         description: str | None = None,
+        tool_search: ToolSearch | None = None,
+        list_filter: bool = False,
     ) -> None:
         self.provider = provider
         self.name = name
@@ -111,6 +115,12 @@ class Server:
         # and its key (Session.endpoint, the bus message's "endpoints").
         self.endpoint: EndpointSpec | None = None
         self.endpoint_key: str = CATCH_ALL
+        # Tool search (methods/tool_search.py): the catch-all's from settings, a virtual server's
+        # from its spec (endpoint_servers.py). ``on_search(server label)`` counts each search.
+        self.tool_search = tool_search or ToolSearch()
+        self.on_search: Callable[[str], None] | None = None
+        # SEP-2564's filter on tools/list (draft: off unless the deployment turns it on).
+        self.list_filter = list_filter
 
     def attach_tasks(self, runner: TaskRunner) -> None:
         """Serve tasks (the extension io.modelcontextprotocol/tasks; 2025-11-25 tasks) with
@@ -131,6 +141,9 @@ class Server:
             # SEP-2640 "Capability Declaration", settings inline under the identifier (SEP-2133),
             # in both eras: the methods are served in both.
             wire["extensions"] = {**wire.get("extensions", {}), SKILLS_EXTENSION: {"directoryRead": True}}
+        if self.list_filter and isinstance(wire.get("tools"), dict):
+            # SEP-2564 "Capability Negotiation": the filter fields tools/list takes.
+            wire["tools"] = {**wire["tools"], "filtering": list_filter_capability()}
         return wire
 
     def _capabilities(self, version: str) -> dict[str, Any]:
@@ -294,6 +307,10 @@ class Server:
         # Who calls: read here once (the transport bound it), then carried by the call.
         call = Call(server=self, session=session, ctx=ctx, params=params, version=version,
                     principal=current_principal())
+        if message.method == "tools/call" and self.tool_search.mode != "off":
+            # call_tool(name, arguments) becomes a call of the named tool before the guard sees
+            # it, so its rate limits, audit, tasks and progress are a direct call's.
+            tool_search.unwrap(call)
         if self.tracing is not None:
             handler = traced(handler, message.method)
         run = handler(call) if self.interceptor is None else self.interceptor(message.method, call, handler)

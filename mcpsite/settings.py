@@ -212,6 +212,11 @@ MCP: dict[str, Any] = env_settings({
     # What /mcp serves (docs/reference/endpoint.md "Virtual servers"): unset, everything; a virtual
     # server's slug; or "off" (404).
     "DEFAULT_SERVER": ("MCP_DEFAULT_SERVER", or_unset(str)),
+    # Tool search on the catch-all /mcp (docs/guides/tool-search.md): off, on or auto.
+    "TOOL_SEARCH": ("MCP_TOOL_SEARCH", str),
+    "TOOL_SEARCH_THRESHOLD": ("MCP_TOOL_SEARCH_THRESHOLD", int),
+    # SEP-2564 (draft) filter.namePatterns on tools/list (docs/guides/tool-search.md).
+    "TOOLS_LIST_FILTER": ("MCP_TOOLS_LIST_FILTER", as_bool),
     "SESSION_TTL": ("MCP_SESSION_TTL", float),
     "MAX_SESSIONS": ("MCP_MAX_SESSIONS", int),
     "MAX_SESSIONS_PER_PRINCIPAL": ("MCP_MAX_SESSIONS_PER_PRINCIPAL", int),

@@ -27,6 +27,8 @@ from mcp_protocol import versions
 from mcp_protocol.definitions import Snapshot
 from mcp_protocol.endpoint_views import select
 from mcp_protocol.endpoints import KINDS, EndpointSpec, Selection
+from mcp_protocol.methods import tool_search
+from mcp_protocol.search import index_for
 from mcp_protocol.skills import SCHEME as SKILL_SCHEME
 
 from .code import definitions as code
@@ -89,6 +91,7 @@ def spec_of(row: VirtualServer) -> EndpointSpec:
         website_url=row.website_url or None,
         description=row.description or None,
         selection=selection_of(row),
+        tool_search=row.search_spec(),
     )
 
 
@@ -175,7 +178,11 @@ def lists(row: VirtualServer, snapshot: Snapshot, revision: str) -> dict[str, An
     }
     if spec.instructions:
         out["instructions"] = spec.instructions
-    out["tools/list"] = [versions.tool_to_wire(t, revision) for t in view.tools]
+    # In search mode (before any grant: the selection's count decides auto), the meta-tools and
+    # the pinned tools, as the core lists them (methods/tool_search.py).
+    search = spec.tool_search
+    tools = tool_search.listed(view, search) if search.applies(len(view.tools)) else view.tools
+    out["tools/list"] = [versions.tool_to_wire(t, revision) for t in tools]
     # resources/list shows each selected skill's SKILL.md too (SEP-2640), as the core lists them.
     out["resources/list"] = [versions.resource_to_wire(r, revision) for r in view.listed_resources]
     out["resources/templates/list"] = [
@@ -183,6 +190,17 @@ def lists(row: VirtualServer, snapshot: Snapshot, revision: str) -> dict[str, An
     ]
     out["prompts/list"] = [versions.prompt_to_wire(p, revision) for p in view.prompts]
     return out
+
+
+def try_search(
+    row: VirtualServer, snapshot: Snapshot, query: str, limit: int = 20
+) -> list[tuple[str, float, str]]:
+    """The admin's try-a-search: ``(name, score, description)`` of the best matches among the
+    server's selection (no caller's grant: staff see what the server holds), best first, with the
+    index the endpoint serves from (``search.index_for``)."""
+    view = select(snapshot, spec_of(row))
+    hits = index_for(snapshot).search(query, limit, allowed=lambda name: view.tool(name) is not None)
+    return [(hit.tool.name, hit.score, hit.tool.description or "") for hit in hits]
 
 
 def preview(row: VirtualServer, snapshot: Snapshot) -> dict[str, dict[str, Any]]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp_protocol import definitions as d
 from mcp_protocol import skills as sk
+from mcp_protocol.endpoints import PIN
 from mcp_protocol.uri_template import parse_template
 
 from .serving.specs import PromptSpec, RegistryState, ResourceSpec, TemplateSpec, ToolSpec
@@ -49,10 +50,14 @@ def _execution(row: Any) -> dict[str, Any]:
 
 
 def _tool_meta(row: Any) -> dict[str, Any] | None:
-    """``_meta`` as served: the row's, with ``ui`` (MCP Apps) when the tool links a view."""
-    if not getattr(row, "ui_resource_uri", ""):
-        return row.meta or None
-    return {**(row.meta or {}), **apps_ui.tool_ui_meta(row.ui_resource_uri, row.ui_visibility)}
+    """``_meta`` as served: the row's, with ``ui`` (MCP Apps) when the tool links a view and the
+    pin of tool search (``methods/tool_search.PIN``) when it is always loaded."""
+    meta = dict(row.meta or {})
+    if getattr(row, "ui_resource_uri", ""):
+        meta.update(apps_ui.tool_ui_meta(row.ui_resource_uri, row.ui_visibility))
+    if getattr(row, "always_load", False):
+        meta[PIN] = True
+    return meta or None
 
 
 def _resource_meta(row: Any) -> dict[str, Any] | None:

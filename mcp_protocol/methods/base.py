@@ -17,7 +17,7 @@ from ..changefeed import ChangeFeed
 from ..context import Context
 from ..definitions import Snapshot, Tool
 from ..endpoint_views import select
-from ..endpoints import EndpointSpec
+from ..endpoints import EndpointSpec, ToolSearch
 from ..errors import InvalidParams
 from ..pagination import Paginator
 from ..provider import Provider
@@ -44,6 +44,9 @@ class ServerView(Protocol):
     tasks: TaskRunner | None  # None: this server makes no tasks
     endpoint: EndpointSpec | None  # the virtual server it answers as (endpoints.py); None: /mcp
     endpoint_key: str  # Session.endpoint of its sessions (endpoints.CATCH_ALL for /mcp)
+    tool_search: ToolSearch  # its tool search mode (methods/tool_search.py)
+    on_search: Callable[[str], None] | None  # counts a search, by server label (metrics)
+    list_filter: bool  # SEP-2564's filter on tools/list is served (methods/list_filter.py)
 
     def capabilities(self, version: str) -> dict[str, Any]: ...
 

@@ -43,9 +43,11 @@ from ..context import Context
 from ..definitions import Tool
 from ..errors import ClientRequestError, InternalError, InvalidParams, MCPError, MethodNotFound, ToolError
 from ..inputs import questions
+from ..pagination import OTHER_LIST
 from ..provider import Provider
 from ..store_errors import TaskLimitReached
 from ..tasks.wire import created_to_wire, declares_extension, missing_extension
+from . import list_filter, tool_search
 from .base import Call, require_str
 from .listing import list_page
 
@@ -54,7 +56,23 @@ TOO_MANY_TASKS = -32000
 
 
 async def list_tools(call: Call) -> dict[str, Any]:
-    return list_page(call, "tools", "tools", call.snapshot.tools, _tool_key, versions.tool_to_wire)
+    search = tool_search.active(call)
+    # Search mode (tool_search.py): the meta-tools and the pinned tools, a list of its own.
+    items = call.snapshot.tools if search is None else tool_search.listed(call.snapshot, search)
+    kind = "tools" if search is None else "tools:search"
+    if not call.server.list_filter:
+        return list_page(call, kind, "tools", items, _tool_key, versions.tool_to_wire)
+    # SEP-2564's filter (list_filter.py), on when the deployment opts in.
+    names = list_filter.patterns(call.params)
+    if names:
+        items = tuple(tool for tool in items if list_filter.matches(names, tool.name))
+    try:
+        return list_page(call, list_filter.kind(kind, names), "tools", items, _tool_key,
+                         versions.tool_to_wire)
+    except InvalidParams as exc:
+        if exc.message == OTHER_LIST:
+            raise InvalidParams(list_filter.CHANGED) from None
+        raise
 
 
 def _tool_key(tool: Tool) -> str:
@@ -68,7 +86,7 @@ def _error_result(text: str) -> dict[str, Any]:
 async def call_tool(call: Call) -> dict[str, Any]:
     params = call.params
     name = require_str(params, "name")
-    tool = call.tool(name)
+    tool = tool_search.meta_tool(call, name) or call.tool(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}", {"name": name})
     as_task, ttl_ms = _as_task(call, tool)
@@ -88,6 +106,8 @@ async def call_tool(call: Call) -> dict[str, Any]:
         if versions.input_validation_is_tool_error(call.version):
             return _error_result(message)
         raise InvalidParams(message, {"errors": problems})
+    if tool_search.is_meta(tool):
+        return _shape_result(tool, tool_search.run_meta(call, tool, arguments), call.version)
 
     runner = call.server.tasks
     if as_task and runner is not None:

@@ -107,6 +107,8 @@ AUDIT_GAUGES = {
     "spool_pending": "Spool entries a drain read and has not acknowledged yet.",
     "spool_drain_alive": "1 if a drain_audit process was seen in the last 30 s.",
 }
+# Tool search (methods/tool_search.py): search_tools calls per server, never what was asked.
+TOOL_SEARCHES = Counter("mcp_tool_searches", "search_tools calls answered, by server.", ["server"])
 TASKS_CREATED = Counter("mcp_tasks_created", "Tasks made by this worker.")
 TASKS_FINISHED = Counter("mcp_tasks_finished", "Task runs ended on this worker, by the status they left.",
                          ["status"])
@@ -221,6 +223,18 @@ def on_bus_message(message: dict[str, Any]) -> None:
 
 def store_unavailable() -> None:
     REDIS_ERRORS.labels("store").inc()
+
+
+def tool_searched(endpoint_key: str) -> None:
+    """A ``search_tools`` call answered on the endpoint ``endpoint_key`` (a slug, or the catch-all's
+    ``""``), under the same bounded ``server`` labels as the requests."""
+    if endpoint_key == CATCH_ALL_LABEL:
+        label = CATCH_ALL_LABEL
+    else:
+        label = _server_labels.get(endpoint_key) or (
+            endpoint_key if len(_server_labels) < MAX_SERVER_LABELS else OTHER_SERVERS)
+        _server_labels.setdefault(endpoint_key, label)
+    TOOL_SEARCHES.labels(label).inc()
 
 
 def task_created() -> None:

@@ -20,6 +20,17 @@ ENDPOINT: Section = (
             mcp("DEFAULT_SERVER"),
             "What `/mcp` (and the legacy `/sse`) serves: unset, every definition (the catch-all, its sessions belong to `/mcp` only); a virtual server's slug, that server (its sessions are valid on `/mcp` and `/mcp/<slug>` alike); `off`, nothing (404 with a JSON-RPC body). The virtual servers stay at `/mcp/<slug>` either way ([The /mcp endpoint](endpoint.md#virtual-servers)).",
         ),
+        Var(
+            "MCP_TOOL_SEARCH",
+            mcp("TOOL_SEARCH"),
+            "Tool search on the catch-all `/mcp`: `off` lists every tool; `on` lists `search_tools`, `call_tool` and the pinned tools, the model finds the rest by searching; `auto`, on when the caller may see more than `MCP_TOOL_SEARCH_THRESHOLD` tools. A virtual server has its own mode ([Tool search](../guides/tool-search.md#serving)).",
+        ),
+        Var("MCP_TOOL_SEARCH_THRESHOLD", mcp("TOOL_SEARCH_THRESHOLD"), "`auto` tool search: on above this many tools in the caller's view."),
+        Var(
+            "MCP_TOOLS_LIST_FILTER",
+            mcp("TOOLS_LIST_FILTER"),
+            "Serve the draft SEP-2564 `filter` on `tools/list` (`namePatterns`, globs with `*` and `?`) on every endpoint, advertised as `capabilities.tools.filtering` ([Tool search](../guides/tool-search.md#filtering-toolslist-sep-2564)).",
+        ),
         Var("MCP_SESSION_TTL", mcp("SESSION_TTL"), "Idle seconds before a session expires (sliding)."),
         Var("MCP_MAX_SESSIONS", mcp("MAX_SESSIONS"), "Cap on live sessions overall."),
         Var(

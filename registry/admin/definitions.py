@@ -40,10 +40,10 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
     class Media:
         js = ("registry/tool-form.js",)  # the kind's fields, the try-it panel, the arguments form
 
-    list_filter = ("enabled", "kind")
+    list_filter = ("enabled", "kind", "always_load")
     search_fields = ("name", "title", "description")
     fieldsets = (
-        (None, {"fields": ("name", "title", "description", "enabled", "opened_version")}),
+        (None, {"fields": ("name", "title", "description", "enabled", "always_load", "opened_version")}),
         ("Schemas", {"fields": ("input_schema", "output_schema")}),
         (
             "What it does",

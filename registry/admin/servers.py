@@ -4,9 +4,11 @@ The change page edits the server in three parts (who it is to a client, what it 
 use it), with the JSON list editor the definitions' tags use, the versions and reverts of every
 definition (``HistoryAdminMixin``), and a **preview** (``<id>/preview/``): ``serverInfo``,
 ``instructions`` and the four lists as a client of each protocol revision gets them from the
-saved row, shaped by the core's own functions (``server_selection.lists``), with the endpoint's
-absolute URL and a copy button (``static/registry/copy-url.js``: no inline script). Reading the
-preview needs the view permission of virtual servers, as the change page does.
+saved row (in tool search mode, the meta-tools and the pinned tools), shaped by the core's own
+functions (``server_selection.lists``), a search box ranking the selection's tools with their
+scores (``?q=``, issue 41), the endpoint's absolute URL and a copy button
+(``static/registry/copy-url.js``: no inline script). Reading the preview needs the view
+permission of virtual servers, as the change page does.
 
 Names in the selection that the registry does not hold are refused on their field, as the REST
 API refuses them (``server_selection.unknown_names``).
@@ -32,7 +34,15 @@ from mcp_protocol.endpoints import KINDS
 
 from ..history.admin import HistoryAdminMixin
 from ..models import VirtualServer
-from ..server_selection import current_snapshot, lists, members, readable_kinds, unknown_names, unserved
+from ..server_selection import (
+    current_snapshot,
+    lists,
+    members,
+    readable_kinds,
+    try_search,
+    unknown_names,
+    unserved,
+)
 from .base import JSON_WIDGETS
 from .forms import VersionedForm
 
@@ -120,6 +130,11 @@ class VirtualServerAdmin(HistoryAdminMixin, admin.ModelAdmin):
             "fields": ("tools", "resources", "resource_templates", "prompts", "skills", "include_tags",
                        "exclude_tags", "serves_now")}),
         ("Access (who may use it)", {"fields": ("auth_modes", "api_keys", "oauth_scopes", "rate_limit")}),
+        ("Tool search (how clients find its tools)", {
+            "description": "On (or auto above the threshold), tools/list shows only the two meta-tools "
+            "and the tools marked <em>always load</em>; the model finds the others with the search "
+            "meta-tool. The preview page shows what each revision lists and tries a search.",
+            "fields": ("tool_search", "tool_search_threshold", "search_tool_name", "call_tool_name")}),
         (None, {"fields": ("created_at", "updated_at")}),
     )
 
@@ -185,8 +200,16 @@ class VirtualServerAdmin(HistoryAdminMixin, admin.ModelAdmin):
                                                       indent=2, ensure_ascii=False)}
             for revision in reversed(versions.ORDER)  # newest first: what most clients speak
         ]
+        # Try a search (issue 41): the ranking the endpoint serves, over its selection, with scores;
+        # only for a user who may view tools (a server's view permission is not a tool's).
+        query = request.GET.get("q", "").strip()[:1000]
+        may_search = "tools" in readable_kinds(request.user)
         context = {
             **self.admin_site.each_context(request),
+            "query": query,
+            "may_search": may_search,
+            "search_mode": row.tool_search,
+            "hits": try_search(row, snapshot, query) if query and may_search else None,
             "opts": self.opts,
             "original": row,
             "title": f"Preview of {row.slug}",

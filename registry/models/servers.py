@@ -12,13 +12,25 @@ history is the whole selection. Tags include and exclude (an excluded tag wins).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import models
 
 from mcp_protocol.auth.principal import Rate
-from mcp_protocol.endpoints import AUTH_MODES, RESERVED_SLUGS, SLUG, EndpointAccess, EndpointSpec, Selection
+from mcp_protocol.endpoints import (
+    AUTH_MODES,
+    CALL_TOOL_NAME,
+    DEFAULT_SEARCH_THRESHOLD,
+    RESERVED_SLUGS,
+    SEARCH_TOOL_NAME,
+    SLUG,
+    EndpointAccess,
+    EndpointSpec,
+    Selection,
+    ToolSearch,
+)
 
 from ..changes.publish import ChangeQuerySet
 from ..changes.reach import Touches
@@ -26,6 +38,8 @@ from ..validation.validators import validate_icons, validate_string_list, valida
 from .concurrency import Versioned
 from .history import Recorded
 from .remembered import Remembered
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
 def validate_slug(value: str) -> None:
@@ -45,6 +59,12 @@ def validate_auth_modes(value: Any) -> None:
     unknown = sorted(set(value) - set(AUTH_MODES))
     if unknown:
         raise ValidationError(f"Unknown auth modes {unknown}: choose among {list(AUTH_MODES)}.")
+
+
+def validate_tool_name(value: str) -> None:
+    # A tool name as 2025-11-25 server/tools.mdx "Tool Names" advises: 1-128 of A-Z a-z 0-9 _ - .
+    if not _TOOL_NAME.match(value or ""):
+        raise ValidationError("1 to 128 characters among letters, digits, '_', '-' and '.'.")
 
 
 def validate_rate(value: str) -> None:
@@ -99,6 +119,27 @@ class VirtualServer(Remembered, Versioned, Recorded):
     rate_limit = models.CharField(max_length=32, blank=True, validators=[validate_rate],
                                   help_text="Per-caller rate on this endpoint, N/S; empty: the default.")
 
+    # Tool search (issue 41, docs/guides/tool-search.md): how tools/list shows the server's tools.
+    class ToolSearchMode(models.TextChoices):
+        OFF = "off", "Off: tools/list lists every tool"
+        ON = "on", "On: tools/list lists search_tools, call_tool and the pinned tools"
+        AUTO = "auto", "Auto: on when the caller may see more tools than the threshold"
+
+    tool_search = models.CharField(max_length=8, choices=ToolSearchMode.choices, default=ToolSearchMode.OFF,
+                                   help_text="Whether clients find the tools by searching.")
+    tool_search_threshold = models.PositiveIntegerField(
+        default=DEFAULT_SEARCH_THRESHOLD,
+        help_text="Auto: search mode when the caller's view holds more tools than this.",
+    )
+    search_tool_name = models.CharField(
+        max_length=128, default=SEARCH_TOOL_NAME, validators=[validate_tool_name],
+        help_text="The search meta-tool's name (it shadows a tool of that name in search mode).",
+    )
+    call_tool_name = models.CharField(
+        max_length=128, default=CALL_TOOL_NAME, validators=[validate_tool_name],
+        help_text="The call meta-tool's name (it shadows a tool of that name in search mode).",
+    )
+
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -137,7 +178,18 @@ class VirtualServer(Remembered, Versioned, Recorded):
                 scopes=frozenset(self.oauth_scopes) or None,
                 rate=self.rate_limit or None,
             ),
+            tool_search=self.search_spec(),
         )
+
+    def search_spec(self) -> ToolSearch:
+        """Its tool search mode, as the core serves it (``methods/tool_search.py``)."""
+        return ToolSearch(mode=self.tool_search, threshold=self.tool_search_threshold,
+                          search_tool=self.search_tool_name, call_tool=self.call_tool_name)
+
+    def clean(self) -> None:
+        super().clean()
+        if self.search_tool_name and self.search_tool_name == self.call_tool_name:
+            raise ValidationError({"call_tool_name": "The two meta-tools need different names."})
 
     @classmethod
     def carry_rename(cls, kind: str, old: str, new: str, using: str | None = None) -> list[VirtualServer]:

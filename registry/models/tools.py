@@ -70,6 +70,12 @@ class Tool(Definition, UpstreamMirror):
         "slow APIs should not hold a request open; handler and template: forbidden).",
     )
     handler = models.CharField(max_length=128, blank=True, help_text="handler kind: a @tool_handler name.")
+    # Tool search (issue 41): pinned tools are listed even when the endpoint lists only its
+    # meta-tools, and carry _meta["anthropic/alwaysLoad"]: true for clients that defer the rest.
+    always_load = models.BooleanField(
+        "always load", default=False,
+        help_text='Listed beside search_tools in search mode; sent as _meta["anthropic/alwaysLoad"].',
+    )
     # MCP Apps (validation/apps_ui.py): the interactive view of this tool's results, a ui:// resource.
     ui_resource_uri = models.CharField(
         "app view (ui:// URI)", max_length=2048, blank=True,

@@ -84,3 +84,18 @@ def test_a_user_who_may_only_view_cannot_change_a_server_in_the_admin(server: Vi
     url = reverse("admin:registry_virtualserver_change", args=[server.pk])
     assert reader.post(url, {"slug": "taken", "name": "x"}).status_code == 403
     assert VirtualServer.objects.get(pk=server.pk).slug == "hr"
+
+
+def test_the_preview_search_box_ranks_nothing_for_a_user_who_may_not_view_tools(
+    server: VirtualServer,
+) -> None:
+    # Issue 41: the search box shows tool names, scores and descriptions: a tool's view permission.
+    server.tool_search = "on"
+    server.save()
+    answer = signed_in(staff("view_virtualserver")).get(preview_url(server), {"q": "payroll"})
+    assert answer.status_code == 200 and answer.context["hits"] is None
+    page = answer.content.replace(b'value="payroll"', b"")  # the query typed, echoed in its box
+    assert CANARY.encode() not in page and b"payroll" not in page
+    allowed = signed_in(staff("view_virtualserver", "view_tool")).get(preview_url(server), {"q": "payroll"})
+    assert [name for name, _, _ in allowed.context["hits"]] == ["payroll"]
+    assert CANARY.encode() in allowed.content

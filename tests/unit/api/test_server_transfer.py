@@ -103,3 +103,20 @@ def test_an_export_at_a_change_set_has_the_servers_as_they_were() -> None:
     server.save()
     assert [s["tools"] for s in export_document(at=at)["servers"]] == [["search"]]
     assert [s["tools"] for s in export_document()["servers"]] == [["search", "fetch"]]
+
+
+def test_tool_search_fields_and_pins_travel_in_the_registry_document(api: APIClient) -> None:
+    # Issue 41: a server's tool search mode and a tool's always_load are exported and imported.
+    VirtualServer.objects.create(**DOCS, tool_search="auto", tool_search_threshold=7, call_tool_name="run")
+    Tool.objects.create(name="search", kind="template", template_text="x", always_load=True,
+                        input_schema={"type": "object"})
+    exported = api.get("/api/v1/registry/export").json()
+    [server] = exported["servers"]
+    assert (server["tool_search"], server["tool_search_threshold"]) == ("auto", 7)
+    assert server["call_tool_name"] == "run"
+    assert [t["always_load"] for t in exported["tools"]] == [True]
+    VirtualServer.objects.all().delete()
+    Tool.objects.all().delete()
+    imported(api, exported)
+    assert VirtualServer.objects.get(slug="docs").search_spec().threshold == 7
+    assert Tool.objects.get(name="search").always_load is True

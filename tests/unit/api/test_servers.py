@@ -206,3 +206,39 @@ def test_api_edits_are_recorded_in_the_history_with_their_author(registry: None,
     assert [(r.history_type, r.title) for r in records] == [("+", "Support desk"), ("~", "Help")]
     changesets = ChangeSet.objects.filter(pk__in=[r.changeset_id for r in records])
     assert [(c.source, c.actor) for c in changesets] == [("api", "token:tests")] * 2
+
+
+# -- tool search (issue 41) -------------------------------------------------------------------------
+def test_tool_search_fields_are_edited_and_reach_the_snapshot_spec(api: APIClient, registry: None) -> None:
+    from registry.server_selection import current_snapshot
+
+    created = api.post("/api/v1/servers/", {**SERVER, "tool_search": "auto", "tool_search_threshold": 3,
+                                            "search_tool_name": "find_tools"}, format="json")
+    assert created.status_code == 201, created.json()
+    body = created.json()
+    assert (body["tool_search"], body["tool_search_threshold"]) == ("auto", 3)
+    assert (body["search_tool_name"], body["call_tool_name"]) == ("find_tools", "call_tool")
+    spec = current_snapshot().endpoint("support")
+    assert spec is not None
+    assert (spec.tool_search.mode, spec.tool_search.threshold, spec.tool_search.search_tool) == (
+        "auto", 3, "find_tools")
+    bad = api.patch("/api/v1/servers/support/", {"tool_search": "sometimes", "call_tool_name": "find_tools"},
+                    format="json")
+    assert bad.status_code == 400 and "tool_search" in bad.json()
+    same = api.patch("/api/v1/servers/support/", {"call_tool_name": "find_tools"}, format="json")
+    assert same.status_code == 400 and "call_tool_name" in same.json()
+
+
+def test_a_tools_always_load_is_edited_by_the_api_and_served_in_its_meta(
+    api: APIClient, registry: None
+) -> None:
+    from registry.server_selection import current_snapshot
+
+    pk = Tool.objects.get(name="lookup").pk
+    changed = api.patch(f"/api/v1/tools/{pk}/", {"always_load": True, "meta": {"vendor/x": 1}}, format="json")
+    assert changed.status_code == 200, changed.json()
+    assert changed.json()["always_load"] is True
+    served = current_snapshot().tool("lookup")
+    assert served is not None and served.meta == {"vendor/x": 1, "anthropic/alwaysLoad": True}
+    other = current_snapshot().tool("deploy")
+    assert other is not None and other.meta is None

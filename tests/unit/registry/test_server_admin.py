@@ -35,7 +35,8 @@ def server_form(**overrides: Any) -> dict[str, str]:
         "description": "", "instructions": "Be kind.", "icons": [], "website_url": "", "enabled": "on",
         "tools": [], "resources": [], "resource_templates": [], "prompts": ["greet"], "skills": [],
         "include_tags": ["support"], "exclude_tags": ["internal"], "auth_modes": [], "api_keys": [],
-        "oauth_scopes": [], "rate_limit": "",
+        "oauth_scopes": [], "rate_limit": "", "tool_search": "off", "tool_search_threshold": "50",
+        "search_tool_name": "search_tools", "call_tool_name": "call_tool",
     }
     data.update(overrides)
     return {k: json.dumps(v) if isinstance(v, list) else v for k, v in data.items()}
@@ -123,3 +124,37 @@ def test_the_history_page_lists_the_versions_of_a_server(admin_client: Client, r
     page = admin_client.get(reverse("admin:registry_virtualserver_history", args=[row.pk]))
     assert page.status_code == 200
     assert "Support" in page.content.decode()
+
+
+# -- tool search (issue 41) -------------------------------------------------------------------------
+def test_the_preview_lists_the_meta_tools_and_pins_in_search_mode_and_ranks_a_search(
+    admin_client: Client, registry: None
+) -> None:
+    Tool.objects.create(name="weather", description="Today's weather forecast", kind="template",
+                        template_text="sunny", input_schema=SCHEMA, tags=["support"], always_load=True)
+    row = VirtualServer.objects.create(slug="support", name="s", include_tags=["support"],
+                                       exclude_tags=["internal"], tool_search="on", search_tool_name="find")
+    url = reverse("admin:registry_virtualserver_preview", args=[row.pk])
+    page = admin_client.get(url, {"q": "weather forecast"})
+    revisions = {item["revision"]: json.loads(item["json"]) for item in page.context["revisions"]}
+    newest = revisions["2026-07-28"]["tools/list"]
+    assert [t["name"] for t in newest] == ["find", "call_tool", "weather"]
+    assert newest[2]["_meta"] == {"anthropic/alwaysLoad": True}
+    hits = page.context["hits"]
+    assert hits[0][0] == "weather" and hits[0][1] > 0
+    assert "secret" not in [name for name, _, _ in admin_client.get(url, {"q": "hi"}).context["hits"]]
+    html = page.content.decode()
+    assert '<table id="search-hits">' in html and "<code>weather</code>" in html
+    # Auto above a threshold the selection does not pass: every tool listed.
+    row.tool_search, row.tool_search_threshold = "auto", 5
+    row.save()
+    newest = json.loads(admin_client.get(url).context["revisions"][0]["json"])["tools/list"]
+    assert [t["name"] for t in newest] == ["lookup", "weather"]
+
+
+def test_the_form_refuses_two_meta_tools_of_one_name(admin_client: Client, registry: None) -> None:
+    url = reverse("admin:registry_virtualserver_add")
+    bad = admin_client.post(url, server_form(tool_search="on", call_tool_name="search_tools"))
+    assert set(bad.context["adminform"].form.errors) == {"call_tool_name"}
+    bad = admin_client.post(url, server_form(search_tool_name="has space"))
+    assert set(bad.context["adminform"].form.errors) == {"search_tool_name"}
