@@ -45,9 +45,7 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
     mode = str(config["MODE"]).replace(" ", "")
     if mode not in MODES:  # before anything is built
         raise ValueError(f"MCP_AUTH must be one of {', '.join(MODES)}, not {mode!r}")
-    # In every mode: a virtual server may accept keys where MCP_AUTH does not (its ring starts
-    # only when one first checks a key: auth/policy.py).
-    key_source = import_string(config["KEY_SOURCE"])() if config["KEY_SOURCE"] else None
+    key_source = _key_source(config["KEY_SOURCE"], required="keys" in mode.split(","))
     limiter_spec = config["RATE_LIMITER"]
     limiter = build_backend(import_string(limiter_spec["BACKEND"]), limiter_spec.get("OPTIONS", {}))
     sink = None
@@ -62,6 +60,22 @@ def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
     return AccessPolicy(config, bus, sessions, events, limiter=limiter, key_source=key_source,
                         audit_sink=sink, capabilities=capabilities, jwks_fetch=jwks_fetch,
                         revocations=revocations, on_audit_drop=on_audit_drop)
+
+
+def _key_source(path: str | None, *, required: bool) -> Any:
+    """The key source ``path`` names. In every mode: a virtual server may accept keys where
+    MCP_AUTH does not (its ring starts only when one first checks a key: auth/policy.py). Where
+    MCP_AUTH takes no keys, a project without the app of the key source (the default is the access
+    app's; a project that embeds the endpoint alone has none) gets none: keys are then refused
+    everywhere, as before virtual servers."""
+    if not path:
+        return None
+    if required:
+        return import_string(path)()
+    try:
+        return import_string(path)()
+    except (ImportError, RuntimeError):  # RuntimeError: Django's "model … isn't in an application"
+        return None
 
 
 def transport_config() -> TransportConfig:
