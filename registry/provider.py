@@ -117,7 +117,7 @@ class RegistryProvider(Provider):
         every = periodic.tick()
         if every <= 0:
             return
-        sync = periodic.PeriodicSync(mcp_settings.backend("EVENT_STORE").claims, every)
+        sync = periodic.PeriodicSync(lambda: mcp_settings.backend("EVENT_STORE").claims, every)
         await sync.start()
         self._upstream_syncs.append(sync)
 

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 from asgiref.sync import sync_to_async
@@ -50,8 +51,9 @@ def job_key(row: Upstream, now: float) -> str:
 
 
 class PeriodicSync:
-    def __init__(self, claims: ClaimStore, every: float) -> None:
-        self.claims, self.every = claims, every
+    def __init__(self, claims: ClaimStore | Callable[[], ClaimStore], every: float) -> None:
+        # A callable: the store is looked up at the first check, not when the provider starts.
+        self._claims, self.every = claims, every
         self.loop = asyncio.get_running_loop()
         self._task: asyncio.Task[None] | None = None
 
@@ -76,17 +78,18 @@ class PeriodicSync:
 
     async def check(self) -> list[str]:
         """Sync the due upstreams this worker wins the claim of; their names."""
-        synced = []
+        synced: list[str] = []
+        claims = self._claims() if callable(self._claims) else self._claims
         for row in await sync_to_async(due, thread_sensitive=False)():
             now = time.time()
             key = job_key(row, now)
             lease = row.connect_timeout + row.timeout * 4 + 30  # the handshake and four listings
-            if await self.claims.claim_once(key, lease) not in (Claim.WON, Claim.RETAKEN):
+            if await claims.claim_once(key, lease) not in (Claim.WON, Claim.RETAKEN):
                 continue
             try:
                 report = await sync_upstream_async(row)
                 logger.info("periodic sync of upstream %s: %s", row.name, summary(report))
                 synced.append(row.name)
             finally:
-                await self.claims.finish_once(key, ttl=row.sync_interval * 2)
+                await claims.finish_once(key, ttl=row.sync_interval * 2)
         return synced
