@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 
 from registry.models import Tool, Upstream
-from registry.upstreams import listing
+from registry.upstreams import guard, listing
 from registry.upstreams.plan import plan
 from registry.upstreams.sync import sync_upstream
 from tests.support.sdk_upstream import SdkUpstream
@@ -54,7 +54,7 @@ def test_private_addresses_are_refused_by_literal_and_by_name_before_sending(rec
     row.url = f"http://localhost:{recorder.port}/echo/mcp"
     row.save()
     by_name = sync_upstream(row)
-    assert by_name.health == "down" and "resolves to private addresses" in by_name.error
+    assert by_name.health == "down" and "resolves only to private addresses" in by_name.error
     assert recorder.requests == []
 
 
@@ -101,3 +101,14 @@ def test_hostile_definitions_are_refused_with_the_reason() -> None:
     assert "object" in reasons["not_object"] and "deep" in reasons["deep"]
     assert "not a JSON Schema dialect" in reasons["odd_dialect"] and "bytes" in reasons["huge"]
     assert report.added == []
+
+
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["localhost"], REGISTRY_HTTP_FORBID_PRIVATE=True)
+def test_a_name_is_connected_at_the_address_that_was_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Loopback stands in for a public address here: 127.0.0.1 counts as public, ::1 does not. The
+    # sync reaches the upstream through "localhost", so it connected to the address the guard kept
+    # (PinnedBackend), not to whatever a second lookup would have answered.
+    monkeypatch.setattr(guard, "is_public", lambda address: address == "127.0.0.1")
+    with SdkUpstream() as up:
+        report = sync_upstream(make(up.url.replace("127.0.0.1", "localhost")))
+    assert report.health == "up" and "u_echo" in report.added
