@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('registry', '0024_upstreams'),
+        ('registry', '0025_tool_search'),
     ]
 
     operations = [
