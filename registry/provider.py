@@ -49,10 +49,12 @@ from . import handlers, kinds
 from .changes import publish as changes
 from .changes import reconcile
 from .code import serving
+from .kinds import upstream as upstream_kind
 from .kinds.http_client.clients import UpstreamClients
 from .serving.results import contents_item, prompt_result, resource_contents, text_block
 from .serving.specs import EMPTY, RegistryState, ToolSpec
 from .snapshot import build_state
+from .upstreams.pool import UpstreamSessions
 from .validation.templating import render_json, render_text
 
 logger = logging.getLogger(__name__)
@@ -78,12 +80,15 @@ class RegistryProvider(Provider):
         self._lock = threading.Lock()
         self._warned_unbuilt = False
         self.upstream = UpstreamClients()  # the http kind's pooled clients, one per serving loop
+        # The upstream kind's pooled MCP sessions, one per upstream per serving loop (issue 40).
+        self.upstream_sessions = UpstreamSessions()
         self._reconcilers: list[reconcile.Reconciler] = []
         changes.track(self)
 
     # -- a transport starts and stops serving on its loop ------------------------------------------
     async def start(self, bus: Bus | None) -> None:
         self.upstream.open()
+        self.upstream_sessions.open()
         every = reconcile.interval()
         if bus is None or every <= 0:
             return
@@ -100,6 +105,7 @@ class RegistryProvider(Provider):
         for reconciler in mine:
             await reconciler.stop()
         await self.upstream.close()
+        await self.upstream_sessions.close()
 
     # -- the snapshot ----------------------------------------------------------------------------
     def mark_stale(self) -> None:
@@ -141,6 +147,8 @@ class RegistryProvider(Provider):
         if spec is None:
             return _error(f"Tool {tool.name!r} is no longer available")
         try:
+            if spec.upstream is not None:
+                return await upstream_kind.call_tool(spec.upstream, arguments, ctx, self.upstream_sessions)
             return await kinds.execute(spec, arguments, ctx, self.upstream)
         except ClientRequestError as exc:
             return _error(f"Tool {tool.name!r} needed the client and could not get it: {exc.message}")
@@ -155,6 +163,8 @@ class RegistryProvider(Provider):
         state = self.state()
         spec = state.resources.get(uri)
         if spec is not None:
+            if spec.upstream is not None:
+                return await upstream_kind.read_resource(spec.upstream, uri, self.upstream_sessions)
             if spec.kind == "text":
                 item = contents_item(uri, spec.mime_type, text=spec.text)
                 return [item | {"_meta": dict(spec.meta)} if spec.meta else item]
@@ -169,6 +179,8 @@ class RegistryProvider(Provider):
         template = None if served is None else state.template(served[0].uri_template)
         if served is not None and template is not None:
             variables = served[1]
+            if template.upstream is not None:
+                return await upstream_kind.read_resource(template.upstream, uri, self.upstream_sessions)
             if template.kind == "text":
                 text = render_text(template.text_template, variables)
                 return [contents_item(uri, template.mime_type, text=text)]
@@ -185,6 +197,8 @@ class RegistryProvider(Provider):
         spec = self.state().prompts.get(prompt.name)
         if spec is None:
             raise InvalidParams(f"Unknown prompt: {prompt.name}", {"name": prompt.name})
+        if spec.upstream is not None:
+            return await upstream_kind.get_prompt(spec.upstream, arguments, ctx, self.upstream_sessions)
         if spec.code:
             return await serving.get_prompt(prompt.name, arguments, ctx)
         if spec.handler:
@@ -210,6 +224,9 @@ class RegistryProvider(Provider):
             prompt = state.prompts.get(str(ref.get("name")))
             if prompt is None:
                 raise InvalidParams(f"Unknown prompt: {ref.get('name')}", {"ref": dict(ref)})
+            if prompt.upstream is not None:
+                return await upstream_kind.complete(prompt.upstream, kind, argument_name, value,
+                                                    context_arguments, self.upstream_sessions)
             handler_name, candidates = prompt.completion_handler, prompt.completions.get(argument_name, ())
         elif kind == "ref/resource":
             uri = str(ref.get("uri"))
@@ -218,6 +235,9 @@ class RegistryProvider(Provider):
                 if uri in state.resources:
                     return Completion()  # a fixed resource has no variables to complete
                 raise InvalidParams(f"Unknown resource template: {uri}", {"ref": dict(ref)})
+            if template.upstream is not None:
+                return await upstream_kind.complete(template.upstream, kind, argument_name, value,
+                                                    context_arguments, self.upstream_sessions)
             handler_name, candidates = (
                 template.completion_handler,
                 template.completions.get(argument_name, ()),

@@ -16,6 +16,8 @@ from typing import Any
 from mcp_protocol import definitions as d
 from mcp_protocol.uri_template import ParsedTemplate
 
+from ..upstreams.config import UpstreamTarget
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -39,6 +41,7 @@ class ToolSpec:
     structured_output: bool = False  # the tool declares an outputSchema
     template_text: str = ""
     template_structured: Any = None
+    upstream: UpstreamTarget | None = None  # kind "upstream": which server, under which name
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class ResourceSpec:
     blob: str = ""
     handler: str = ""
     meta: Mapping[str, Any] | None = None  # an app view's _meta.ui, on the read contents too
+    upstream: UpstreamTarget | None = None  # kind "upstream": read from that server
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class TemplateSpec:
     handler: str = ""
     completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     completion_handler: str = ""
+    upstream: UpstreamTarget | None = None  # kind "upstream": read and completed by that server
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,7 @@ class PromptSpec:
     completion_handler: str = ""
     messages: tuple[tuple[str, Any], ...] = ()
     completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    upstream: UpstreamTarget | None = None  # mirrored: got and completed by that server
 
 
 @dataclass(frozen=True)
