@@ -22,6 +22,7 @@ from mcp_protocol import skills as sk
 from mcp_protocol.uri_template import parse_template
 
 from .serving.specs import PromptSpec, RegistryState, ResourceSpec, TemplateSpec, ToolSpec
+from .upstreams.config import UpstreamConfig, UpstreamTarget
 from .validation import apps_ui
 
 
@@ -125,8 +126,38 @@ def prompt_definition(row: Any, arguments: list[Any]) -> d.Prompt:
     )
 
 
-def tool_spec(row: Any) -> ToolSpec:
+def upstream_configs() -> dict[int, UpstreamConfig]:
+    """The enabled upstreams' configurations, by id (one query): a mirrored row of a disabled or
+    unknown upstream is not served."""
+    from .models import Upstream
+
+    return {row.pk: UpstreamConfig.of(row) for row in Upstream.objects.filter(enabled=True)}
+
+
+def _mirrored(row: Any) -> bool:
+    # Prompts have no kind column: a prompt is mirrored when it names its upstream.
+    return getattr(row, "kind", "") == "upstream" or row.upstream_id is not None
+
+
+def upstream_target(row: Any, configs: dict[int, UpstreamConfig] | None) -> UpstreamTarget | None:
+    """A mirrored row's serving target: its upstream's configuration and the upstream's own name."""
+    if not _mirrored(row) or configs is None:
+        return None
+    config = configs.get(row.upstream_id)
+    return None if config is None else UpstreamTarget(config, row.upstream_name)
+
+
+def _served(row: Any, configs: dict[int, UpstreamConfig]) -> bool:
+    """Not a mirrored row whose upstream is off, or that its upstream's last listing lacked."""
+    if not _mirrored(row):
+        return True
+    return row.upstream_id in configs and not row.upstream_missing
+
+
+def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> ToolSpec:
     """What the server runs for a tool row (saved or, for the admin's "try it", not)."""
+    if configs is None and _mirrored(row):
+        configs = upstream_configs()
     return ToolSpec(
         name=row.name,
         kind=row.kind,
@@ -148,6 +179,7 @@ def tool_spec(row: Any) -> ToolSpec:
         structured_output=bool(row.output_schema),
         template_text=row.template_text,
         template_structured=row.template_structured,
+        upstream=upstream_target(row, configs),
     )
 
 
@@ -157,17 +189,18 @@ def build_state() -> RegistryState:
     from .code.serving import add_code, clashes, code_versions
     from .models import Prompt, Resource, ResourceTemplate, Tool, VirtualServer
 
+    configs = upstream_configs()
     tools: list[d.Tool] = []
     tool_specs: dict[str, ToolSpec] = {}
-    tool_rows = list(Tool.objects.filter(enabled=True).order_by("name"))
+    tool_rows = [r for r in Tool.objects.filter(enabled=True).order_by("name") if _served(r, configs)]
     taken = clashes(code.TOOLS, [row.name for row in tool_rows], "Tool")
     for row in (row for row in tool_rows if row.name not in taken):
-        spec = tool_specs[row.name] = tool_spec(row)
+        spec = tool_specs[row.name] = tool_spec(row, configs)
         tools.append(tool_definition(row, spec))
 
     resources: list[d.Resource] = []
     resource_specs: dict[str, ResourceSpec] = {}
-    resource_rows = list(Resource.objects.filter(enabled=True).order_by("uri"))
+    resource_rows = [r for r in Resource.objects.filter(enabled=True).order_by("uri") if _served(r, configs)]
     taken = clashes(code.RESOURCES, [row.uri for row in resource_rows], "Resource")
     for row in (row for row in resource_rows if row.uri not in taken):
         resources.append(resource_definition(row))
@@ -179,10 +212,13 @@ def build_state() -> RegistryState:
             blob=row.blob,
             handler=row.handler,
             meta=_resource_meta(row) if apps_ui.is_app_mime(row.mime_type) else None,
+            upstream=upstream_target(row, configs),
         )
 
     templates: list[TemplateSpec] = []
-    template_rows = list(ResourceTemplate.objects.filter(enabled=True).order_by("name"))
+    template_rows = [
+        r for r in ResourceTemplate.objects.filter(enabled=True).order_by("name") if _served(r, configs)
+    ]
     taken = clashes(code.TEMPLATES, [row.uri_template for row in template_rows], "Resource template")
     for row in (row for row in template_rows if row.uri_template not in taken):
         definition = template_definition(row)
@@ -196,14 +232,16 @@ def build_state() -> RegistryState:
                 handler=row.handler,
                 completions=MappingProxyType({k: tuple(v) for k, v in (row.completions or {}).items()}),
                 completion_handler=row.completion_handler,
+                upstream=upstream_target(row, configs),
             )
         )
 
     prompts: list[d.Prompt] = []
     prompt_specs: dict[str, PromptSpec] = {}
-    prompt_rows = list(
-        Prompt.objects.filter(enabled=True).order_by("name").prefetch_related("arguments", "messages")
-    )
+    prompt_rows = [
+        r for r in Prompt.objects.filter(enabled=True).order_by("name").prefetch_related(
+            "arguments", "messages") if _served(r, configs)
+    ]
     taken = clashes(code.PROMPTS, [row.name for row in prompt_rows], "Prompt")
     for row in (row for row in prompt_rows if row.name not in taken):
         arguments = list(row.arguments.all())
@@ -215,6 +253,7 @@ def build_state() -> RegistryState:
             completion_handler=row.completion_handler,
             messages=tuple((m.role, m.content) for m in row.messages.all()),
             completions=MappingProxyType({a.name: tuple(a.completion_values or ()) for a in arguments}),
+            upstream=upstream_target(row, configs),
         )
 
     add_code(tools, tool_specs, resources, resource_specs, templates, prompts, prompt_specs)
@@ -231,12 +270,13 @@ def build_state() -> RegistryState:
         resources,
         resource_specs,
         [
-            (t.definition, t.kind, t.text_template, t.handler, dict(t.completions), t.completion_handler)
+            (t.definition, t.kind, t.text_template, t.handler, dict(t.completions), t.completion_handler,
+             t.upstream)
             for t in templates
         ],
         prompts,
         {
-            k: (v.handler, v.completion_handler, v.messages, dict(v.completions))
+            k: (v.handler, v.completion_handler, v.messages, dict(v.completions), v.upstream)
             for k, v in prompt_specs.items()
         },
         [(s.path, s.frontmatter, s.tags, [(f.path, f.mime_type, f.digest) for f in s.files]) for s in skills],

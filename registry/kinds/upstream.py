@@ -42,10 +42,19 @@ from ..upstreams.config import UpstreamTarget
 from ..upstreams.pool import UpstreamSessions
 
 INTERNAL_ERROR = -32603
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # 2026-07-28: the answering server, on each result
 
 
 def _wire(result: Any, upstream: str) -> dict[str, Any]:
     wire: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    # The result is ours now: our core gives it the shape of our client's revision (resultType is
+    # 2026-07-28's), and the upstream's serverInfo is not our client's business.
+    wire.pop("resultType", None)
+    meta = wire.get("_meta")
+    if isinstance(meta, dict):
+        meta.pop(SERVER_INFO, None)
+        if not meta:
+            del wire["_meta"]
     if len(json.dumps(wire, separators=(",", ":"))) > MAX_RESULT_BYTES:
         raise UpstreamFailure(f"upstream {upstream} answered with more than {MAX_RESULT_BYTES} bytes")
     return wire

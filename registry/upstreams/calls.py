@@ -64,10 +64,16 @@ async def run(sessions: UpstreamSessions, config: Any, method: str, name: str, o
         attributes = {"mcp.method.name": method, "mcp.upstream.name": upstream, "gen_ai.tool.name": name}
         with tracing.child(f"{method} {name}", attributes, client=True) as span:
             started = time.perf_counter()
+            phase = _Phase()
             try:
                 async with asyncio.timeout(float(config.timeout)):
-                    return await _attempt(entry, operation)
+                    return await _attempt(entry, operation, phase)
             except TimeoutError:
+                if phase.waiting_for_slot:  # our cap, not the upstream: nothing against its breaker
+                    entry.breaker.abandoned()
+                    raise UpstreamFailure(
+                        f"upstream {upstream}: {config.max_concurrency} calls already in flight on this "
+                        f"worker, none ended within {config.timeout:g} s") from None
                 entry.breaker.failed("timeout")
                 entry.discard()  # a session whose requests hang may be a dead connection
                 if span is not None:
@@ -87,9 +93,14 @@ async def run(sessions: UpstreamSessions, config: Any, method: str, name: str, o
                     span.set_attribute("mcp.upstream.duration_ms", (time.perf_counter() - started) * 1000)
 
 
-async def _attempt(entry: Pooled, operation: Operation) -> Any:
+class _Phase:
+    waiting_for_slot = True
+
+
+async def _attempt(entry: Pooled, operation: Operation, phase: _Phase) -> Any:
     upstream = entry.config.name
     await entry.slots.acquire()  # under the caller's deadline: a full cap waits, then times out
+    phase.waiting_for_slot = False
     try:
         for retry in (False, True):
             try:
@@ -100,10 +111,11 @@ async def _attempt(entry: Pooled, operation: Operation) -> Any:
             try:
                 result = await operation(session)
             except SDKError as exc:
-                if exc.code == INVALID_REQUEST and exc.error.message == "Session terminated" and not retry:
-                    entry.discard(session)  # expired: a new session, the request once more
+                expired = exc.code == INVALID_REQUEST and exc.error.message == "Session terminated"
+                if expired and not retry:
+                    entry.discard(session)  # a new session, the request once more
                     continue
-                if exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT) or exc.error.message == "Session terminated":
+                if expired or exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):  # 404 again, dropped, hung
                     entry.discard(session)
                     entry.breaker.failed(exc.error.message)
                     raise _Unreachable(exc.error.message) from None

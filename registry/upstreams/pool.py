@@ -72,7 +72,8 @@ class Pooled:
             loop = asyncio.get_running_loop()
             self._ready = ready = loop.create_future()
             self._release = asyncio.Event()
-            self._owner = loop.create_task(self._own(ready, self._release), name=f"upstream {self.config.name}")
+            owner = self._own(ready, self._release)
+            self._owner = loop.create_task(owner, name=f"upstream {self.config.name}")
         return await asyncio.shield(self._ready)
 
     async def _own(self, ready: asyncio.Future[ClientSession], release: asyncio.Event) -> None:
@@ -111,7 +112,7 @@ class Pooled:
         if owner is not None and not owner.done():
             try:
                 await asyncio.wait_for(owner, 5.0)
-            except (asyncio.TimeoutError, Exception):
+            except Exception:  # TimeoutError included: the owner is stuck closing
                 owner.cancel()
 
 
@@ -122,6 +123,7 @@ class UpstreamSessions:
         self.connect = connect or default_connect
         self._loops: dict[asyncio.AbstractEventLoop, dict[str, Pooled]] = {}
         self._open: set[asyncio.AbstractEventLoop] = set()
+        self._closing: set[asyncio.Task[None]] = set()  # replaced entries closing (kept: not collected)
 
     def open(self) -> None:
         self._open.add(asyncio.get_running_loop())
@@ -140,7 +142,9 @@ class UpstreamSessions:
         entry = pooled.get(config.name)
         if entry is None or entry.config != config:
             if entry is not None:
-                loop.create_task(entry.close())
+                closing = loop.create_task(entry.close())
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
             entry = pooled[config.name] = Pooled(config, self.connect)
         return entry
 
