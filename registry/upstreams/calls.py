@@ -12,8 +12,9 @@ an ``isError`` result, resources/read, prompts/get and completion/complete into 
   does when our client's ``notifications/cancelled`` cancels the tool call that made it.
 - Failures that say the upstream is unreachable (connection refused or dropped, our timeout) count
   against the breaker and drop the session; an answer, even a JSON-RPC error, is the upstream alive.
-- A 404 for the session (the SDK's "Session terminated") is retried once on a new session: the
-  upstream refused the request without processing it (basic/transports.mdx, Session Management).
+- A 404 for the session (``_expired``) is retried once on a new session: the upstream refused the
+  request without processing it (basic/transports.mdx, Session Management: the client MUST start
+  a new session).
 - With tracing on, each call is a CLIENT span naming the method, the upstream and the original
   name (never the arguments, nor the URL: its query may carry a secret).
 """
@@ -111,7 +112,7 @@ async def _attempt(entry: Pooled, operation: Operation, phase: _Phase) -> Any:
             try:
                 result = await operation(session)
             except SDKError as exc:
-                expired = exc.code == INVALID_REQUEST and exc.error.message == "Session terminated"
+                expired = _expired(exc)
                 if expired and not retry:
                     entry.discard(session)  # a new session, the request once more
                     continue
@@ -137,6 +138,14 @@ async def _attempt(entry: Pooled, operation: Operation, phase: _Phase) -> Any:
         raise AssertionError("unreachable: the second attempt returns or raises")
     finally:
         entry.slots.release()
+
+
+def _expired(exc: SDKError) -> bool:
+    """The upstream's 404 for our session. The SDK hides the status: its own stand-in is "Session
+    terminated", and a server that put a JSON-RPC error in the 404's body ("Session not found": the
+    SDK's servers, ours) has it surfaced instead. Both are Invalid Request, so the request was not
+    processed (JSON-RPC 2.0 §5.1) and sending it again on a new session is safe."""
+    return exc.code == INVALID_REQUEST and "session" in exc.error.message.lower()
 
 
 def _describe(exc: BaseException) -> str:
