@@ -49,11 +49,11 @@ from . import handlers, kinds
 from .changes import publish as changes
 from .changes import reconcile
 from .code import serving
-from .kinds import upstream as upstream_kind
 from .kinds.http_client.clients import UpstreamClients
 from .serving.results import contents_item, prompt_result, resource_contents, text_block
 from .serving.specs import EMPTY, RegistryState, ToolSpec
 from .snapshot import build_state
+from .upstreams import serve as upstream_kind
 from .upstreams.pool import UpstreamSessions
 from .validation.templating import render_json, render_text
 

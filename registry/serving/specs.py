@@ -16,7 +16,10 @@ from typing import Any
 from mcp_protocol import definitions as d
 from mcp_protocol.uri_template import ParsedTemplate
 
-from ..upstreams.config import UpstreamTarget
+# A mirrored row's ``upstreams.config.UpstreamTarget`` (which upstream, under which name), typed
+# loosely: ``upstreams`` reads the http kind's settings and the kinds read these specs, so an
+# import here would be a cycle.
+UpstreamTarget = Any
 
 
 @dataclass(frozen=True)

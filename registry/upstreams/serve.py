@@ -1,5 +1,6 @@
 """The ``upstream`` kind: a tool, resource, template or prompt mirrored from another MCP server,
-served by asking that server (issue 40 item 4).
+served by asking that server (issue 40 item 4). Here rather than in ``registry/kinds/``: this
+package reads the http kind's settings (``guard.py``), so a kind importing it would be a cycle.
 
 Every call goes over the worker's pooled session with the upstream (``upstreams/pool.py``) through
 ``upstreams/calls.run`` (breaker, concurrency cap, deadline, CLIENT span), under the upstream's
@@ -36,10 +37,9 @@ from mcp_protocol.context import Context
 from mcp_protocol.definitions import Completion
 from mcp_protocol.errors import MCPError
 
-from ..serving.results import text_block
-from ..upstreams.calls import MAX_RESULT_BYTES, UpstreamFailure, run
-from ..upstreams.config import UpstreamTarget
-from ..upstreams.pool import UpstreamSessions
+from .calls import MAX_RESULT_BYTES, UpstreamFailure, run
+from .config import UpstreamTarget
+from .pool import UpstreamSessions
 
 INTERNAL_ERROR = -32603
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # 2026-07-28: the answering server, on each result
@@ -82,7 +82,7 @@ async def call_tool(target: UpstreamTarget, arguments: dict[str, Any], ctx: Cont
     try:
         return dict(await run(sessions, target.config, "tools/call", target.name, operation))
     except UpstreamFailure as exc:
-        return {"content": [text_block(exc.message)], "isError": True}
+        return {"content": [{"type": "text", "text": exc.message}], "isError": True}
 
 
 async def read_resource(target: UpstreamTarget, uri: str, sessions: UpstreamSessions) -> list[dict[str, Any]]:
