@@ -20,6 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.live_server import REGISTRY_PROVIDER, LiveServer
+from tests.support.otlp import OtlpReceiver
 from tests.support.sdk_upstream_process import UpstreamProcess
 from tests.support.upstream_rows import mirror_script
 
@@ -121,3 +122,21 @@ async def test_an_oversized_result_is_refused(served: LiveServer) -> None:
         assert fine.is_error is False
         huge = await session.call_tool("up_big", {"kib": 5 * 1024})
         assert huge.is_error is True and "more than" in _text(huge)
+
+
+async def test_an_upstream_call_is_a_client_span_naming_the_upstream_not_the_arguments() -> None:
+    client_kind = 3  # SpanKind.CLIENT in the OTLP protobuf
+    with OtlpReceiver() as otlp, UpstreamProcess() as upstream:
+        script = mirror_script("up", upstream.url, tools=("echo",), resources=False)
+        env = {**ENV, "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "50"}
+        with LiveServer(env=env, load=[["shell", "-c", script]]) as server:
+            async with _client(server.url) as session:
+                result = await session.call_tool("up_echo", {"text": "a-secret-argument"})
+                assert result.is_error is False
+            span = otlp.wait_for(lambda s: s.name == "tools/call echo" and s.kind == client_kind)
+            served = otlp.wait_for(lambda s: s.name == "tools/call up_echo")
+    assert span.trace_id == served.trace_id  # a child of our request's trace
+    assert span.attributes["mcp.upstream.name"] == "up"
+    assert span.attributes["mcp.method.name"] == "tools/call"
+    assert span.attributes["gen_ai.tool.name"] == "echo"
+    assert "a-secret-argument" not in repr(span.attributes)
