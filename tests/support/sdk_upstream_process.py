@@ -113,13 +113,17 @@ def build_server() -> MCPServer:
 
 
 class UpstreamProcess:
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, json_response: bool = False) -> None:
+        # JSON responses instead of SSE streams (the bench: cheaper; no progress notifications then).
+        self.json_response = json_response
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> UpstreamProcess:
         command = [sys.executable, "-m", "tests.support.sdk_upstream_process", "--port", str(self.port)]
+        if self.json_response:
+            command.append("--json")
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -158,11 +162,12 @@ class UpstreamProcess:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
-    port = parser.parse_args().port
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
     import uvicorn
 
-    app = build_server().streamable_http_app()
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    app = build_server().streamable_http_app(json_response=options.json)
+    uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":
