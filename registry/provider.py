@@ -83,12 +83,14 @@ class RegistryProvider(Provider):
         # The upstream kind's pooled MCP sessions, one per upstream per serving loop (issue 40).
         self.upstream_sessions = UpstreamSessions()
         self._reconcilers: list[reconcile.Reconciler] = []
+        self._upstream_syncs: list[Any] = []  # upstreams/periodic.PeriodicSync, one per serving loop
         changes.track(self)
 
     # -- a transport starts and stops serving on its loop ------------------------------------------
     async def start(self, bus: Bus | None) -> None:
         self.upstream.open()
         self.upstream_sessions.open()
+        await self._start_upstream_sync()
         every = reconcile.interval()
         if bus is None or every <= 0:
             return
@@ -104,8 +106,26 @@ class RegistryProvider(Provider):
         self._reconcilers = [r for r in self._reconcilers if r.loop is not loop]
         for reconciler in mine:
             await reconciler.stop()
+        syncs = [s for s in self._upstream_syncs if s.loop is loop]
+        self._upstream_syncs = [s for s in self._upstream_syncs if s.loop is not loop]
+        for sync in syncs:
+            await sync.stop()
         await self.upstream.close()
         await self.upstream_sessions.close()
+
+    async def _start_upstream_sync(self) -> None:
+        """The periodic sync of upstream MCP servers (issue 40: ``upstreams/periodic.py``): one
+        worker per upstream and interval, through the event store's shared claims."""
+        from mcp_django.conf import mcp_settings
+
+        from .upstreams import periodic
+
+        every = periodic.tick()
+        if every <= 0:
+            return
+        sync = periodic.PeriodicSync(lambda: mcp_settings.backend("EVENT_STORE").claims, every)
+        await sync.start()
+        self._upstream_syncs.append(sync)
 
     # -- the snapshot ----------------------------------------------------------------------------
     def mark_stale(self) -> None:

@@ -22,7 +22,7 @@ from mcp_protocol import skills as sk
 from mcp_protocol.uri_template import parse_template
 
 from .serving.specs import PromptSpec, RegistryState, ResourceSpec, TemplateSpec, ToolSpec
-from .upstreams.config import UpstreamConfig, UpstreamTarget
+from .serving.upstream import UpstreamConfig, UpstreamTarget
 from .validation import apps_ui
 
 
@@ -126,38 +126,36 @@ def prompt_definition(row: Any, arguments: list[Any]) -> d.Prompt:
     )
 
 
-def upstream_configs() -> dict[int, UpstreamConfig]:
-    """The enabled upstreams' configurations, by id (one query): a mirrored row of a disabled or
-    unknown upstream is not served."""
-    from .models import Upstream
-
-    return {row.pk: UpstreamConfig.of(row) for row in Upstream.objects.filter(enabled=True)}
-
-
-def _mirrored(row: Any) -> bool:
-    # Prompts have no kind column: a prompt is mirrored when it names its upstream.
-    return getattr(row, "kind", "") == "upstream" or row.upstream_id is not None
-
-
-def upstream_target(row: Any, configs: dict[int, UpstreamConfig] | None) -> UpstreamTarget | None:
-    """A mirrored row's serving target: its upstream's configuration and the upstream's own name."""
-    if not _mirrored(row) or configs is None:
+def _target(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> UpstreamTarget | None:
+    """A mirrored row's upstream and original name (issue 40), one ``UpstreamConfig`` per upstream."""
+    if getattr(row, "upstream_id", None) is None:
         return None
+    configs = {} if configs is None else configs
     config = configs.get(row.upstream_id)
-    return None if config is None else UpstreamTarget(config, row.upstream_name)
+    if config is None:
+        config = configs[row.upstream_id] = UpstreamConfig.of(row.upstream)
+    return UpstreamTarget(config, row.upstream_name)
 
 
-def _served(row: Any, configs: dict[int, UpstreamConfig]) -> bool:
-    """Not a mirrored row whose upstream is off, or that its upstream's last listing lacked."""
-    if not _mirrored(row):
-        return True
-    return row.upstream_id in configs and not row.upstream_missing
+def _arguments(row: Any) -> list[Any]:
+    """A prompt's arguments: its rows, or a mirrored prompt's as its upstream listed them."""
+    if getattr(row, "upstream_id", None) is None:
+        return list(row.arguments.all())
+    listed = (row.upstream_definition or {}).get("arguments") or []
+    return [d.PromptArgument(name=a["name"], title=a.get("title") or None,
+                             description=a.get("description") or None, required=bool(a.get("required")))
+            for a in listed if isinstance(a, dict) and isinstance(a.get("name"), str)]
+
+
+def served(model: Any) -> Any:
+    """A model's rows that are served: enabled, and, mirrored ones, still listed by an enabled
+    upstream (``upstream_missing`` rows keep their bindings but are not served)."""
+    return (model.objects.filter(enabled=True, upstream_missing=False)
+            .exclude(upstream__enabled=False).select_related("upstream"))
 
 
 def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> ToolSpec:
     """What the server runs for a tool row (saved or, for the admin's "try it", not)."""
-    if configs is None and _mirrored(row):
-        configs = upstream_configs()
     return ToolSpec(
         name=row.name,
         kind=row.kind,
@@ -179,7 +177,7 @@ def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> Too
         structured_output=bool(row.output_schema),
         template_text=row.template_text,
         template_structured=row.template_structured,
-        upstream=upstream_target(row, configs),
+        upstream=_target(row, configs),
     )
 
 
@@ -189,10 +187,10 @@ def build_state() -> RegistryState:
     from .code.serving import add_code, clashes, code_versions
     from .models import Prompt, Resource, ResourceTemplate, Tool, VirtualServer
 
-    configs = upstream_configs()
+    configs: dict[int, UpstreamConfig] = {}
     tools: list[d.Tool] = []
     tool_specs: dict[str, ToolSpec] = {}
-    tool_rows = [r for r in Tool.objects.filter(enabled=True).order_by("name") if _served(r, configs)]
+    tool_rows = list(served(Tool).order_by("name"))
     taken = clashes(code.TOOLS, [row.name for row in tool_rows], "Tool")
     for row in (row for row in tool_rows if row.name not in taken):
         spec = tool_specs[row.name] = tool_spec(row, configs)
@@ -200,7 +198,7 @@ def build_state() -> RegistryState:
 
     resources: list[d.Resource] = []
     resource_specs: dict[str, ResourceSpec] = {}
-    resource_rows = [r for r in Resource.objects.filter(enabled=True).order_by("uri") if _served(r, configs)]
+    resource_rows = list(served(Resource).order_by("uri"))
     taken = clashes(code.RESOURCES, [row.uri for row in resource_rows], "Resource")
     for row in (row for row in resource_rows if row.uri not in taken):
         resources.append(resource_definition(row))
@@ -212,13 +210,11 @@ def build_state() -> RegistryState:
             blob=row.blob,
             handler=row.handler,
             meta=_resource_meta(row) if apps_ui.is_app_mime(row.mime_type) else None,
-            upstream=upstream_target(row, configs),
+            upstream=_target(row, configs),
         )
 
     templates: list[TemplateSpec] = []
-    template_rows = [
-        r for r in ResourceTemplate.objects.filter(enabled=True).order_by("name") if _served(r, configs)
-    ]
+    template_rows = list(served(ResourceTemplate).order_by("name"))
     taken = clashes(code.TEMPLATES, [row.uri_template for row in template_rows], "Resource template")
     for row in (row for row in template_rows if row.uri_template not in taken):
         definition = template_definition(row)
@@ -232,19 +228,16 @@ def build_state() -> RegistryState:
                 handler=row.handler,
                 completions=MappingProxyType({k: tuple(v) for k, v in (row.completions or {}).items()}),
                 completion_handler=row.completion_handler,
-                upstream=upstream_target(row, configs),
+                upstream=_target(row, configs),
             )
         )
 
     prompts: list[d.Prompt] = []
     prompt_specs: dict[str, PromptSpec] = {}
-    prompt_rows = [
-        r for r in Prompt.objects.filter(enabled=True).order_by("name").prefetch_related(
-            "arguments", "messages") if _served(r, configs)
-    ]
+    prompt_rows = list(served(Prompt).order_by("name").prefetch_related("arguments", "messages"))
     taken = clashes(code.PROMPTS, [row.name for row in prompt_rows], "Prompt")
     for row in (row for row in prompt_rows if row.name not in taken):
-        arguments = list(row.arguments.all())
+        arguments = _arguments(row)
         prompts.append(prompt_definition(row, arguments))
         prompt_specs[row.name] = PromptSpec(
             name=row.name,
@@ -252,8 +245,9 @@ def build_state() -> RegistryState:
             handler=row.handler,
             completion_handler=row.completion_handler,
             messages=tuple((m.role, m.content) for m in row.messages.all()),
-            completions=MappingProxyType({a.name: tuple(a.completion_values or ()) for a in arguments}),
-            upstream=upstream_target(row, configs),
+            completions=MappingProxyType({a.name: tuple(getattr(a, "completion_values", None) or ())
+                                          for a in arguments}),
+            upstream=_target(row, configs),
         )
 
     add_code(tools, tool_specs, resources, resource_specs, templates, prompts, prompt_specs)

@@ -16,10 +16,7 @@ from typing import Any
 from mcp_protocol import definitions as d
 from mcp_protocol.uri_template import ParsedTemplate
 
-# A mirrored row's ``upstreams.config.UpstreamTarget`` (which upstream, under which name), typed
-# loosely: ``upstreams`` reads the http kind's settings and the kinds read these specs, so an
-# import here would be a cycle.
-UpstreamTarget = Any
+from .upstream import UpstreamTarget
 
 
 @dataclass(frozen=True)
@@ -44,7 +41,8 @@ class ToolSpec:
     structured_output: bool = False  # the tool declares an outputSchema
     template_text: str = ""
     template_structured: Any = None
-    upstream: UpstreamTarget | None = None  # kind "upstream": which server, under which name
+    # kind "upstream" (issue 40): which upstream and the tool's own name there (kinds/upstream.py).
+    upstream: UpstreamTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -56,7 +54,7 @@ class ResourceSpec:
     blob: str = ""
     handler: str = ""
     meta: Mapping[str, Any] | None = None  # an app view's _meta.ui, on the read contents too
-    upstream: UpstreamTarget | None = None  # kind "upstream": read from that server
+    upstream: UpstreamTarget | None = None  # kind "upstream": the upstream and the resource's URI there
 
 
 @dataclass(frozen=True)
@@ -69,7 +67,7 @@ class TemplateSpec:
     handler: str = ""
     completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     completion_handler: str = ""
-    upstream: UpstreamTarget | None = None  # kind "upstream": read and completed by that server
+    upstream: UpstreamTarget | None = None  # kind "upstream": the upstream and its URI template there
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,7 @@ class PromptSpec:
     completion_handler: str = ""
     messages: tuple[tuple[str, Any], ...] = ()
     completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    upstream: UpstreamTarget | None = None  # mirrored: got and completed by that server
+    upstream: UpstreamTarget | None = None  # mirrored from an upstream: the prompt's name there
 
 
 @dataclass(frozen=True)

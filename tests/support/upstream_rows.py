@@ -1,6 +1,7 @@
 """Mirrored rows made directly, for the upstream calls' tests and bench (issue 40): an ``Upstream``
 row and its tools, resource, template and prompt of kind ``upstream``, as the sync would leave
-them, in a ``manage.py shell -c`` script a ``LiveServer`` runs before it starts.
+them (a mirrored prompt's arguments in its ``upstream_definition``), in a ``manage.py shell -c``
+script a ``LiveServer`` runs before it starts.
 
     LiveServer(load=[["shell", "-c", mirror_script("up", url, tools=("echo", "slow"))]])
 
@@ -17,7 +18,7 @@ TOOLS = ("echo", "add", "fail", "big", "slow", "hold", "recorded")
 def mirror_script(prefix: str, url: str, *, tools: tuple[str, ...] = TOOLS, timeout: float = 5.0,
                   max_concurrency: int = 16, resources: bool = True, local: bool = False) -> str:
     lines = [
-        "from registry.models import Upstream, Tool, Resource, ResourceTemplate, Prompt, PromptArgument",
+        "from registry.models import Upstream, Tool, Resource, ResourceTemplate, Prompt",
         f"up = Upstream.objects.create(name={prefix!r}, prefix={prefix!r}, url={url!r}, "
         f"transport='streamable-http', timeout={timeout!r}, connect_timeout=2.0, "
         f"max_concurrency={max_concurrency!r})",
@@ -34,8 +35,8 @@ def mirror_script(prefix: str, url: str, *, tools: tuple[str, ...] = TOOLS, time
             f"name={prefix + '_note'!r}, kind='upstream', upstream=up, "
             "upstream_name='memo://notes/{slug}', mime_type='text/plain')",
             f"p = Prompt.objects.create(name={prefix + '_greet'!r}, description='Greet someone.', "
-            "upstream=up, upstream_name='greet')",
-            "PromptArgument.objects.create(prompt=p, name='who', required=True)",
+            "upstream=up, upstream_name='greet', upstream_definition="
+            "{'name': 'greet', 'arguments': [{'name': 'who', 'required': True}]})",
         ]
     if local:
         lines.append(
