@@ -37,6 +37,7 @@ from .breaker import CircuitOpen
 from .pool import Pooled, UpstreamSessions
 
 MAX_RESULT_BYTES = 4 * 1024 * 1024  # a hostile upstream's answer is not ours to relay unbounded
+MAX_MESSAGE_CHARS = 1000  # of an upstream's error message, in ours
 
 
 class UpstreamFailure(Exception):
@@ -119,10 +120,10 @@ async def _attempt(entry: Pooled, operation: Operation, phase: _Phase) -> Any:
                 if expired or exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):  # 404 again, dropped, hung
                     entry.discard(session)
                     entry.breaker.failed(exc.error.message)
-                    raise _Unreachable(exc.error.message) from None
+                    raise _Unreachable(exc.error.message[:MAX_MESSAGE_CHARS]) from None
                 entry.breaker.succeeded()  # it answered: alive, the error is the request's
-                raise UpstreamFailure(f"upstream {upstream} answered with an error: {exc.error.message}",
-                                      exc.code) from None
+                said = f"upstream {upstream} answered with an error: {exc.error.message[:MAX_MESSAGE_CHARS]}"
+                raise UpstreamFailure(said, exc.code) from None
             except pydantic.ValidationError:
                 entry.breaker.succeeded()
                 raise UpstreamFailure(f"upstream {upstream} answered with an invalid result") from None
