@@ -53,7 +53,7 @@ async def _mcp(request: web.Request) -> web.StreamResponse:
     if "id" not in message:
         return web.Response(status=202)
     if message.get("method") == "tools/call" and message["params"]["name"] == "hang":
-        await asyncio.sleep(30)
+        await asyncio.sleep(4)  # past our 2 s timeout; ends before the teardown waits for it
     result = _answer(message)
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
     if result is None:
@@ -75,6 +75,7 @@ def hostile() -> Iterator[str]:
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{port}/mcp"
+    asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)  # ends the hanging handler too
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
 
