@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from django.test import override_settings
 from mcp import types
 from mcp.client.client import Client
 from mcp.client.session import ClientSession
@@ -145,3 +146,19 @@ async def test_an_unreachable_upstream_is_a_failure_naming_it() -> None:
     config = _config(f"http://127.0.0.1:{free_port()}/mcp", name="gone")
     with pytest.raises(UpstreamFailure, match="upstream gone is unreachable"):
         await _echo(sessions, config, "x")
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
+def test_the_admins_try_it_calls_a_mirrored_tool_on_a_one_shot_session(upstream: UpstreamProcess) -> None:
+    """Outside a serving loop (the admin's "try it", a command) the call opens a session of its own
+    and closes it at once: nothing is left on a loop about to end."""
+    from registry.admin.tryit import try_tool
+    from registry.models import Tool, Upstream
+
+    up = Upstream.objects.create(name="exp", prefix="exp", url=upstream.url, transport="streamable-http")
+    row = Tool.objects.create(name="exp_echo", description="d", kind="upstream", upstream=up,
+                              upstream_name="echo", input_schema={"type": "object", "properties": {}})
+    outcome = try_tool(row, {"text": "tried"})
+    assert outcome.error is None and outcome.result is not None
+    assert outcome.result["content"] == [{"type": "text", "text": "tried"}]
