@@ -140,3 +140,20 @@ async def test_an_upstream_call_is_a_client_span_naming_the_upstream_not_the_arg
     assert span.attributes["mcp.method.name"] == "tools/call"
     assert span.attributes["gen_ai.tool.name"] == "echo"
     assert "a-secret-argument" not in repr(span.attributes)
+
+
+async def test_a_2026_client_gets_the_same_call_progress_and_read(served: LiveServer) -> None:
+    """Our stateless 2026-07-28 era relays as the session era does (the SDK client negotiates it)."""
+    seen: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    async with Client(streamable_http_client(served.url), mode="auto") as client:
+        session = client.session
+        result = await session.call_tool("up_slow", {"seconds": 0, "steps": 2, "key": "modern"},
+                                         progress_callback=progress)
+        assert result.is_error is False and _text(result) == "slept 0.0"
+        assert (await session.read_resource("memo://readme")).contents[0].text == (  # type: ignore[union-attr]
+            "hello from upstream")
+    assert seen == [1, 2]
