@@ -24,25 +24,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from mcp import ClientSession
 
 from .breaker import Breaker
 
 logger = logging.getLogger(__name__)
-
-
-class CallConfig(Protocol):
-    """What the pool needs of an upstream's configuration (``connect.UpstreamConfig``)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def timeout(self) -> float: ...
-    @property
-    def max_concurrency(self) -> int: ...
 
 
 Connect = Callable[[Any], contextlib.AbstractAsyncContextManager[ClientSession]]
@@ -164,5 +153,3 @@ class UpstreamSessions:
         finally:
             await one_shot.close()
 
-
-Operation = Callable[[ClientSession], Awaitable[Any]]
