@@ -177,6 +177,12 @@ if os.environ.get("REGISTRY_HTTP_RETRIES"):
     REGISTRY_HTTP_RETRIES = _read("REGISTRY_HTTP_RETRIES", int)
 if os.environ.get("REGISTRY_HTTP_RETRY_BACKOFF"):
     REGISTRY_HTTP_RETRY_BACKOFF = _read("REGISTRY_HTTP_RETRY_BACKOFF", float)
+# An upstream MCP server's circuit breaker (registry/upstreams/breaker.py; defaults there):
+# consecutive failures that open it, seconds it stays open before one probe call.
+if "REGISTRY_UPSTREAM_BREAKER_FAILURES" in os.environ:
+    REGISTRY_UPSTREAM_BREAKER_FAILURES = _read("REGISTRY_UPSTREAM_BREAKER_FAILURES", int)
+if "REGISTRY_UPSTREAM_BREAKER_COOLDOWN" in os.environ:
+    REGISTRY_UPSTREAM_BREAKER_COOLDOWN = _read("REGISTRY_UPSTREAM_BREAKER_COOLDOWN", float)
 # Environment variables an http tool may send as its secret header
 # (registry/kinds/http_client/secret_env.py; unset: names starting with MCP_TOOL_SECRET_ only).
 if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:

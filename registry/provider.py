@@ -53,6 +53,8 @@ from .kinds.http_client.clients import UpstreamClients
 from .serving.results import contents_item, prompt_result, resource_contents, text_block
 from .serving.specs import EMPTY, RegistryState, ToolSpec
 from .snapshot import build_state
+from .upstreams import serve as upstream_kind
+from .upstreams.pool import UpstreamSessions
 from .validation.templating import render_json, render_text
 
 logger = logging.getLogger(__name__)
@@ -78,6 +80,8 @@ class RegistryProvider(Provider):
         self._lock = threading.Lock()
         self._warned_unbuilt = False
         self.upstream = UpstreamClients()  # the http kind's pooled clients, one per serving loop
+        # The upstream kind's pooled MCP sessions, one per upstream per serving loop (issue 40).
+        self.upstream_sessions = UpstreamSessions()
         self._reconcilers: list[reconcile.Reconciler] = []
         self._upstream_syncs: list[Any] = []  # upstreams/periodic.PeriodicSync, one per serving loop
         changes.track(self)
@@ -85,6 +89,7 @@ class RegistryProvider(Provider):
     # -- a transport starts and stops serving on its loop ------------------------------------------
     async def start(self, bus: Bus | None) -> None:
         self.upstream.open()
+        self.upstream_sessions.open()
         await self._start_upstream_sync()
         every = reconcile.interval()
         if bus is None or every <= 0:
@@ -106,6 +111,7 @@ class RegistryProvider(Provider):
         for sync in syncs:
             await sync.stop()
         await self.upstream.close()
+        await self.upstream_sessions.close()
 
     async def _start_upstream_sync(self) -> None:
         """The periodic sync of upstream MCP servers (issue 40: ``upstreams/periodic.py``): one
@@ -161,6 +167,8 @@ class RegistryProvider(Provider):
         if spec is None:
             return _error(f"Tool {tool.name!r} is no longer available")
         try:
+            if spec.upstream is not None:
+                return await upstream_kind.call_tool(spec.upstream, arguments, ctx, self.upstream_sessions)
             return await kinds.execute(spec, arguments, ctx, self.upstream)
         except ClientRequestError as exc:
             return _error(f"Tool {tool.name!r} needed the client and could not get it: {exc.message}")
@@ -175,6 +183,8 @@ class RegistryProvider(Provider):
         state = self.state()
         spec = state.resources.get(uri)
         if spec is not None:
+            if spec.upstream is not None:
+                return await upstream_kind.read_resource(spec.upstream, uri, self.upstream_sessions)
             if spec.kind == "text":
                 item = contents_item(uri, spec.mime_type, text=spec.text)
                 return [item | {"_meta": dict(spec.meta)} if spec.meta else item]
@@ -189,6 +199,8 @@ class RegistryProvider(Provider):
         template = None if served is None else state.template(served[0].uri_template)
         if served is not None and template is not None:
             variables = served[1]
+            if template.upstream is not None:
+                return await upstream_kind.read_resource(template.upstream, uri, self.upstream_sessions)
             if template.kind == "text":
                 text = render_text(template.text_template, variables)
                 return [contents_item(uri, template.mime_type, text=text)]
@@ -205,6 +217,8 @@ class RegistryProvider(Provider):
         spec = self.state().prompts.get(prompt.name)
         if spec is None:
             raise InvalidParams(f"Unknown prompt: {prompt.name}", {"name": prompt.name})
+        if spec.upstream is not None:
+            return await upstream_kind.get_prompt(spec.upstream, arguments, ctx, self.upstream_sessions)
         if spec.code:
             return await serving.get_prompt(prompt.name, arguments, ctx)
         if spec.handler:
@@ -230,6 +244,9 @@ class RegistryProvider(Provider):
             prompt = state.prompts.get(str(ref.get("name")))
             if prompt is None:
                 raise InvalidParams(f"Unknown prompt: {ref.get('name')}", {"ref": dict(ref)})
+            if prompt.upstream is not None:
+                return await upstream_kind.complete(prompt.upstream, kind, argument_name, value,
+                                                    context_arguments, self.upstream_sessions)
             handler_name, candidates = prompt.completion_handler, prompt.completions.get(argument_name, ())
         elif kind == "ref/resource":
             uri = str(ref.get("uri"))
@@ -238,6 +255,9 @@ class RegistryProvider(Provider):
                 if uri in state.resources:
                     return Completion()  # a fixed resource has no variables to complete
                 raise InvalidParams(f"Unknown resource template: {uri}", {"ref": dict(ref)})
+            if template.upstream is not None:
+                return await upstream_kind.complete(template.upstream, kind, argument_name, value,
+                                                    context_arguments, self.upstream_sessions)
             handler_name, candidates = (
                 template.completion_handler,
                 template.completions.get(argument_name, ()),

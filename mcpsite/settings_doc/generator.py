@@ -35,6 +35,7 @@ SECTIONS: list[Section] = [
     access.AUTHORIZATION_SERVER,
     access.AUDIT_LOG,
     registry.HTTP_TOOL_KIND,
+    registry.UPSTREAM_CALLS,
     registry.REGISTRY_CHANGES,
     logs.LOGS_AND_METRICS,
     registry.MANAGEMENT_API,

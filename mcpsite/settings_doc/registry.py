@@ -57,6 +57,23 @@ HTTP_TOOL_KIND: Section = (
     ],
 )
 
+UPSTREAM_CALLS: Section = (
+    "Calls through upstream MCP servers",
+    "See [Upstream MCP servers](../guides/upstreams.md#calls).",
+    [
+        Var(
+            "REGISTRY_UPSTREAM_BREAKER_FAILURES",
+            Code("registry.upstreams.breaker", "DEFAULT_THRESHOLD"),
+            "Consecutive failures (refused or dropped connections, timeouts) that open an upstream's circuit breaker on a worker: its calls then fail at once.",
+        ),
+        Var(
+            "REGISTRY_UPSTREAM_BREAKER_COOLDOWN",
+            Code("registry.upstreams.breaker", "DEFAULT_COOLDOWN"),
+            "Seconds an open breaker fails calls before letting one through as a probe (its success closes the breaker).",
+        ),
+    ],
+)
+
 
 REGISTRY_CHANGES: Section = (
     "The registry: changes and history",

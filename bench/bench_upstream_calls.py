@@ -1,0 +1,117 @@
+"""A ``tools/call`` proxied to an upstream MCP server against a handler tool, same server, same run
+(issue 40: proxied ÷ handler >= 0.3, and the proxied p99 within the upstream's own p99 + 5 ms).
+Not a test; see bench/README.md.
+
+    .venv/bin/python bench/bench_upstream_calls.py                   # c=16, 3 rounds of 4 s
+    .venv/bin/python bench/bench_upstream_calls.py --rounds 5 --concurrency 4,16
+
+The upstream is the official Python SDK's ``MCPServer`` (``tests/support/sdk_upstream_process.py``,
+its own process on loopback, Streamable HTTP with JSON responses). One of our servers (uvicorn, one worker, the bench
+database of harness/servers.py with an ``Upstream`` row and its mirrored ``up_echo``, open mode)
+serves ``echo`` (load_demo's handler tool) and ``up_echo``. Each round measures, back to back:
+the upstream's ``echo`` called directly (its own latency), our ``echo``, our ``up_echo``; closed
+loop, ``c`` keep-alive connections, each answer checked for ``hello``. Ratios and the p99 margin
+are computed within a round; the median round is kept. Server CPU per call comes from /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness import servers
+from harness.httpclient import raw_connector
+from harness.loadgen import Result, open_session, request_loop
+from harness.servers import cpu_seconds, prepare_database
+
+from tests.support.live_server import LiveServer
+from tests.support.sdk_upstream_process import UpstreamProcess
+from tests.support.upstream_rows import mirror_script
+
+CALLS = {
+    "echo": b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
+            b'"arguments":{"message":"hello"}}}',
+    "up_echo": b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up_echo",'
+               b'"arguments":{"text":"hello"}}}',
+}
+DIRECT = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+
+
+async def measure(url: str, template: bytes, label: str, concurrency: int, duration: float, warmup: float,
+                  pid: int | None) -> Result:
+    connect = raw_connector(url)
+    clients = [connect() for _ in range(concurrency)]
+    result = Result(label, concurrency)
+    try:
+        sessions = await asyncio.gather(*(open_session(c) for c in clients))
+        cpu0 = cpu_seconds(pid)
+        start = time.perf_counter() + warmup
+        deadline = start + duration
+        await asyncio.gather(*(request_loop(c, s, template, b"hello", start, deadline, result)
+                               for c, s in zip(clients, sessions, strict=True)))
+        result.elapsed = time.perf_counter() - start
+        result.server_cpu = cpu_seconds(pid) - cpu0
+    finally:
+        for client in clients:
+            await client.close()
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=4.0)
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", default="16")
+    args = parser.parse_args()
+    levels = [int(c) for c in args.concurrency.split(",")]
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="mcpbench-upstream-") as tmp, UpstreamProcess(json_response=True) as upstream:
+        workdir = Path(tmp)
+        print("preparing our database (migrate, load_demo, seed_tools, the upstream's rows) ...", flush=True)
+        prepare_database(workdir, 100)
+        script = mirror_script("up", upstream.url, tools=("echo",), resources=False, timeout=30.0,
+                               max_concurrency=64)
+        servers.manage_bench_db(workdir, "shell", "-c", script)
+        env = {**servers.our_env(workdir), "MCP_AUTH": "open", "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
+        with LiveServer(env=env, migrate=False) as ours:
+            pid = ours.process.pid if ours.process else None
+            upstream_pid = upstream.process.pid if upstream.process else None
+            for c in levels:
+                ratios: list[float] = []
+                margins: list[float] = []
+                for _ in range(args.rounds):
+                    row = {
+                        "upstream direct": asyncio.run(measure(upstream.url, DIRECT, "upstream direct", c,
+                                                               args.duration, args.warmup, upstream_pid)),
+                        "echo": asyncio.run(measure(ours.url, CALLS["echo"], "echo", c, args.duration,
+                                                    args.warmup, pid)),
+                        "up_echo": asyncio.run(measure(ours.url, CALLS["up_echo"], "up_echo", c,
+                                                       args.duration, args.warmup, pid)),
+                    }
+                    for label, result in row.items():
+                        error = f"  first error: {result.first_error}" if result.first_error else ""
+                        print(f"  {label:<15} c={c:<3} {result.rate:8.0f} req/s  p50 {result.p50_ms:7.2f} ms"
+                              f"  p99 {result.p99_ms:7.2f} ms  server {result.server_us_per_request:6.0f} µs/call"
+                              f"  errors {result.errors}{error}", flush=True)
+                        ok &= not result.errors
+                    handler, proxied, direct = row["echo"], row["up_echo"], row["upstream direct"]
+                    ratios.append(proxied.rate / handler.rate if handler.rate else 0.0)
+                    margins.append(proxied.p99_ms - direct.p99_ms)
+                ratio, margin = statistics.median(ratios), statistics.median(margins)
+                met = ratio >= 0.3 and margin <= 5.0
+                ok &= met
+                print(f"c={c}: proxied ÷ handler {ratio:.3f} (rounds: {', '.join(f'{r:.3f}' for r in ratios)}),"
+                      f" proxied p99 - upstream p99 {margin:+.2f} ms (rounds: "
+                      f"{', '.join(f'{m:+.2f}' for m in margins)}); target >= 0.3 and <= +5 ms: "
+                      f"{'MET' if met else 'MISSED'}", flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
