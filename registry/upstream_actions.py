@@ -1,0 +1,105 @@
+"""What the admin and the REST API do to an upstream on an operator's request (issue 40 item 5):
+test its connection, sync it now, approve or discard a pending (review-mode) sync, count what it
+mirrors. The connecting and the syncing are ``registry.upstreams``' (``connect``, ``sync``); this
+module only runs them for a request, as the request's author (``changes/authorship.py``), so the
+change set a sync or an approval writes names who asked for it, from where.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.db.models import Count, Q
+
+from .changes.authorship import Author, authored
+from .models import Prompt, Resource, ResourceTemplate, Tool, Upstream
+
+
+class NotApproved(Exception):
+    """Nothing pending, or the pending diff is stale: said to the operator (409 in the API)."""
+
+
+MIRRORED_KINDS = (("tools", Tool), ("resources", Resource), ("resource_templates", ResourceTemplate),
+                  ("prompts", Prompt))
+
+
+def mirrored_counts(upstream: Upstream) -> dict[str, int]:
+    """``{"tools": 3, …, "missing": 1}``: one aggregate query per kind."""
+    counts: dict[str, int] = {"missing": 0}
+    for key, model in MIRRORED_KINDS:
+        found = model._default_manager.filter(upstream=upstream).aggregate(
+            all=Count("pk"), missing=Count("pk", filter=Q(upstream_missing=True)))
+        counts[key] = found["all"]
+        counts["missing"] += found["missing"]
+    return counts
+
+
+def _resolved(value: Any) -> Any:
+    """The sync's functions may be plain or coroutine functions: a coroutine is run to its end."""
+    if inspect.isawaitable(value):
+        async def wait() -> Any:
+            return await value
+
+        return async_to_sync(wait)()
+    return value
+
+
+def test_connection(upstream: Upstream) -> dict[str, Any]:
+    """Connect and initialize only (nothing listed, nothing written): the upstream's serverInfo,
+    protocol version, capabilities and the latency, or the error. Bounded by the upstream's
+    connect timeout plus its call timeout."""
+    from .upstreams.config import UpstreamConfig
+    from .upstreams.connect import connect
+
+    async def probe() -> dict[str, Any]:
+        async with asyncio.timeout(upstream.connect_timeout + upstream.timeout):
+            async with connect(UpstreamConfig.of(upstream)) as session:
+                info = session.server_info
+                capabilities = session.server_capabilities
+                return {
+                    "ok": True,
+                    "server_info": info.model_dump(mode="json", exclude_none=True) if info else {},
+                    "protocol_version": session.protocol_version,
+                    "capabilities": (capabilities.model_dump(mode="json", exclude_none=True)
+                                     if capabilities else {}),
+                }
+
+    started = time.perf_counter()
+    try:
+        answer = async_to_sync(probe)()
+    except Exception as exc:  # any failure to reach it is the answer, never a 500
+        answer = {"ok": False, "error": _reason(exc)}
+    answer["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    return answer
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception group (anyio's task groups wrap the transport's error) told by its first leaf."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, TimeoutError):
+        return "Timed out connecting or initializing."
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def sync_now(upstream: Upstream, author: Author) -> dict[str, Any]:
+    """Sync ``upstream`` now, as ``author``: the report (``SyncReport.to_json()``) with ``pending``
+    true when the upstream is in review mode (the diff is stored, not applied)."""
+    from .upstreams.sync import sync_upstream
+
+    with authored(author):
+        report = _resolved(sync_upstream(upstream))
+    return {**report.to_json(), "pending": bool(upstream.review_syncs) and not report.error}
+
+
+def approve(upstream: Upstream, author: Author) -> dict[str, Any]:
+    """Apply the pending diff, as ``author`` (raises ``registry.upstreams``' stale error)."""
+    from .upstreams.sync import apply_pending
+
+    with authored(author):
+        report = _resolved(apply_pending(upstream))
+    return {**report.to_json(), "pending": False}
