@@ -8,7 +8,6 @@ change set a sync or an approval writes names who asked for it, from where.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from typing import Any
 
@@ -36,16 +35,6 @@ def mirrored_counts(upstream: Upstream) -> dict[str, int]:
         counts[key] = found["all"]
         counts["missing"] += found["missing"]
     return counts
-
-
-def _resolved(value: Any) -> Any:
-    """The sync's functions may be plain or coroutine functions: a coroutine is run to its end."""
-    if inspect.isawaitable(value):
-        async def wait() -> Any:
-            return await value
-
-        return async_to_sync(wait)()
-    return value
 
 
 def test_connection(upstream: Upstream) -> dict[str, Any]:
@@ -87,19 +76,31 @@ def _reason(exc: BaseException) -> str:
 
 
 def sync_now(upstream: Upstream, author: Author) -> dict[str, Any]:
-    """Sync ``upstream`` now, as ``author``: the report (``SyncReport.to_json()``) with ``pending``
-    true when the upstream is in review mode (the diff is stored, not applied)."""
+    """Sync ``upstream`` now, as ``author``: ``SyncReport.to_json()``. An upstream failure is the
+    report's ``error``; in review mode the report is the diff stored for approval (``pending``)."""
     from .upstreams.sync import sync_upstream
 
     with authored(author):
-        report = _resolved(sync_upstream(upstream))
-    return {**report.to_json(), "pending": bool(upstream.review_syncs) and not report.error}
+        return sync_upstream(upstream).to_json()
+
+
+def pending_report(upstream: Upstream) -> dict[str, Any] | None:
+    """The diff a review-mode sync stored and waits for approval, or None."""
+    pending = getattr(upstream, "pending_sync", None) or {}
+    return pending.get("report") if pending else None
 
 
 def approve(upstream: Upstream, author: Author) -> dict[str, Any]:
-    """Apply the pending diff, as ``author`` (raises ``registry.upstreams``' stale error)."""
-    from .upstreams.sync import apply_pending
+    """Apply the pending diff, as ``author``; ``NotApproved`` when nothing is pending or it is stale."""
+    from .upstreams.review import apply_pending
 
     with authored(author):
-        report = _resolved(apply_pending(upstream))
-    return {**report.to_json(), "pending": False}
+        report = apply_pending(upstream)
+    if not report.applied:
+        raise NotApproved(f"Not applied: {report.error or 'nothing is pending'}.")
+    return report.to_json()
+
+
+def discard(upstream: Upstream) -> bool:
+    """Drop the pending diff (not an edit of the row: no version, as the sync stores it)."""
+    return bool(Upstream.objects.filter(pk=upstream.pk).exclude(pending_sync={}).update(pending_sync={}))
