@@ -22,6 +22,7 @@ from mcp_protocol import skills as sk
 from mcp_protocol.uri_template import parse_template
 
 from .serving.specs import PromptSpec, RegistryState, ResourceSpec, TemplateSpec, ToolSpec
+from .upstreams.config import UpstreamConfig, UpstreamTarget
 from .validation import apps_ui
 
 
@@ -125,7 +126,35 @@ def prompt_definition(row: Any, arguments: list[Any]) -> d.Prompt:
     )
 
 
-def tool_spec(row: Any) -> ToolSpec:
+def _target(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> UpstreamTarget | None:
+    """A mirrored row's upstream and original name (issue 40), one ``UpstreamConfig`` per upstream."""
+    if getattr(row, "upstream_id", None) is None:
+        return None
+    configs = {} if configs is None else configs
+    config = configs.get(row.upstream_id)
+    if config is None:
+        config = configs[row.upstream_id] = UpstreamConfig.of(row.upstream)
+    return UpstreamTarget(config, row.upstream_name)
+
+
+def _arguments(row: Any) -> list[Any]:
+    """A prompt's arguments: its rows, or a mirrored prompt's as its upstream listed them."""
+    if getattr(row, "upstream_id", None) is None:
+        return list(row.arguments.all())
+    listed = (row.upstream_definition or {}).get("arguments") or []
+    return [d.PromptArgument(name=a["name"], title=a.get("title") or None,
+                             description=a.get("description") or None, required=bool(a.get("required")))
+            for a in listed if isinstance(a, dict) and isinstance(a.get("name"), str)]
+
+
+def served(model: Any) -> Any:
+    """A model's rows that are served: enabled, and, mirrored ones, still listed by an enabled
+    upstream (``upstream_missing`` rows keep their bindings but are not served)."""
+    return (model.objects.filter(enabled=True, upstream_missing=False)
+            .exclude(upstream__enabled=False).select_related("upstream"))
+
+
+def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> ToolSpec:
     """What the server runs for a tool row (saved or, for the admin's "try it", not)."""
     return ToolSpec(
         name=row.name,
@@ -148,6 +177,7 @@ def tool_spec(row: Any) -> ToolSpec:
         structured_output=bool(row.output_schema),
         template_text=row.template_text,
         template_structured=row.template_structured,
+        upstream=_target(row, configs),
     )
 
 
@@ -157,17 +187,18 @@ def build_state() -> RegistryState:
     from .code.serving import add_code, clashes, code_versions
     from .models import Prompt, Resource, ResourceTemplate, Tool, VirtualServer
 
+    configs: dict[int, UpstreamConfig] = {}
     tools: list[d.Tool] = []
     tool_specs: dict[str, ToolSpec] = {}
-    tool_rows = list(Tool.objects.filter(enabled=True).order_by("name"))
+    tool_rows = list(served(Tool).order_by("name"))
     taken = clashes(code.TOOLS, [row.name for row in tool_rows], "Tool")
     for row in (row for row in tool_rows if row.name not in taken):
-        spec = tool_specs[row.name] = tool_spec(row)
+        spec = tool_specs[row.name] = tool_spec(row, configs)
         tools.append(tool_definition(row, spec))
 
     resources: list[d.Resource] = []
     resource_specs: dict[str, ResourceSpec] = {}
-    resource_rows = list(Resource.objects.filter(enabled=True).order_by("uri"))
+    resource_rows = list(served(Resource).order_by("uri"))
     taken = clashes(code.RESOURCES, [row.uri for row in resource_rows], "Resource")
     for row in (row for row in resource_rows if row.uri not in taken):
         resources.append(resource_definition(row))
@@ -179,10 +210,11 @@ def build_state() -> RegistryState:
             blob=row.blob,
             handler=row.handler,
             meta=_resource_meta(row) if apps_ui.is_app_mime(row.mime_type) else None,
+            upstream=_target(row, configs),
         )
 
     templates: list[TemplateSpec] = []
-    template_rows = list(ResourceTemplate.objects.filter(enabled=True).order_by("name"))
+    template_rows = list(served(ResourceTemplate).order_by("name"))
     taken = clashes(code.TEMPLATES, [row.uri_template for row in template_rows], "Resource template")
     for row in (row for row in template_rows if row.uri_template not in taken):
         definition = template_definition(row)
@@ -196,17 +228,16 @@ def build_state() -> RegistryState:
                 handler=row.handler,
                 completions=MappingProxyType({k: tuple(v) for k, v in (row.completions or {}).items()}),
                 completion_handler=row.completion_handler,
+                upstream=_target(row, configs),
             )
         )
 
     prompts: list[d.Prompt] = []
     prompt_specs: dict[str, PromptSpec] = {}
-    prompt_rows = list(
-        Prompt.objects.filter(enabled=True).order_by("name").prefetch_related("arguments", "messages")
-    )
+    prompt_rows = list(served(Prompt).order_by("name").prefetch_related("arguments", "messages"))
     taken = clashes(code.PROMPTS, [row.name for row in prompt_rows], "Prompt")
     for row in (row for row in prompt_rows if row.name not in taken):
-        arguments = list(row.arguments.all())
+        arguments = _arguments(row)
         prompts.append(prompt_definition(row, arguments))
         prompt_specs[row.name] = PromptSpec(
             name=row.name,
@@ -214,7 +245,9 @@ def build_state() -> RegistryState:
             handler=row.handler,
             completion_handler=row.completion_handler,
             messages=tuple((m.role, m.content) for m in row.messages.all()),
-            completions=MappingProxyType({a.name: tuple(a.completion_values or ()) for a in arguments}),
+            completions=MappingProxyType({a.name: tuple(getattr(a, "completion_values", None) or ())
+                                          for a in arguments}),
+            upstream=_target(row, configs),
         )
 
     add_code(tools, tool_specs, resources, resource_specs, templates, prompts, prompt_specs)
@@ -231,12 +264,13 @@ def build_state() -> RegistryState:
         resources,
         resource_specs,
         [
-            (t.definition, t.kind, t.text_template, t.handler, dict(t.completions), t.completion_handler)
+            (t.definition, t.kind, t.text_template, t.handler, dict(t.completions), t.completion_handler,
+             t.upstream)
             for t in templates
         ],
         prompts,
         {
-            k: (v.handler, v.completion_handler, v.messages, dict(v.completions))
+            k: (v.handler, v.completion_handler, v.messages, dict(v.completions), v.upstream)
             for k, v in prompt_specs.items()
         },
         [(s.path, s.frontmatter, s.tags, [(f.path, f.mime_type, f.digest) for f in s.files]) for s in skills],

@@ -95,6 +95,10 @@ class Upstream(Versioned, Recorded):
     latency_ms = models.FloatField(null=True, blank=True, editable=False)
     # The upstream's InitializeResult as last seen: serverInfo, protocolVersion, capabilities.
     server_info = models.JSONField(default=dict, blank=True, editable=False)
+    # Review mode (``review_syncs``): the last sync's listing, what it would change and a
+    # fingerprint of the mirrored rows it was planned against (``registry/upstreams/review.py``);
+    # empty when nothing waits. Written by the sync like health: not an operator's edit.
+    pending_sync = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

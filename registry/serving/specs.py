@@ -16,6 +16,8 @@ from typing import Any
 from mcp_protocol import definitions as d
 from mcp_protocol.uri_template import ParsedTemplate
 
+from ..upstreams.config import UpstreamTarget
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -39,6 +41,8 @@ class ToolSpec:
     structured_output: bool = False  # the tool declares an outputSchema
     template_text: str = ""
     template_structured: Any = None
+    # kind "upstream" (issue 40): which upstream and the tool's own name there (kinds/upstream.py).
+    upstream: UpstreamTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class ResourceSpec:
     blob: str = ""
     handler: str = ""
     meta: Mapping[str, Any] | None = None  # an app view's _meta.ui, on the read contents too
+    upstream: UpstreamTarget | None = None  # kind "upstream": the upstream and the resource's URI there
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class TemplateSpec:
     handler: str = ""
     completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     completion_handler: str = ""
+    upstream: UpstreamTarget | None = None  # kind "upstream": the upstream and its URI template there
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,7 @@ class PromptSpec:
     completion_handler: str = ""
     messages: tuple[tuple[str, Any], ...] = ()
     completions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    upstream: UpstreamTarget | None = None  # mirrored from an upstream: the prompt's name there
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,162 @@
+"""``connect(config)``: an initialized client session of the official ``mcp`` SDK with one upstream.
+
+The SDK's client speaks every protocol revision it knows (``mode="auto"``: ``server/discover``,
+falling back to the ``initialize`` handshake) over Streamable HTTP and the legacy HTTP+SSE
+transport: a client of our own would have to follow each revision again. Its httpx2 client is
+ours: ``GuardedTransport`` applies the outbound rules to every request, ``auth.headers`` adds the
+credentials, the timeouts are the row's.
+
+Transport ``auto`` follows the spec's backwards-compatibility rule (MCP 2025-03-26 and later,
+Basic > Transports > Backwards Compatibility, "Clients wanting to support older servers"): POST
+the handshake to the URL; "if it fails with an HTTP 4xx status code (e.g., 405 Method Not Allowed
+or 404 Not Found)", GET the URL expecting an SSE stream whose first event is ``endpoint`` (the
+2024-11-05 HTTP+SSE transport). The SDK folds a POST's status into a JSON-RPC error, so the
+statuses are recorded by an httpx2 response hook: the fallback happens only when the handshake
+failed AND a POST was answered 4xx; a refused connection or a 5xx is the upstream being down, not
+old.
+
+    async with connect(config) as session:
+        tools = await session.list_tools()
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx2
+from mcp.client.client import Client
+from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import Implementation
+
+from . import auth
+from .config import UpstreamConfig, UpstreamTarget
+from .errors import UpstreamError, UpstreamRefused, UpstreamUnauthorized, UpstreamUnavailable
+from .guard import GuardedTransport, check_url
+
+__all__ = [
+    "UpstreamConfig",
+    "UpstreamError",
+    "UpstreamRefused",
+    "UpstreamTarget",
+    "UpstreamUnauthorized",
+    "UpstreamUnavailable",
+    "connect",
+]
+
+CLIENT_INFO = Implementation(name="mcpsite-upstream", version="1")
+
+
+class _Statuses:
+    """The HTTP statuses the POSTs of one attempt were answered with (an httpx2 response hook)."""
+
+    def __init__(self) -> None:
+        self.posts: list[int] = []
+
+    async def __call__(self, response: httpx2.Response) -> None:
+        if response.request.method == "POST":
+            self.posts.append(response.status_code)
+
+    def old_server(self) -> bool:
+        return any(400 <= s < 500 and s not in (401, 403) for s in self.posts)
+
+    def unauthorized(self) -> bool:
+        return any(s in (401, 403) for s in self.posts)
+
+
+def _timeout(config: UpstreamConfig) -> httpx2.Timeout:
+    return httpx2.Timeout(config.timeout, connect=config.connect_timeout)
+
+
+def _http_client(config: UpstreamConfig, headers: dict[str, str], statuses: _Statuses,
+                 timeout: httpx2.Timeout | None = None) -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(transport=GuardedTransport(), headers=headers,
+                              timeout=timeout or _timeout(config), event_hooks={"response": [statuses]},
+                              follow_redirects=False)
+
+
+async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
+                 sse: bool, statuses: _Statuses) -> ClientSession:
+    if sse:
+        def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                    auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+            return _http_client(config, dict(headers or {}), statuses, timeout)
+
+        transport = sse_client(config.url, headers=headers, timeout=config.connect_timeout,
+                               sse_read_timeout=max(config.timeout, 60.0), httpx_client_factory=factory)
+        # HTTP+SSE is the 2024-11-05 transport: only the initialize handshake goes over it.
+        client = Client(transport, mode="legacy", cache=None, read_timeout_seconds=config.timeout,
+                        client_info=CLIENT_INFO)
+    else:
+        http = await stack.enter_async_context(_http_client(config, headers, statuses))
+        client = Client(streamable_http_client(config.url, http_client=http), mode="auto", cache=None,
+                        read_timeout_seconds=config.timeout, client_info=CLIENT_INFO)
+    # A peer that accepts the connection and never answers is bounded by the session's read
+    # timeout (no anyio deadline around it: the client's task group must exit in its own scope).
+    await stack.enter_async_context(client)
+    return client.session
+
+
+def _why(config: UpstreamConfig, exc: BaseException, statuses: _Statuses) -> UpstreamError:
+    if isinstance(exc, UpstreamError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _why(config, inner, statuses)
+            if isinstance(found, UpstreamRefused | UpstreamUnauthorized):
+                return found
+        return _why(config, exc.exceptions[0], statuses) if exc.exceptions else UpstreamUnavailable(str(exc))
+    if statuses.unauthorized():
+        return UpstreamUnauthorized(f"{config.name}: the upstream refused our credentials "
+                                    f"(HTTP {next(s for s in statuses.posts if s in (401, 403))})")
+    if isinstance(exc, TimeoutError):
+        limit = config.connect_timeout + config.timeout
+        return UpstreamUnavailable(f"{config.name}: no answer within {limit:g} s")
+    if statuses.posts and statuses.posts[-1] >= 400:
+        return UpstreamUnavailable(f"{config.name}: the upstream answered HTTP {statuses.posts[-1]} ({exc})")
+    return UpstreamUnavailable(f"{config.name}: {type(exc).__name__}: {exc}")
+
+
+async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig,
+                headers: dict[str, str]) -> ClientSession:
+    first = config.transport == "sse"
+    statuses = _Statuses()
+    attempt = contextlib.AsyncExitStack()
+    try:
+        session = await _enter(attempt, config, headers, first, statuses)
+    except Exception as exc:  # every failure becomes an UpstreamError below
+        with contextlib.suppress(Exception):
+            await attempt.aclose()
+        if config.transport != "auto" or not statuses.old_server():
+            raise _why(config, exc, statuses) from None
+    else:
+        stack.push_async_exit(attempt)
+        return session
+    # Streamable HTTP was answered 4xx: the legacy transport (see the module's docstring).
+    statuses = _Statuses()
+    attempt = contextlib.AsyncExitStack()
+    try:
+        session = await _enter(attempt, config, headers, True, statuses)
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            await attempt.aclose()
+        raise _why(config, exc, statuses) from None
+    stack.push_async_exit(attempt)
+    return session
+
+
+@contextlib.asynccontextmanager
+async def connect(config: UpstreamConfig) -> AsyncIterator[ClientSession]:
+    """An initialized session with the upstream, closed on exit. Raises ``UpstreamRefused`` (our
+    rules said no: nothing sent), ``UpstreamUnauthorized``, ``UpstreamUnavailable``."""
+    check_url(config.url)
+    headers = await auth.headers(config)
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            session = await _open(stack, config, headers)
+        except UpstreamUnauthorized:
+            auth.forget_token(config)  # revoked or rotated: the next connect fetches a new one
+            raise
+        yield session
