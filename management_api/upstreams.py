@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, extend_schema_serializer
 from drf_spectacular.utils import extend_schema_view as document
 from rest_framework import filters, serializers, viewsets
 
+from registry.kinds.http_client.upstream_rules import ENV_NAME
 from registry.models import Upstream
-from registry.validation.upstreams import ENV_NAME
 
 from . import filters as registry_filters
 from .auth import DEFINITION_PERMISSIONS
@@ -46,6 +46,23 @@ SECRET_MEMBERS = frozenset({"value", "token", "secret", "client_secret", "passwo
 HEALTH = ("health", "health_detail", "last_sync_at", "last_sync_ok_at", "latency_ms", "server_info")
 
 
+def _auth_schema(kind: str, required: list[str], **properties: Any) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, "required": ["kind", *required],
+            "properties": {"kind": {"type": "string", "enum": [kind]}, **properties}}
+
+
+ENV_SCHEMA = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+              "description": "The NAME of an environment variable holding the secret (never the secret)."}
+AUTH_SCHEMA = {"oneOf": [
+    _auth_schema("none", []),
+    _auth_schema("header", ["env"], header={"type": "string", "default": "Authorization"}, env=ENV_SCHEMA),
+    _auth_schema("client_credentials", ["token_url", "client_id", "env"],
+                 token_url={"type": "string", "format": "uri"}, client_id={"type": "string"}, env=ENV_SCHEMA,
+                 scopes={"type": "array", "items": {"type": "string"}}),
+]}
+
+
+@extend_schema_field(AUTH_SCHEMA)
 class AuthField(serializers.JSONField):
     """The ``auth`` object ↔ the row's ``auth``, ``auth_header``, ``auth_secret_env``,
     ``oauth_token_url``, ``oauth_client_id`` and ``oauth_scopes`` columns."""
@@ -141,7 +158,8 @@ ABOUT = ("`prefix` names what it mirrors: `<prefix>_<name>`. `url` must pass the
                        description=f"The upstreams, by name, with their health. {LISTING}",
                        responses=_answers(UpstreamSerializer(many=True), 200, 400, 404)),
     retrieve=extend_schema(summary="One upstream (ETag: its version)",
-                           description="One upstream, by id, with its health and mirrored counts.",
+                           description="One upstream, by id, with its health and mirrored counts. The "
+                           "`ETag` header is its version: send it back in `If-Match` on a write.",
                            responses=_answers(UpstreamSerializer, 200, 404)),
     create=extend_schema(summary="Add an upstream MCP server",
                          description=f"Add an upstream; nothing is mirrored until it is synced. {ABOUT}",

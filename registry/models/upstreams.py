@@ -112,7 +112,7 @@ class Upstream(Versioned, Recorded):
 
     def clean(self) -> None:
         # Across fields: the URL's host, the auth's environment variables (validation/upstreams.py).
-        from ..validation.upstreams import upstream_errors
+        from ..kinds.http_client.upstream_rules import upstream_errors
 
         errors = upstream_errors(self)
         if errors:

@@ -24,15 +24,24 @@ def upstream(db: None) -> Upstream:
 
 @pytest.fixture
 def mirrored(upstream: Upstream) -> Tool:
-    return Tool.objects.create(name="vnd_search", kind="upstream", upstream=upstream, upstream_name="search",
-                               description="Search", input_schema=SCHEMA,
-                               upstream_definition={"name": "search", "inputSchema": SCHEMA})
+    return Tool.objects.create(
+        name="vnd_search",
+        kind="upstream",
+        upstream=upstream,
+        upstream_name="search",
+        description="Search",
+        input_schema=SCHEMA,
+        upstream_definition={"name": "search", "inputSchema": SCHEMA},
+    )
 
 
 def test_override_fields_are_editable_and_recorded(api: APIClient, mirrored: Tool) -> None:
     url = f"/api/v1/tools/{mirrored.pk}/"
-    answer = api.patch(url, {"description": "Search the vendor's catalog", "tags": ["vendor"], "enabled": False},
-                       format="json")
+    answer = api.patch(
+        url,
+        {"description": "Search the vendor's catalog", "tags": ["vendor"], "enabled": False},
+        format="json",
+    )
     assert answer.status_code == 200, answer.json()
     mirrored.refresh_from_db()
     assert mirrored.description == "Search the vendor's catalog" and mirrored.tags == ["vendor"]
@@ -44,23 +53,33 @@ def test_override_fields_are_editable_and_recorded(api: APIClient, mirrored: Too
     assert mirrored.upstream_name == "search"
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"input_schema": {"type": "object", "properties": {}}}, "input_schema"),
-    ({"kind": "template", "template_text": "hi"}, "kind"),
-    ({"output_schema": {"type": "object"}}, "output_schema"),
-    ({"description": "fine", "meta": {"x": 1}}, "meta"),
-])
-def test_upstream_owned_fields_are_400s_naming_them(api: APIClient, mirrored: Tool, change: dict[str, Any],
-                                                    field: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"input_schema": {"type": "object", "properties": {}}}, "input_schema"),
+        ({"kind": "template", "template_text": "hi"}, "kind"),
+        ({"output_schema": {"type": "object"}}, "output_schema"),
+        ({"description": "fine", "meta": {"x": 1}}, "meta"),
+    ],
+)
+def test_upstream_owned_fields_are_400s_naming_them(
+    api: APIClient, mirrored: Tool, change: dict[str, Any], field: str
+) -> None:
     answer = api.patch(f"/api/v1/tools/{mirrored.pk}/", change, format="json")
     assert answer.status_code == 400
     message = answer.json()[field][0]
     assert "Mirrored from the upstream 'vendor'" in message and f"{field} is the upstream's" in message
     mirrored.refresh_from_db()
-    assert mirrored.input_schema == SCHEMA and mirrored.description == "Search" and not mirrored.upstream_overrides
+    assert (
+        mirrored.input_schema == SCHEMA
+        and mirrored.description == "Search"
+        and not mirrored.upstream_overrides
+    )
 
 
-def test_a_put_of_the_row_as_read_with_one_override_changed_is_accepted(api: APIClient, mirrored: Tool) -> None:
+def test_a_put_of_the_row_as_read_with_one_override_changed_is_accepted(
+    api: APIClient, mirrored: Tool
+) -> None:
     body = api.get(f"/api/v1/tools/{mirrored.pk}/").json()
     body["title"] = "Vendor search"
     answer = api.put(f"/api/v1/tools/{mirrored.pk}/", body, format="json")
@@ -70,11 +89,18 @@ def test_a_put_of_the_row_as_read_with_one_override_changed_is_accepted(api: API
 
 
 def test_mirrored_resources_and_prompts_follow_the_same_rule(api: APIClient, upstream: Upstream) -> None:
-    resource = Resource.objects.create(uri="vendor://docs/readme", name="vnd_readme", kind="upstream",
-                                       upstream=upstream, upstream_name="vendor://docs/readme")
+    resource = Resource.objects.create(
+        uri="vendor://docs/readme",
+        name="vnd_readme",
+        kind="upstream",
+        upstream=upstream,
+        upstream_name="vendor://docs/readme",
+    )
     bad = api.patch(f"/api/v1/resources/{resource.pk}/", {"uri": "vendor://other"}, format="json")
     assert bad.status_code == 400 and "uri is the upstream's" in bad.json()["uri"][0]
-    assert api.patch(f"/api/v1/resources/{resource.pk}/", {"title": "Readme"}, format="json").status_code == 200
+    assert (
+        api.patch(f"/api/v1/resources/{resource.pk}/", {"title": "Readme"}, format="json").status_code == 200
+    )
 
     prompt = Prompt.objects.create(name="vnd_review", upstream=upstream, upstream_name="review")
     PromptArgument.objects.create(prompt=prompt, name="code", required=True, position=0)

@@ -21,7 +21,9 @@ MEMORY_BUS = {"BACKEND": "mcp_protocol.bus.memory.MemoryBus", "OPTIONS": {}}
 
 @pytest.fixture(autouse=True)
 def loopback_allowed() -> Iterator[None]:
-    with override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"], MCP={**settings.MCP, "BUS": MEMORY_BUS}):
+    with override_settings(
+        REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"], MCP={**settings.MCP, "BUS": MEMORY_BUS}
+    ):
         yield
 
 
@@ -70,14 +72,18 @@ def test_sync_mirrors_and_its_change_set_names_the_caller(client: APIClient, up:
     report = answer.json()
     assert {"up_echo", "up_add", "up_greet"} <= set(report["added"]) and report["applied"] is True
     assert report["error"] == "" and report["health"] == "up"
-    changeset = ChangeSet.objects.get(pk=Tool.objects.get(name="up_echo").history.latest("history_id").changeset_id)
+    changeset = ChangeSet.objects.get(
+        pk=Tool.objects.get(name="up_echo").history.latest("history_id").changeset_id
+    )
     assert (changeset.source, changeset.actor) == ("api", "token:tests")
     assert "sync of upstream sdk" in changeset.note
     listed = client.get(f"/api/v1/upstreams/{row.pk}/").json()
     assert listed["health"] == "up" and listed["mirrored"]["tools"] == 2
 
 
-def test_review_mode_answers_the_pending_diff_then_approves_it_once(client: APIClient, up: SdkUpstream) -> None:
+def test_review_mode_answers_the_pending_diff_then_approves_it_once(
+    client: APIClient, up: SdkUpstream
+) -> None:
     row = upstream_for(up.url, review_syncs=True)
     synced = client.post(f"/api/v1/upstreams/{row.pk}/sync").json()
     assert synced["pending"] is True and synced["applied"] is False and "up_echo" in synced["added"]

@@ -42,23 +42,42 @@ def test_create_read_patch_and_delete_with_etags(api: APIClient) -> None:
     assert created["ETag"] == '"1"'
     body = created.json()
     assert body["auth"] == BODY["auth"] and body["health"] == "unknown"
-    assert body["mirrored"] == {"tools": 0, "resources": 0, "resource_templates": 0, "prompts": 0, "missing": 0}
+    assert body["mirrored"] == {
+        "tools": 0,
+        "resources": 0,
+        "resource_templates": 0,
+        "prompts": 0,
+        "missing": 0,
+    }
     row = Upstream.objects.get(name="vendor")
-    assert (row.auth, row.auth_header, row.auth_secret_env) == ("header", "Authorization", "MCP_TOOL_SECRET_VENDOR")
+    assert (row.auth, row.auth_header, row.auth_secret_env) == (
+        "header",
+        "Authorization",
+        "MCP_TOOL_SECRET_VENDOR",
+    )
 
     url = f"/api/v1/upstreams/{row.pk}/"
     got = api.get(url)
     assert got.status_code == 200 and got["ETag"] == '"1"'
     assert {k: got.json()[k] for k in BODY} == BODY
 
-    oauth = {"kind": "client_credentials", "token_url": "https://auth.vendor.example/token",
-             "client_id": "mcpsite", "env": "MCP_TOOL_SECRET_VENDOR_CLIENT", "scopes": ["tools"]}
+    oauth = {
+        "kind": "client_credentials",
+        "token_url": "https://auth.vendor.example/token",
+        "client_id": "mcpsite",
+        "env": "MCP_TOOL_SECRET_VENDOR_CLIENT",
+        "scopes": ["tools"],
+    }
     patched = api.patch(url, {"auth": oauth, "sync_interval": 60}, format="json", HTTP_IF_MATCH='"1"')
     assert patched.status_code == 200, patched.json()
     assert patched["ETag"] == '"2"' and patched.json()["auth"] == oauth
     row.refresh_from_db()
     assert (row.auth, row.oauth_client_id, row.oauth_scopes, row.sync_interval) == (
-        "client_credentials", "mcpsite", ["tools"], 60)
+        "client_credentials",
+        "mcpsite",
+        ["tools"],
+        60,
+    )
 
     stale = api.patch(url, {"enabled": False}, format="json", HTTP_IF_MATCH='"1"')
     assert stale.status_code == 412
@@ -71,29 +90,50 @@ def test_create_read_patch_and_delete_with_etags(api: APIClient) -> None:
     assert not Upstream.objects.exists()
 
 
-@pytest.mark.parametrize(("change", "field", "words"), [
-    ({"prefix": "Bad-Prefix"}, "prefix", "lower-case letters and digits"),
-    ({"prefix": "x" * 17}, "prefix", "16"),
-    ({"url": "ftp://mcp.vendor.example/"}, "url", "http"),
-    ({"auth": {"kind": "header", "env": "MCP_TOOL_SECRET_X", "value": "Bearer sk-live-123"}}, "auth",
-     "a secret value is never accepted"),
-    ({"auth": {"kind": "client_credentials", "token_url": "https://auth.vendor.example/token",
-               "client_id": "c", "env": "MCP_TOOL_SECRET_X", "client_secret": "hunter2"}}, "auth",
-     "a secret value is never accepted"),
-    ({"auth": {"kind": "header", "env": "Bearer sk-live-123"}}, "auth", "NAME of an environment variable"),
-    ({"auth": {"kind": "basic"}}, "auth", "Unknown auth kind 'basic'"),
-    ({"auth": {"kind": "none", "header": "X"}}, "auth", "Unknown member(s) header"),
-    ({"auth": {"kind": "header", "env": "DATABASE_URL"}}, "auth_secret_env", "cannot be used"),
-    ({"auth": {"kind": "header", "env": ""}}, "auth_secret_env", "environment variable"),
-    ({"auth": {"kind": "client_credentials", "env": "MCP_TOOL_SECRET_X"}}, "oauth_token_url", "token"),
-    ({"url": "https://elsewhere.example/mcp"}, "url", "not in REGISTRY_HTTP_ALLOWED_HOSTS"),
-    ({"timeout": 0}, "timeout", "more than 0"),
-    ({"max_concurrency": 0}, "max_concurrency", "At least 1"),
-    ({"transport": "websocket"}, "transport", "not a valid choice"),
-    ({"health": "up", "colour": "red"}, "colour", "Unknown field"),
-])
-def test_bad_bodies_are_400s_naming_the_field(api: APIClient, change: dict[str, Any], field: str,
-                                              words: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"prefix": "Bad-Prefix"}, "prefix", "lower-case letters and digits"),
+        ({"prefix": "x" * 17}, "prefix", "16"),
+        ({"url": "ftp://mcp.vendor.example/"}, "url", "http"),
+        (
+            {"auth": {"kind": "header", "env": "MCP_TOOL_SECRET_X", "value": "Bearer sk-live-123"}},
+            "auth",
+            "a secret value is never accepted",
+        ),
+        (
+            {
+                "auth": {
+                    "kind": "client_credentials",
+                    "token_url": "https://auth.vendor.example/token",
+                    "client_id": "c",
+                    "env": "MCP_TOOL_SECRET_X",
+                    "client_secret": "hunter2",
+                }
+            },
+            "auth",
+            "a secret value is never accepted",
+        ),
+        (
+            {"auth": {"kind": "header", "env": "Bearer sk-live-123"}},
+            "auth",
+            "NAME of an environment variable",
+        ),
+        ({"auth": {"kind": "basic"}}, "auth", "Unknown auth kind 'basic'"),
+        ({"auth": {"kind": "none", "header": "X"}}, "auth", "Unknown member(s) header"),
+        ({"auth": {"kind": "header", "env": "DATABASE_URL"}}, "auth_secret_env", "cannot be used"),
+        ({"auth": {"kind": "header", "env": ""}}, "auth_secret_env", "environment variable"),
+        ({"auth": {"kind": "client_credentials", "env": "MCP_TOOL_SECRET_X"}}, "oauth_token_url", "token"),
+        ({"url": "https://elsewhere.example/mcp"}, "url", "not in REGISTRY_HTTP_ALLOWED_HOSTS"),
+        ({"timeout": 0}, "timeout", "more than 0"),
+        ({"max_concurrency": 0}, "max_concurrency", "At least 1"),
+        ({"transport": "websocket"}, "transport", "not a valid choice"),
+        ({"health": "up", "colour": "red"}, "colour", "Unknown field"),
+    ],
+)
+def test_bad_bodies_are_400s_naming_the_field(
+    api: APIClient, change: dict[str, Any], field: str, words: str
+) -> None:
     answer = api.post("/api/v1/upstreams/", {**BODY, **change}, format="json")
     assert answer.status_code == 400, answer.json()
     assert words in " ".join(answer.json()[field]), answer.json()
@@ -108,8 +148,9 @@ def test_a_private_address_is_refused_by_the_outbound_rules(api: APIClient) -> N
         assert answer.status_code == 400
         assert "private address" in answer.json()["url"][0]
     # Disabled, nothing connects to it: kept as a draft, as a disabled http tool may be.
-    draft = api.post("/api/v1/upstreams/", {**BODY, "url": "http://127.0.0.1:9000/mcp", "enabled": False},
-                     format="json")
+    draft = api.post(
+        "/api/v1/upstreams/", {**BODY, "url": "http://127.0.0.1:9000/mcp", "enabled": False}, format="json"
+    )
     assert draft.status_code == 201, draft.json()
 
 
@@ -147,4 +188,6 @@ def test_deleting_an_upstream_deletes_its_mirrored_rows_in_one_change_set(token:
     last = ChangeSet.objects.latest("pk")
     assert (last.source, last.actor) == ("api", "token:tests")
     assert sorted(Tool.history.filter(changeset=last).values_list("name", flat=True)) == [
-        "vnd_fetch", "vnd_search"]
+        "vnd_fetch",
+        "vnd_search",
+    ]

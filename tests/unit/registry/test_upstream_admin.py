@@ -25,8 +25,10 @@ SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 
 @pytest.fixture(autouse=True)
 def loopback_allowed() -> Iterator[None]:
-    with override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1", "mcp.vendor.example"],
-                           MCP={**settings.MCP, "BUS": MEMORY_BUS}):
+    with override_settings(
+        REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1", "mcp.vendor.example"],
+        MCP={**settings.MCP, "BUS": MEMORY_BUS},
+    ):
         yield
 
 
@@ -45,8 +47,9 @@ def viewer() -> Client:
 
 
 def vendor() -> Upstream:
-    return Upstream.objects.create(name="vendor", prefix="vnd", url="https://mcp.vendor.example/mcp",
-                                   health="degraded")
+    return Upstream.objects.create(
+        name="vendor", prefix="vnd", url="https://mcp.vendor.example/mcp", health="degraded"
+    )
 
 
 def test_the_list_shows_health_badges_and_counts(admin_client: Client) -> None:
@@ -63,13 +66,26 @@ def test_the_change_form_has_its_parts_and_saves(admin_client: Client) -> None:
     url = reverse("admin:registry_upstream_change", args=[row.pk])
     page = admin_client.get(url).content.decode()
     for part in ("Connection", "Authentication", "Limits", "Sync", "Health"):
-        assert f"<h2" in page and part in page
+        assert "<h2" in page and part in page
     assert 'id="upstream-test"' in page and 'id="upstream-sync"' in page
-    data = {"name": "vendor", "prefix": "vnd", "url": "https://mcp.vendor.example/mcp", "transport": "auto",
-            "auth": "header", "auth_header": "Authorization", "auth_secret_env": "DATABASE_URL",
-            "oauth_token_url": "", "oauth_client_id": "", "oauth_scopes": "[]", "timeout": "30",
-            "connect_timeout": "5", "max_concurrency": "16", "sync_interval": "300", "enabled": "on",
-            "opened_version": "1"}
+    data = {
+        "name": "vendor",
+        "prefix": "vnd",
+        "url": "https://mcp.vendor.example/mcp",
+        "transport": "auto",
+        "auth": "header",
+        "auth_header": "Authorization",
+        "auth_secret_env": "DATABASE_URL",
+        "oauth_token_url": "",
+        "oauth_client_id": "",
+        "oauth_scopes": "[]",
+        "timeout": "30",
+        "connect_timeout": "5",
+        "max_concurrency": "16",
+        "sync_interval": "300",
+        "enabled": "on",
+        "opened_version": "1",
+    }
     refused = admin_client.post(url, data)
     assert refused.status_code == 200 and "cannot be used" in refused.content.decode()
     saved = admin_client.post(url, {**data, "auth_secret_env": "MCP_TOOL_SECRET_VENDOR"})
@@ -89,16 +105,22 @@ def test_test_connection_and_sync_now_show_what_happened(admin_client: Client, u
     assert admin_client.get(reverse("admin:registry_upstream_sync", args=[row.pk])).status_code == 405
 
 
-def test_the_review_screen_approves_or_discards_the_pending_diff(admin_client: Client, up: SdkUpstream) -> None:
-    row = Upstream.objects.create(name="sdk", prefix="up", url=up.url, timeout=5, connect_timeout=2,
-                                  review_syncs=True)
+def test_the_review_screen_approves_or_discards_the_pending_diff(
+    admin_client: Client, up: SdkUpstream
+) -> None:
+    row = Upstream.objects.create(
+        name="sdk", prefix="up", url=up.url, timeout=5, connect_timeout=2, review_syncs=True
+    )
     review = reverse("admin:registry_upstream_review", args=[row.pk])
     assert 'id="nothing-pending"' in admin_client.get(review).content.decode()
     synced = admin_client.post(reverse("admin:registry_upstream_sync", args=[row.pk])).content.decode()
     assert 'id="sync-pending"' in synced and not Tool.objects.exists()
     page = admin_client.get(review).content.decode()
     assert "up_echo" in page and 'id="upstream-approve"' in page and 'id="upstream-discard"' in page
-    assert "(pending)" in admin_client.get(reverse("admin:registry_upstream_change", args=[row.pk])).content.decode()
+    assert (
+        "(pending)"
+        in admin_client.get(reverse("admin:registry_upstream_change", args=[row.pk])).content.decode()
+    )
 
     assert admin_client.post(review, {"decision": "discard"}).status_code == 302
     assert 'id="nothing-pending"' in admin_client.get(review).content.decode()
@@ -118,8 +140,12 @@ def test_view_permission_sees_change_permission_acts() -> None:
     page = client.get(reverse("admin:registry_upstream_change", args=[row.pk])).content.decode()
     assert 'id="upstream-sync"' not in page
     for name in ("test", "sync", "review"):
-        assert client.post(reverse(f"admin:registry_upstream_{name}", args=[row.pk]),
-                           {"decision": "approve"}).status_code == 403, name
+        assert (
+            client.post(
+                reverse(f"admin:registry_upstream_{name}", args=[row.pk]), {"decision": "approve"}
+            ).status_code
+            == 403
+        ), name
     assert client.get(reverse("admin:registry_upstream_review", args=[row.pk])).status_code == 200
     nobody = Client()
     nobody.force_login(User.objects.create_user("nobody", password="pw", is_staff=True))
@@ -128,16 +154,32 @@ def test_view_permission_sees_change_permission_acts() -> None:
 
 def test_a_mirrored_tool_edits_only_its_overrides_and_lists_its_upstream(admin_client: Client) -> None:
     row = vendor()
-    tool = Tool.objects.create(name="vnd_search", kind="upstream", upstream=row, upstream_name="search",
-                               input_schema=SCHEMA, description="Search", upstream_missing=True)
+    tool = Tool.objects.create(
+        name="vnd_search",
+        kind="upstream",
+        upstream=row,
+        upstream_name="search",
+        input_schema=SCHEMA,
+        description="Search",
+        upstream_missing=True,
+    )
     Tool.objects.create(name="ours", kind="template", template_text="hi")
     url = reverse("admin:registry_tool_change", args=[tool.pk])
     page = admin_client.get(url).content.decode()
     assert "Mirrored from an upstream" in page and "<code>search</code>" in page
     assert 'name="input_schema"' not in page and 'name="kind"' not in page and 'name="description"' in page
-    saved = admin_client.post(url, {"name": "vnd_search", "title": "", "description": "Search the catalog",
-                                    "enabled": "on", "annotations": "null", "tags": json.dumps(["vendor"]),
-                                    "opened_version": str(tool.version)})
+    saved = admin_client.post(
+        url,
+        {
+            "name": "vnd_search",
+            "title": "",
+            "description": "Search the catalog",
+            "enabled": "on",
+            "annotations": "null",
+            "tags": json.dumps(["vendor"]),
+            "opened_version": str(tool.version),
+        },
+    )
     assert saved.status_code == 302, saved.content.decode()[:2000]
     tool.refresh_from_db()
     assert tool.description == "Search the catalog" and tool.input_schema == SCHEMA
