@@ -20,6 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from mcp_protocol.transports import metrics
 from mcp_protocol.transports.host import RuntimeHost
+from registry.upstreams import metrics as upstream_metrics
 
 logger = logging.getLogger("mcpsite.health")
 CHECK_TIMEOUT = 3.0  # s: a probe must answer well within a load balancer's probe timeout
@@ -84,4 +85,9 @@ async def metrics_view(request: HttpRequest, service: RuntimeHost) -> HttpRespon
                 audit = await queue.sink.status()  # the Redis spool's backlog
     except Exception:  # its Redis down: the scrape still answers, without those gauges
         metrics.store_unavailable()
-    return HttpResponse(metrics.exposition(sessions, audit), content_type=CONTENT_TYPE_LATEST)
+    body = metrics.exposition(sessions, audit)
+    try:  # upstream MCP servers' health (issue 40), read from their rows
+        body += await sync_to_async(upstream_metrics.exposition)()
+    except Exception:  # the database down: the scrape still answers, without those gauges
+        logger.warning("upstream gauges unavailable", exc_info=True)
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

@@ -79,11 +79,13 @@ class RegistryProvider(Provider):
         self._warned_unbuilt = False
         self.upstream = UpstreamClients()  # the http kind's pooled clients, one per serving loop
         self._reconcilers: list[reconcile.Reconciler] = []
+        self._upstream_syncs: list[Any] = []  # upstreams/periodic.PeriodicSync, one per serving loop
         changes.track(self)
 
     # -- a transport starts and stops serving on its loop ------------------------------------------
     async def start(self, bus: Bus | None) -> None:
         self.upstream.open()
+        await self._start_upstream_sync()
         every = reconcile.interval()
         if bus is None or every <= 0:
             return
@@ -99,7 +101,25 @@ class RegistryProvider(Provider):
         self._reconcilers = [r for r in self._reconcilers if r.loop is not loop]
         for reconciler in mine:
             await reconciler.stop()
+        syncs = [s for s in self._upstream_syncs if s.loop is loop]
+        self._upstream_syncs = [s for s in self._upstream_syncs if s.loop is not loop]
+        for sync in syncs:
+            await sync.stop()
         await self.upstream.close()
+
+    async def _start_upstream_sync(self) -> None:
+        """The periodic sync of upstream MCP servers (issue 40: ``upstreams/periodic.py``): one
+        worker per upstream and interval, through the event store's shared claims."""
+        from mcp_django.conf import mcp_settings
+
+        from .upstreams import periodic
+
+        every = periodic.tick()
+        if every <= 0:
+            return
+        sync = periodic.PeriodicSync(lambda: mcp_settings.backend("EVENT_STORE").claims, every)
+        await sync.start()
+        self._upstream_syncs.append(sync)
 
     # -- the snapshot ----------------------------------------------------------------------------
     def mark_stale(self) -> None:

@@ -22,7 +22,7 @@ from mcp_protocol import skills as sk
 from mcp_protocol.uri_template import parse_template
 
 from .serving.specs import PromptSpec, RegistryState, ResourceSpec, TemplateSpec, ToolSpec
-from .upstreams.config import UpstreamConfig, UpstreamTarget
+from .serving.upstream import UpstreamConfig, UpstreamTarget
 from .validation import apps_ui
 
 

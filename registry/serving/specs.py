@@ -16,7 +16,7 @@ from typing import Any
 from mcp_protocol import definitions as d
 from mcp_protocol.uri_template import ParsedTemplate
 
-from ..upstreams.config import UpstreamTarget
+from .upstream import UpstreamTarget
 
 
 @dataclass(frozen=True)

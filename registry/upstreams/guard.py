@@ -6,19 +6,21 @@ server's own network (SSRF), as an http tool's may.
   literal public while ``REGISTRY_HTTP_FORBID_PRIVATE`` is on; checked on the configured URL before
   anything is sent and again on every request the SDK makes (the SSE transport's message endpoint,
   a same-origin redirect, the OAuth token URL);
-- a name's addresses: while ``REGISTRY_HTTP_FORBID_PRIVATE`` is on, ``GuardedTransport`` resolves
-  the host before each request and refuses it when ANY address is private. It cannot pin the
-  connection to the address checked: the SDK's client is httpx2, whose connection layer resolves
-  again when it opens a connection, so a DNS answer changing between the two lookups (rebinding
-  with a tiny TTL) is not caught; refusing when any answer is private narrows it. The http kind
-  (aiohttp) pins through its resolver; docs/security.md says the difference.
+- a name's addresses: while ``REGISTRY_HTTP_FORBID_PRIVATE`` is on, ``PinnedBackend`` (the
+  network backend of ``GuardedTransport``'s httpcore2 pool) resolves the host once, keeps its
+  public addresses (none: refused) and connects to one of *those*: the address checked is the
+  one connected to, so a DNS answer that changes afterwards (rebinding) changes nothing. TLS
+  still verifies the certificate against the host name (httpcore2 passes the URL's host as the
+  SNI and verification name to ``start_tls``), and the ``Host`` header is the URL's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
+from typing import Any
 
+import httpcore2
 import httpx2
 
 from mcp_django.outbound.rules import Policy, ip_literal, is_public, url_problem
@@ -39,26 +41,63 @@ def check_url(url: str) -> None:
         raise UpstreamRefused(f"{problem} (REGISTRY_HTTP_ALLOWED_HOSTS, REGISTRY_HTTP_FORBID_PRIVATE)")
 
 
-async def check_addresses(host: str, port: int) -> None:
-    """Raise ``UpstreamRefused`` when private addresses are forbidden and ``host`` has one."""
-    if not policy().forbid_private or ip_literal(host) is not None:
-        return
-    try:
-        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError:
-        return  # the connection itself will fail and say so
-    private = sorted({str(info[4][0]) for info in found if not is_public(str(info[4][0]))})
-    if private:
-        raise UpstreamRefused(f"{host} resolves to private addresses ({', '.join(private)}) and "
+async def public_addresses(host: str, port: int) -> list[str]:
+    """The addresses to connect to for ``host``: all of them, or only the public ones while private
+    addresses are forbidden (``UpstreamRefused`` when none is)."""
+    found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+    if not policy().forbid_private:
+        return addresses
+    public = [a for a in addresses if is_public(a)]
+    if not public:
+        raise UpstreamRefused(f"{host} resolves only to private addresses ({', '.join(addresses)}) and "
                               "REGISTRY_HTTP_FORBID_PRIVATE is on")
+    return public
+
+
+class PinnedBackend(httpcore2.AsyncNetworkBackend):
+    """httpcore2's default backend, connecting to the addresses ``public_addresses`` checked."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore2.AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None,
+                          socket_options: Any = None) -> httpcore2.AsyncNetworkStream:
+        if not policy().forbid_private or ip_literal(host) is not None:  # a literal: url_problem checked it
+            return await self._inner.connect_tcp(host, port, timeout=timeout, local_address=local_address,
+                                                 socket_options=socket_options)
+        try:
+            addresses = await public_addresses(host, port)
+        except OSError as exc:
+            raise httpcore2.ConnectError(f"{host}: {exc}") from None
+        failure: Exception | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(address, port, timeout=timeout,
+                                                     local_address=local_address,
+                                                     socket_options=socket_options)
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
+                failure = exc
+        raise failure or httpcore2.ConnectError(f"{host}: no address")
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Any = None) -> httpcore2.AsyncNetworkStream:
+        raise httpcore2.ConnectError("upstreams are reached over TCP only")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
 
 
 class GuardedTransport(httpx2.AsyncHTTPTransport):
-    """httpx2's transport, checking the rules on every request before sending it."""
+    """httpx2's transport: the URL rules on every request, the addresses pinned by ``PinnedBackend``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # The pool httpx2 would build, with our network backend (httpx2 has no parameter for it).
+        self._pool = httpcore2.AsyncConnectionPool(ssl_context=httpx2.create_ssl_context(),
+                                                   network_backend=PinnedBackend())
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        url = str(request.url)
-        check_url(url)
-        port = request.url.port or (443 if request.url.scheme == "https" else 80)
-        await check_addresses(request.url.host, port)
+        check_url(str(request.url))
         return await super().handle_async_request(request)

@@ -12,6 +12,7 @@ says so (``sync.trusted_kinds``); rows marked missing keep their bindings and co
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +20,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from ..changes import authorship
 from ..models import Prompt, Resource, ResourceTemplate, Tool
 from ..models.upstreams import Upstream
+from . import schemas
 from .names import mirrored_name, name_problem
 from .report import Refused, SyncReport
 
@@ -31,6 +34,13 @@ MODELS: dict[str, type[models.Model]] = {
     "tools": Tool, "resources": Resource, "templates": ResourceTemplate, "prompts": Prompt,
 }
 KEYS = {"tools": "name", "resources": "uri", "templates": "uriTemplate", "prompts": "name"}
+
+
+def author(upstream: Upstream, what: str) -> authorship.Author:
+    """Who a sync's change set is by: whoever runs it (the command, the admin), else ``system``."""
+    current = authorship.current()
+    base = current if current is not authorship.NOBODY else authorship.Author(source="system")
+    return dataclasses.replace(base, note=f"{what} of upstream {upstream.name}"[:255])
 
 
 def label(kind: str, row: Any) -> str:
@@ -129,8 +139,16 @@ def _one(out: Plan, upstream: Upstream, kind: str, model: type[models.Model], ro
             changed.append("upstream_missing")
         if not changed:
             return
+    # Schemas in another dialect (the TypeScript SDK's draft-07): checked by schemas.py instead.
+    exclude = [f for f in ("input_schema", "output_schema")
+               if kind == "tools" and schemas.foreign(getattr(row, f))]
+    for f in exclude:
+        why = schemas.problem(getattr(row, f), f)
+        if why:
+            out.report.refused.append(Refused(key, why))
+            return
     try:
-        row.full_clean()
+        row.full_clean(exclude=exclude)
     except ValidationError as exc:
         out.report.refused.append(Refused(key, _problem(exc)))
         return

@@ -14,7 +14,7 @@ from django.utils import timezone
 from ..changes import authorship
 from ..models.upstreams import Upstream
 from .listing import Listing
-from .plan import MODELS, plan, write
+from .plan import MODELS, author, plan, write
 from .report import SyncReport
 
 
@@ -44,9 +44,7 @@ def store(upstream: Upstream, listing: Listing, trusted: set[str], report: SyncR
 
 def apply_pending(upstream: Upstream) -> SyncReport:
     """Apply the stored sync (one change set), or say why not (``error``: nothing pending, stale)."""
-    from .sync import _author
-
-    with authorship.authored(_author(upstream, "approved sync")), transaction.atomic():
+    with authorship.authored(author(upstream, "approved sync")), transaction.atomic():
         locked = Upstream.objects.select_for_update().get(pk=upstream.pk)
         pending = locked.pending_sync or {}
         if not pending:

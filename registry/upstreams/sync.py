@@ -11,7 +11,6 @@ really dropped everything. A kind the upstream no longer declares a capability f
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
@@ -23,7 +22,7 @@ from ..models.upstreams import Upstream
 from . import health, review
 from .config import UpstreamConfig
 from .listing import KINDS, Listing, fetch_listing
-from .plan import MODELS, plan, write
+from .plan import MODELS, author, plan, write
 from .report import SyncReport
 
 logger = logging.getLogger(__name__)
@@ -46,12 +45,6 @@ def trusted_kinds(upstream: Upstream, listing: Listing,
     return trusted, untrusted
 
 
-def _author(upstream: Upstream, what: str) -> authorship.Author:
-    current = authorship.current()
-    base = current if current is not authorship.NOBODY else authorship.Author(source="system")
-    return dataclasses.replace(base, note=f"{what} of upstream {upstream.name}"[:255])
-
-
 def record(upstream: Upstream, listing: Listing, *, apply: bool = True,
            allow_empty: bool = False) -> SyncReport:
     """Turn a listing into rows (or a pending review) and health; ``apply=False``: a dry run,
@@ -61,7 +54,7 @@ def record(upstream: Upstream, listing: Listing, *, apply: bool = True,
         if apply:
             health.write(upstream, report, listing)
         return report
-    with authorship.authored(_author(upstream, "sync")), transaction.atomic():
+    with authorship.authored(author(upstream, "sync")), transaction.atomic():
         # One sync of an upstream at a time (the command beside the periodic one): the row lock.
         Upstream.objects.select_for_update().filter(pk=upstream.pk).exists()
         trusted, untrusted = trusted_kinds(upstream, listing, allow_empty)
