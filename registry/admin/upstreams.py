@@ -139,10 +139,16 @@ class UpstreamAdmin(admin.ModelAdmin):
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
         """An upstream's mirrored rows go with it (``Upstream.delete``): listed as deleted, not as
         protected."""
-        deleted, counts, perms, protected = super().get_deleted_objects(objs, request)
-        ours = {row for upstream in objs for row in upstream.mirrored_rows()}
-        kept = [p for p in protected if p not in ours]
-        return deleted + [str(row) for row in ours if row in protected], counts, perms, kept
+        deleted, counts, perms, _protected = super().get_deleted_objects(objs, request)
+        # The only PROTECT on an upstream is its mirrored rows' key: each is deleted with it, and
+        # needs the delete permission of its kind, as a cascade in the admin does.
+        rows = [row for upstream in objs for row in upstream.mirrored_rows()]
+        for row in rows:
+            meta = row._meta
+            counts[meta.verbose_name_plural] = counts.get(meta.verbose_name_plural, 0) + 1
+            if not request.user.has_perm(f"{meta.app_label}.delete_{meta.model_name}"):
+                perms.add(meta.verbose_name)
+        return [*deleted, *(f"{row._meta.verbose_name}: {row}" for row in rows)], counts, perms, []
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Upstream]) -> None:
         for row in queryset:

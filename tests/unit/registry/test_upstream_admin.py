@@ -189,3 +189,21 @@ def test_a_mirrored_tool_edits_only_its_overrides_and_lists_its_upstream(admin_c
     filtered = admin_client.get(listing, {"upstream__id__exact": row.pk}).content.decode()
     assert "vnd_search" in filtered and ">ours<" not in filtered and "upstream-missing" in filtered
     assert ">ours<" in admin_client.get(listing, {"upstream_missing__exact": "0"}).content.decode()
+
+
+def test_deleting_an_upstream_in_the_admin_deletes_its_mirrored_rows(admin_client: Client) -> None:
+    row = vendor()
+    Tool.objects.create(name="vnd_a", kind="upstream", upstream=row, upstream_name="a")
+    url = reverse("admin:registry_upstream_delete", args=[row.pk])
+    confirm = admin_client.get(url).content.decode()
+    assert "vnd_a" in confirm and "protected" not in confirm.lower()
+    assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    assert not Upstream.objects.exists() and not Tool.objects.exists()
+    # The list's bulk action too.
+    row = vendor()
+    Tool.objects.create(name="vnd_b", kind="upstream", upstream=row, upstream_name="b")
+    changelist = reverse("admin:registry_upstream_changelist")
+    answer = admin_client.post(
+        changelist, {"action": "delete_selected", "_selected_action": [row.pk], "post": "yes"}
+    )
+    assert answer.status_code == 302 and not Upstream.objects.exists() and not Tool.objects.exists()
