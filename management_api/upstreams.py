@@ -85,7 +85,7 @@ class AuthField(serializers.JSONField):
             raise serializers.ValidationError(
                 'An object: {"kind": "none" | "header" | "client_credentials", …}.')
         kind = data.get("kind")
-        if kind not in AUTH_MEMBERS:
+        if not isinstance(kind, str) or kind not in AUTH_MEMBERS:
             raise serializers.ValidationError(
                 f"Unknown auth kind {kind!r}: one of {', '.join(AUTH_MEMBERS)}.")
         secrets = sorted(set(data) & SECRET_MEMBERS)
