@@ -8,6 +8,7 @@ change set a sync or an approval writes names who asked for it, from where.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -16,6 +17,9 @@ from django.db.models import Count, Q
 
 from .changes.authorship import Author, authored
 from .models import Prompt, Resource, ResourceTemplate, Tool, Upstream
+
+# A sync that changes nothing writes no change set: the log still says who asked for it.
+logger = logging.getLogger(__name__)
 
 
 class NotApproved(Exception):
@@ -81,7 +85,12 @@ def sync_now(upstream: Upstream, author: Author) -> dict[str, Any]:
     from .upstreams.sync import sync_upstream
 
     with authored(author):
-        return sync_upstream(upstream).to_json()
+        report = sync_upstream(upstream)
+    outcome = report.error or ("pending review" if report.pending else "applied" if report.applied
+                               else "no change")
+    logger.info("upstream %s synced on request of %s (%s): %s", upstream.name, author.actor, author.source,
+                outcome)
+    return report.to_json()
 
 
 def pending_report(upstream: Upstream) -> dict[str, Any] | None:
@@ -96,6 +105,8 @@ def approve(upstream: Upstream, author: Author) -> dict[str, Any]:
 
     with authored(author):
         report = apply_pending(upstream)
+    logger.info("pending sync of upstream %s approved by %s (%s): %s", upstream.name, author.actor,
+                author.source, "applied" if report.applied else report.error)
     if not report.applied:
         raise NotApproved(f"Not applied: {report.error or 'nothing is pending'}.")
     return report.to_json()
