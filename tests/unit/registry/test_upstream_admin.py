@@ -207,3 +207,27 @@ def test_deleting_an_upstream_in_the_admin_deletes_its_mirrored_rows(admin_clien
         changelist, {"action": "delete_selected", "_selected_action": [row.pk], "post": "yes"}
     )
     assert answer.status_code == 302 and not Upstream.objects.exists() and not Tool.objects.exists()
+
+
+def test_the_list_action_syncs_the_selected_upstreams(admin_client: Client, up: SdkUpstream) -> None:
+    row = Upstream.objects.create(name="sdk", prefix="up", url=up.url, timeout=5, connect_timeout=2)
+    down = Upstream.objects.create(
+        name="gone", prefix="gone", url="http://127.0.0.1:9/mcp", connect_timeout=1
+    )
+    answer = admin_client.post(
+        reverse("admin:registry_upstream_changelist"),
+        {"action": "sync_selected", "_selected_action": [row.pk, down.pk]},
+        follow=True,
+    )
+    page = answer.content.decode()
+    assert "Sdk: synced (5 added" in page and "Not synced: gone: ConnectError" in page
+    assert Tool.objects.filter(upstream=row).count() == 2
+
+
+def test_a_mirrored_prompt_shows_its_arguments_read_only(admin_client: Client) -> None:
+    from registry.models import Prompt, PromptArgument
+
+    prompt = Prompt.objects.create(name="vnd_greet", upstream=vendor(), upstream_name="greet")
+    PromptArgument.objects.create(prompt=prompt, name="who", required=True, position=0)
+    page = admin_client.get(reverse("admin:registry_prompt_change", args=[prompt.pk])).content.decode()
+    assert "who" in page and 'name="arguments-0-name"' not in page and 'name="description"' in page
