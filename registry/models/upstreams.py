@@ -7,8 +7,9 @@ variable: never a secret in the database), how long to wait and how many calls a
 (``registry/upstreams/``) lists the upstream and upserts one mirrored row per definition, keyed on
 (upstream, original name), in one transaction per sync, so history, change sets, virtual servers,
 grants and the admin treat them as any row. The mirrored rows carry ``UpstreamMirror``'s fields.
-Health is written by the sync and the calls, outside the row's version (``save(update_fields=…)``
-of the health fields only is not an operator's edit).
+Health is written by the sync and the calls, outside the row's version: a plain queryset update
+of the health fields (``registry/upstreams/health.py``), since ``Versioned.save(update_fields=…)``
+would still bump the version (staling an operator's open form) and write a history row.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ class Upstream(Versioned, Recorded):
         default=False, help_text="A sync shows its diff and waits for approval instead of applying.")
     enabled = models.BooleanField(default=True)
 
-    # Health: written by syncs and calls (not the operator's; not versioned).
+    # Health: written by syncs and calls with a plain queryset update (upstreams/health.py): not the
+    # operator's, so no version bump, no history row, no change published.
     health = models.CharField(max_length=16, choices=Health.choices, default=Health.UNKNOWN, editable=False)
     health_detail = models.TextField(blank=True, editable=False)
     last_sync_at = models.DateTimeField(null=True, blank=True, editable=False)

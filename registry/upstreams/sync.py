@@ -56,7 +56,7 @@ def record(upstream: Upstream, listing: Listing, *, apply: bool = True,
         return report
     with authorship.authored(author(upstream, "sync")), transaction.atomic():
         # One sync of an upstream at a time (the command beside the periodic one): the row lock.
-        Upstream.objects.select_for_update().filter(pk=upstream.pk).exists()
+        list(Upstream.objects.select_for_update().filter(pk=upstream.pk).values_list("pk", flat=True))
         trusted, untrusted = trusted_kinds(upstream, listing, allow_empty)
         planned = plan(upstream, listing.definitions, trusted)
         report = planned.report

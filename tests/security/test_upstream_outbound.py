@@ -112,3 +112,27 @@ def test_a_name_is_connected_at_the_address_that_was_checked(monkeypatch: pytest
     with SdkUpstream() as up:
         report = sync_upstream(make(up.url.replace("127.0.0.1", "localhost")))
     assert report.health == "up" and "u_echo" in report.added
+
+
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
+def test_client_credentials_fetch_a_token_once_and_send_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    with SdkUpstream(bearer="tok-1") as up:
+        base = up.url.removesuffix("/mcp")
+        monkeypatch.setenv("MCP_TOOL_SECRET_CLIENT", "secret")
+        row = make(up.url, auth="client_credentials", oauth_token_url=f"{base}/token", oauth_client_id="me",
+                   oauth_scopes=["read"], auth_secret_env="MCP_TOOL_SECRET_CLIENT")
+        assert sync_upstream(row).health == "up" and sync_upstream(row).health == "up"
+        assert len(up.token_requests) == 1  # kept until it expires
+        assert up.token_requests[0]["scope"] == "read"
+        monkeypatch.setenv("MCP_TOOL_SECRET_CLIENT", "wrong")
+        row.oauth_client_id = "someone-else"  # another client: another token, refused
+        row.save()
+        report = sync_upstream(row)
+    assert report.health == "down" and "token endpoint refused" in report.error
+
+
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
+def test_an_upstream_refusing_our_credentials_is_down_and_not_taken_for_an_old_server() -> None:
+    with SdkUpstream(bearer="needed") as up:
+        report = sync_upstream(make(up.url))
+    assert report.health == "down" and "refused our credentials (HTTP 401)" in report.error

@@ -6,7 +6,10 @@ served by uvicorn in a daemon thread, for the upstream sync tests (issue 40).
         up.sse_url                       # the legacy HTTP+SSE transport: .../sse (POST: 405)
         up.server.remove_tool("add")     # what the next listing says
 
-Both transports are mounted on one Starlette app, sharing the one ``MCPServer``.
+Both transports are mounted on one Starlette app, sharing the one ``MCPServer``. With
+``bearer="T"`` every MCP request needs ``Authorization: Bearer T`` (401 otherwise) and ``POST
+/token`` is an OAuth token endpoint handing out ``T`` for the client credentials ``me``/``secret``
+(RFC 6749 §4.4), recording each request's form in ``token_requests``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from types import TracebackType
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .ports import free_port
 
@@ -50,9 +56,26 @@ def build_server() -> MCPServer:
     return server
 
 
+class _Bearer:
+    """401 for an MCP request without the bearer token (the token endpoint is open)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] != "/token":
+            headers = dict(scope["headers"])
+            if headers.get(b"authorization") != f"Bearer {self.token}".encode():
+                await Response(status_code=401)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 class SdkUpstream:
-    def __init__(self, server: MCPServer | None = None) -> None:
+    def __init__(self, server: MCPServer | None = None, bearer: str | None = None) -> None:
         self.server = server or build_server()
+        self.bearer = bearer
+        self.token_requests: list[dict[str, str]] = []
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.sse_url = f"http://127.0.0.1:{self.port}/legacy/sse"
@@ -62,8 +85,12 @@ class SdkUpstream:
     def __enter__(self) -> SdkUpstream:
         streamable = self.server.streamable_http_app(json_response=True)
         legacy = self.server.sse_app()
-        app = Starlette(routes=[Mount("/legacy", app=legacy), Mount("/", app=streamable)],
-                        lifespan=lambda app: streamable.router.lifespan_context(app))
+        app: ASGIApp = Starlette(
+            routes=[Route("/token", self._token, methods=["POST"]), Mount("/legacy", app=legacy),
+                    Mount("/", app=streamable)],
+            lifespan=lambda app: streamable.router.lifespan_context(app))
+        if self.bearer is not None:
+            app = _Bearer(app, self.bearer)
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
         self._uvicorn = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._uvicorn.run, daemon=True)
@@ -74,6 +101,14 @@ class SdkUpstream:
                 raise RuntimeError("the SDK upstream did not start")
             time.sleep(0.02)
         return self
+
+    async def _token(self, request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        self.token_requests.append(form)
+        if (form.get("grant_type"), form.get("client_id"), form.get("client_secret")) != (
+                "client_credentials", "me", "secret") or self.bearer is None:
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        return JSONResponse({"access_token": self.bearer, "token_type": "Bearer", "expires_in": 3600})
 
     def stop(self) -> None:
         if self._uvicorn is not None:
