@@ -20,6 +20,7 @@ from rest_framework import serializers
 
 from mcp_django.compat.django import forget_prefetched
 from registry.models import Prompt, PromptArgument, PromptMessage, Resource, ResourceTemplate, Tool
+from registry.validation.upstreams import OVERRIDABLE, is_mirrored, owned_changes, record_overrides
 
 from .bodies import StrictBodyMixin
 from .errors import drf_errors, raise_drf
@@ -53,6 +54,7 @@ class DefinitionSerializer(NotNullSerializer):
         model = self.Meta.model
         fields = {k: v for k, v in attrs.items() if k in {f.name for f in model._meta.concrete_fields}}
         if self.instance is not None:
+            mirrored_rules(self.instance, attrs)
             row = copy.copy(self.instance)
             for name, value in fields.items():
                 setattr(row, name, value)
@@ -66,6 +68,33 @@ class DefinitionSerializer(NotNullSerializer):
         # fields, ``Tool.clear_other_kinds``), as the admin's form saves its cleaned instance.
         attrs.update(cleared_by_clean(row, self.instance, attrs))
         return attrs
+
+
+CHILD_LISTS = ("arguments", "messages")  # a prompt's: the upstream's too
+
+
+def _children_differ(instance: Any, key: str, sent: list[dict[str, Any]]) -> bool:
+    stored = list(getattr(instance, key).all())
+    return len(sent) != len(stored) or any(
+        getattr(row, name) != value
+        for item, row in zip(sent, stored, strict=True) for name, value in item.items())
+
+
+def mirrored_rules(instance: Any, attrs: dict[str, Any]) -> None:
+    """A row mirrored from an upstream (issue 40 item 2): its upstream-owned fields are a 400 naming
+    them; an edit of one of ours (``OVERRIDABLE``) is recorded in ``upstream_overrides``, so the
+    next sync keeps it. A field sent back unchanged (a GET-modify-PUT) is no edit."""
+    if not is_mirrored(instance):
+        return
+    owned = owned_changes(instance, {k: v for k, v in attrs.items() if k not in CHILD_LISTS})
+    owned += [key for key in CHILD_LISTS if key in attrs and _children_differ(instance, key, attrs[key])]
+    if owned:
+        upstream = instance.upstream.name if instance.upstream else "an upstream"
+        raise serializers.ValidationError({name: [
+            f"Mirrored from the upstream {upstream!r}: {name} is the upstream's (sync it to change it). "
+            f"Only {', '.join(OVERRIDABLE)} may be changed here."] for name in owned})
+    record_overrides(instance, attrs)
+    attrs["upstream_overrides"] = instance.upstream_overrides
 
 
 def cleared_by_clean(row: Any, instance: Any, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """``GET /api/v1/registry/export`` and ``POST /api/v1/registry/import?mode=merge|replace&dry_run=1``:
 the whole registry as one document (``registry.transfer``, the format of ``export_registry`` /
 ``import_registry``). Export needs permission to view every kind, skills included (the export
-carries their files) and virtual servers; import needs to view, add, change and delete the four
-definition kinds, and the skills' (or the virtual servers') too when the document has a ``skills``
-(``servers``) section (it creates, rewrites and, with ``replace``, deletes them; a document without
-one leaves them alone, ``registry/skills/transfer.py``, ``registry/transfer/documents.py``)."""
+carries their files), virtual servers and upstreams; import needs to view, add, change and delete
+the four definition kinds, and the skills' (the virtual servers', the upstreams') too when the
+document has a ``skills`` (``servers``, ``upstreams``) section (it creates, rewrites and, with
+``replace``, deletes them; a document without one leaves them alone,
+``registry/skills/transfer.py``, ``registry/transfer/documents.py``)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from .authors import AuthoredMixin
 MODELS = ("tool", "resource", "resourcetemplate", "prompt")
 SKILLS = "skill"  # the model of the document's "skills" section (registry.skill_transfer.SECTION)
 SERVERS = "virtualserver"  # the model of its "servers" section (issue 39)
+UPSTREAMS = "upstream"  # the model of its "upstreams" section (issue 40)
 WRITE = ("add", "change", "delete", "view")
 EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hello {{ who }}",
                       "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}}}],
@@ -33,7 +35,8 @@ EXAMPLE = {"tools": [{"name": "greet", "kind": "template", "template_text": "Hel
 
 class CanExport(permissions.BasePermission):
     def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user.has_perms([f"registry.view_{m}" for m in (*MODELS, SKILLS, SERVERS)]))
+        kinds = (*MODELS, SKILLS, SERVERS, UPSTREAMS)
+        return bool(request.user.has_perms([f"registry.view_{m}" for m in kinds]))
 
 
 class CanImport(permissions.BasePermission):
@@ -44,6 +47,7 @@ class CanImport(permissions.BasePermission):
         models = [*MODELS]
         models += [SKILLS] if _has_section(request, skill_transfer.SECTION) else []
         models += [SERVERS] if _has_section(request, "servers") else []
+        models += [UPSTREAMS] if _has_section(request, "upstreams") else []
         return bool(request.user.has_perms([f"registry.{action}_{m}" for m in models for action in WRITE]))
 
 

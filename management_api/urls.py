@@ -9,7 +9,19 @@ from rest_framework.routers import DefaultRouter
 
 from mcp_django.service import get_service
 
-from . import history, openapi_import, schema, servers, sessions, skills, tasks, transfer, views
+from . import (
+    history,
+    openapi_import,
+    schema,
+    servers,
+    sessions,
+    skills,
+    tasks,
+    transfer,
+    upstream_views,
+    upstreams,
+    views,
+)
 
 app_name = "api"
 
@@ -21,6 +33,7 @@ router.register("resource-templates", views.ResourceTemplateViewSet, basename="r
 router.register("prompts", views.PromptViewSet, basename="prompt")
 router.register("skills", skills.SkillViewSet, basename="skill")
 router.register("servers", servers.VirtualServerViewSet, basename="server")
+router.register("upstreams", upstreams.UpstreamViewSet, basename="upstream")
 router.register("sessions", sessions.SessionViewSet.serving(get_service()), basename="session")
 router.register("tasks", tasks.TaskViewSet, basename="task")
 if apps.is_installed("access"):  # API keys for /mcp and the audit log (the access app's models)
@@ -50,5 +63,6 @@ urlpatterns = [
         history.VersionRevert.as_view(),
         name="version-revert",
     ),
+    *upstream_views.action_urls(upstreams.UpstreamViewSet),
     path("", include(router.urls)),
 ]

@@ -6,4 +6,4 @@
 ``registry.history.admin``'s.
 """
 
-from . import definitions, servers  # noqa: F401 (importing registers the model admins)
+from . import definitions, servers, upstreams  # noqa: F401 (importing registers the model admins)

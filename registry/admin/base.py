@@ -29,6 +29,7 @@ from .forms import (
     TryArgumentsForm,
 )
 from .list_row_form import ListRowForm
+from .mirrored import MirroredAdminMixin, record_changed
 
 PREVIEW_VERSIONS = ("2025-11-25", "2026-07-28")
 JSON_WIDGETS = {models.JSONField: {"widget": JSONEditorWidget}}
@@ -106,7 +107,7 @@ def _validation_problem(row: models.Model) -> str | None:
     return None
 
 
-class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
+class RegistryAdmin(MirroredAdminMixin, HistoryAdminMixin, admin.ModelAdmin):
     formfield_overrides = JSON_WIDGETS
     readonly_fields: tuple[str, ...] = ("mcp_preview", "created_at", "updated_at")
     list_filter: tuple[str, ...] = ("enabled",)
@@ -133,6 +134,7 @@ class RegistryAdmin(HistoryAdminMixin, admin.ModelAdmin):
             rows = []
             for row in queryset.filter(enabled=not enabled):
                 row.enabled = enabled
+                record_changed(row, ["enabled"])  # a mirrored row's: kept over the upstream's
                 if enabled and (problem := _validation_problem(row)):
                     refused.append(f"{row}: {problem}")
                     continue

@@ -14,8 +14,10 @@ would still bump the version (staling an operator's open form) and write a histo
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import models, transaction
 
 from ..changes.publish import ChangeQuerySet
 from ..changes.reach import Touches
@@ -109,6 +111,29 @@ class Upstream(Versioned, Recorded):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        # Across fields: the URL's host, the auth's environment variables (validation/upstreams.py).
+        from ..kinds.http_client.upstream_rules import upstream_errors
+
+        errors = upstream_errors(self)
+        if errors:
+            raise ValidationError(errors)
+
+    def mirrored_rows(self) -> list[models.Model]:
+        """Every row mirrored from this upstream, of the four kinds."""
+        from . import Prompt, Resource, ResourceTemplate, Tool
+
+        return [row for model in (Tool, Resource, ResourceTemplate, Prompt)
+                for row in model._default_manager.filter(upstream=self)]
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        """Its mirrored rows go with it, in the same transaction (one change set: clients hear
+        ``list_changed`` once); the foreign key PROTECTs them from any other deletion."""
+        with transaction.atomic():
+            for row in self.mirrored_rows():
+                row.delete()  # one by one: each publishes its change, as the admin's delete does
+            return super().delete(*args, **kwargs)
 
     def touches(self) -> Touches:
         """No endpoint hears of the upstream row itself (its message reaches none: the workers only

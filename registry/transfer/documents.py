@@ -10,13 +10,16 @@ each item holding model field values (no ids, timestamps or versions), matched b
 ``arguments`` and ``messages`` lists whose order is their position. Skills (matched by ``path``,
 with their files) are ``skills/transfer.py``'s. A virtual server (issue 39) is its selection by
 names, as the REST API body holds it: importing servers before or after the definitions they name
-makes no difference. The REST API (``/api/v1/registry/``), the
-``export_registry`` / ``import_registry`` commands and the fixture loader all use this module.
+makes no difference. Upstreams (issue 40), without secrets, and the overrides of the rows
+mirrored from them are ``transfer/upstreams.py``'s section; mirrored rows are not items of the
+definition sections (the sync makes them) and ``replace`` never deletes them. The REST API
+(``/api/v1/registry/``), the ``export_registry`` / ``import_registry`` commands and the fixture
+loader all use this module.
 
 Import, in ``merge`` mode, creates and updates the document's items and leaves other rows alone;
 in ``replace`` mode the registry becomes the document: rows it does not name are deleted (a
-missing section is an empty one, but for ``skills`` and ``servers``: a document written before
-they existed leaves them alone). Every item is validated first, as the admin validates
+missing section is an empty one, but for ``skills``, ``servers`` and ``upstreams``: a document
+written before they existed leaves them alone). Every item is validated first, as the admin validates
 (``full_clean``); any error, reported with its JSON pointer in the document, means nothing is
 written. Otherwise everything is written in one transaction, so connected clients hear one
 change per kind, once. Only rows that differ are saved: importing an export changes nothing and
@@ -42,12 +45,15 @@ from ..models import (
     ResourceTemplate,
     Skill,
     Tool,
+    Upstream,
     VirtualServer,
 )
 from ..models.concurrency import VersionConflict
 from ..models.history import bulk_create_recorded
 from ..skills import transfer as skill_transfer
+from ..validation.upstreams import MIRROR_FIELDS
 from ..validation.validators import json_pointer
+from . import upstreams as upstream_transfer
 
 SECTIONS: tuple[tuple[str, type[models.Model], str], ...] = (
     ("tools", Tool, "name"),
@@ -58,12 +64,12 @@ SECTIONS: tuple[tuple[str, type[models.Model], str], ...] = (
 )
 # Sections that ``replace`` empties only when the document has them (added after documents were
 # written without them: such a document must not delete every server).
-OPTIONAL = frozenset({"servers"})
+OPTIONAL = frozenset({"servers", upstream_transfer.SECTION})
 CHILDREN: tuple[tuple[str, type[models.Model]], ...] = (
     ("arguments", PromptArgument),
     ("messages", PromptMessage),
 )
-NOT_EXPORTED = {"id", "created_at", "updated_at", "version", "prompt", "position"}
+NOT_EXPORTED = {"id", "created_at", "updated_at", "version", "prompt", "position", *MIRROR_FIELDS}
 MODES = ("merge", "replace")
 
 
@@ -79,12 +85,22 @@ def export_document(at: int | None = None) -> dict[str, Any]:
         return _export_at(at)
     document: dict[str, Any] = {}
     for section, model, _ in SECTIONS:
-        queryset = model._default_manager.all()
+        queryset = _own(model._default_manager.all())
         if model is Prompt:
             queryset = queryset.prefetch_related(*(name for name, _ in CHILDREN))
         document[section] = [item_of(row) for row in queryset]
     document[skill_transfer.SECTION] = skill_transfer.export_skills()
+    document[upstream_transfer.SECTION] = upstream_transfer.export_upstreams()
     return document
+
+
+def _mirrors(model: type[models.Model]) -> bool:
+    return model in upstream_transfer.KINDS.values()
+
+
+def _own(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
+    """Leave out rows mirrored from an upstream: the sync makes them, an import never does."""
+    return queryset.filter(upstream__isnull=True) if _mirrors(queryset.model) else queryset
 
 
 def item_of(row: models.Model) -> dict[str, Any]:
@@ -99,8 +115,10 @@ def item_of(row: models.Model) -> dict[str, Any]:
 def _export_at(changeset: int) -> dict[str, Any]:
     document: dict[str, Any] = {}
     sections: tuple[tuple[str, type[models.Model], str], ...] = (
-        *SECTIONS, (skill_transfer.SECTION, Skill, "path")
+        *SECTIONS, (skill_transfer.SECTION, Skill, "path"), (upstream_transfer.SECTION, Upstream, "name")
     )
+    mirrored: dict[str, list[dict[str, Any]]] = {}
+    upstream_states: dict[int, dict[str, Any]] = {}
     for section, model, key in sections:
         items = []
         ids = (
@@ -113,6 +131,12 @@ def _export_at(changeset: int) -> dict[str, Any]:
             state = versions.state_at(model, object_id, changeset)
             if state is None:
                 continue
+            if model is Upstream:
+                upstream_states[object_id] = state
+                continue
+            if state.get("upstream") is not None:  # mirrored: its overrides go with its upstream
+                mirrored.setdefault(section, []).append(state)
+                continue
             item = {name: state[name] for name in fields_of(model)}
             for children in versions.CHILDREN.get(model, ()):
                 # A prompt's children in order (no position); a skill's files as the section has them.
@@ -121,6 +145,7 @@ def _export_at(changeset: int) -> dict[str, Any]:
                 ]
             items.append(item)
         document[section] = sorted(items, key=lambda i: i[key])
+    document[upstream_transfer.SECTION] = upstream_transfer.from_history(upstream_states, mirrored)
     return document
 
 
@@ -167,10 +192,15 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
     if not isinstance(document, dict):
         outcome.errors.append(Problem("", "The document must be a JSON object of sections."))
         return outcome
-    for unknown in sorted(set(document) - {s for s, _, _ in SECTIONS} - {skill_transfer.SECTION}):
+    known = {s for s, _, _ in SECTIONS} | {skill_transfer.SECTION, upstream_transfer.SECTION}
+    for unknown in sorted(set(document) - known):
         outcome.errors.append(Problem(json_pointer([unknown]), f"Unknown section {unknown!r}."))
     # One import is one change set, from the "import" source, by whoever runs it (authorship.py).
     importing = dataclasses.replace(authorship.current(), source="import")
+
+    def report(path: str, message: str) -> None:
+        outcome.errors.append(Problem(path, message))
+
     try:
         with authorship.authored(importing), transaction.atomic():
             plans = {
@@ -180,9 +210,14 @@ def import_document(document: Any, *, mode: str = "merge", dry_run: bool = False
             skills = skill_transfer.plan_skills(
                 document.get(skill_transfer.SECTION, []), skill_transfer.report_into(outcome.errors, Problem)
             )
+            upstreams = upstream_transfer.plan(document.get(upstream_transfer.SECTION, []), report)
             if outcome.errors:
                 raise _DryRun
             _apply(plans, mode, outcome, present=set(document))
+            outcome.sections[upstream_transfer.SECTION] = upstream_transfer.apply(
+                upstreams, mode, upstream_transfer.SECTION in document, report)
+            if outcome.errors:  # an override its row refuses: nothing is written
+                raise _DryRun
             outcome.sections[skill_transfer.SECTION] = skill_transfer.apply_skills(
                 skills, mode, skill_transfer.SECTION in document
             )
@@ -203,6 +238,8 @@ def _plan(section: str, model: type[models.Model], key: str, items: Any, outcome
         outcome.errors.append(Problem(json_pointer([section]), "A section must be a JSON list."))
         return []
     existing = {getattr(r, key): r for r in model._default_manager.all()}
+    mirrored = {getattr(r, key): r.upstream.name for r in model._default_manager.filter(
+        upstream__isnull=False).select_related("upstream")} if _mirrors(model) else {}
     allowed = set(fields_of(model)) | ({n for n, _ in CHILDREN} if model is Prompt else set())
     plans: list[_Item] = []
     seen: set[Any] = set()
@@ -217,6 +254,10 @@ def _plan(section: str, model: type[models.Model], key: str, items: Any, outcome
             outcome.errors.append(Problem(json_pointer([*where, name]), f"Unknown field {name!r}."))
         if raw[key] in seen:
             outcome.errors.append(Problem(json_pointer([*where, key]), f"{raw[key]!r} appears twice."))
+        if raw[key] in mirrored:
+            outcome.errors.append(Problem(json_pointer([*where, key]), (
+                f"{raw[key]!r} is mirrored from the upstream {mirrored[raw[key]]!r}: its overrides go in "
+                "that upstream's 'overrides', the rest is the upstream's.")))
         seen.add(raw[key])
         row = existing.get(raw[key]) or model()
         before = {name: getattr(row, name) for name in fields_of(model)} if row.pk else None
@@ -299,7 +340,7 @@ def _apply(plans: dict[str, list[_Item]], mode: str, outcome: Outcome, present: 
         # applied); the states are read inside the transaction it rolls back.
         diffs: dict[str, list[dict[str, Any]]] | None = {} if outcome.dry_run else None
         if mode == "replace" and (section in present or section not in OPTIONAL):
-            doomed = model._default_manager.exclude(**{f"{key}__in": [i.key for i in items]})
+            doomed = _own(model._default_manager.exclude(**{f"{key}__in": [i.key for i in items]}))
             report["deleted"] = sorted(doomed.values_list(key, flat=True))
             for row in doomed:
                 if diffs is not None:

@@ -32,7 +32,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from management_api.tokens import ManagementToken
-from registry.models import Prompt, Resource, Tool, VirtualServer
+from registry.models import Prompt, Resource, Tool, Upstream, VirtualServer
 from registry.skills.loading import replace_skill
 
 pytestmark = pytest.mark.django_db
@@ -112,6 +112,12 @@ def stored() -> None:
     Prompt.objects.create(name="canary", description=CANARY)
     replace_skill("canary", f"---\nname: canary\ndescription: {CANARY}\n---\n{CANARY}\n", [])
     VirtualServer.objects.create(slug="canary", name="canary", instructions=CANARY, tools=["canary"])
+    # An upstream (issue 40) that nothing may reach (no host allowed), with a mirrored tool and a
+    # pending review holding the canary: its pages, its API and its actions show none of it.
+    upstream = Upstream.objects.create(name="canary", prefix="canary", url="https://canary.example/mcp",
+                                       health_detail=CANARY, pending_sync={"report": {"added": [CANARY]}})
+    Tool.objects.create(name="canary_mirrored", description=CANARY, kind="upstream", upstream=upstream,
+                        upstream_name="mirrored")
 
 
 @pytest.fixture
@@ -157,7 +163,8 @@ def test_the_walk_finds_the_admin_and_the_api() -> None:
     names = {r.name for r in ROUTES}
     assert {"admin:registry_tool_change", "admin:registry_resource_app_view", "api:registry-import",
             "api:tool-detail", "api:version-revert", "api:server-detail",
-            "admin:registry_virtualserver_preview"} <= names
+            "admin:registry_virtualserver_preview", "api:upstream-sync", "api:upstream-approve",
+            "api:upstream-test", "admin:registry_upstream_review", "admin:registry_upstream_sync"} <= names
     assert len(ROUTES) > 100
 
 

@@ -80,7 +80,7 @@ def test_the_export_needs_the_skill_view_permission(no_skills: APIClient, kept: 
 
 
 def test_a_user_with_the_skill_permissions_imports_and_exports_skills(kept: Skill) -> None:
-    client = staff("everything", *KINDS, "skill", "virtualserver")  # export holds servers too (issue 39)
+    client = staff("everything", *KINDS, "skill", "virtualserver", "upstream")  # servers, upstreams too
     exported = client.get("/api/v1/registry/export")
     assert exported.status_code == 200
     assert [s["path"] for s in exported.json()["skills"]] == ["acme/refunds"]

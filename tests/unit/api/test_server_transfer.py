@@ -89,7 +89,7 @@ def test_importing_servers_needs_the_virtualserver_permissions_and_exporting_the
     assert without.post("/api/v1/registry/import", document, format="json").status_code == 403
     assert without.post("/api/v1/registry/import", {"tools": []}, format="json").status_code == 200
     servers = [f"{action}_virtualserver" for action in ("add", "change", "delete", "view")]
-    editor = client_for(staff_with(*definitions, *servers, "view_skill"))
+    editor = client_for(staff_with(*definitions, *servers, "view_skill", "view_upstream"))
     assert editor.post("/api/v1/registry/import", document, format="json").status_code == 200
     assert editor.get("/api/v1/registry/export").status_code == 200
     assert without.get("/api/v1/registry/export").status_code == 403

@@ -114,7 +114,7 @@ def test_import_and_export_need_permissions_on_every_kind(api: APIClient) -> Non
     # Skills are a kind too: the export carries them with their files (issue 37 item 5).
     viewer = client_for(
         staff_with("view_tool", "view_resource", "view_resourcetemplate", "view_prompt", "view_skill",
-                   "view_virtualserver")
+                   "view_virtualserver", "view_upstream")
     )
     assert viewer.get("/api/v1/registry/export").status_code == 200
     assert viewer.post("/api/v1/registry/import", SMALL, format="json").status_code == 403
