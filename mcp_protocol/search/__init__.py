@@ -32,9 +32,12 @@ from .bm25 import Bm25
 from .synonyms import expand
 from .text import terms, words
 
-__all__ = ["MODES", "Hit", "ToolIndex", "index_for", "words"]
+__all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "ToolIndex", "index_for", "words"]
 
 MODES = ("default", "plain", "embedding")
+# A query past this is cut: a search's cost grows with its words, and a caller's query is
+# untrusted input (docs/security.md, "Tool search"). Longer than any honest request for a tool.
+MAX_QUERY_CHARS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,22 +129,38 @@ class ToolIndex:
     def search(self, query: str, limit: int = 10, allowed: Callable[[str], bool] | None = None) -> list[Hit]:
         if limit <= 0:
             return []
-        scores = self.scores(query)
+        scores = self.scores(query[:MAX_QUERY_CHARS])
         candidates = np.flatnonzero(scores > 0)
-        order = candidates[np.argsort(-scores[candidates], kind="stable")]
+        # Sorting every match of a common word costs more than the scoring: sort only the best
+        # ``head`` (argpartition), and the rest only when grants or ties need them.
+        head = max(8 * limit, 64)
+        if len(candidates) > head:
+            best = candidates[np.argpartition(-scores[candidates], head)[:head]]
+            hits, complete = self._collect(best, scores, limit, allowed)
+            if not complete:
+                hits, _ = self._collect(candidates, scores, limit, allowed)
+        else:
+            hits, _ = self._collect(candidates, scores, limit, allowed)
+        hits.sort(key=lambda h: (-h.score, h.tool.name))
+        return [Hit(h.tool, round(h.score, 4)) for h in hits[:limit]]
+
+    def _collect(self, slots: np.ndarray, scores: np.ndarray, limit: int,
+                 allowed: Callable[[str], bool] | None) -> tuple[list[Hit], bool]:
+        """The allowed hits among ``slots``, best first, until ``limit`` and the ties of the last;
+        complete is False when the slots ran out before that could be known."""
+        order = slots[np.argsort(-scores[slots], kind="stable")]
         hits: list[Hit] = []
         # ``allowed`` is called only on the best candidates, not on every tool: a grant check per
         # tool of 10,000 would cost more than the ranking. Candidates tied with the last kept one
-        # are taken too, so the tie-break by name below sees all of them.
+        # are taken too, so the tie-break by name sees all of them.
         for slot in order.tolist():
             score = float(scores[slot])
             if len(hits) >= limit and score < hits[-1].score:
-                break
+                return hits, True
             tool = self._slots[slot]
             if tool is not None and (allowed is None or allowed(tool.name)):
                 hits.append(Hit(tool, score))
-        hits.sort(key=lambda h: (-h.score, h.tool.name))
-        return [Hit(h.tool, round(h.score, 4)) for h in hits[:limit]]
+        return hits, False
 
 
 _cache: dict[tuple[str, str], ToolIndex] = {}
