@@ -100,7 +100,7 @@ class ToolIndex:
             return self
         bm25 = self._bm25.changed(dead, [_counts(t, self.mode) for t in added])
         if len(bm25.counts) != len(self._slots) + len(added):  # compacted: slots renumbered
-            return ToolIndex.build(tools, self.mode)
+            return self._compacted(tools, {id(t) for t in added})
         slots = list(self._slots)
         for slot in dead:
             slots[slot] = None
@@ -111,6 +111,18 @@ class ToolIndex:
 
             extra = vectors_updated(self._extra, dead, added)
         return ToolIndex(self.mode, slots, bm25, extra)
+
+    def _compacted(self, tools: list[Tool], added: set[int]) -> ToolIndex:
+        """A full rebuild of the BM25 side; the embedding side keeps the vectors of unchanged
+        tools (encoding 10,000 tools again would take minutes)."""
+        slots: list[Tool | None] = list(tools)
+        index = ToolIndex(self.mode, slots, Bm25([_counts(t, self.mode) for t in tools]))
+        if self.mode == "embedding":
+            from .embedding import vectors_reused
+
+            kept = {t.name: self._slot_of[t.name] for t in tools if id(t) not in added}
+            index._extra = vectors_reused(self._extra, kept, tools)
+        return index
 
     def scores(self, query: str) -> np.ndarray:
         """Every slot's score for ``query`` (0: no match, dead slots 0)."""

@@ -137,6 +137,19 @@ def vectors_updated(old: Any, dead: Sequence[int], added: Sequence[Tool]) -> Arr
     return np.concatenate([np.asarray(old), encoder().encode([text(t) for t in added])])
 
 
+def vectors_reused(old: Any, kept: dict[str, int], tools: Sequence[Tool]) -> Array:
+    """Vectors for ``tools`` in order: rows of ``old`` for those in ``kept`` (name: old slot),
+    the others encoded."""
+    out = np.zeros((len(tools), 384), dtype=np.float32)
+    fresh = [i for i, t in enumerate(tools) if t.name not in kept]
+    if fresh:
+        out[fresh] = encoder().encode([text(tools[i]) for i in fresh])
+    for i, t in enumerate(tools):
+        if t.name in kept:
+            out[i] = np.asarray(old)[kept[t.name]]
+    return out
+
+
 def hybrid(bm25: Array, vecs: Any, query: str, alive: NDArray[np.bool_]) -> Array:
     """The mixed score of every slot (dead slots 0; a live tool always scores above 0)."""
     cosine = np.asarray(vecs) @ encoder().encode([query])[0]

