@@ -6,7 +6,8 @@ Not a test; see bench/README.md.
     .venv/bin/python bench/bench_upstream_calls.py --rounds 5 --concurrency 4,16
 
 The upstream is the official Python SDK's ``MCPServer`` (``tests/support/sdk_upstream_process.py``,
-its own process on loopback, Streamable HTTP with JSON responses). One of our servers (uvicorn, one worker, the bench
+its own process on loopback, Streamable HTTP with JSON responses). One of our servers (uvicorn, one
+worker, the bench
 database of harness/servers.py with an ``Upstream`` row and its mirrored ``up_echo``, open mode)
 serves ``echo`` (load_demo's handler tool) and ``up_echo``. Each round measures, back to back:
 the upstream's ``echo`` called directly (its own latency), our ``echo``, our ``up_echo``; closed
@@ -39,7 +40,8 @@ CALLS = {
     "up_echo": b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up_echo",'
                b'"arguments":{"text":"hello"}}}',
 }
-DIRECT = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+DIRECT = (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+          b'"params":{"name":"echo","arguments":{"text":"hello"}}}')
 
 
 async def measure(url: str, template: bytes, label: str, concurrency: int, duration: float, warmup: float,
@@ -71,7 +73,10 @@ def main() -> int:
     args = parser.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
     ok = True
-    with tempfile.TemporaryDirectory(prefix="mcpbench-upstream-") as tmp, UpstreamProcess(json_response=True) as upstream:
+    with (
+        tempfile.TemporaryDirectory(prefix="mcpbench-upstream-") as tmp,
+        UpstreamProcess(json_response=True) as upstream,
+    ):
         workdir = Path(tmp)
         print("preparing our database (migrate, load_demo, seed_tools, the upstream's rows) ...", flush=True)
         prepare_database(workdir, 100)
@@ -97,7 +102,8 @@ def main() -> int:
                     for label, result in row.items():
                         error = f"  first error: {result.first_error}" if result.first_error else ""
                         print(f"  {label:<15} c={c:<3} {result.rate:8.0f} req/s  p50 {result.p50_ms:7.2f} ms"
-                              f"  p99 {result.p99_ms:7.2f} ms  server {result.server_us_per_request:6.0f} µs/call"
+                              f"  p99 {result.p99_ms:7.2f} ms"
+                              f"  server {result.server_us_per_request:6.0f} µs/call"
                               f"  errors {result.errors}{error}", flush=True)
                         ok &= not result.errors
                     handler, proxied, direct = row["echo"], row["up_echo"], row["upstream direct"]
@@ -106,7 +112,8 @@ def main() -> int:
                 ratio, margin = statistics.median(ratios), statistics.median(margins)
                 met = ratio >= 0.3 and margin <= 5.0
                 ok &= met
-                print(f"c={c}: proxied ÷ handler {ratio:.3f} (rounds: {', '.join(f'{r:.3f}' for r in ratios)}),"
+                rounds = ", ".join(f"{r:.3f}" for r in ratios)
+                print(f"c={c}: proxied ÷ handler {ratio:.3f} (rounds: {rounds}),"
                       f" proxied p99 - upstream p99 {margin:+.2f} ms (rounds: "
                       f"{', '.join(f'{m:+.2f}' for m in margins)}); target >= 0.3 and <= +5 ms: "
                       f"{'MET' if met else 'MISSED'}", flush=True)

@@ -18,6 +18,7 @@ from mcp_protocol.bus.base import Bus
 from mcp_protocol.endpoints import OFF, SEARCH_MODES, valid_slug
 from mcp_protocol.options import known_options, unknown_options
 from mcp_protocol.provider import Provider
+from mcp_protocol.search import MODES as SEARCH_RANKINGS
 from mcp_protocol.stores.events import EventStore
 from mcp_protocol.stores.sessions import SessionStore
 from mcp_protocol.stores.tasks import TaskStore
@@ -112,6 +113,10 @@ def check_mcp_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     if user.get("TOOL_SEARCH", DEFAULTS["TOOL_SEARCH"]) not in SEARCH_MODES:
         messages.append(Error(f"MCP['TOOL_SEARCH'] {user.get('TOOL_SEARCH')!r} is not a tool search mode",
                               hint=f"One of {', '.join(SEARCH_MODES)}", id="mcp.E016"))
+    if user.get("TOOL_SEARCH_RANKING", DEFAULTS["TOOL_SEARCH_RANKING"]) not in SEARCH_RANKINGS:
+        ranking = user.get("TOOL_SEARCH_RANKING")
+        messages.append(Error(f"MCP['TOOL_SEARCH_RANKING'] {ranking!r} is not a ranking",
+                              hint=f"One of {', '.join(SEARCH_RANKINGS)}", id="mcp.E016"))
     threshold = user.get("TOOL_SEARCH_THRESHOLD", DEFAULTS["TOOL_SEARCH_THRESHOLD"])
     if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
         messages.append(Error(f"MCP['TOOL_SEARCH_THRESHOLD'] must be an integer >= 0, not {threshold!r}",

@@ -51,6 +51,9 @@ DEFAULTS: dict[str, Any] = {
     # tools in the caller's view. A virtual server has its own (its admin page).
     "TOOL_SEARCH": "off",
     "TOOL_SEARCH_THRESHOLD": 50,
+    # How search_tools ranks (mcp_protocol/search/): "default" (BM25, stems, related words),
+    # "plain" (BM25 alone), "embedding" (with a small sentence model: the search-embedding extra).
+    "TOOL_SEARCH_RANKING": "default",
     # SEP-2564 (draft): tools/list takes filter.namePatterns and says so in its capabilities.
     "TOOLS_LIST_FILTER": False,
     "SESSION_TTL": 1800.0,
@@ -231,6 +234,7 @@ def build_server(provider: Provider, **parts: Any) -> Server:
         request_state_ttl=float(mcp_settings.REQUEST_STATE_TTL),
         tool_search=ToolSearch(str(mcp_settings.TOOL_SEARCH), int(mcp_settings.TOOL_SEARCH_THRESHOLD)),
         list_filter=bool(mcp_settings.TOOLS_LIST_FILTER),
+        search_ranking=str(mcp_settings.TOOL_SEARCH_RANKING),
         **parts,
     )
 

@@ -84,6 +84,7 @@ class Server:
         description: str | None = None,
         tool_search: ToolSearch | None = None,
         list_filter: bool = False,
+        search_ranking: str = "default",
     ) -> None:
         self.provider = provider
         self.name = name
@@ -118,6 +119,8 @@ class Server:
         # Tool search (methods/tool_search.py): the catch-all's from settings, a virtual server's
         # from its spec (endpoint_servers.py). ``on_search(server label)`` counts each search.
         self.tool_search = tool_search or ToolSearch()
+        # How search_tools ranks (search.MODES: "default", "plain", "embedding"), every endpoint alike.
+        self.search_ranking = search_ranking
         self.on_search: Callable[[str], None] | None = None
         # SEP-2564's filter on tools/list (draft: off unless the deployment turns it on).
         self.list_filter = list_filter

@@ -221,6 +221,7 @@ MCP: dict[str, Any] = env_settings({
     # Tool search on the catch-all /mcp (docs/guides/tool-search.md): off, on or auto.
     "TOOL_SEARCH": ("MCP_TOOL_SEARCH", str),
     "TOOL_SEARCH_THRESHOLD": ("MCP_TOOL_SEARCH_THRESHOLD", int),
+    "TOOL_SEARCH_RANKING": ("MCP_TOOL_SEARCH_RANKING", str),
     # SEP-2564 (draft) filter.namePatterns on tools/list (docs/guides/tool-search.md).
     "TOOLS_LIST_FILTER": ("MCP_TOOLS_LIST_FILTER", as_bool),
     "SESSION_TTL": ("MCP_SESSION_TTL", float),

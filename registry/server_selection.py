@@ -23,6 +23,7 @@ from typing import Any
 
 from django.db.models import Model
 
+from mcp_django.conf import mcp_settings
 from mcp_protocol import versions
 from mcp_protocol.definitions import Snapshot
 from mcp_protocol.endpoint_views import select
@@ -199,7 +200,8 @@ def try_search(
     server's selection (no caller's grant: staff see what the server holds), best first, with the
     index the endpoint serves from (``search.index_for``)."""
     view = select(snapshot, spec_of(row))
-    hits = index_for(snapshot).search(query, limit, allowed=lambda name: view.tool(name) is not None)
+    ranking = str(mcp_settings.TOOL_SEARCH_RANKING)
+    hits = index_for(snapshot, ranking).search(query, limit, allowed=lambda name: view.tool(name) is not None)
     return [(hit.tool.name, hit.score, hit.tool.description or "") for hit in hits]
 
 

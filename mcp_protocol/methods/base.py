@@ -44,6 +44,7 @@ class ServerView(Protocol):
     tasks: TaskRunner | None  # None: this server makes no tasks
     endpoint: EndpointSpec | None  # the virtual server it answers as (endpoints.py); None: /mcp
     endpoint_key: str  # Session.endpoint of its sessions (endpoints.CATCH_ALL for /mcp)
+    search_ranking: str  # how search_tools ranks (search.MODES)
     tool_search: ToolSearch  # its tool search mode (methods/tool_search.py)
     on_search: Callable[[str], None] | None  # counts a search, by server label (metrics)
     list_filter: bool  # SEP-2564's filter on tools/list is served (methods/list_filter.py)

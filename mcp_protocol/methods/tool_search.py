@@ -174,7 +174,7 @@ def run_meta(call: Call, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any
 
 def search(call: Call, query: str, limit: int) -> dict[str, Any]:
     view = call.snapshot
-    index = index_for(call.server.provider.snapshot())
+    index = index_for(call.server.provider.snapshot(), call.server.search_ranking)
     hits = index.search(query, limit, allowed=lambda name: view.tool(name) is not None)
     found = [view.tool(hit.tool.name) or hit.tool for hit in hits]
     structured = {"tools": [versions.tool_to_wire(tool, call.version) for tool in found]}

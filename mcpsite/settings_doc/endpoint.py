@@ -26,6 +26,7 @@ ENDPOINT: Section = (
             "Tool search on the catch-all `/mcp`: `off` lists every tool; `on` lists `search_tools`, `call_tool` and the pinned tools, the model finds the rest by searching; `auto`, on when the caller may see more than `MCP_TOOL_SEARCH_THRESHOLD` tools. A virtual server has its own mode ([Tool search](../guides/tool-search.md#serving)).",
         ),
         Var("MCP_TOOL_SEARCH_THRESHOLD", mcp("TOOL_SEARCH_THRESHOLD"), "`auto` tool search: on above this many tools in the caller's view."),
+        Var("MCP_TOOL_SEARCH_RANKING", mcp("TOOL_SEARCH_RANKING"), "How `search_tools` ranks, on every endpoint: `default` (BM25 over weighted fields, stems, related words), `plain` (BM25 alone), `embedding` (with a small sentence model; needs the `search-embedding` extra and the model package: [Tool search](../guides/tool-search.md#modes))."),
         Var(
             "MCP_TOOLS_LIST_FILTER",
             mcp("TOOLS_LIST_FILTER"),

@@ -23,6 +23,7 @@ from typing import Any
 import httpcore2
 import httpx2
 
+from mcp_django.compat.httpx2 import use_network_backend
 from mcp_django.outbound.rules import Policy, ip_literal, is_public, url_problem
 
 from ..kinds.http_client import config as http_config
@@ -95,8 +96,7 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
     def __init__(self) -> None:
         super().__init__()
         # The pool httpx2 would build, with our network backend (httpx2 has no parameter for it).
-        self._pool = httpcore2.AsyncConnectionPool(ssl_context=httpx2.create_ssl_context(),
-                                                   network_backend=PinnedBackend())
+        use_network_backend(self, PinnedBackend())
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         check_url(str(request.url))

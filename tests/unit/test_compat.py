@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, Histogram
 
 from access.models import ApiKey, AuditRecord
 from mcp_django.compat import django as django_compat
+from mcp_django.compat.httpx2 import use_network_backend
 from mcp_django.compat.oauth2_provider import RefreshTokenHook, effective_max_age, validate_client_id_url
 from mcp_django.compat.oauthlib import set_code_challenge_methods
 from mcp_django.compat.simple_history import historical_model
@@ -186,3 +187,19 @@ def test_oauth_toolkit_bounds_a_documents_cache_lifetime_from_its_cache_control(
     assert effective_max_age("no-store") == floor
     assert effective_max_age(None) == ceiling
     assert effective_max_age(f"max-age={ceiling * 10}") == ceiling
+
+
+def test_an_httpx2_transport_sends_through_the_pool_given_its_network_backend() -> None:
+    import httpcore2
+    import httpx2
+
+    class Backend(httpcore2.AnyIOBackend):
+        pass
+
+    backend = Backend()
+    transport = httpx2.AsyncHTTPTransport()
+    use_network_backend(transport, backend)
+    pool = transport._pool
+    assert isinstance(pool, httpcore2.AsyncConnectionPool)
+    assert pool._network_backend is backend
+    assert "ssl_context" in inspect.signature(httpcore2.AsyncConnectionPool).parameters
