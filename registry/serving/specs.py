@@ -41,7 +41,7 @@ class ToolSpec:
     structured_output: bool = False  # the tool declares an outputSchema
     template_text: str = ""
     template_structured: Any = None
-    # kind "upstream" (issue 40): which upstream and the tool's own name there (kinds/upstream.py).
+    # kind "upstream" (issue 40): which upstream and the tool's own name there (upstreams/serve.py).
     upstream: UpstreamTarget | None = None
 
 

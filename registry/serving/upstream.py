@@ -1,5 +1,5 @@
 """``UpstreamConfig``: everything a worker needs to reach one upstream, read once from its row, so
-the call path (``registry/kinds/upstream.py``) never touches the database; ``UpstreamTarget``:
+the call path (``registry/upstreams/serve.py``) never touches the database; ``UpstreamTarget``:
 what a mirrored row's serving spec carries (which upstream, which original name).
 
 Here, among the serving specs (plain data importing nothing of the registry), so the specs can
