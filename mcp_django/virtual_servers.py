@@ -18,7 +18,7 @@ from typing import Any
 from django.apps import apps
 
 from mcp_protocol.auth import endpoint_access
-from mcp_protocol.endpoints import EndpointAccess, EndpointSpec
+from mcp_protocol.endpoints import EndpointSpec
 
 from .conf import access_settings
 
@@ -48,23 +48,11 @@ def all_enabled() -> list[EndpointSpec]:
     return [spec_of(row) for row in model.objects.filter(enabled=True).order_by("slug")]
 
 
-def access_of(row: Any) -> EndpointAccess:
-    """A row's access: an empty list means "any" (``None``), as ``EndpointAccess`` reads it."""
-    return EndpointAccess(
-        modes=frozenset(row.auth_modes or ()),
-        keys=frozenset(row.api_keys) if row.api_keys else None,
-        scopes=frozenset(row.oauth_scopes) if row.oauth_scopes else None,
-        rate=row.rate_limit or None,
-    )
-
-
 def spec_of(row: Any) -> EndpointSpec:
-    """The ``EndpointSpec`` of a row, without its selection (what a view beside ``/mcp`` needs)."""
-    return EndpointSpec(
-        slug=row.slug, name=row.name, version=row.server_version or "1.0.0", title=row.title or None,
-        instructions=row.instructions or None, icons=tuple(row.icons) if row.icons else None,
-        website_url=row.website_url or None, description=row.description or None, access=access_of(row),
-    )
+    """The ``EndpointSpec`` of a row, as the snapshot carries it (the model's own conversion,
+    ``VirtualServer.endpoint_spec``: one place says how a row reads)."""
+    spec: EndpointSpec = row.endpoint_spec()
+    return spec
 
 
 def resource_url(spec: EndpointSpec | None) -> str:

@@ -27,7 +27,7 @@ from mcp_django.conf import mcp_settings
 from mcp_protocol import versions
 from mcp_protocol.definitions import Snapshot
 from mcp_protocol.endpoint_views import select
-from mcp_protocol.endpoints import KINDS, EndpointSpec, Selection
+from mcp_protocol.endpoints import KINDS, EndpointSpec
 from mcp_protocol.methods import tool_search
 from mcp_protocol.search import index_for
 from mcp_protocol.skills import SCHEME as SKILL_SCHEME
@@ -72,28 +72,9 @@ def current_snapshot() -> Snapshot:
     return build_state().snapshot
 
 
-def selection_of(row: VirtualServer) -> Selection:
-    return Selection.of(
-        **{kind: getattr(row, kind) or () for kind in KINDS},
-        include_tags=row.include_tags or (),
-        exclude_tags=row.exclude_tags or (),
-    )
-
-
 def spec_of(row: VirtualServer) -> EndpointSpec:
-    """The ``EndpointSpec`` the row describes (its access is not needed to resolve its lists)."""
-    return EndpointSpec(
-        slug=row.slug,
-        name=row.name,
-        version=row.server_version,
-        title=row.title or None,
-        instructions=row.instructions or None,
-        icons=tuple(row.icons) if row.icons else None,
-        website_url=row.website_url or None,
-        description=row.description or None,
-        selection=selection_of(row),
-        tool_search=row.search_spec(),
-    )
+    """The ``EndpointSpec`` the row describes, as the snapshot carries it."""
+    return row.endpoint_spec()
 
 
 # Where each kind's names live: the model, its key field, and the table of definitions in code.

@@ -170,7 +170,7 @@ class VirtualServer(Remembered, Versioned, Recorded):
             instructions=self.instructions or None,
             icons=tuple(self.icons) if self.icons else None,
             website_url=self.website_url or None,
-            description=self.description,
+            description=self.description or None,
             selection=self.selection(),
             access=EndpointAccess(
                 modes=frozenset(self.auth_modes),

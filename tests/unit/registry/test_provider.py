@@ -268,4 +268,4 @@ def test_the_snapshot_carries_the_enabled_virtual_servers_as_endpoint_specs_by_s
                               scopes=frozenset({"mcp:docs"}), rate="60/60"),
     )
     # Blank optional fields are None, empty lists of keys and scopes are "any".
-    assert snapshot.endpoint("zeta") == EndpointSpec(slug="zeta", name="Zeta", description="")
+    assert snapshot.endpoint("zeta") == EndpointSpec(slug="zeta", name="Zeta", description=None)
