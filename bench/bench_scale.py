@@ -304,6 +304,27 @@ def auth_rows(topology: Topology, workdir: Path, args: argparse.Namespace) -> di
     return rows
 
 
+def full_log(topology: Topology, entries: int = 1000) -> dict[str, Any]:
+    """``MEMORY USAGE`` of one standalone-stream log at its retention bound: a copy of a real
+    session's log with its last entry appended until it holds ``entries`` (the event store's
+    ``max_events``), on one server. A session's log reaches this when changes come faster than
+    ``max_events`` per TTL (1,000 an hour: 17 a minute)."""
+    client = topology.nodes.clients[0]
+    source = next(iter(client.scan_iter(f"*{REDIS_PREFIX}:ev:*:events:*", 1000)), None)
+    if source is None:
+        return {}
+    entry = client.xrevrange(source, count=1)[0][1]
+    probe = f"{REDIS_PREFIX}:scale-probe"
+    pipe = client.pipeline(transaction=False)
+    for _ in range(entries):
+        pipe.xadd(probe, entry)
+    pipe.execute()
+    size = int(client.memory_usage(probe, samples=0) or 0)
+    client.delete(probe)
+    return {"entries": entries, "entry_fields_bytes": sum(len(k) + len(v) for k, v in entry.items()),
+            "log_memory_usage_bytes": size, "bytes_per_entry": round(size / entries)}
+
+
 def traced_streams(url: str, streams: int) -> str:
     argv = [sys.executable, str(ROOT / "bench" / "tracemalloc_streams.py"), "--streams", str(streams),
             "--top", "8", "--redis", url]
@@ -333,6 +354,9 @@ def main() -> int:
                     print(f"  {json.dumps(row)}", flush=True)
                     rows["fleets"].append(row)
                 rows["auth"] = auth_rows(topology, workdir, args)
+                if name == "redis":
+                    rows["full_log"] = full_log(topology)
+                    print(f"  full log: {rows['full_log']}", flush=True)
                 if name == "redis" and args.tracemalloc_streams:
                     print("tracemalloc per idle stream ...", flush=True)
                     rows["tracemalloc"] = traced_streams(topology.url, args.tracemalloc_streams)
