@@ -269,10 +269,16 @@ def fleet_row(topology: Topology, count: int, args: argparse.Namespace) -> dict[
     try:
         row: dict[str, Any] = {"workers": count, "call": calls(workers, topology.nodes, args)}
         row["fanout"] = run(sessions_and_streams(workers, topology, args.streams, args.changes))
+        if topology.cluster is None:  # the logs are there now; the flush below drops them
+            row["full_log"] = full_log(topology)
         return row
     finally:
         for worker in workers:
             worker.stop()
+        # The next worker count starts on an empty store: the live sessions left here would
+        # otherwise be written to by its changes (a change reaches every live session).
+        for client in topology.nodes.clients:
+            client.flushall()
 
 
 def auth_rows(topology: Topology, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -354,9 +360,6 @@ def main() -> int:
                     print(f"  {json.dumps(row)}", flush=True)
                     rows["fleets"].append(row)
                 rows["auth"] = auth_rows(topology, workdir, args)
-                if name == "redis":
-                    rows["full_log"] = full_log(topology)
-                    print(f"  full log: {rows['full_log']}", flush=True)
                 if name == "redis" and args.tracemalloc_streams:
                     print("tracemalloc per idle stream ...", flush=True)
                     rows["tracemalloc"] = traced_streams(topology.url, args.tracemalloc_streams)
