@@ -27,10 +27,12 @@ processes (one worker each, a port each) start at once, and:
    costs, over the background (keep-alives, claim refreshes, heartbeats). Reported per change, per
    worker per change, and per notification delivered (the change's cost over the S streams).
 
-Then, on one worker per topology, the per-call Redis cost with an API key (``MCP_AUTH=keys``) and
-with an RS256 JWT verified against a JWKS served by this process (``MCP_AUTH=oauth``), as
-``bench_auth.py`` makes them. Last (``--tracemalloc-streams``), ``tracemalloc_streams.py`` on the
-private Redis: Python allocations per idle stream.
+Redis is emptied (``FLUSHALL``: it is private) after each worker count, or the next count's
+changes would reach the sessions left live before it; first, on one Redis, ``MEMORY USAGE`` of a
+session's log filled to its bound. Then, on one worker per topology, the per-call Redis cost
+with an API key (``MCP_AUTH=keys``) and with an RS256 JWT verified against a JWKS served by this
+process (``MCP_AUTH=oauth``), as ``bench_auth.py`` makes them. Last (``--tracemalloc-streams``),
+``tracemalloc_streams.py`` on the private Redis: Python allocations per idle stream.
 """
 
 from __future__ import annotations
