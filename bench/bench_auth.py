@@ -16,42 +16,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from harness import servers
+from harness.jwks import serve_jwks
 from harness.loadgen import Result, json_calls
 from harness.servers import prepare_database
 
 from tests.support.live_server import LiveServer
-
-
-def serve_jwks(private: rsa.RSAPrivateKey) -> tuple[str, ThreadingHTTPServer]:
-    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(private.public_key()))
-    jwk = {**public, "kid": "bench", "use": "sig"}
-    body = json.dumps({"keys": [jwk]}).encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=http.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{http.server_address[1]}", http
 
 
 def main() -> int:

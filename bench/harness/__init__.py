@@ -9,7 +9,9 @@ themselves.
 - ``drain``: the audit spool's drain process beside a keyed server;
 - ``recording``: our answers recorded for the bare reference app to send back;
 - ``inprocess``: one request straight into an ASGI app (no sockets), for CPU per call;
-- ``streams``: many GET streams held open over raw sockets (fan-out, memory per stream).
+- ``streams``: many GET streams held open over raw sockets (fan-out, memory per stream);
+- ``redis_stats``: what a private Redis or Cluster did over a window (INFO deltas, its CPU);
+- ``jwks``: a JWKS on loopback for the RS256 tokens a bench signs.
 
 Entry scripts run as ``python bench/<script>.py`` have ``bench/`` first on ``sys.path``, so they
 import this package as ``harness``; importing it puts the repository root on ``sys.path`` too (for
