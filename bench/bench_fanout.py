@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from harness import ROOT
+from harness.change_driver import commit_changes
 from harness.servers import clean_redis, cpu_seconds, manage_bench_db, our_env
 from harness.streams import Counter, Stream, gather_limited, new_session, rss_kb, run
 
@@ -60,22 +61,7 @@ def parse_args() -> argparse.Namespace:
 
 # -- the change driver (a separate process: Django ORM, commits, timestamps) --------------------
 def driver() -> None:
-    import django
-
-    django.setup()
-    from django.db import transaction
-
-    from registry.models import Tool
-
-    stamp: list[float] = []
-    for n, _ in enumerate(sys.stdin):
-        stamp.clear()
-        with transaction.atomic():
-            transaction.on_commit(lambda: stamp.append(time.time()))  # runs before the publish
-            tool = Tool.objects.get(name="echo")
-            tool.description = f"Echo (fan-out bench change {n})"
-            tool.save()
-        print(json.dumps({"committed": stamp[0]}), flush=True)
+    commit_changes("fan-out bench")  # harness/change_driver.py
 
 
 async def measure(ports: list[int], pids: list[int], total: int, changes: int,

@@ -55,6 +55,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from harness import ROOT
+from harness.change_driver import commit_changes
 from harness.httpclient import Client, raw_connector
 from harness.jwks import serve_jwks
 from harness.loadgen import run_scenario
@@ -87,23 +88,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def driver() -> None:
-    """One registry change per stdin line, its commit time on stdout (bench_fanout.py's driver)."""
-    import django
-
-    django.setup()
-    from django.db import transaction
-
-    from registry.models import Tool
-
-    stamp: list[float] = []
-    for n, _ in enumerate(sys.stdin):
-        stamp.clear()
-        with transaction.atomic():
-            transaction.on_commit(lambda: stamp.append(time.time()))  # runs before the publish
-            tool = Tool.objects.get(name="echo")
-            tool.description = f"Echo (scale bench change {n})"
-            tool.save()
-        print(json.dumps({"committed": stamp[0]}), flush=True)
+    """One registry change per stdin line, its commit time on stdout (``harness/change_driver.py``)."""
+    commit_changes("scale bench")
 
 
 class Topology:
