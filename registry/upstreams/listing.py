@@ -78,37 +78,30 @@ def _params(cursor: str | None) -> types.PaginatedRequestParams | None:
     return types.PaginatedRequestParams(cursor=cursor) if cursor else None
 
 
+Page = tuple[list[Any], str | None]  # one page of a list: its items, the next cursor
+
+# What is listed, in order: (our kind, the capability that declares it, the session's list method,
+# the result's field). Templates are declared by the resources capability (server/resources).
+LISTS = (
+    ("tools", "tools", "list_tools", "tools"),
+    ("resources", "resources", "list_resources", "resources"),
+    ("templates", "resources", "list_resource_templates", "resource_templates"),
+    ("prompts", "prompts", "list_prompts", "prompts"),
+)
+
+
 async def _list(session: ClientSession, listing: Listing) -> None:
     caps = session.server_capabilities
-    if caps is not None and caps.tools is not None:
-        listing.declared.add("tools")
+    for kind, capability, method, items in LISTS:
+        if caps is None or getattr(caps, capability) is None:
+            continue
+        listing.declared.add(kind)
 
-        async def tools(c: str | None) -> tuple[list[Any], str | None]:
-            r = await session.list_tools(params=_params(c))
-            return r.tools, r.next_cursor
+        async def page(c: str | None, method: str = method, items: str = items) -> Page:
+            r = await getattr(session, method)(params=_params(c))
+            return getattr(r, items), r.next_cursor
 
-        await _pages("tools", tools, listing)
-    if caps is not None and caps.resources is not None:
-        listing.declared.update(("resources", "templates"))
-
-        async def resources(c: str | None) -> tuple[list[Any], str | None]:
-            r = await session.list_resources(params=_params(c))
-            return r.resources, r.next_cursor
-
-        async def templates(c: str | None) -> tuple[list[Any], str | None]:
-            r = await session.list_resource_templates(params=_params(c))
-            return r.resource_templates, r.next_cursor
-
-        await _pages("resources", resources, listing)
-        await _pages("templates", templates, listing)
-    if caps is not None and caps.prompts is not None:
-        listing.declared.add("prompts")
-
-        async def prompts(c: str | None) -> tuple[list[Any], str | None]:
-            r = await session.list_prompts(params=_params(c))
-            return r.prompts, r.next_cursor
-
-        await _pages("prompts", prompts, listing)
+        await _pages(kind, page, listing)
 
 
 async def fetch_listing(config: UpstreamConfig) -> Listing:
