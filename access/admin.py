@@ -3,7 +3,9 @@
 A new key's token is shown once, on the page that answers the save (``secret_page``), and never
 again (only its SHA-256 is stored). Keys are revoked, not deleted, so the audit log keeps naming
 them: from the list (an action) or from a key's page (its Revoke button, then a confirmation).
-The list filters by status (active, expired, revoked). The audit log is read-only.
+The list filters by status (active, expired, revoked). The audit log is read-only. The approval
+queue (``approvals.py``) is read and decided (approve / deny actions) only by staff with
+``access.decide_approval``: its arguments are the calls' as sent, and may hold secrets.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from mcp_django.widgets import JSONEditorWidget
 from mcp_protocol.auth.keys import digest as token_digest
 from mcp_protocol.auth.keys import new_token
 
-from .models import STATUSES, ApiKey, AuditRecord
+from . import approvals
+from .models import STATUSES, ApiKey, Approval, AuditRecord
 from .secret_page import show_secret_once
 
 
@@ -152,3 +155,77 @@ class AuditRecordAdmin(ViewOnlyAdmin):
             return record.name
         return format_html('<a href="{}?{}">{}</a>', url, urlencode({field: record.name}), record.name)
 
+
+
+class ApprovalStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("pending", "Pending"), ("decided", "Decided or expired")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Approval]) -> QuerySet[Approval]:
+        waiting = {"decision": "", "expires_at__gt": timezone.now()}
+        if self.value() == "pending":
+            return queryset.filter(**waiting)
+        if self.value() == "decided":
+            return queryset.exclude(**waiting)
+        return queryset
+
+
+@admin.register(Approval)
+class ApprovalAdmin(admin.ModelAdmin):
+    list_display = ("created", "tool", "principal", "server", "decision_shown", "decided_by", "decided_at")
+    list_filter = (ApprovalStateFilter, "decision", "tool")
+    search_fields = ("tool", "principal", "principal_id", "session")
+    readonly_fields = ("tool", "arguments", "arguments_digest", "principal", "principal_id", "session",
+                       "server", "created", "expires_at", "decision", "decided_by", "decided_at")
+    actions = ("approve", "deny")
+
+    # Read and decided by the same people: the arguments may hold secrets.
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_decide_permission(request)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self.has_decide_permission(request)
+
+    def has_decide_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_staff
+                    and request.user.has_perm("access.decide_approval"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="decision", ordering="decision")
+    def decision_shown(self, row: Approval) -> str:
+        if row.decision:
+            return row.get_decision_display()
+        return "Pending" if row.pending else "Expired"
+
+    @admin.action(description="Approve the selected calls (they run)", permissions=["decide"])
+    def approve(self, request: HttpRequest, queryset: QuerySet[Approval]) -> None:
+        self._decide(request, queryset, approve=True)
+
+    @admin.action(description="Deny the selected calls (they end with an error)", permissions=["decide"])
+    def deny(self, request: HttpRequest, queryset: QuerySet[Approval]) -> None:
+        self._decide(request, queryset, approve=False)
+
+    def _decide(self, request: HttpRequest, queryset: QuerySet[Approval], *, approve: bool) -> None:
+        done, skipped = 0, 0
+        for pk in queryset.values_list("pk", flat=True):
+            try:
+                approvals.decide(pk, approve, request.user)
+                done += 1
+            except approvals.NotPending:
+                skipped += 1
+        verb = "Approved" if approve else "Denied"
+        self.message_user(request, f"{verb} {done} call(s).", messages.SUCCESS)
+        if skipped:
+            self.message_user(request, f"{skipped} were already decided or expired: left as they were.",
+                              messages.WARNING)

@@ -199,3 +199,43 @@ class AuditRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.time:%Y-%m-%d %H:%M:%S} {self.principal} {self.method} {self.name} {self.outcome}"
+
+
+class Approval(models.Model):
+    """A call of a staff-approved tool waiting for (or given) a decision (``access/approvals.py``;
+    the policy: ``mcp_protocol/approvals.py``). The arguments are the call's as sent: they may hold
+    secrets, so only staff with ``decide_approval`` see them (admin and API alike)."""
+
+    class Decision(models.TextChoices):
+        PENDING = "", "Pending"
+        APPROVED = "approved", "Approved"
+        DENIED = "denied", "Denied"
+        EXPIRED = "expired", "Expired (no decision in time)"
+
+    tool = models.CharField(max_length=128, db_index=True)
+    arguments = models.JSONField(default=dict, blank=True)
+    # SHA-256 of the arguments' canonical JSON: two calls with the same arguments are told apart
+    # from different ones at a glance, without reading them.
+    arguments_digest = models.CharField(max_length=64)
+    principal = models.CharField(max_length=300, help_text="Who called: a key prefix, or issuer and subject.")
+    principal_id = models.CharField(max_length=300, blank=True)
+    session = models.CharField(max_length=100, blank=True, help_text="The session id's first characters.")
+    server = models.CharField(max_length=64, blank=True, default="",
+                              help_text="The virtual server called (/mcp/<slug>); empty: /mcp.")
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+    expires_at = models.DateTimeField(help_text="The call stops waiting then; no decision is taken after.")
+    decision = models.CharField(max_length=16, choices=Decision.choices, blank=True, default="")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        permissions = [("decide_approval", "Can approve or deny a waiting tool call")]
+
+    def __str__(self) -> str:
+        return f"{self.tool} for {self.principal} ({self.get_decision_display()})"
+
+    @property
+    def pending(self) -> bool:
+        return not self.decision and self.expires_at > timezone.now()

@@ -119,7 +119,8 @@ class ToolSerializer(DefinitionSerializer):
         fields = (
             "id", "name", "title", "description", "enabled", "input_schema", "output_schema",
             "annotations", "execution", "icons", "meta", "tags", "kind", "task_support", "handler",
-            "always_load", "template_text", "template_structured", "http_method", "http_url", "http_headers",
+            "always_load", "approval", "template_text", "template_structured", "http_method", "http_url",
+            "http_headers",
             "http_body_template", "http_result_pointer", "http_timeout", "http_max_concurrency",
             "http_secret_header", "http_secret_env", "http_signing_secret_env", "http_signing_scheme",
             "http_forward_principal", "http_forward_trace", "ui_resource_uri", "ui_visibility",

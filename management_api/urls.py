@@ -36,11 +36,15 @@ router.register("servers", servers.VirtualServerViewSet, basename="server")
 router.register("upstreams", upstreams.UpstreamViewSet, basename="upstream")
 router.register("sessions", sessions.SessionViewSet.serving(get_service()), basename="session")
 router.register("tasks", tasks.TaskViewSet, basename="task")
+approval_urls = []
 if apps.is_installed("access"):  # API keys for /mcp and the audit log (the access app's models)
-    from . import audit, keys
+    from . import approvals, audit, keys
+
+    approval_urls = approvals.action_urls()
 
     router.register("keys", keys.ApiKeyViewSet, basename="apikey")
     router.register("audit", audit.AuditRecordViewSet, basename="auditrecord")
+    router.register("approvals", approvals.ApprovalViewSet, basename="approval")
 
 if apps.is_installed("oauth_server"):  # the built-in authorization server's grants
     from . import oauth_grants
@@ -64,5 +68,6 @@ urlpatterns = [
         name="version-revert",
     ),
     *upstream_views.action_urls(upstreams.UpstreamViewSet),
+    *approval_urls,
     path("", include(router.urls)),
 ]

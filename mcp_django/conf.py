@@ -21,6 +21,7 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 if TYPE_CHECKING:
+    from mcp_protocol.approvals import Approvals
     from mcp_protocol.provider import Provider
     from mcp_protocol.server import Server
 
@@ -56,6 +57,11 @@ DEFAULTS: dict[str, Any] = {
     "TOOL_SEARCH_RANKING": "default",
     # SEP-2564 (draft): tools/list takes filter.namePatterns and says so in its capabilities.
     "TOOLS_LIST_FILTER": False,
+    # Approval before risky calls (docs/guides/approvals.md): the staff approval queue (dotted path
+    # of an mcp_protocol.approvals.ApprovalQueue taking the bus; None: staff-approved tools are
+    # refused) and how long a call waits for a decision.
+    "APPROVAL_QUEUE": "access.approvals.DatabaseApprovalQueue",
+    "APPROVAL_TIMEOUT_SECONDS": 300.0,
     "SESSION_TTL": 1800.0,
     "MAX_SESSIONS": 10000,
     "MAX_SESSIONS_PER_PRINCIPAL": 1000,
@@ -213,6 +219,24 @@ def request_state_keys() -> list[bytes]:
     keys = [k.encode() if isinstance(k, str) else bytes(k) for k in mcp_settings.REQUEST_STATE_KEYS if k]
     # Derived, like the cursor key: a requestState must never help recover SECRET_KEY.
     return keys or [hashlib.sha256(b"mcpsite.request-state:" + settings.SECRET_KEY.encode()).digest()]
+
+
+def build_approvals(bus: Any) -> Approvals:
+    """The approval policies' parts (``mcp_protocol/approvals.py``): the queue ``APPROVAL_QUEUE``
+    names, built with ``bus`` (a decision on one worker reaches the call waiting on another)."""
+    from mcp_protocol.approvals import Approvals
+
+    path = mcp_settings.APPROVAL_QUEUE
+    queue = None
+    if path and bus is not None:
+        try:
+            queue = import_string(path)(bus)
+        except (ImportError, RuntimeError):  # RuntimeError: Django's "model … isn't in an application"
+            if path != DEFAULTS["APPROVAL_QUEUE"]:
+                raise  # a queue the project named must be there
+            # The default is the access app's: a project that embeds the endpoint alone has none,
+            # and its staff-approved tools are refused (never run unapproved).
+    return Approvals(queue=queue, timeout=float(mcp_settings.APPROVAL_TIMEOUT_SECONDS))
 
 
 def build_server(provider: Provider, **parts: Any) -> Server:

@@ -34,7 +34,7 @@ from mcp_protocol.transports.runtime import Runtime, TransportConfig, task_statu
 from mcp_protocol.transports.security import OriginGuard
 
 from . import servers
-from .conf import DEFAULTS, access_settings, build_backend, build_server, mcp_settings
+from .conf import DEFAULTS, access_settings, build_approvals, build_backend, build_server, mcp_settings
 
 
 def build_access(bus: Bus, sessions: SessionStore, events: EventStore,
@@ -104,7 +104,8 @@ def build_runtime(loop: asyncio.AbstractEventLoop) -> Runtime:
     measured = config.metrics
     access = build_access(bus, sessions, events, provider.capabilities,
                           on_audit_drop=metrics.audit_dropped if measured else None)
-    server = build_server(provider, interceptor=access.guard, tracing=process_tracing())
+    server = build_server(provider, interceptor=access.guard, tracing=process_tracing(),
+                          approvals=build_approvals(bus))
     server.on_search = metrics.tool_searched if measured else None
     ttl = mcp_settings.TASK_TTL_MS
     server.attach_tasks(TaskRunner(

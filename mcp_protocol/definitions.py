@@ -34,6 +34,8 @@ class Tool:
     # Not on the wire either: what the provider runs the tool with, put there when it built the
     # snapshot (the registry's ToolSpec), so a call resolves its tool once, in the snapshot.
     target: Any = field(default=None, compare=False, repr=False)
+    # Not on the wire: who must approve a call before it runs (approvals.py: none, confirm, staff).
+    approval: str = "none"
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import jsonrpc, tracing, versions
+from .approvals import Approvals
 from .auth.principal import current as current_principal
 from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
@@ -85,6 +86,7 @@ class Server:
         tool_search: ToolSearch | None = None,
         list_filter: bool = False,
         search_ranking: str = "default",
+        approvals: Approvals | None = None,
     ) -> None:
         self.provider = provider
         self.name = name
@@ -124,11 +126,13 @@ class Server:
         self.on_search: Callable[[str], None] | None = None
         # SEP-2564's filter on tools/list (draft: off unless the deployment turns it on).
         self.list_filter = list_filter
+        # Approval before risky calls (approvals.py): the staff queue and its timeout.
+        self.approvals = approvals
 
     def attach_tasks(self, runner: TaskRunner) -> None:
         """Serve tasks (the extension io.modelcontextprotocol/tasks; 2025-11-25 tasks) with
         ``runner``, which runs tools as this server does."""
-        runner.execute = functools.partial(execute_tool, self.provider)
+        runner.execute = functools.partial(execute_tool, self.provider, approvals=self.approvals)
         self.tasks = runner
 
     # -- capabilities ---------------------------------------------------------------------------

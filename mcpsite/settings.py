@@ -224,6 +224,8 @@ MCP: dict[str, Any] = env_settings({
     "TOOL_SEARCH_RANKING": ("MCP_TOOL_SEARCH_RANKING", str),
     # SEP-2564 (draft) filter.namePatterns on tools/list (docs/guides/tool-search.md).
     "TOOLS_LIST_FILTER": ("MCP_TOOLS_LIST_FILTER", as_bool),
+    # How long a call of a staff-approved tool waits for a decision (docs/guides/approvals.md).
+    "APPROVAL_TIMEOUT_SECONDS": ("MCP_APPROVAL_TIMEOUT_SECONDS", float),
     "SESSION_TTL": ("MCP_SESSION_TTL", float),
     "MAX_SESSIONS": ("MCP_MAX_SESSIONS", int),
     "MAX_SESSIONS_PER_PRINCIPAL": ("MCP_MAX_SESSIONS_PER_PRINCIPAL", int),
@@ -252,6 +254,9 @@ MCP: dict[str, Any] = env_settings({
     "TASK_POLL_INTERVAL_MS": ("MCP_TASK_POLL_INTERVAL_MS", int),
     "TASK_IMMEDIATE_SECONDS": ("MCP_TASK_IMMEDIATE_SECONDS", float),
 })
+# The approval policy of a tool marked destructiveHint whose own policy is unset
+# (docs/guides/approvals.md): none, confirm or staff; checked by registry.E010.
+MCP_APPROVAL_DESTRUCTIVE_DEFAULT = os.environ.get("MCP_APPROVAL_DESTRUCTIVE_DEFAULT", "none")
 # Who may call what on /mcp (docs/guides/auth.md): mcp_protocol/auth/policy.py.
 MCP_AUDIT_RETENTION_DAYS = env("MCP_AUDIT_RETENTION_DAYS", int, 90)
 # Where the serving processes put audit entries (docs/guides/auth.md "The audit log"): "database" (a thread of

@@ -67,3 +67,18 @@ def check_http_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
 
     return [Error(problem, hint="Fix the setting or its REGISTRY_HTTP_* environment variable.",
                   id="registry.E003") for problem in config.problems()]
+
+
+@register()
+def check_approval_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``MCP_APPROVAL_DESTRUCTIVE_DEFAULT`` names a policy (``mcp_protocol/approvals.py``): a typo
+    must stop start-up, not leave destructive tools unguarded."""
+    from django.conf import settings
+
+    from mcp_protocol.approvals import POLICIES
+
+    value = getattr(settings, "MCP_APPROVAL_DESTRUCTIVE_DEFAULT", "none")
+    if value in POLICIES:
+        return []
+    return [Error(f"MCP_APPROVAL_DESTRUCTIVE_DEFAULT is {value!r}, not one of {', '.join(POLICIES)}",
+                  hint="Set it to none, confirm or staff.", id="registry.E010")]

@@ -82,6 +82,7 @@ def tool_definition(row: Any, target: ToolSpec | None = None) -> d.Tool:
         execution=_execution(row),
         tags=tuple(row.tags or ()),
         target=target,
+        approval=getattr(row, "effective_approval", "none"),
     )
 
 

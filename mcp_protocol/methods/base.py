@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..approvals import Approvals
 from ..auth.principal import Principal
 from ..auth.scopes import view
 from ..changefeed import ChangeFeed
@@ -48,6 +49,7 @@ class ServerView(Protocol):
     tool_search: ToolSearch  # its tool search mode (methods/tool_search.py)
     on_search: Callable[[str], None] | None  # counts a search, by server label (metrics)
     list_filter: bool  # SEP-2564's filter on tools/list is served (methods/list_filter.py)
+    approvals: Approvals | None  # approval before risky calls (approvals.py); None: staff tools refused
 
     def capabilities(self, version: str) -> dict[str, Any]: ...
 

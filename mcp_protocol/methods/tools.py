@@ -30,6 +30,9 @@ Decisions, with their spec basis:
   task: -32601 for a forbidden tool or without a task runner, as is a plain call of a required
   tool; before 2025-11-25 there are no tasks (``params.task`` → -32601). A caller at its cap of
   unfinished tasks (``TaskStore.max_open_per_principal``) → -32000 with ``data.limit``.
+- Approval (``approvals.py``): the tool's policy is applied in ``execute_tool``, before the tool
+  runs and wherever it runs (in the request, or in a task's run), so a confirmation or a staff
+  wait is part of the run: a task's input request, a 2026-07-28 input-required round.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import logging
 from typing import Any
 
 from .. import validation, versions
+from ..approvals import Approvals, gate
 from ..context import Context
 from ..definitions import Tool
 from ..errors import ClientRequestError, InternalError, InvalidParams, MCPError, MethodNotFound, ToolError
@@ -130,7 +134,9 @@ async def call_tool(call: Call) -> dict[str, Any]:
             return questions(started.asked, call.server.request_state)
         assert started.result is not None
         return started.result
-    return await execute_tool(call.server.provider, tool, arguments, call.ctx, call.version)
+    return await execute_tool(
+        call.server.provider, tool, arguments, call.ctx, call.version, approvals=call.server.approvals
+    )
 
 
 def _as_task(call: Call, tool: Tool) -> tuple[bool, int | None]:
@@ -159,9 +165,20 @@ def _as_task(call: Call, tool: Tool) -> tuple[bool, int | None]:
 
 
 async def execute_tool(
-    provider: Provider, tool: Tool, arguments: dict[str, Any], ctx: Context, version: str
+    provider: Provider,
+    tool: Tool,
+    arguments: dict[str, Any],
+    ctx: Context,
+    version: str,
+    *,
+    approvals: Approvals | None = None,
 ) -> dict[str, Any]:
-    """Run the tool and shape its result: what a call answers, or a task's ``result``."""
+    """Run the tool and shape its result: what a call answers, or a task's ``result``. A tool
+    whose policy asks for approval runs only once approved (``approvals.gate``)."""
+    if tool.approval != "none":
+        refused = await gate(tool, arguments, ctx, approvals)
+        if refused is not None:
+            return refused
     try:
         raw = await provider.call_tool(tool, arguments, ctx)
     except ToolError as exc:

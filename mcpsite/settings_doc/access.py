@@ -3,7 +3,7 @@ authorization server, and the audit log."""
 
 from __future__ import annotations
 
-from .rows import Section, Text, Var, access, oauth_server
+from .rows import Section, Text, Var, access, mcp, oauth_server
 
 AUTHENTICATION: Section = (
     "Authentication and limits",
@@ -175,6 +175,24 @@ AUDIT_LOG: Section = (
             "MCP_AUDIT_SPOOL_MAX_ENTRIES",
             Text("`100000`"),
             'Entries the spool holds at most (undrained); beyond it the newest are dropped and counted in `mcp_audit_dropped_total{reason="sink_full"}`. About 0.3 KB an entry, up to ~4.3 KB with capped arguments.',
+        ),
+    ],
+)
+
+
+APPROVALS: Section = (
+    "Approvals",
+    "See [Approvals](../guides/approvals.md).",
+    [
+        Var(
+            "MCP_APPROVAL_DESTRUCTIVE_DEFAULT",
+            Text("`none`"),
+            "The approval policy of a tool annotated `destructiveHint: true` whose own policy is blank: `none`, `confirm` (the user is asked by a form elicitation) or `staff` (a decision in the approval queue). Any other value stops start-up (`registry.E010`).",
+        ),
+        Var(
+            "MCP_APPROVAL_TIMEOUT_SECONDS",
+            mcp("APPROVAL_TIMEOUT_SECONDS"),
+            "How long a call of a `staff` tool waits for a decision; then it ends with `isError` and the approval is closed as expired.",
         ),
     ],
 )

@@ -34,6 +34,7 @@ SECTIONS: list[Section] = [
     access.AUTHENTICATION,
     access.AUTHORIZATION_SERVER,
     access.AUDIT_LOG,
+    access.APPROVALS,
     registry.HTTP_TOOL_KIND,
     registry.UPSTREAM_CALLS,
     registry.REGISTRY_CHANGES,

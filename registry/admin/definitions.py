@@ -40,10 +40,11 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
     class Media:
         js = ("registry/tool-form.js",)  # the kind's fields, the try-it panel, the arguments form
 
-    list_filter = ("enabled", "kind", "always_load")
+    list_filter = ("enabled", "kind", "always_load", "approval")
     search_fields = ("name", "title", "description")
     fieldsets = (
-        (None, {"fields": ("name", "title", "description", "enabled", "always_load", "opened_version")}),
+        (None, {"fields": ("name", "title", "description", "enabled", "always_load", "approval",
+                           "opened_version")}),
         ("Schemas", {"fields": ("input_schema", "output_schema")}),
         (
             "What it does",

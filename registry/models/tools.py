@@ -70,6 +70,20 @@ class Tool(Definition, UpstreamMirror):
         "slow APIs should not hold a request open; handler and template: forbidden).",
     )
     handler = models.CharField(max_length=128, blank=True, help_text="handler kind: a @tool_handler name.")
+    class Approval(models.TextChoices):
+        # Issue 42 item 5 (mcp_protocol/approvals.py): who must approve a call before it runs.
+        NONE = "none", "None: calls run at once"
+        CONFIRM = "confirm", "Confirm: the user is asked (form elicitation) before each call"
+        STAFF = "staff", "Staff: each call waits for a decision in the approval queue"
+
+    approval = models.CharField(
+        "approval",
+        max_length=8,
+        choices=Approval.choices,
+        blank=True,
+        help_text="Blank: none, or for a tool annotated destructiveHint: true, the "
+        "MCP_APPROVAL_DESTRUCTIVE_DEFAULT setting.",
+    )
     # Tool search (issue 41): pinned tools are listed even when the endpoint lists only its
     # meta-tools, and carry _meta["anthropic/alwaysLoad"]: true for clients that defer the rest.
     always_load = models.BooleanField(
@@ -238,6 +252,19 @@ class Tool(Definition, UpstreamMirror):
             return str(self.task_support)
         default = self.TaskSupport.OPTIONAL if self.kind == self.Kind.HTTP else self.TaskSupport.FORBIDDEN
         return str(default)  # a TextChoices member's str() is its value
+
+    @property
+    def effective_approval(self) -> str:
+        """The policy applied (``approval``, else the destructive default, else none). Only an
+        explicit ``destructiveHint: true`` counts: the spec's default (true when not read-only) is
+        a hint for clients, and would put every unannotated tool behind approval."""
+        if self.approval:
+            return str(self.approval)
+        if (self.annotations or {}).get("destructiveHint") is True:
+            from django.conf import settings
+
+            return str(getattr(settings, "MCP_APPROVAL_DESTRUCTIVE_DEFAULT", "none"))
+        return str(self.Approval.NONE)
 
     def clean(self) -> None:
         errors: dict[str, str] = {}

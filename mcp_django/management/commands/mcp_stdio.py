@@ -19,7 +19,7 @@ from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from mcp_django.conf import build_server, mcp_settings
+from mcp_django.conf import build_approvals, build_server, mcp_settings
 from mcp_protocol.bus.base import Bus
 from mcp_protocol.transports.stdio import serve
 
@@ -67,7 +67,7 @@ class Command(BaseCommand):
             self.stderr.write("MCP bus backend unavailable; definition changes will not be pushed")
             bus = None
         try:
-            await serve(build_server(provider), provider, out, bus)
+            await serve(build_server(provider, approvals=build_approvals(bus)), provider, out, bus)
         finally:
             if bus is not None:
                 await bus.close()
