@@ -20,6 +20,7 @@ from access import approvals
 from access.models import Approval, AuditRecord
 from mcp_django.conf import mcp_settings
 from mcp_protocol.approvals import APPROVED, ApprovalRequest
+from tests.support.polling import eventually
 
 SECRET_ARGUMENTS = {"card": "4111111111111111", "amount": 900}
 
@@ -59,9 +60,7 @@ def test_staff_without_decide_approval_neither_read_the_arguments_nor_decide(cod
     assert client.get(f"/api/v1/approvals/{row.pk}/").status_code == 403
     assert client.post(f"/api/v1/approvals/{row.pk}/approve").status_code == 403
     assert client.get("/admin/access/approval/").status_code == 403
-    changed = client.post(
-        "/admin/access/approval/", {"action": "approve", "_selected_action": [row.pk]}
-    )
+    changed = client.post("/admin/access/approval/", {"action": "approve", "_selected_action": [row.pk]})
     assert changed.status_code == 403
     row.refresh_from_db()
     assert row.decision == "" and row.decided_by is None
@@ -77,6 +76,21 @@ def test_a_second_decision_is_409_and_the_first_stands() -> None:
     row.refresh_from_db()
     assert (row.decision, row.decided_by) == ("denied", first)
     assert AuditRecord.objects.filter(method__startswith="approval/").count() == 1
+
+
+@pytest.mark.django_db
+def test_the_admin_actions_decide_for_staff_with_the_permission_and_skip_decided_rows() -> None:
+    waiting, decided = pending(), pending(decision="denied")
+    client = logged_in(staff("ann", "decide_approval"))
+    assert client.get("/admin/access/approval/").status_code == 200
+    done = client.post(
+        "/admin/access/approval/", {"action": "approve", "_selected_action": [waiting.pk, decided.pk]}
+    )
+    assert done.status_code == 302
+    waiting.refresh_from_db()
+    decided.refresh_from_db()
+    assert (waiting.decision, waiting.decided_by.username) == ("approved", "ann")
+    assert decided.decision == "denied" and decided.decided_by is None
 
 
 @pytest.mark.django_db
@@ -105,14 +119,11 @@ async def test_a_forged_bus_message_does_not_release_a_waiting_call_the_decision
     request = ApprovalRequest("refund", SECRET_ARGUMENTS, "key mcp_ab12", "key:1", "abcd1234", "")
     waiting = asyncio.create_task(queue.decide(request, timeout=10.0))
 
-    async def filed() -> Approval:
-        while True:
-            row = await sync_to_async(Approval.objects.filter(tool="refund").first)()
-            if row is not None:
-                return row
-            await asyncio.sleep(0.02)
+    async def filed() -> bool:
+        return await sync_to_async(Approval.objects.filter(tool="refund").exists)()
 
-    row = await asyncio.wait_for(filed(), 5)
+    await eventually(filed)
+    row = await sync_to_async(Approval.objects.get)(tool="refund")
     await bus.publish(approvals.channel(row.pk), {"decision": APPROVED})  # forged: no row changed
     done, _ = await asyncio.wait({waiting}, timeout=0.3)
     assert not done, "a bus message alone released the call"

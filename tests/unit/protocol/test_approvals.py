@@ -5,6 +5,7 @@ and ``staff`` against an in-memory queue (approved, denied, expired, no queue)."
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -19,12 +20,17 @@ from mcp_protocol.approvals import (
     Approvals,
     can_ask_form,
 )
+from mcp_protocol.bus.memory import MemoryBus
 from mcp_protocol.context import Context
 from mcp_protocol.definitions import Tool
 from mcp_protocol.jsonrpc import Request
 from mcp_protocol.memory_provider import MemoryProvider
+from mcp_protocol.stores.memory import MemoryTaskStore
+from mcp_protocol.tasks.runner import TaskRunner
+from tests.support.polling import within
 
 from .conftest import RecordingOutbound, call, initialized, make_server, modern_meta
+from .task_calls import rpc, terminal
 
 runs: list[dict[str, Any]] = []
 
@@ -201,3 +207,40 @@ async def test_a_staff_tool_without_a_queue_is_refused_not_run() -> None:
 async def test_a_tool_without_a_policy_asks_nothing() -> None:
     result, outbound = await legacy_call(server_with(ScriptedQueue(DENIED)), "free", None)
     assert result["content"][0]["text"] == "deleted INV-7" and outbound.requests == []
+
+
+class GatedQueue(ApprovalQueue):
+    """Holds each call until the test decides (a staff member on another worker, in production)."""
+
+    def __init__(self) -> None:
+        self.filed = asyncio.Event()
+        self.decision: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def decide(self, request: ApprovalRequest, timeout: float) -> str:
+        self.filed.set()
+        return await self.decision
+
+
+@pytest.mark.parametrize(("decision", "ran"), [(APPROVED, True), (DENIED, False)])
+async def test_a_staff_call_made_as_a_task_gives_the_client_the_task_at_once_and_waits_in_its_run(
+    decision: str, ran: bool
+) -> None:
+    queue = GatedQueue()
+    optional = {"taskSupport": "optional"}
+    staffed = Tool(name="staffed", input_schema={"type": "object"}, approval="staff", execution=optional)
+    provider = MemoryProvider(tools=[(staffed, delete_invoice)])
+    server = make_server(provider, approvals=Approvals(queue=queue, timeout=7.0))
+    runner = TaskRunner(MemoryTaskStore(), MemoryBus(), provider, lease=3.0, immediate=0.05)
+    server.attach_tasks(runner)
+    await runner.start()
+    try:
+        created = (await rpc(server, "tools/call", {"name": "staffed", "arguments": {"id": "T-1"}}))["result"]
+        assert created["resultType"] == "task" and created["status"] == "working"
+        await within(queue.filed.wait())
+        assert runs == []  # waiting for staff: the tool has not run
+        queue.decision.set_result(decision)
+        task = await terminal(server, created["taskId"])
+    finally:
+        await runner.close()
+    assert bool(runs) is ran
+    assert task["result"].get("isError", False) is not ran
