@@ -101,6 +101,12 @@ def try_tool(
     if not row.enabled:
         notes.append("This tool is disabled: clients cannot see or call it.")
     definition = tool_definition(row)
+    if definition.approval != "none":
+        # The one trying it is staff: asking them (or the queue) for leave to run it would gate
+        # nothing (mcp_protocol/approvals.py applies the policy to clients' calls).
+        policy = definition.approval
+        notes.append(f"Ran without its approval policy ({policy}): clients' calls are asked first.")
+        definition = replace(definition, approval="none")
     problems = _schema_errors(definition.input_schema, arguments)
     if problems:
         return Outcome(

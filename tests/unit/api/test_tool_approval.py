@@ -64,3 +64,13 @@ def test_a_bad_destructive_default_stops_start_up_naming_the_setting(settings) -
     settings.MCP_APPROVAL_DESTRUCTIVE_DEFAULT = "ask"
     [error] = [m for m in run_checks() if m.id == "registry.E010"]
     assert "MCP_APPROVAL_DESTRUCTIVE_DEFAULT" in error.msg and "'ask'" in error.msg
+
+
+@pytest.mark.parametrize("policy", ["confirm", "staff"])
+def test_the_admins_try_it_runs_a_tool_without_its_policy_and_says_so(db: None, policy: str) -> None:
+    from registry.admin.tryit import try_tool
+
+    row = Tool.objects.create(name="wipe", kind="template", template_text="wiped", approval=policy)
+    outcome = try_tool(row, {})
+    assert outcome.error is None and outcome.result["content"][0]["text"] == "wiped"
+    assert f"without its approval policy ({policy})" in (outcome.note or "")
