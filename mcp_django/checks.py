@@ -30,7 +30,8 @@ KINDS: dict[str, type] = {
     "TASK_STORE": TaskStore,
 }
 POSITIVE = ("SESSION_TTL", "MAX_SESSIONS", "MAX_SESSIONS_PER_PRINCIPAL", "MAX_BODY_BYTES",
-            "KEEPALIVE_SECONDS", "CLIENT_REQUEST_TIMEOUT", "PAGE_SIZE", "SSE_RETRY_MS")
+            "KEEPALIVE_SECONDS", "CLIENT_REQUEST_TIMEOUT", "PAGE_SIZE", "SSE_RETRY_MS",
+            "APPROVAL_TIMEOUT_SECONDS")
 
 
 def _backend(key: str, spec: Any) -> list[CheckMessage]:

@@ -74,3 +74,9 @@ def test_the_admins_try_it_runs_a_tool_without_its_policy_and_says_so(db: None, 
     outcome = try_tool(row, {})
     assert outcome.error is None and outcome.result["content"][0]["text"] == "wiped"
     assert f"without its approval policy ({policy})" in (outcome.note or "")
+
+
+def test_a_staff_wait_that_is_not_positive_stops_start_up(settings) -> None:
+    settings.MCP = {"APPROVAL_TIMEOUT_SECONDS": 0}
+    [error] = [m for m in run_checks() if m.id == "mcp.E006"]
+    assert "APPROVAL_TIMEOUT_SECONDS" in error.msg
