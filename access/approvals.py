@@ -10,9 +10,10 @@ bus is at-most-once: a backend that reconnected delivers ``RESYNC``, and any mes
 waiter read the row again; at its deadline it reads the row one last time by expiring it (the same
 conditional ``UPDATE``), so a decision that won the race still counts.
 
-Every decision is audited (``AuditRecord``, method ``approval/approve``, ``approval/deny`` or
-``approval/expire``) with who decided; the arguments are not copied there (they may hold secrets
-and the audit log has readers the queue does not).
+Every decision is audited (``AuditRecord``, method ``approval/approve``, ``approval/deny``,
+``approval/expire``, or ``approval/cancel`` when the call ended first) with who decided; the
+arguments are not copied there (they may hold secrets and the audit log has readers the queue
+does not).
 """
 
 from __future__ import annotations
@@ -37,7 +38,13 @@ from .models import Approval, AuditRecord
 logger = logging.getLogger(__name__)
 
 DECIDED_BY_STAFF = (APPROVED, DENIED)
-AUDIT_METHOD = {APPROVED: "approval/approve", DENIED: "approval/deny", EXPIRED: "approval/expire"}
+CANCELLED = "cancelled"  # the call ended before a decision (cancelled by its client, its worker stopping)
+AUDIT_METHOD = {
+    APPROVED: "approval/approve",
+    DENIED: "approval/deny",
+    EXPIRED: "approval/expire",
+    CANCELLED: "approval/cancel",
+}
 
 
 class NotPending(Exception):
@@ -90,12 +97,13 @@ def _decision(approval_id: int) -> str:
     return str(Approval.objects.filter(pk=approval_id).values_list("decision", flat=True).first() or "")
 
 
-def _expire(approval_id: int) -> str:
-    """Close a call nobody waits for any more; the decision that won the race, if one did."""
+def _close(approval_id: int, why: str = EXPIRED) -> str:
+    """Close a call nobody waits for any more (``EXPIRED``, ``CANCELLED``), so no decision can
+    land after it; the decision that won the race, if one did."""
     try:
-        return _settle(approval_id, EXPIRED, None, check_expiry=False).decision
+        return _settle(approval_id, why, None, check_expiry=False).decision
     except NotPending as exc:
-        return exc.approval.decision or EXPIRED
+        return exc.approval.decision or why
 
 
 class DatabaseApprovalQueue(ApprovalQueue):
@@ -122,10 +130,15 @@ class DatabaseApprovalQueue(ApprovalQueue):
                 except (TimeoutError, StopAsyncIteration):
                     break
                 decision = await _in_thread(_decision)(approval_id)  # any message, RESYNC too
+        except asyncio.CancelledError:
+            # The call ended first (its client cancelled it, the worker is stopping): staff must
+            # not approve what will never run.
+            await asyncio.shield(_in_thread(_close)(approval_id, CANCELLED))
+            raise
         finally:
             await subscription.close()
         if not decision:
-            decision = await _in_thread(_expire)(approval_id)
+            decision = await _in_thread(_close)(approval_id)
         return decision
 
 
@@ -151,7 +164,11 @@ def decide(approval_id: int, approve: bool, user: Any) -> Approval:
 
 
 def _audit(row: Approval, user: Any, now: Any) -> None:
-    who = f"staff:{user.get_username()}" if user is not None else "timeout"
+    who = (
+        f"staff:{user.get_username()}"
+        if user is not None
+        else ("timeout" if row.decision == EXPIRED else "caller")
+    )
     AuditRecord.objects.create(
         time=now,
         principal=who,

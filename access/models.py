@@ -211,6 +211,7 @@ class Approval(models.Model):
         APPROVED = "approved", "Approved"
         DENIED = "denied", "Denied"
         EXPIRED = "expired", "Expired (no decision in time)"
+        CANCELLED = "cancelled", "Cancelled (the call ended first)"
 
     tool = models.CharField(max_length=128, db_index=True)
     arguments = models.JSONField(default=dict, blank=True)

@@ -130,3 +130,25 @@ async def test_a_forged_bus_message_does_not_release_a_waiting_call_the_decision
     ann = await sync_to_async(staff)("ann", "decide_approval")
     await sync_to_async(approvals.decide)(row.pk, True, ann)
     assert await asyncio.wait_for(waiting, 5) == APPROVED
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_call_that_ends_before_a_decision_closes_its_approval_so_none_can_land_after() -> None:
+    queue = approvals.DatabaseApprovalQueue(mcp_settings.backend("BUS"))
+    request = ApprovalRequest("refund", SECRET_ARGUMENTS, "key mcp_ab12", "key:1", "abcd1234", "")
+    waiting = asyncio.create_task(queue.decide(request, timeout=10.0))
+
+    async def filed() -> bool:
+        return await sync_to_async(Approval.objects.filter(tool="refund").exists)()
+
+    await eventually(filed)
+    waiting.cancel()  # the client cancelled the call, or the worker is stopping
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    row = await sync_to_async(Approval.objects.get)(tool="refund")
+    assert row.decision == "cancelled"
+    ann = await sync_to_async(staff)("ann", "decide_approval")
+    with pytest.raises(approvals.NotPending):
+        await sync_to_async(approvals.decide)(row.pk, True, ann)
+    audit = await sync_to_async(AuditRecord.objects.get)(method="approval/cancel")
+    assert audit.principal == "caller"
