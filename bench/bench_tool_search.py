@@ -4,7 +4,7 @@ cost of re-indexing after one edit, index memory, and rank-bm25 beside ours.
     .venv/bin/python bench/bench_tool_search.py [--tools 10000] [--searches 3200] [--out FILE]
 
 The catalog: the relevance set's 530 real tools (tests/fixtures/search/) copied under new names
-(``<name>_<k>``) up to ``--tools``; queries: the set's 200 queries, in turn.
+(``<name>_<k>``) up to ``--tools``; queries: the set's 300 queries (own words, paraphrased, intent), in turn.
 
 - ``service``: one search at a time, its own time (p50, p99).
 - ``c=16``: 16 asyncio tasks on one event loop, each searching in turn with the search run inline
@@ -65,7 +65,7 @@ def catalog(size: int) -> list[Tool]:
 
 def queries() -> list[str]:
     qs = json.loads((FIXTURES / "queries.json").read_text())["queries"]
-    return [q[kind] for q in qs for kind in ("own", "paraphrase")]
+    return [q[kind] for q in qs for kind in ("own", "paraphrase", "intent")]
 
 
 def pct(values: list[float], p: float) -> float:

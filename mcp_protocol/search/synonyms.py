@@ -7,7 +7,15 @@ chat, code hosting, files, people, scheduling; no data downloaded). A query word
 other words of its groups at ``WEIGHT`` of its own weight, so an exact match still ranks first.
 
 The groups are kept by meaning, not tuned per tool: adding a word to the wrong group costs
-precision on every query that uses it.
+precision on every query that uses it. Nor tuned on the relevance set's queries
+(tests/fixtures/search/queries.json): idioms that only one of its paraphrases used ("line of
+development" for a branch, "ship" a release, "stuck at the top" for a pin, "nudge" for a
+reminder, "thumbs"/"heart" for a reaction, "crew", "rank", "tomorrow", "prune inactive") were
+taken out again, and the recall that cost is stated in the test (35 % to 26 % on its
+paraphrases, default mode). A general thesaurus in their place was measured and not kept:
+WordNet 3.0's synonyms (first 1, 2, 3 or all senses; verbs, or verbs and nouns; with or without
+the list as it was before that cleanup) moved the tuning half's recall by -6 to +6 points, its
+senses too general for software words ("post": station, "room": board, "kick": boot).
 """
 
 from __future__ import annotations
@@ -30,54 +38,51 @@ GROUPS: tuple[str, ...] = (
     "upload attach put file document",
     "download export save",
     "invite add bring onboard welcome join",
-    "kick remove expel eject throw ban exclude",
+    "kick remove expel eject ban exclude",
     "ban block exclude blacklist",
     "unban unblock readmit allow",
     "approve accept allow grant permit",
     "deny reject decline refuse",
-    "revoke invalidate cancel withdraw kill disable",
+    "revoke invalidate cancel withdraw disable",
     "enable activate turn on",
     "disable deactivate turn off mute",
     "archive store shelve retire",
     "unarchive restore revive",
-    "schedule later plan calendar tomorrow future",
+    "schedule later plan calendar",
     "trigger run start kick rerun execute launch",
     "merge land combine integrate",
     "close finish end done complete resolve",
     "assign give delegate allocate owner",
     "mark flag set",
-    "pin stick top keep",
     "star favourite favorite bookmark like",
-    "react reaction emoji thumbs heart smiley",
+    "react reaction emoji",
     "subscribe watch follow",
     "leave exit quit depart",
     "copy fork clone duplicate",
     # things
-    "message chat post text note line",
+    "message chat post text note",
     "channel room conversation chat space",
     "issue ticket bug task problem",
     "pull request change proposal patch review",
     "repository repo project codebase source",
-    "branch line development",
     "commit changeset change history revision",
-    "release version ship tag",
+    "release version tag",
     "file document attachment",
-    "folder directory tree layout",
+    "folder directory tree",
     "user person member people account colleague someone",
-    "team group crew organisation organization org",
+    "team group organisation organization org",
     "guild server community",
-    "role rank permission moderator",
+    "role permission moderator",
     "workspace company organisation organization",
     "profile avatar photo picture name",
     "presence online away status active",
     "notification alert inbox",
-    "reminder nudge remind",
-    "log logs output audit history",
+    "log logs audit history",
     "webhook hook callback",
     "invite link",
-    "thread replies answers discussion",
+    "thread replies discussion",
     "comment reply feedback remark",
-    "label tag category priority",
+    "label tag category",
     "vulnerability security advisory alert",
     "secret password key token credential",
     "token credential key",
@@ -85,7 +90,6 @@ GROUPS: tuple[str, ...] = (
     "snippet gist",
     "dm direct private",
     "event meeting",
-    "prune inactive",
     "url link address",
     "email address mail",
 )

@@ -115,9 +115,16 @@ def test_the_embedding_mode_updates_edited_tools_and_keeps_the_others_vectors() 
     after = index.updated(edited)
     assert after.search("a magical horse with a horn", 1)[0].tool.name == base[7].name
     many = [dataclasses.replace(t, title=f"edited {i}") if i % 2 else t for i, t in enumerate(edited)]
-    compacted, rebuilt = after.updated(many), ToolIndex.build(many, "embedding")
-    for query in ("a magical horse with a horn", "open a pull request"):
-        got, want = compacted.search(query, 5), rebuilt.search(query, 5)
-        assert [h.tool.name for h in got] == [h.tool.name for h in want]
-        # Vectors encoded in other batches (other padding) differ by float noise.
-        assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=5e-3)
+    updated, rebuilt = after.updated(many), ToolIndex.build(many, "embedding")
+
+    def vector(index: ToolIndex, name: str) -> list[float]:
+        return list(index._extra[index._slot_of[name]])  # type: ignore[index]
+
+    for i, tool in enumerate(many):
+        if i % 2 == 0:  # unchanged since ``after``: its vector kept, not encoded again
+            assert vector(updated, tool.name) == vector(after, tool.name)
+        # Vectors encoded in other batches (other padding) differ by float noise. (The rankings
+        # are not compared: rank fusion turns the BM25 side's kept average length, a hair off a
+        # rebuild's, into swaps of near-tied tools.)
+        assert vector(updated, tool.name) == pytest.approx(vector(rebuilt, tool.name), abs=5e-3)
+    assert updated.search("a magical horse with a horn", 1)[0].tool.name == base[7].name

@@ -2,27 +2,46 @@
 
 The catalog (tests/fixtures/search/, MIT licences beside it): 530 tools, the GitHub MCP server's
 own tool definitions (117), the Slack Web API (174 methods) and the Discord HTTP API (239
-operations through our OpenAPI importer). Queries: 100 tools, one query in the tool's own words
-and one phrased unlike them each; how they were written is recorded in queries.json.
+operations through our OpenAPI importer). Queries: 100 tools, three queries each (how each kind
+was written is recorded in queries.json):
 
-Measured 2026-11-28 (recall@5, own words / paraphrased):
+- ``own``: the tool's own words;
+- ``paraphrase``: phrased to avoid every distinctive word of the tool (plain BM25 gets 7 %);
+- ``intent``: as a user would type it, synonyms and intent with natural overlap, calibrated like
+  the issue's examples (plain BM25 gets 50 %, the issue's reference set "about 45 %"); written
+  and committed before any ranking was run on it.
 
-- ``plain`` (textbook BM25: unweighted fields, no stemming, no expansion): 96 % / 7 %
-- ``default`` (field-weighted BM25, stems, split names, related-word expansion): 98 % / 35 %
-- ``embedding`` (default + all-MiniLM-L6-v2 cosine, ALPHA 0.8): 100 % / 43 %
-  (cosine alone: 100 % / 40 %)
+Split: ranking choices are measured on the tuning half (queries at even positions) only; the
+held-out half (odd positions) is reported and never tuned on (``TUNING``, ``HELD_OUT``).
 
-The own-words target (90 %) is met by every mode. The paraphrase target (70 %) is met by none:
-these paraphrases avoid the tools' words more than the issue's "plain BM25 gets about 45 %" set
-does (plain BM25 gets 7 % here), and the catalog holds three chat/code-hosting APIs whose tools
-are near-duplicates of each other ("put a heart emoji on that post": Slack's reactions.add,
-Discord's add_my_message_reaction, GitHub's add_issue_reaction). The paraphrase assertions below
-are floors at the measured figures, so a change that loses ground fails.
+Measured 2026-11-28, recall@5, whole set (tuning half / held-out half):
+
+| mode | own words | paraphrase | intent |
+|---|---|---|---|
+| ``plain`` | 96 % (94 / 98) | 7 % (12 / 2) | 50 % (56 / 44) |
+| ``default`` | 98 % (100 / 96) | 26 % (30 / 22) | 60 % (66 / 54) |
+| ``embedding`` | 100 % (100 / 100) | 45 % (46 / 44) | 82 % (92 / 72) |
+
+- ``plain``: textbook BM25 (unweighted fields, no stemming, no expansion).
+- ``default``: field-weighted BM25, stems, split names, related-word expansion (synonyms.py).
+  Its paraphrase figure was 35 % before the synonym groups that encoded this set's paraphrases
+  were taken out (synonyms.py says which); that 35 % was not an honest figure.
+- ``embedding``: default + all-MiniLM-L6-v2 cosine, fused by reciprocal rank (k=30, chosen on
+  the tuning half: embedding.py lists what else was measured); cosine alone 100 / 40 / 74 %.
+
+The issue's targets: own words >= 90 % is met by every mode. Phrased unlike the tool >= 70 %: met
+on the issue-calibrated ``intent`` set by the embedding mode only (82 %; 72 % on the held-out
+half); not met by the default mode (60 %), nor by any mode on the harsher ``paraphrase`` set
+(45 % at best), where the catalog's three chat/code-hosting APIs hold near-duplicate tools ("put a
+heart emoji on that post": Slack's reactions.add, Discord's add_my_message_reaction, GitHub's
+add_issue_reaction) and the words to match are absent by construction. The assertions below are
+floors at the measured figures (whole set), so a change that loses ground fails.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from functools import cache
 
 import pytest
 
@@ -30,20 +49,34 @@ from mcp_protocol.search import ToolIndex
 
 from .catalog import queries, tools
 
-# The embedding mode encodes 530 tools and 200 queries in NumPy: about 15 s on an idle core, more
-# beside a full suite on two shared ones.
-pytestmark = pytest.mark.timeout(300)
+# The embedding mode encodes 530 tools and 300 queries in NumPy, once per module (``_index``):
+# about 90 s of CPU (250 s of wall time at a load of 9 on two cores, 2026-11-28), hence the timeout.
+pytestmark = pytest.mark.timeout(600)
 
-FLOORS = {  # mode: (own words, paraphrased); the issue's targets are 0.90 and 0.70
-    "plain": (0.90, 0.05),
-    "default": (0.90, 0.33),
-    "embedding": (0.90, 0.40),
+KINDS = ("own", "paraphrase", "intent")
+TUNING, HELD_OUT = slice(0, None, 2), slice(1, None, 2)
+FLOORS = {  # mode: floor per kind, whole set; the issue's targets are 0.90 own words, 0.70 the others
+    "plain": {"own": 0.90, "paraphrase": 0.05, "intent": 0.48},
+    "default": {"own": 0.90, "paraphrase": 0.24, "intent": 0.58},
+    "embedding": {"own": 0.90, "paraphrase": 0.43, "intent": 0.80},
 }
 
 
-def recall_at_5(index: ToolIndex, kind: str) -> float:
-    found = sum(q["tool"] in [h.tool.name for h in index.search(q[kind], 5)] for q in queries())
-    return found / len(queries())
+@cache
+def _index(mode: str) -> ToolIndex:
+    return ToolIndex.build(tools(), mode)
+
+
+@cache
+def _found(mode: str, kind: str) -> tuple[bool, ...]:
+    """Per query, whether its tool is in the first five results."""
+    index = _index(mode)
+    return tuple(q["tool"] in [h.tool.name for h in index.search(q[kind], 5)] for q in queries())
+
+
+def recall_at_5(mode: str, kind: str, part: slice = slice(None)) -> float:
+    found = _found(mode, kind)[part]
+    return sum(found) / len(found)
 
 
 def _modes() -> list[object]:
@@ -54,14 +87,20 @@ def _modes() -> list[object]:
 
 @pytest.mark.parametrize("mode", _modes())
 def test_recall_at_5_per_mode_meets_its_floor(mode: str) -> None:
-    index = ToolIndex.build(tools(), mode)
-    own, paraphrased = recall_at_5(index, "own"), recall_at_5(index, "paraphrase")
-    print(f"{mode}: own words {own:.0%}, paraphrased {paraphrased:.0%}")
-    assert own >= FLOORS[mode][0]
-    assert paraphrased >= FLOORS[mode][1]
+    for kind in KINDS:
+        print(f"{mode} {kind}: {recall_at_5(mode, kind):.0%} (tuning {recall_at_5(mode, kind, TUNING):.0%}, "
+              f"held out {recall_at_5(mode, kind, HELD_OUT):.0%})")
+    for kind in KINDS:
+        assert recall_at_5(mode, kind) >= FLOORS[mode][kind], kind
 
 
-def test_default_mode_beats_plain_bm25_on_paraphrases() -> None:
-    plain = recall_at_5(ToolIndex.build(tools(), "plain"), "paraphrase")
-    default = recall_at_5(ToolIndex.build(tools(), "default"), "paraphrase")
-    assert default >= plain + 0.2
+def test_the_split_halves_the_set_into_alternate_queries() -> None:
+    n = len(queries())
+    assert n == 100
+    assert len(range(n)[TUNING]) == len(range(n)[HELD_OUT]) == 50
+    assert set(range(n)[TUNING]).isdisjoint(range(n)[HELD_OUT])
+
+
+def test_default_mode_beats_plain_bm25_on_both_unlike_sets() -> None:
+    assert recall_at_5("default", "paraphrase") >= recall_at_5("plain", "paraphrase") + 0.15
+    assert recall_at_5("default", "intent") >= recall_at_5("plain", "intent") + 0.08
