@@ -36,6 +36,7 @@ SECTIONS: list[Section] = [
     access.AUDIT_LOG,
     registry.HTTP_TOOL_KIND,
     registry.UPSTREAM_CALLS,
+    registry.UPSTREAM_CURRENT,
     registry.REGISTRY_CHANGES,
     logs.LOGS_AND_METRICS,
     registry.MANAGEMENT_API,
