@@ -7,7 +7,8 @@ the official Python SDK's ``MCPServer`` over Streamable HTTP (issue 40 item 3, k
 
 Tools: ``echo(text)``; ``grow(name)`` and ``shrink(name)``, which change the list and publish
 ``ToolsListChanged`` to the server's ``subscriptions/listen`` streams (2026-07-28: where list
-changes go; the SDK's client negotiates that revision with it).
+changes go; the SDK's client negotiates that revision with it). A prompt ``greet(who)``, and no
+completion handler: the server does not advertise ``completions``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def build_server() -> MCPServer:
         server.remove_tool(name)
         await ctx.notify_tools_changed()
         return f"removed {name}"
+
+    @server.prompt(description="Greet someone.")
+    def greet(who: str) -> str:
+        return f"Hello {who}"
 
     return server
 
