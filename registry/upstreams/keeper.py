@@ -36,6 +36,7 @@ from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from prometheus_client import Gauge
 
 from mcp_protocol.stores.claims import ClaimStore
 
@@ -52,6 +53,13 @@ DEBOUNCE = 0.5  # s: REGISTRY_UPSTREAM_LISTEN_DEBOUNCE
 BACKOFF_MIN, BACKOFF_MAX = 0.5, 30.0
 NO_STREAM_RETRY = 300.0
 ROWS_EVERY = 5.0
+
+# Which worker holds which stream, for an operator: summed over the fleet's workers it is 1 for an
+# upstream whose stream is open, 0 for one without (none offered, or unreachable: see its health).
+LISTENING = Gauge(
+    "mcp_upstream_listening", "1 while this worker holds the upstream's listen stream open.",
+    ["upstream"], multiprocess_mode="livesum",
+)
 
 
 def lease() -> float:
@@ -82,10 +90,13 @@ class _Hold:
         self.keeper, self.pk, self.version = keeper, pk, version
         self.dirty = asyncio.Event()
         self.syncs = 0  # syncs this hold ran (the tests' and the logs' figure)
+        self.name = ""  # the upstream's, once its row is read (the gauge's label)
         self.tasks = [asyncio.create_task(t) for t in (self._stream(), self._renew(), self._sync())]
 
     def changed(self, kind: str) -> None:
         logger.debug("upstream %s: %s changed", self.pk, kind)
+        if kind == "reconnected" and self.name:
+            LISTENING.labels(self.name).set(1)
         self.dirty.set()
 
     async def _stream(self) -> None:
@@ -94,6 +105,7 @@ class _Hold:
             row = await sync_to_async(_row, thread_sensitive=False)(self.pk)
             if row is None:
                 return  # disabled or deleted: the keeper drops the hold at its next look
+            self.name = row.name
             opened = time.monotonic()
             try:
                 why = await hold(UpstreamConfig.of(row), self.changed)
@@ -107,6 +119,8 @@ class _Hold:
                 logger.info("upstream %s: listen stream not opened: %s", row.name, exc)
             except Exception:  # a bug or a broken upstream: logged, and the stream tried again
                 logger.exception("upstream %s: listen stream failed", row.name)
+            finally:
+                LISTENING.labels(row.name).set(0)
             if time.monotonic() - opened > BACKOFF_MAX:
                 delay = BACKOFF_MIN  # it was up a while: a fresh drop, not a flapping upstream
             await asyncio.sleep(delay * random.uniform(0.8, 1.2))
@@ -207,8 +221,8 @@ class Keeper:
     async def check(self) -> set[int]:
         """Take the free leases of enabled upstreams, drop the holds of the others; what is held."""
         if time.monotonic() - self._rows_at >= ROWS_EVERY:
+            self._rows_at = time.monotonic()  # the database down: asked (and logged) again in ROWS_EVERY
             self._rows = await sync_to_async(_enabled, thread_sensitive=False)()
-            self._rows_at = time.monotonic()
         for pk in [pk for pk, held in self.holds.items() if self._rows.get(pk) != held.version]:
             await self._drop(pk)  # disabled, deleted or edited (a new URL, auth, timeouts)
         claims = self.claims()

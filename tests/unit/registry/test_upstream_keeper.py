@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import OperationalError
 from django.test import override_settings
+from prometheus_client import REGISTRY
 
 from mcp_protocol.stores.memory.claims import MemoryClaimStore
 from registry.models import Tool, Upstream
@@ -114,10 +115,12 @@ async def test_disabling_an_upstream_ends_its_hold_and_releases_the_lease(
     keeper = Keeper(claims, lease=5.0, debounce=0.05, tick=0.05)
     keepers.append(keeper)
     assert await keeper.check() == {row.pk}
+    await eventually(lambda: _listening(1.0), 10.0, step=0.05)  # on /metrics: the stream is open
     await sync_to_async(Upstream.objects.filter(pk=row.pk).update)(enabled=False)
     keeper._rows_at = -1e9  # the rows are read again at this look, not in ROWS_EVERY seconds
     assert await keeper.check() == set()
     assert await claims.claim_stream(lease_key(row.pk), "someone else", 5.0)
+    assert await _listening(0.0)
 
 
 def test_a_breaker_opening_writes_health_down_with_the_reason_and_closing_writes_up() -> None:
@@ -152,6 +155,10 @@ async def _has(name: str, *, present: bool = True) -> bool:
 
 async def _holds(keeper: Keeper, pk: int) -> bool:
     return pk in keeper.holds
+
+
+async def _listening(value: float) -> bool:
+    return REGISTRY.get_sample_value("mcp_upstream_listening", {"upstream": "changing"}) == value
 
 
 async def _at_least(value: int, least: int) -> bool:
