@@ -14,9 +14,10 @@ While held, ``listen.hold`` keeps the stream open and reconnects it with exponen
 with no listen stream (``NoListenStream``: GET answered 405, no ``listChanged``) is left to the
 periodic sync and probed again after ``NO_STREAM_RETRY``. Each ``list_changed``, and each
 (re)connect (what changed while nobody listened is unknown), marks the upstream dirty; a dirty
-upstream is synced ``debounce`` seconds later through the one sync path (``sync_upstream_async``),
-so a burst of notifications is one sync: one change set, one ``list_changed`` to our clients
-through the fan-out, removals included and the never-prune rules unchanged.
+upstream is synced ``debounce`` seconds later (and at least ``GAP`` seconds after its last sync)
+through the one sync path (``sync_upstream_async``), so a burst of notifications is one sync: one
+change set, one ``list_changed`` to our clients through the fan-out, removals included and the
+never-prune rules unchanged.
 
 The rows are read every ``ROWS_EVERY`` seconds (the upstreams' ids and versions: an operator's edit
 bumps the version, and the hold restarts with the new settings), never on the hot path.
@@ -50,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 LEASE = 5.0  # s: REGISTRY_UPSTREAM_LISTEN_LEASE (0: no listen streams in this process)
 DEBOUNCE = 0.5  # s: REGISTRY_UPSTREAM_LISTEN_DEBOUNCE
+GAP = 2.0  # s: the least time between two syncs of one upstream on its notifications
 BACKOFF_MIN, BACKOFF_MAX = 0.5, 30.0
 NO_STREAM_RETRY = 300.0
 ROWS_EVERY = 5.0
@@ -144,11 +146,14 @@ class _Hold:
                 return
 
     async def _sync(self) -> None:
+        last = -float("inf")  # the first sync waits for the window only
         while True:
             await self.dirty.wait()
-            # The window: notifications arriving in it fold into this one sync.
-            await asyncio.sleep(self.keeper.debounce)
+            # The window: notifications arriving in it fold into this one sync. An upstream sending
+            # list_changed without pause gets one sync per ``gap`` at most, not syncs back to back.
+            await asyncio.sleep(max(self.keeper.debounce, last + self.keeper.gap - time.monotonic()))
             self.dirty.clear()
+            last = time.monotonic()
             try:
                 row = await sync_to_async(_row, thread_sensitive=False)(self.pk)
                 if row is None:
@@ -174,10 +179,10 @@ class Keeper:
     """This serving loop's share of the fleet's listen streams (see the module docstring)."""
 
     def __init__(self, claims: ClaimStore | Callable[[], ClaimStore], *, lease: float,
-                 debounce: float, tick: float | None = None) -> None:
+                 debounce: float, tick: float | None = None, gap: float = GAP) -> None:
         # A callable: the store is looked up at the first look, not when the provider starts.
         self._claims = claims
-        self.lease, self.debounce = lease, debounce
+        self.lease, self.debounce, self.gap = lease, debounce, gap
         self.tick = tick if tick is not None else min(1.0, lease / 5)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.loop = asyncio.get_running_loop()

@@ -7,13 +7,15 @@ the official Python SDK's ``MCPServer`` over Streamable HTTP (issue 40 item 3, k
 
 Tools: ``echo(text)``; ``grow(name)`` and ``shrink(name)``, which change the list and publish
 ``ToolsListChanged`` to the server's ``subscriptions/listen`` streams (2026-07-28: where list
-changes go; the SDK's client negotiates that revision with it). A prompt ``greet(who)``, and no
-completion handler: the server does not advertise ``completions``.
+changes go; the SDK's client negotiates that revision with it); ``flood(count, every)``, which
+publishes it ``count`` times, ``every`` seconds apart, and changes nothing. A prompt
+``greet(who)``, and no completion handler: the server does not advertise ``completions``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import signal
 import subprocess
@@ -52,6 +54,13 @@ def build_server() -> MCPServer:
         server.remove_tool(name)
         await ctx.notify_tools_changed()
         return f"removed {name}"
+
+    @server.tool(description="Announce a tools list change count times, every `every` s, changing nothing.")
+    async def flood(count: int, every: float, ctx: Context) -> str:
+        for _ in range(count):
+            await ctx.notify_tools_changed()
+            await asyncio.sleep(every)
+        return f"announced {count} times"
 
     @server.prompt(description="Greet someone.")
     def greet(who: str) -> str:

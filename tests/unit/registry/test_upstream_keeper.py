@@ -68,7 +68,7 @@ async def test_one_keeper_holds_the_stream_and_another_takes_over_when_its_lease
 ) -> None:
     row = await sync_to_async(_row)(up.url)
     claims = MemoryClaimStore()  # the store every worker shares (Redis in production)
-    first, second = (Keeper(claims, lease=LEASE, debounce=0.05, tick=0.05) for _ in range(2))
+    first, second = (Keeper(claims, lease=LEASE, debounce=0.05, tick=0.05, gap=0.0) for _ in range(2))
     keepers += [first, second]
     held = await asyncio.gather(first.check(), second.check())
     assert sorted(held, key=len) == [set(), {row.pk}]
@@ -90,7 +90,7 @@ async def test_a_burst_of_list_changed_is_one_sync_and_a_removal_is_synced(
     up: ChangingUpstream, keepers: list[Keeper]
 ) -> None:
     row = await sync_to_async(_row)(up.url)
-    keeper = Keeper(MemoryClaimStore(), lease=5.0, debounce=0.3, tick=0.05)
+    keeper = Keeper(MemoryClaimStore(), lease=5.0, debounce=0.3, tick=0.05, gap=0.0)
     keepers.append(keeper)
     assert await keeper.check() == {row.pk}
     hold = keeper.holds[row.pk]
