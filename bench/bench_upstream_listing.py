@@ -109,7 +109,8 @@ def main() -> int:
             mirrored_dir.mkdir()
             print("preparing the upstreams' database (migrate, load_demo, rows, sync_upstreams) ...",
                   flush=True)
-            prepare_database(mirrored_dir, 0)
+            servers.manage_bench_db(mirrored_dir, "migrate", "--noinput")
+            servers.manage_bench_db(mirrored_dir, "load_demo")
             rows = "; ".join(
                 f"Upstream.objects.create(name='u{i}', prefix='u{i}', url='{base}/u{i}/mcp', "
                 "transport='streamable-http', timeout=30, connect_timeout=5)" for i in range(args.upstreams))
