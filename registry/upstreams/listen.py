@@ -86,27 +86,43 @@ async def hold(config: UpstreamConfig, changed: Changed, *, probe: float = PROBE
         if kind is not None:
             changed(kind)
 
-    async with connect(config, message_handler=handler, observer=observe) as session:
-        kinds = announced(session)
-        if not kinds:
-            raise NoListenStream("the upstream announces no listChanged capability")
-        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return await _listen(session, kinds, changed)
-        changed("reconnected")
-        while True:
-            try:
-                await asyncio.wait_for(no_get.wait(), probe)
-            except TimeoutError:
-                pass
-            else:
-                raise NoListenStream("the upstream answered the GET stream 405 Method Not Allowed")
-            try:
-                await session.send_ping()  # bounded by the session's read timeout (the row's)
-            except Exception as exc:
-                return f"the session ended ({type(exc).__name__}: {exc})"
+    # Decided inside the session, raised or returned after it: an exception leaving the SDK's
+    # task groups comes out wrapped in an ExceptionGroup, and a session closing on a dead
+    # upstream may raise one of its own once the outcome is known.
+    outcome: str | NoListenStream | None = None
+    try:
+        async with connect(config, message_handler=handler, observer=observe) as session:
+            outcome = await _hold(session, changed, no_get, probe)
+    except Exception:
+        if outcome is None:
+            raise
+    if isinstance(outcome, NoListenStream):
+        raise outcome
+    return outcome if outcome is not None else "the session ended"
 
 
-async def _listen(session: ClientSession, kinds: set[str], changed: Changed) -> str:
+async def _hold(session: ClientSession, changed: Changed, no_get: asyncio.Event,
+                probe: float) -> str | NoListenStream:
+    kinds = announced(session)
+    if not kinds:
+        return NoListenStream("the upstream announces no listChanged capability")
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return await _listen(session, kinds, changed)
+    changed("reconnected")
+    while True:
+        try:
+            await asyncio.wait_for(no_get.wait(), probe)
+        except TimeoutError:
+            pass
+        else:
+            return NoListenStream("the upstream answered the GET stream 405 Method Not Allowed")
+        try:
+            await session.send_ping()  # bounded by the session's read timeout (the row's)
+        except Exception as exc:
+            return f"the session ended ({type(exc).__name__}: {exc})"
+
+
+async def _listen(session: ClientSession, kinds: set[str], changed: Changed) -> str | NoListenStream:
     """2026-07-28: ``subscriptions/listen`` for the announced lists, held until it ends."""
     try:
         async with subscriptions.listen(
@@ -122,6 +138,6 @@ async def _listen(session: ClientSession, kinds: set[str], changed: Changed) -> 
         return f"the upstream dropped the listen stream ({exc})"
     except MCPError as exc:
         if exc.error.code == types.METHOD_NOT_FOUND:
-            raise NoListenStream("the upstream does not serve subscriptions/listen") from None
+            return NoListenStream("the upstream does not serve subscriptions/listen")
         return f"the listen request failed ({exc})"
     return "the upstream closed the listen stream"
