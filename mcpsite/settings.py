@@ -183,6 +183,15 @@ if "REGISTRY_UPSTREAM_BREAKER_FAILURES" in os.environ:
     REGISTRY_UPSTREAM_BREAKER_FAILURES = _read("REGISTRY_UPSTREAM_BREAKER_FAILURES", int)
 if "REGISTRY_UPSTREAM_BREAKER_COOLDOWN" in os.environ:
     REGISTRY_UPSTREAM_BREAKER_COOLDOWN = _read("REGISTRY_UPSTREAM_BREAKER_COOLDOWN", float)
+# Keeping upstream MCP servers current (registry/upstreams/periodic.py and keeper.py; defaults
+# there): how often each worker looks for a due periodic sync (0: none), the listen-stream lease
+# (0: no listen streams) and the window that folds a burst of list_changed into one sync.
+if "REGISTRY_UPSTREAM_SYNC_TICK" in os.environ:
+    REGISTRY_UPSTREAM_SYNC_TICK = _read("REGISTRY_UPSTREAM_SYNC_TICK", float)
+if "REGISTRY_UPSTREAM_LISTEN_LEASE" in os.environ:
+    REGISTRY_UPSTREAM_LISTEN_LEASE = _read("REGISTRY_UPSTREAM_LISTEN_LEASE", float)
+if "REGISTRY_UPSTREAM_LISTEN_DEBOUNCE" in os.environ:
+    REGISTRY_UPSTREAM_LISTEN_DEBOUNCE = _read("REGISTRY_UPSTREAM_LISTEN_DEBOUNCE", float)
 # Environment variables an http tool may send as its secret header
 # (registry/kinds/http_client/secret_env.py; unset: names starting with MCP_TOOL_SECRET_ only).
 if "REGISTRY_HTTP_SECRET_ENV_PREFIXES" in os.environ:

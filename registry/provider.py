@@ -84,6 +84,7 @@ class RegistryProvider(Provider):
         self.upstream_sessions = UpstreamSessions()
         self._reconcilers: list[reconcile.Reconciler] = []
         self._upstream_syncs: list[Any] = []  # upstreams/periodic.PeriodicSync, one per serving loop
+        self._upstream_keepers: list[Any] = []  # upstreams/keeper.Keeper, one per serving loop
         changes.track(self)
 
     # -- a transport starts and stops serving on its loop ------------------------------------------
@@ -110,22 +111,35 @@ class RegistryProvider(Provider):
         self._upstream_syncs = [s for s in self._upstream_syncs if s.loop is not loop]
         for sync in syncs:
             await sync.stop()
+        keepers = [k for k in self._upstream_keepers if k.loop is loop]
+        self._upstream_keepers = [k for k in self._upstream_keepers if k.loop is not loop]
+        for keeper in keepers:
+            await keeper.stop()
         await self.upstream.close()
         await self.upstream_sessions.close()
 
     async def _start_upstream_sync(self) -> None:
-        """The periodic sync of upstream MCP servers (issue 40: ``upstreams/periodic.py``): one
-        worker per upstream and interval, through the event store's shared claims."""
+        """Keeping upstream MCP servers current (issue 40): the periodic sync
+        (``upstreams/periodic.py``: one worker per upstream and interval) and the listen streams
+        (``upstreams/keeper.py``: one worker per upstream under a lease), through the event
+        store's shared claims."""
         from mcp_django.conf import mcp_settings
 
-        from .upstreams import periodic
+        from .upstreams import health, keeper, periodic
 
+        health.watch_breakers()  # a breaker opening is the upstream's health going down
+        claims = lambda: mcp_settings.backend("EVENT_STORE").claims  # noqa: E731
         every = periodic.tick()
-        if every <= 0:
-            return
-        sync = periodic.PeriodicSync(lambda: mcp_settings.backend("EVENT_STORE").claims, every)
-        await sync.start()
-        self._upstream_syncs.append(sync)
+        if every > 0:
+            sync = periodic.PeriodicSync(claims, every)
+            await sync.start()
+            self._upstream_syncs.append(sync)
+        # The listen streams under a lease, one worker each, and the sync on list_changed.
+        lease = keeper.lease()
+        if lease > 0:
+            keeping = keeper.Keeper(claims, lease=lease, debounce=keeper.debounce())
+            await keeping.start()
+            self._upstream_keepers.append(keeping)
 
     # -- the snapshot ----------------------------------------------------------------------------
     def mark_stale(self) -> None:

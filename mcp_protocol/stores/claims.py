@@ -6,7 +6,8 @@ worker's claim lapses by itself and nothing needs to clean up after it:
 - a session's standalone GET stream: at most one per session across the cluster
   ([L] basic/transports.mdx: the server may keep one standalone SSE stream per session; the
   SDK answers a second GET with 409), taken by the worker serving the stream and refreshed on
-  every keep-alive;
+  every keep-alive. The same lease holds an upstream MCP server's listen stream on one worker
+  of the fleet, under the id ``upstream-listen:<id>`` (``registry/upstreams/keeper.py``);
 - a one-time job (the fan-out of one bus ``changes`` message, or one part of it; the
   notifications of a key's scope change; the answer for a dead worker's requests): done by
   exactly one worker, retaken by another if the first one's lease lapses midway.

@@ -37,6 +37,7 @@ SECTIONS: list[Section] = [
     access.APPROVALS,
     registry.HTTP_TOOL_KIND,
     registry.UPSTREAM_CALLS,
+    registry.UPSTREAM_CURRENT,
     registry.REGISTRY_CHANGES,
     logs.LOGS_AND_METRICS,
     registry.MANAGEMENT_API,

@@ -74,6 +74,28 @@ UPSTREAM_CALLS: Section = (
     ],
 )
 
+UPSTREAM_CURRENT: Section = (
+    "Keeping upstream MCP servers current",
+    "See [Upstream MCP servers](../guides/upstreams.md#keeping-current).",
+    [
+        Var(
+            "REGISTRY_UPSTREAM_SYNC_TICK",
+            Code("registry.upstreams.periodic", "TICK"),
+            "Seconds between each worker's looks for upstreams due a periodic sync (0: no periodic sync in this worker).",
+        ),
+        Var(
+            "REGISTRY_UPSTREAM_LISTEN_LEASE",
+            Code("registry.upstreams.keeper", "LEASE"),
+            "Seconds of the lease under which one worker of the fleet holds an upstream's listen stream (renewed every third of it; a dead holder's upstreams are taken over within about this long). 0: this worker holds no listen streams.",
+        ),
+        Var(
+            "REGISTRY_UPSTREAM_LISTEN_DEBOUNCE",
+            Code("registry.upstreams.keeper", "DEBOUNCE"),
+            "Seconds after an upstream's first list_changed before its sync: the notifications within are one sync.",
+        ),
+    ],
+)
+
 
 REGISTRY_CHANGES: Section = (
     "The registry: changes and history",

@@ -22,11 +22,11 @@ old.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx2
 from mcp.client.client import Client
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientSession, MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import Implementation
@@ -48,16 +48,22 @@ __all__ = [
 
 CLIENT_INFO = Implementation(name="mcpsite-upstream", version="1")
 
+# A caller's look at every HTTP response of the connection (the listen stream: a GET answered 405).
+Observer = Callable[[httpx2.Response], Awaitable[None]]
+
 
 class _Statuses:
     """The HTTP statuses the POSTs of one attempt were answered with (an httpx2 response hook)."""
 
-    def __init__(self) -> None:
+    def __init__(self, observer: Observer | None = None) -> None:
         self.posts: list[int] = []
+        self.observer = observer
 
     async def __call__(self, response: httpx2.Response) -> None:
         if response.request.method == "POST":
             self.posts.append(response.status_code)
+        if self.observer is not None:
+            await self.observer(response)
 
     def old_server(self) -> bool:
         return any(400 <= s < 500 and s not in (401, 403) for s in self.posts)
@@ -78,7 +84,7 @@ def _http_client(config: UpstreamConfig, headers: dict[str, str], statuses: _Sta
 
 
 async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
-                 sse: bool, statuses: _Statuses) -> ClientSession:
+                 sse: bool, statuses: _Statuses, handler: MessageHandlerFnT | None) -> ClientSession:
     if sse:
         def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                     auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
@@ -88,11 +94,11 @@ async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, heade
                                sse_read_timeout=max(config.timeout, 60.0), httpx_client_factory=factory)
         # HTTP+SSE is the 2024-11-05 transport: only the initialize handshake goes over it.
         client = Client(transport, mode="legacy", cache=None, read_timeout_seconds=config.timeout,
-                        client_info=CLIENT_INFO)
+                        client_info=CLIENT_INFO, message_handler=handler)
     else:
         http = await stack.enter_async_context(_http_client(config, headers, statuses))
         client = Client(streamable_http_client(config.url, http_client=http), mode="auto", cache=None,
-                        read_timeout_seconds=config.timeout, client_info=CLIENT_INFO)
+                        read_timeout_seconds=config.timeout, client_info=CLIENT_INFO, message_handler=handler)
     # A peer that accepts the connection and never answers is bounded by the session's read
     # timeout (no anyio deadline around it: the client's task group must exit in its own scope).
     await stack.enter_async_context(client)
@@ -119,13 +125,13 @@ def _why(config: UpstreamConfig, exc: BaseException, statuses: _Statuses) -> Ups
     return UpstreamUnavailable(f"{config.name}: {type(exc).__name__}: {exc}")
 
 
-async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig,
-                headers: dict[str, str]) -> ClientSession:
+async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
+                handler: MessageHandlerFnT | None, observer: Observer | None) -> ClientSession:
     first = config.transport == "sse"
-    statuses = _Statuses()
+    statuses = _Statuses(observer)
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, first, statuses)
+        session = await _enter(attempt, config, headers, first, statuses, handler)
     except Exception as exc:  # every failure becomes an UpstreamError below
         with contextlib.suppress(Exception):
             await attempt.aclose()
@@ -135,10 +141,10 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig,
         stack.push_async_exit(attempt)
         return session
     # Streamable HTTP was answered 4xx: the legacy transport (see the module's docstring).
-    statuses = _Statuses()
+    statuses = _Statuses(observer)
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, True, statuses)
+        session = await _enter(attempt, config, headers, True, statuses, handler)
     except Exception as exc:
         with contextlib.suppress(Exception):
             await attempt.aclose()
@@ -148,14 +154,18 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig,
 
 
 @contextlib.asynccontextmanager
-async def connect(config: UpstreamConfig) -> AsyncIterator[ClientSession]:
+async def connect(config: UpstreamConfig, *, message_handler: MessageHandlerFnT | None = None,
+                  observer: Observer | None = None) -> AsyncIterator[ClientSession]:
     """An initialized session with the upstream, closed on exit. Raises ``UpstreamRefused`` (our
-    rules said no: nothing sent), ``UpstreamUnauthorized``, ``UpstreamUnavailable``."""
+    rules said no: nothing sent), ``UpstreamUnauthorized``, ``UpstreamUnavailable``.
+
+    ``message_handler`` gets the upstream's notifications (the listen stream's ``list_changed``);
+    ``observer`` sees every HTTP response (the listen stream's GET answered 405)."""
     check_url(config.url)
     headers = await auth.headers(config)
     async with contextlib.AsyncExitStack() as stack:
         try:
-            session = await _open(stack, config, headers)
+            session = await _open(stack, config, headers, message_handler, observer)
         except UpstreamUnauthorized:
             auth.forget_token(config)  # revoked or rotated: the next connect fetches a new one
             raise

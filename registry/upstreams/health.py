@@ -11,16 +11,25 @@ no change set and no bus message (health changes no list; /metrics reads it from
   empty where the last good listing had definitions (not trusted: nothing pruned);
 - ``up``: listed completely. Refused definitions are said in ``health_detail`` but leave it up:
   they are this registry's rules, not the upstream's health.
+
+Between syncs the calls' circuit breaker (``breaker.py``) writes it too: open is ``down`` with the
+reason, closed again is ``up`` where the breaker had put it down (``from_breaker``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
+from asgiref.sync import sync_to_async
 from django.db import models
 from django.utils import timezone
 
 from ..models.upstreams import Upstream
 from .listing import Listing
 from .report import SyncReport
+
+logger = logging.getLogger(__name__)
 
 
 def verdict(listing: Listing, untrusted: list[str]) -> str:
@@ -51,3 +60,56 @@ def write(upstream: Upstream, report: SyncReport, listing: Listing) -> None:
     models.QuerySet(Upstream).filter(pk=upstream.pk).update(**fields)
     for name, value in fields.items():
         setattr(upstream, name, value)
+
+
+# -- the circuit breaker's verdict between syncs (breaker.listeners) -----------------------------
+BREAKER = "circuit open: "  # how the breaker's own health detail starts
+
+
+def from_breaker(name: str, state: str, reason: str) -> None:
+    """A breaker opening is the upstream going down between syncs: ``down`` with the reason. Its
+    closing (a call went through) is ``up`` again, where the breaker had put it down: a sync's
+    ``degraded`` (a partial listing) is the listing's verdict, which a call does not change. The
+    half-open probe changes nothing yet. A plain queryset update, as ``write``."""
+    from .breaker import CLOSED, OPEN
+
+    rows = models.QuerySet(Upstream).filter(name=name)
+    if state == OPEN:
+        rows.update(health=str(Upstream.Health.DOWN), health_detail=(BREAKER + reason)[:4000])
+    elif state == CLOSED:
+        rows.filter(health_detail__startswith=BREAKER).update(health=str(Upstream.Health.UP),
+                                                              health_detail="")
+
+
+_writes: set[asyncio.Future[None]] = set()
+
+
+def breaker_listener(name: str, state: str, reason: str) -> None:
+    """``breaker.listeners``' health writer: on a serving loop the write goes to a thread (a
+    listener must not block the loop); it is kept referenced until done."""
+    from .breaker import HALF_OPEN
+
+    if state == HALF_OPEN:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        from_breaker(name, state, reason)
+        return
+    write = loop.create_task(sync_to_async(from_breaker, thread_sensitive=False)(name, state, reason))
+    _writes.add(write)
+    write.add_done_callback(_written)
+
+
+def _written(write: asyncio.Future[None]) -> None:
+    _writes.discard(write)
+    if not write.cancelled() and write.exception() is not None:
+        logger.warning("upstream health from the breaker not written", exc_info=write.exception())
+
+
+def watch_breakers() -> None:
+    """Subscribe the health writer to every breaker (once per process)."""
+    from . import breaker
+
+    if breaker_listener not in breaker.listeners:
+        breaker.listeners.append(breaker_listener)

@@ -121,6 +121,11 @@ async def complete(target: UpstreamTarget, ref_type: str, argument_name: str, va
         ref = sdk.ResourceTemplateReference(type="ref/resource", uri=target.name)
 
     async def operation(session: ClientSession) -> Completion:
+        caps = session.server_capabilities
+        if caps is None or caps.completions is None:
+            # Not advertised (server/utilities/completion.mdx: servers that support completions
+            # MUST declare the capability): nothing to suggest, and nothing asked of it.
+            return Completion(values=())
         result = await session.complete(ref, {"name": argument_name, "value": value},
                                         dict(context_arguments) or None)
         found = result.completion
