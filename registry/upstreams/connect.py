@@ -17,19 +17,27 @@ old.
 
     async with connect(config) as session:
         tools = await session.list_tools()
+
+For the calls' lean path (``wire.py``), ``connect(config, handshake)`` also fills ``handshake``
+with what the SDK does not expose: the ``Mcp-Session-Id`` the upstream gave (read by the same
+response hook), the credentials sent, the transport taken. Such a session declares the
+``sampling``, ``elicitation`` and ``roots`` capabilities (the upstream's requests are relayed to the
+caller within a call: ``relay.py``); outside a call the SDK's callbacks refuse them.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import httpx2
 from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import Implementation
+from mcp_types import ErrorData, Implementation
 
 from . import auth
 from .config import UpstreamConfig, UpstreamTarget
@@ -37,6 +45,7 @@ from .errors import UpstreamError, UpstreamRefused, UpstreamUnauthorized, Upstre
 from .guard import GuardedTransport, check_url
 
 __all__ = [
+    "Handshake",
     "UpstreamConfig",
     "UpstreamError",
     "UpstreamRefused",
@@ -47,6 +56,21 @@ __all__ = [
 ]
 
 CLIENT_INFO = Implementation(name="mcpsite-upstream", version="1")
+METHOD_NOT_FOUND = -32601
+
+
+@dataclass
+class Handshake:
+    """What a session was made with, for the calls' lean path (filled by ``connect``)."""
+
+    session_id: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    sse: bool = False  # the legacy HTTP+SSE transport: no lean path over it
+
+
+async def _refuse(*args: Any) -> ErrorData:
+    """The SDK's callback for an upstream request outside any call: nobody to relay it to."""
+    return ErrorData(code=METHOD_NOT_FOUND, message="relayed to our client only within a call")
 
 
 class _Statuses:
@@ -54,10 +78,12 @@ class _Statuses:
 
     def __init__(self) -> None:
         self.posts: list[int] = []
+        self.session_id: str | None = None
 
     async def __call__(self, response: httpx2.Response) -> None:
         if response.request.method == "POST":
             self.posts.append(response.status_code)
+            self.session_id = response.headers.get("mcp-session-id") or self.session_id
 
     def old_server(self) -> bool:
         return any(400 <= s < 500 and s not in (401, 403) for s in self.posts)
@@ -78,7 +104,11 @@ def _http_client(config: UpstreamConfig, headers: dict[str, str], statuses: _Sta
 
 
 async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
-                 sse: bool, statuses: _Statuses) -> ClientSession:
+                 sse: bool, statuses: _Statuses, relaying: bool) -> ClientSession:
+    callbacks: dict[str, Any] = {}
+    if relaying:
+        callbacks = {"sampling_callback": _refuse, "elicitation_callback": _refuse,
+                     "list_roots_callback": _refuse}
     if sse:
         def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                     auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
@@ -88,11 +118,11 @@ async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, heade
                                sse_read_timeout=max(config.timeout, 60.0), httpx_client_factory=factory)
         # HTTP+SSE is the 2024-11-05 transport: only the initialize handshake goes over it.
         client = Client(transport, mode="legacy", cache=None, read_timeout_seconds=config.timeout,
-                        client_info=CLIENT_INFO)
+                        client_info=CLIENT_INFO, **callbacks)
     else:
         http = await stack.enter_async_context(_http_client(config, headers, statuses))
         client = Client(streamable_http_client(config.url, http_client=http), mode="auto", cache=None,
-                        read_timeout_seconds=config.timeout, client_info=CLIENT_INFO)
+                        read_timeout_seconds=config.timeout, client_info=CLIENT_INFO, **callbacks)
     # A peer that accepts the connection and never answers is bounded by the session's read
     # timeout (no anyio deadline around it: the client's task group must exit in its own scope).
     await stack.enter_async_context(client)
@@ -119,13 +149,13 @@ def _why(config: UpstreamConfig, exc: BaseException, statuses: _Statuses) -> Ups
     return UpstreamUnavailable(f"{config.name}: {type(exc).__name__}: {exc}")
 
 
-async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig,
-                headers: dict[str, str]) -> ClientSession:
+async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
+                handshake: Handshake | None) -> ClientSession:
     first = config.transport == "sse"
     statuses = _Statuses()
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, first, statuses)
+        session = await _enter(attempt, config, headers, first, statuses, handshake is not None)
     except Exception as exc:  # every failure becomes an UpstreamError below
         with contextlib.suppress(Exception):
             await attempt.aclose()
@@ -133,29 +163,34 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig,
             raise _why(config, exc, statuses) from None
     else:
         stack.push_async_exit(attempt)
+        if handshake is not None:
+            handshake.session_id, handshake.headers, handshake.sse = statuses.session_id, headers, first
         return session
     # Streamable HTTP was answered 4xx: the legacy transport (see the module's docstring).
     statuses = _Statuses()
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, True, statuses)
+        session = await _enter(attempt, config, headers, True, statuses, handshake is not None)
     except Exception as exc:
         with contextlib.suppress(Exception):
             await attempt.aclose()
         raise _why(config, exc, statuses) from None
     stack.push_async_exit(attempt)
+    if handshake is not None:
+        handshake.session_id, handshake.headers, handshake.sse = None, headers, True
     return session
 
 
 @contextlib.asynccontextmanager
-async def connect(config: UpstreamConfig) -> AsyncIterator[ClientSession]:
+async def connect(config: UpstreamConfig, handshake: Handshake | None = None) -> AsyncIterator[ClientSession]:
     """An initialized session with the upstream, closed on exit. Raises ``UpstreamRefused`` (our
-    rules said no: nothing sent), ``UpstreamUnauthorized``, ``UpstreamUnavailable``."""
+    rules said no: nothing sent), ``UpstreamUnauthorized``, ``UpstreamUnavailable``. With
+    ``handshake``: a session for calls (see the module's docstring), ``handshake`` filled."""
     check_url(config.url)
     headers = await auth.headers(config)
     async with contextlib.AsyncExitStack() as stack:
         try:
-            session = await _open(stack, config, headers)
+            session = await _open(stack, config, headers, handshake)
         except UpstreamUnauthorized:
             auth.forget_token(config)  # revoked or rotated: the next connect fetches a new one
             raise
