@@ -20,9 +20,11 @@ old.
 
 For the calls' lean path (``wire.py``), ``connect(config, handshake)`` also fills ``handshake``
 with what the SDK does not expose: the ``Mcp-Session-Id`` the upstream gave (read by the same
-response hook), the credentials sent, the transport taken. Such a session declares the
-``sampling``, ``elicitation`` and ``roots`` capabilities (the upstream's requests are relayed to the
-caller within a call: ``relay.py``); outside a call the SDK's callbacks refuse them.
+response hook), the credentials sent, the transport taken. Every session declares the
+``sampling``, ``elicitation`` and ``roots`` capabilities: within a call the upstream's requests
+are relayed to our client when it has them (``relay.py``), so a sync must list the tools an
+upstream offers only to clients that have them (server-everything's, for one), as calls will
+see them; outside a call the SDK's callbacks refuse them (a JSON-RPC error).
 """
 
 from __future__ import annotations
@@ -104,11 +106,9 @@ def _http_client(config: UpstreamConfig, headers: dict[str, str], statuses: _Sta
 
 
 async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
-                 sse: bool, statuses: _Statuses, relaying: bool) -> ClientSession:
-    callbacks: dict[str, Any] = {}
-    if relaying:
-        callbacks = {"sampling_callback": _refuse, "elicitation_callback": _refuse,
-                     "list_roots_callback": _refuse}
+                 sse: bool, statuses: _Statuses) -> ClientSession:
+    callbacks: dict[str, Any] = {"sampling_callback": _refuse, "elicitation_callback": _refuse,
+                                 "list_roots_callback": _refuse}
     if sse:
         def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                     auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
@@ -155,7 +155,7 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, header
     statuses = _Statuses()
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, first, statuses, handshake is not None)
+        session = await _enter(attempt, config, headers, first, statuses)
     except Exception as exc:  # every failure becomes an UpstreamError below
         with contextlib.suppress(Exception):
             await attempt.aclose()
@@ -170,7 +170,7 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, header
     statuses = _Statuses()
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, True, statuses, handshake is not None)
+        session = await _enter(attempt, config, headers, True, statuses)
     except Exception as exc:
         with contextlib.suppress(Exception):
             await attempt.aclose()

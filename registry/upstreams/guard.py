@@ -21,6 +21,7 @@ server's own network (SSRF), as an http tool's may.
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 from typing import Any
 
@@ -41,9 +42,15 @@ def policy() -> Policy:
                   forbid_private=bool(http_config.get("REGISTRY_HTTP_FORBID_PRIVATE")))
 
 
+@functools.lru_cache(maxsize=256)
+def _problem(url: str, rules: Policy) -> str | None:
+    return url_problem(url, rules)
+
+
 def check_url(url: str) -> None:
-    """Raise ``UpstreamRefused`` when the rules refuse ``url`` (before any lookup)."""
-    problem = url_problem(url, policy())
+    """Raise ``UpstreamRefused`` when the rules refuse ``url`` (before any lookup). The verdict is
+    cached per (URL, rules as they are now): the calls' hot path checks before each POST."""
+    problem = _problem(url, policy())
     if problem is not None:
         raise UpstreamRefused(f"{problem} (REGISTRY_HTTP_ALLOWED_HOSTS, REGISTRY_HTTP_FORBID_PRIVATE)")
 

@@ -107,6 +107,14 @@ class Pooled:
                     channel = Channel(self.config.url, self.http(), session.protocol_version or "2025-11-25",
                                       handshake.session_id, CLIENT_INFO_WIRE, handshake.headers,
                                       MAX_RESULT_BYTES)
+                    if not channel.modern:
+                        # The SDK may return before its notifications/initialized POST is answered,
+                        # and the channel's first call must not overtake it (lifecycle.mdx: the
+                        # initialized notification comes first; server-everything registers its
+                        # capability-gated tools on it). The SDK sends one message after another:
+                        # a ping answered means the notification was delivered.
+                        with contextlib.suppress(Exception):  # a server without ping: nothing lost
+                            await session.send_ping()
                 ready.set_result(Live(session, channel))
                 await release.wait()
         except BaseException as exc:  # the transport died, or connecting failed: the next call re-opens

@@ -7,7 +7,8 @@ Both are bounded: a JSON body, or one SSE event's data, over ``limit`` bytes is 
 hostile upstream's answer is not buffered unbounded), and a body that is not JSON-RPC is
 ``Malformed``. ``SseParser`` is the event-stream framing alone (WHATWG HTML "Server-sent events",
 "Event stream interpretation"): lines end with LF or CRLF, ``data:`` lines join with LF, an empty
-line dispatches, events named other than ``message`` and comments are skipped.
+line dispatches, events named other than ``message``, events without data (the priming event a
+resumable stream starts with: basic/transports.mdx, "Resumability") and comments are skipped.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ class SseParser:
 
     def _line(self, line: bytes, found: list[bytes]) -> None:
         if not line:  # dispatch
-            if self._data and self._event in (b"", b"message"):
-                found.append(b"\n".join(self._data))
+            data = b"\n".join(self._data)
+            if data.strip() and self._event in (b"", b"message"):  # empty: a priming event (an id only)
+                found.append(data)
             self._data.clear()
             self._data_size = 0
             self._event = b""

@@ -137,7 +137,9 @@ def test_events_are_framed_across_chunks_with_lf_or_crlf() -> None:
     parser = stream.SseParser(limit=100)
     assert parser.feed(b"data: a\r") == []
     assert parser.feed(b"\ndata: b\n") == []
-    assert parser.feed(b"\r\n: comment\nevent: ping\ndata: x\n\ndata:c\n\n") == [b"a\nb", b"c"]
+    # A comment, an event of another name, a priming event (an id, no data): none is a message.
+    rest = b"\r\n: comment\nevent: ping\ndata: x\n\nid: 7\ndata:\n\ndata:c\n\n"
+    assert parser.feed(rest) == [b"a\nb", b"c"]
     with pytest.raises(stream.TooLarge):
         stream.SseParser(limit=10).feed(b"data: " + b"z" * 20)
 
