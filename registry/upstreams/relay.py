@@ -39,7 +39,9 @@ class NeedsCapability(Exception):
 class Relay:
     def __init__(self, ctx: Context | None) -> None:
         self.ctx = ctx
-        # The token the upstream request carries: ours only matters to us, any value will do.
+        # The token the upstream request carries (not our client's: the upstream need not know it).
+        # Set here when progress is wanted; the channel replaces it with one unique among its
+        # requests before sending (wire.py).
         self.progress_token: str | None = "p" if ctx is not None and ctx.progress_token is not None else None
 
     def capabilities(self) -> dict[str, Any]:

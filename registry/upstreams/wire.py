@@ -112,7 +112,9 @@ class Channel:
         ``stream.Malformed``."""
         meta: dict[str, Any] = {}
         if relay.progress_token is not None:
-            meta["progressToken"] = relay.progress_token
+            # Unique among this session's requests (basic/utilities/progress.mdx: MUST be unique
+            # across all active requests); the relay matches notifications against it.
+            relay.progress_token = meta["progressToken"] = f"progress-{next(self._ids)}"
         if self.modern:
             meta[PROTOCOL_VERSION_META] = self.protocol_version
             meta[CLIENT_INFO_META] = self.client_info

@@ -90,8 +90,9 @@ class Upstream:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         await response.write(b": keep-alive\n\n")
+        token = message["params"]["_meta"]["progressToken"]
         progress = _event({"jsonrpc": "2.0", "method": "notifications/progress",
-                           "params": {"progressToken": "p", "progress": 1, "total": 2}})
+                           "params": {"progressToken": token, "progress": 1, "total": 2}})
         await response.write(progress[:17])
         await response.write(progress[17:])
         await response.write(b"event: other\ndata: {}\n\n")  # not a message event: skipped
@@ -148,13 +149,15 @@ def test_events_are_framed_across_chunks_with_lf_or_crlf() -> None:
 async def test_a_json_answer_carries_the_2025_session_headers(upstream: tuple[Upstream, str],
                                                               http: aiohttp.ClientSession) -> None:
     state, url = upstream
-    channel = _channel(http, f"{url}/json")
-    result = await channel.request("tools/call", {"name": "t", "arguments": {}}, Recording())
+    channel, relay = _channel(http, f"{url}/json"), Recording()
+    result = await channel.request("tools/call", {"name": "t", "arguments": {}}, relay)
     assert result == {"content": [], "ok": True}
     headers, message = state.received[0]
     assert headers["Mcp-Session-Id"] == "s-1" and headers["MCP-Protocol-Version"] == "2025-11-25"
     assert headers["Authorization"] == "Bearer tok"
-    assert message["params"] == {"name": "t", "arguments": {}, "_meta": {"progressToken": "p"}}
+    token = message["params"]["_meta"]["progressToken"]
+    assert message["params"] == {"name": "t", "arguments": {}, "_meta": {"progressToken": token}}
+    assert token != "p" and token == relay.progress_token  # one of the channel's, unique to the call
 
 
 @override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
@@ -164,7 +167,7 @@ async def test_an_sse_answer_relays_what_comes_before_the_result(upstream: tuple
     relay = Recording()
     result = await _channel(http, f"{url}/sse").request("tools/call", {"name": "t", "arguments": {}}, relay)
     assert relay.heard == [
-        ("notifications/progress", {"progressToken": "p", "progress": 1, "total": 2}),
+        ("notifications/progress", {"progressToken": relay.progress_token, "progress": 1, "total": 2}),
         ("notifications/message", {"level": "info", "data": "working"}),
         ("elicitation/create", {"message": "name?"}),
     ]
