@@ -5,14 +5,17 @@ Not a test; see bench/README.md.
     .venv/bin/python bench/bench_upstream_calls.py                   # c=16, 3 rounds of 4 s
     .venv/bin/python bench/bench_upstream_calls.py --rounds 5 --concurrency 4,16
 
-The upstream is the official Python SDK's ``MCPServer`` (``tests/support/sdk_upstream_process.py``,
-its own process on loopback, Streamable HTTP with JSON responses). One of our servers (uvicorn, one
-worker, the bench
-database of harness/servers.py with an ``Upstream`` row and its mirrored ``up_echo``, open mode)
-serves ``echo`` (load_demo's handler tool) and ``up_echo``. Each round measures, back to back:
-the upstream's ``echo`` called directly (its own latency), our ``echo``, our ``up_echo``; closed
-loop, ``c`` keep-alive connections, each answer checked for ``hello``. Ratios and the p99 margin
-are computed within a round; the median round is kept. Server CPU per call comes from /proc.
+Two upstreams, each its own process on loopback, Streamable HTTP with JSON responses: the official
+Python SDK's ``MCPServer`` (``tests/support/sdk_upstream_process.py``, mirrored as ``up_echo``) and
+a minimal hand-written one (``bench/apps/mcp_upstream.py`` under uvicorn, mirrored as
+``fast_echo``): the SDK's server answers fewer calls per second than our handler tool, which caps
+a proxied call's rate below the ratio asked, so the fast one measures our call path itself. One of
+our servers (uvicorn, one worker, the bench database of harness/servers.py with the ``Upstream``
+rows and their mirrored tools, open mode) serves ``echo`` (load_demo's handler tool), ``up_echo``
+and ``fast_echo``. Each round measures, back to back: each upstream's ``echo`` called directly
+(its own latency), our ``echo``, our ``up_echo``, our ``fast_echo``; closed loop, ``c`` keep-alive
+connections, each answer checked for ``hello``. Ratios and the p99 margins are computed within a
+round; the median round is kept. Server CPU per call comes from /proc.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 from harness import servers
 from harness.httpclient import raw_connector
 from harness.loadgen import Result, open_session, request_loop
-from harness.servers import cpu_seconds, prepare_database
+from harness.servers import BIN, Running, ServerSpec, cpu_seconds, prepare_database
 
 from tests.support.live_server import LiveServer
 from tests.support.sdk_upstream_process import UpstreamProcess
@@ -39,6 +42,8 @@ CALLS = {
             b'"arguments":{"message":"hello"}}}',
     "up_echo": b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up_echo",'
                b'"arguments":{"text":"hello"}}}',
+    "fast_echo": b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fast_echo",'
+                 b'"arguments":{"text":"hello"}}}',
 }
 DIRECT = (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
           b'"params":{"name":"echo","arguments":{"text":"hello"}}}')
@@ -78,26 +83,39 @@ def main() -> int:
         UpstreamProcess(json_response=True) as upstream,
     ):
         workdir = Path(tmp)
+        fast_spec = ServerSpec("mcp-upstream", [str(BIN / "python"), "-m", "uvicorn",
+                                                "bench.apps.mcp_upstream:application", "--port", "{port}",
+                                                "--log-level", "warning", "--no-access-log"])
+        fast = Running(fast_spec, workdir)  # its port is chosen now, the process started below
         print("preparing our database (migrate, load_demo, seed_tools, the upstream's rows) ...", flush=True)
         prepare_database(workdir, 100)
         script = mirror_script("up", upstream.url, tools=("echo",), resources=False, timeout=30.0,
                                max_concurrency=64)
         servers.manage_bench_db(workdir, "shell", "-c", script)
+        script = mirror_script("fast", fast.url, tools=("echo",), resources=False, timeout=30.0,
+                               max_concurrency=64)
+        servers.manage_bench_db(workdir, "shell", "-c", script)
         env = {**servers.our_env(workdir), "MCP_AUTH": "open", "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
-        with LiveServer(env=env, migrate=False) as ours:
+        with fast, LiveServer(env=env, migrate=False) as ours:
             pid = ours.process.pid if ours.process else None
             upstream_pid = upstream.process.pid if upstream.process else None
+            fast_pid = fast.process.pid if fast.process else None
+
+            def run(url: str, template: bytes, label: str, c: int, server_pid: int | None) -> Result:
+                return asyncio.run(measure(url, template, label, c, args.duration, args.warmup, server_pid))
+
             for c in levels:
                 ratios: list[float] = []
                 margins: list[float] = []
+                fast_ratios: list[float] = []
+                fast_margins: list[float] = []
                 for _ in range(args.rounds):
                     row = {
-                        "upstream direct": asyncio.run(measure(upstream.url, DIRECT, "upstream direct", c,
-                                                               args.duration, args.warmup, upstream_pid)),
-                        "echo": asyncio.run(measure(ours.url, CALLS["echo"], "echo", c, args.duration,
-                                                    args.warmup, pid)),
-                        "up_echo": asyncio.run(measure(ours.url, CALLS["up_echo"], "up_echo", c,
-                                                       args.duration, args.warmup, pid)),
+                        "upstream direct": run(upstream.url, DIRECT, "upstream direct", c, upstream_pid),
+                        "fast direct": run(fast.url, DIRECT, "fast direct", c, fast_pid),
+                        "echo": run(ours.url, CALLS["echo"], "echo", c, pid),
+                        "up_echo": run(ours.url, CALLS["up_echo"], "up_echo", c, pid),
+                        "fast_echo": run(ours.url, CALLS["fast_echo"], "fast_echo", c, pid),
                     }
                     for label, result in row.items():
                         error = f"  first error: {result.first_error}" if result.first_error else ""
@@ -106,17 +124,22 @@ def main() -> int:
                               f"  server {result.server_us_per_request:6.0f} µs/call"
                               f"  errors {result.errors}{error}", flush=True)
                         ok &= not result.errors
-                    handler, proxied, direct = row["echo"], row["up_echo"], row["upstream direct"]
-                    ratios.append(proxied.rate / handler.rate if handler.rate else 0.0)
-                    margins.append(proxied.p99_ms - direct.p99_ms)
-                ratio, margin = statistics.median(ratios), statistics.median(margins)
-                met = ratio >= 0.3 and margin <= 5.0
-                ok &= met
-                rounds = ", ".join(f"{r:.3f}" for r in ratios)
-                print(f"c={c}: proxied ÷ handler {ratio:.3f} (rounds: {rounds}),"
-                      f" proxied p99 - upstream p99 {margin:+.2f} ms (rounds: "
-                      f"{', '.join(f'{m:+.2f}' for m in margins)}); target >= 0.3 and <= +5 ms: "
-                      f"{'MET' if met else 'MISSED'}", flush=True)
+                    handler = row["echo"]
+                    for proxied, direct, into, margin_into in (
+                            (row["up_echo"], row["upstream direct"], ratios, margins),
+                            (row["fast_echo"], row["fast direct"], fast_ratios, fast_margins)):
+                        into.append(proxied.rate / handler.rate if handler.rate else 0.0)
+                        margin_into.append(proxied.p99_ms - direct.p99_ms)
+                for label, rs, ms in (("SDK upstream", ratios, margins), ("fast upstream", fast_ratios,
+                                                                           fast_margins)):
+                    ratio, margin = statistics.median(rs), statistics.median(ms)
+                    met = ratio >= 0.3 and margin <= 5.0
+                    ok &= met
+                    rounds = ", ".join(f"{r:.3f}" for r in rs)
+                    print(f"c={c} {label}: proxied ÷ handler {ratio:.3f} (rounds: {rounds}),"
+                          f" proxied p99 - upstream p99 {margin:+.2f} ms (rounds: "
+                          f"{', '.join(f'{m:+.2f}' for m in ms)}); target >= 0.3 and <= +5 ms: "
+                          f"{'MET' if met else 'MISSED'}", flush=True)
     return 0 if ok else 1
 
 

@@ -198,7 +198,7 @@ class RegistryProvider(Provider):
         spec = state.resources.get(uri)
         if spec is not None:
             if spec.upstream is not None:
-                return await upstream_kind.read_resource(spec.upstream, uri, self.upstream_sessions)
+                return await upstream_kind.read_resource(spec.upstream, uri, self.upstream_sessions, ctx)
             if spec.kind == "text":
                 item = contents_item(uri, spec.mime_type, text=spec.text)
                 return [item | {"_meta": dict(spec.meta)} if spec.meta else item]
@@ -214,7 +214,7 @@ class RegistryProvider(Provider):
         if served is not None and template is not None:
             variables = served[1]
             if template.upstream is not None:
-                return await upstream_kind.read_resource(template.upstream, uri, self.upstream_sessions)
+                return await upstream_kind.read_resource(template.upstream, uri, self.upstream_sessions, ctx)
             if template.kind == "text":
                 text = render_text(template.text_template, variables)
                 return [contents_item(uri, template.mime_type, text=text)]

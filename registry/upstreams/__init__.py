@@ -4,9 +4,13 @@ registry (``sync``), and its health.
 - ``config``: ``UpstreamConfig`` (what a worker needs to reach an upstream, without the database)
   and ``UpstreamTarget`` (what a mirrored row's serving spec carries for the call path);
 - ``guard``: the outbound rules (``mcp_django.outbound``) bound to the http kind's settings, as an
-  httpx2 transport the official SDK's client sends through;
+  httpx2 transport the official SDK's client sends through, and the pinned aiohttp session of the
+  calls' lean path;
 - ``auth``: the headers an upstream gets (a static header, or an OAuth client-credentials token);
 - ``connect``: ``connect(config)``, an initialized ``mcp`` ``ClientSession`` over Streamable HTTP,
   falling back to HTTP+SSE;
-- ``listing``, ``names``, ``sync``, ``apply``, ``health``, ``periodic``: the sync.
+- ``listing``, ``names``, ``sync``, ``apply``, ``health``, ``periodic``: the sync;
+- ``pool``, ``calls``, ``wire``, ``stream``, ``relay``, ``sdk_calls``, ``serve``, ``breaker``: the
+  calls (one live session per upstream per worker loop; the requests as plain JSON-RPC POSTs;
+  what the upstream says meanwhile relayed to our client).
 """

@@ -1,20 +1,24 @@
 """Requests to an upstream over its pooled session: the breaker, the cap, the deadline, the span,
 and what a failure means (issue 40 item 4).
 
-``run`` is the one way a call reaches an upstream. It returns the upstream's result as wire JSON
-or raises ``UpstreamFailure`` naming the upstream and what went wrong; the tool kind turns that into
-an ``isError`` result, resources/read, prompts/get and completion/complete into a JSON-RPC error.
+``run`` is the one way a call reaches an upstream. It sends ``method`` with ``params`` on the
+upstream's live session (``pool.Live``: the lean path ``wire.py``, or the SDK session over the
+legacy HTTP+SSE transport), relaying what the upstream says meanwhile (``relay.py``), and returns
+the upstream's result as wire JSON or raises ``UpstreamFailure`` naming the upstream and what went
+wrong; the tool kind turns that into an ``isError`` result, resources/read, prompts/get and
+completion/complete into a JSON-RPC error.
 
 - The breaker of the upstream (``breaker.py``) is asked first: open → fail at once.
 - ``config.timeout`` bounds the whole call: waiting for a slot among ``max_concurrency``, opening the
-  session if there is none, the request. Our timeout cancels the SDK's request task, and the SDK
-  then sends ``notifications/cancelled`` for it (basic/utilities/cancellation.mdx: SHOULD), as it
-  does when our client's ``notifications/cancelled`` cancels the tool call that made it.
-- Failures that say the upstream is unreachable (connection refused or dropped, our timeout) count
-  against the breaker and drop the session; an answer, even a JSON-RPC error, is the upstream alive.
-- A 404 for the session (``_expired``) is retried once on a new session: the upstream refused the
-  request without processing it (basic/transports.mdx, Session Management: the client MUST start
-  a new session).
+  session if there is none, the request. Our timeout, or our client's ``notifications/cancelled``
+  (which cancels the tool call's task), cancels the request: ``wire.py`` then tells the upstream
+  (basic/utilities/cancellation.mdx: SHOULD; in 2026-07-28 by closing the request's connection).
+- Failures that say the upstream is unreachable (connection refused or dropped, a 5xx, our timeout)
+  count against the breaker and drop the session; an answer, even a JSON-RPC error, is the
+  upstream alive.
+- A 404 for the session (``wire.Expired``) is retried once on a new session: the upstream refused
+  the request without processing it (basic/transports.mdx, Session Management: the client MUST
+  start a new session); so is a 401/403 once, with a new token (``auth.forget_token``).
 - With tracing on, each call is a CLIENT span naming the method, the upstream and the original
   name (never the arguments, nor the URL: its query may carry a secret).
 """
@@ -23,20 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import pydantic
-from mcp import ClientSession
-from mcp.shared.exceptions import MCPError as SDKError
-from mcp.types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
-
 from mcp_protocol import tracing
+from mcp_protocol.errors import ClientRequestError
 
+from . import auth, stream
 from .breaker import CircuitOpen
+from .errors import UpstreamRefused
 from .pool import Pooled, UpstreamSessions
+from .relay import NeedsCapability, Relay
+from .wire import MAX_RESULT_BYTES, Dropped, Expired, RpcError, Unauthorized
 
-MAX_RESULT_BYTES = 4 * 1024 * 1024  # a hostile upstream's answer is not ours to relay unbounded
+__all__ = ["MAX_MESSAGE_CHARS", "MAX_RESULT_BYTES", "UpstreamFailure", "run"]
+
 MAX_MESSAGE_CHARS = 1000  # of an upstream's error message, in ours
 
 
@@ -53,10 +57,8 @@ class _Unreachable(Exception):
     pass
 
 
-Operation = Callable[[ClientSession], Awaitable[Any]]
-
-
-async def run(sessions: UpstreamSessions, config: Any, method: str, name: str, operation: Operation) -> Any:
+async def run(sessions: UpstreamSessions, config: Any, method: str, name: str, params: dict[str, Any],
+              relay: Relay) -> dict[str, Any]:
     upstream = config.name
     async with sessions.lend(config) as entry:
         try:
@@ -69,7 +71,7 @@ async def run(sessions: UpstreamSessions, config: Any, method: str, name: str, o
             phase = _Phase()
             try:
                 async with asyncio.timeout(float(config.timeout)):
-                    return await _attempt(entry, operation, phase)
+                    return await _attempt(entry, method, params, relay, phase)
             except TimeoutError:
                 if phase.waiting_for_slot:  # our cap, not the upstream: nothing against its breaker
                     entry.breaker.abandoned()
@@ -99,38 +101,56 @@ class _Phase:
     waiting_for_slot = True
 
 
-async def _attempt(entry: Pooled, operation: Operation, phase: _Phase) -> Any:
+async def _attempt(entry: Pooled, method: str, params: dict[str, Any], relay: Relay,
+                   phase: _Phase) -> dict[str, Any]:
     upstream = entry.config.name
     await entry.slots.acquire()  # under the caller's deadline: a full cap waits, then times out
     phase.waiting_for_slot = False
     try:
         for retry in (False, True):
             try:
-                session = await entry.session()
+                live = await entry.session()
             except Exception as exc:  # refused, TLS, HTTP error, the connect timeout: not reached
                 entry.breaker.failed(f"connect: {exc!r}")
                 raise _Unreachable(_describe(exc)) from None
             try:
-                result = await operation(session)
-            except SDKError as exc:
-                expired = _expired(exc)
-                if expired and not retry:
-                    entry.discard(session)  # a new session, the request once more
+                result = await live.request(method, params, relay)
+            except (Expired, Unauthorized) as exc:
+                entry.discard(live)  # a new session (and token), the request once more
+                if isinstance(exc, Unauthorized):
+                    auth.forget_token(entry.config)
+                if not retry:
                     continue
-                if expired or exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):  # 404 again, dropped, hung
-                    entry.discard(session)
-                    entry.breaker.failed(exc.error.message)
-                    raise _Unreachable(exc.error.message[:MAX_MESSAGE_CHARS]) from None
+                if isinstance(exc, Unauthorized):
+                    entry.breaker.succeeded()  # it answered: alive, but not for us
+                    raise UpstreamFailure(f"upstream {upstream}: {exc}") from None
+                entry.breaker.failed(str(exc))
+                raise _Unreachable(str(exc)) from None
+            except (Dropped, OSError, ConnectionError) as exc:
+                entry.discard(live)
+                entry.breaker.failed(_describe(exc))
+                raise _Unreachable(_describe(exc)) from None
+            except RpcError as exc:
                 entry.breaker.succeeded()  # it answered: alive, the error is the request's
-                said = f"upstream {upstream} answered with an error: {exc.error.message[:MAX_MESSAGE_CHARS]}"
+                said = f"upstream {upstream} answered with an error: {exc.message[:MAX_MESSAGE_CHARS]}"
                 raise UpstreamFailure(said, exc.code) from None
-            except pydantic.ValidationError:
+            except stream.TooLarge:
+                entry.breaker.succeeded()
+                said = f"upstream {upstream} answered with more than {MAX_RESULT_BYTES} bytes"
+                raise UpstreamFailure(said) from None
+            except stream.Malformed:
                 entry.breaker.succeeded()
                 raise UpstreamFailure(f"upstream {upstream} answered with an invalid result") from None
-            except (OSError, ConnectionError) as exc:
-                entry.discard(session)
-                entry.breaker.failed(repr(exc))
-                raise _Unreachable(_describe(exc)) from None
+            except NeedsCapability as exc:
+                entry.breaker.succeeded()
+                raise UpstreamFailure(f"upstream {upstream} cannot complete this call: {exc}") from None
+            except ClientRequestError as exc:  # our client refused what a 2026-07-28 upstream asked
+                entry.breaker.succeeded()
+                raise UpstreamFailure(f"upstream {upstream} asked the client, which did not answer: "
+                                      f"{exc.message[:MAX_MESSAGE_CHARS]}") from None
+            except UpstreamRefused as exc:  # our rules, now: nothing was sent
+                entry.breaker.abandoned()
+                raise UpstreamFailure(f"upstream {upstream}: {exc}") from None
             except asyncio.CancelledError:
                 entry.breaker.abandoned()
                 raise
@@ -139,14 +159,6 @@ async def _attempt(entry: Pooled, operation: Operation, phase: _Phase) -> Any:
         raise AssertionError("unreachable: the second attempt returns or raises")
     finally:
         entry.slots.release()
-
-
-def _expired(exc: SDKError) -> bool:
-    """The upstream's 404 for our session. The SDK hides the status: its own stand-in is "Session
-    terminated", and a server that put a JSON-RPC error in the 404's body ("Session not found": the
-    SDK's servers, ours) has it surfaced instead. Both are Invalid Request, so the request was not
-    processed (JSON-RPC 2.0 §5.1) and sending it again on a new session is safe."""
-    return exc.code == INVALID_REQUEST and "session" in exc.error.message.lower()
 
 
 def _describe(exc: BaseException) -> str:

@@ -17,19 +17,29 @@ old.
 
     async with connect(config) as session:
         tools = await session.list_tools()
+
+For the calls' lean path (``wire.py``), ``connect(config, handshake)`` also fills ``handshake``
+with what the SDK does not expose: the ``Mcp-Session-Id`` the upstream gave (read by the same
+response hook), the credentials sent, the transport taken. Every session declares the
+``sampling``, ``elicitation`` and ``roots`` capabilities: within a call the upstream's requests
+are relayed to our client when it has them (``relay.py``), so a sync must list the tools an
+upstream offers only to clients that have them (server-everything's, for one), as calls will
+see them; outside a call the SDK's callbacks refuse them (a JSON-RPC error).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import httpx2
 from mcp.client.client import Client
 from mcp.client.session import ClientSession, MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import Implementation
+from mcp_types import ErrorData, Implementation
 
 from . import auth
 from .config import UpstreamConfig, UpstreamTarget
@@ -37,6 +47,7 @@ from .errors import UpstreamError, UpstreamRefused, UpstreamUnauthorized, Upstre
 from .guard import GuardedTransport, check_url
 
 __all__ = [
+    "Handshake",
     "UpstreamConfig",
     "UpstreamError",
     "UpstreamRefused",
@@ -47,6 +58,21 @@ __all__ = [
 ]
 
 CLIENT_INFO = Implementation(name="mcpsite-upstream", version="1")
+METHOD_NOT_FOUND = -32601
+
+
+@dataclass
+class Handshake:
+    """What a session was made with, for the calls' lean path (filled by ``connect``)."""
+
+    session_id: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    sse: bool = False  # the legacy HTTP+SSE transport: no lean path over it
+
+
+async def _refuse(*args: Any) -> ErrorData:
+    """The SDK's callback for an upstream request outside any call: nobody to relay it to."""
+    return ErrorData(code=METHOD_NOT_FOUND, message="relayed to our client only within a call")
 
 # A caller's look at every HTTP response of the connection (the listen stream: a GET answered 405).
 Observer = Callable[[httpx2.Response], Awaitable[None]]
@@ -58,10 +84,12 @@ class _Statuses:
     def __init__(self, observer: Observer | None = None) -> None:
         self.posts: list[int] = []
         self.observer = observer
+        self.session_id: str | None = None
 
     async def __call__(self, response: httpx2.Response) -> None:
         if response.request.method == "POST":
             self.posts.append(response.status_code)
+            self.session_id = response.headers.get("mcp-session-id") or self.session_id
         if self.observer is not None:
             await self.observer(response)
 
@@ -85,6 +113,8 @@ def _http_client(config: UpstreamConfig, headers: dict[str, str], statuses: _Sta
 
 async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
                  sse: bool, statuses: _Statuses, handler: MessageHandlerFnT | None) -> ClientSession:
+    callbacks: dict[str, Any] = {"sampling_callback": _refuse, "elicitation_callback": _refuse,
+                                 "list_roots_callback": _refuse}
     if sse:
         def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                     auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
@@ -94,11 +124,12 @@ async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, heade
                                sse_read_timeout=max(config.timeout, 60.0), httpx_client_factory=factory)
         # HTTP+SSE is the 2024-11-05 transport: only the initialize handshake goes over it.
         client = Client(transport, mode="legacy", cache=None, read_timeout_seconds=config.timeout,
-                        client_info=CLIENT_INFO, message_handler=handler)
+                        client_info=CLIENT_INFO, message_handler=handler, **callbacks)
     else:
         http = await stack.enter_async_context(_http_client(config, headers, statuses))
         client = Client(streamable_http_client(config.url, http_client=http), mode="auto", cache=None,
-                        read_timeout_seconds=config.timeout, client_info=CLIENT_INFO, message_handler=handler)
+                        read_timeout_seconds=config.timeout, client_info=CLIENT_INFO, message_handler=handler,
+                        **callbacks)
     # A peer that accepts the connection and never answers is bounded by the session's read
     # timeout (no anyio deadline around it: the client's task group must exit in its own scope).
     await stack.enter_async_context(client)
@@ -126,7 +157,8 @@ def _why(config: UpstreamConfig, exc: BaseException, statuses: _Statuses) -> Ups
 
 
 async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
-                handler: MessageHandlerFnT | None, observer: Observer | None) -> ClientSession:
+                handler: MessageHandlerFnT | None, observer: Observer | None,
+                handshake: Handshake | None) -> ClientSession:
     first = config.transport == "sse"
     statuses = _Statuses(observer)
     attempt = contextlib.AsyncExitStack()
@@ -139,6 +171,8 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, header
             raise _why(config, exc, statuses) from None
     else:
         stack.push_async_exit(attempt)
+        if handshake is not None:
+            handshake.session_id, handshake.headers, handshake.sse = statuses.session_id, headers, first
         return session
     # Streamable HTTP was answered 4xx: the legacy transport (see the module's docstring).
     statuses = _Statuses(observer)
@@ -150,14 +184,18 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, header
             await attempt.aclose()
         raise _why(config, exc, statuses) from None
     stack.push_async_exit(attempt)
+    if handshake is not None:
+        handshake.session_id, handshake.headers, handshake.sse = None, headers, True
     return session
 
 
 @contextlib.asynccontextmanager
-async def connect(config: UpstreamConfig, *, message_handler: MessageHandlerFnT | None = None,
+async def connect(config: UpstreamConfig, handshake: Handshake | None = None, *,
+                  message_handler: MessageHandlerFnT | None = None,
                   observer: Observer | None = None) -> AsyncIterator[ClientSession]:
     """An initialized session with the upstream, closed on exit. Raises ``UpstreamRefused`` (our
-    rules said no: nothing sent), ``UpstreamUnauthorized``, ``UpstreamUnavailable``.
+    rules said no: nothing sent), ``UpstreamUnauthorized``, ``UpstreamUnavailable``. With
+    ``handshake``: a session for calls (see the module's docstring), ``handshake`` filled.
 
     ``message_handler`` gets the upstream's notifications (the listen stream's ``list_changed``);
     ``observer`` sees every HTTP response (the listen stream's GET answered 405)."""
@@ -165,7 +203,7 @@ async def connect(config: UpstreamConfig, *, message_handler: MessageHandlerFnT 
     headers = await auth.headers(config)
     async with contextlib.AsyncExitStack() as stack:
         try:
-            session = await _open(stack, config, headers, message_handler, observer)
+            session = await _open(stack, config, headers, message_handler, observer, handshake)
         except UpstreamUnauthorized:
             auth.forget_token(config)  # revoked or rotated: the next connect fetches a new one
             raise

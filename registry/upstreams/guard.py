@@ -12,18 +12,25 @@ server's own network (SSRF), as an http tool's may.
   one connected to, so a DNS answer that changes afterwards (rebinding) changes nothing. TLS
   still verifies the certificate against the host name (httpcore2 passes the URL's host as the
   SNI and verification name to ``start_tls``), and the ``Host`` header is the URL's.
+- the calls' lean path (``wire.py``) has its own pooled aiohttp session (``call_session``) whose
+  resolver is the http kind's ``PublicOnlyResolver`` with these settings: aiohttp connects to the
+  addresses the resolver returned, so the same pinning holds there; ``wire.py`` checks the URL
+  before each POST.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 from typing import Any
 
+import aiohttp
 import httpcore2
 import httpx2
 
 from mcp_django.compat.httpx2 import use_network_backend
+from mcp_django.outbound.resolver import PublicOnlyResolver
 from mcp_django.outbound.rules import Policy, ip_literal, is_public, url_problem
 
 from ..kinds.http_client import config as http_config
@@ -35,9 +42,15 @@ def policy() -> Policy:
                   forbid_private=bool(http_config.get("REGISTRY_HTTP_FORBID_PRIVATE")))
 
 
+@functools.lru_cache(maxsize=256)
+def _problem(url: str, rules: Policy) -> str | None:
+    return url_problem(url, rules)
+
+
 def check_url(url: str) -> None:
-    """Raise ``UpstreamRefused`` when the rules refuse ``url`` (before any lookup)."""
-    problem = url_problem(url, policy())
+    """Raise ``UpstreamRefused`` when the rules refuse ``url`` (before any lookup). The verdict is
+    cached per (URL, rules as they are now): the calls' hot path checks before each POST."""
+    problem = _problem(url, policy())
     if problem is not None:
         raise UpstreamRefused(f"{problem} (REGISTRY_HTTP_ALLOWED_HOSTS, REGISTRY_HTTP_FORBID_PRIVATE)")
 
@@ -101,3 +114,21 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         check_url(str(request.url))
         return await super().handle_async_request(request)
+
+
+def _forbid_private() -> bool:
+    return bool(http_config.get("REGISTRY_HTTP_FORBID_PRIVATE"))
+
+
+def call_session(config: Any) -> aiohttp.ClientSession:
+    """The pooled aiohttp session of one upstream on one loop (``pool.py``): its resolver keeps
+    public addresses only while ``REGISTRY_HTTP_FORBID_PRIVATE`` is on (an IP literal never
+    reaches it: ``check_url`` refused a private one); no proxy from the environment (it would see
+    the credentials); the connect timeout is the row's, the whole call's is the caller's."""
+    connector = aiohttp.TCPConnector(
+        limit=max(1, int(config.max_concurrency)) + 4,  # the cap's calls, plus replies and cancels
+        keepalive_timeout=float(http_config.get("REGISTRY_HTTP_KEEPALIVE_SECONDS")),
+        resolver=PublicOnlyResolver(_forbid_private, "REGISTRY_HTTP_FORBID_PRIVATE"),
+    )
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=float(config.connect_timeout))
+    return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False, auto_decompress=True)

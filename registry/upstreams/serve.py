@@ -14,125 +14,121 @@ template; ours is ``<prefix>_<name>``).
 - ``resources/read``, ``prompts/get``, ``completion/complete``: the upstream's result; a failure is
   a JSON-RPC error: the upstream's own code when it answered with one (-32002 "resource not found"
   stays that), else -32603 with the upstream's message.
-- Progress: when our client sent a progressToken, the upstream request carries one too (the SDK's
-  ``progress_callback``) and each notification it sends becomes ours (``ctx.report_progress``:
-  increasing values only, dropped after the response, basic/utilities/progress.mdx).
-- Cancellation: our client's ``notifications/cancelled`` cancels the task of the call; the SDK,
-  its request cancelled, sends ``notifications/cancelled`` for it to the upstream
-  (basic/utilities/cancellation.mdx).
-- Results are bounded: a serialized result over ``MAX_RESULT_BYTES`` is refused (a hostile
-  upstream's answer is not relayed unbounded to our clients).
+- What the upstream says during a call reaches our client (``relay.py``): progress (when our
+  client sent a progressToken), log messages, its elicitation, sampling and roots requests (when
+  our client declared the capability); our client's cancellation reaches the upstream
+  (``wire.py``).
+- Results are bounded (``wire.MAX_RESULT_BYTES``, checked on the bytes as they arrive) and
+  checked for the members our core relies on (a hostile upstream's answer is not relayed as is);
+  the checks are shallow on purpose: the hot path does not re-validate a whole result.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
-
-from mcp import types as sdk
-from mcp.client.session import ClientSession
 
 from mcp_protocol.context import Context
 from mcp_protocol.definitions import Completion
 from mcp_protocol.errors import MCPError
 
-from .calls import MAX_RESULT_BYTES, UpstreamFailure, run
+from .calls import UpstreamFailure, run
 from .config import UpstreamTarget
 from .pool import UpstreamSessions
+from .relay import Relay
 
 INTERNAL_ERROR = -32603
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # 2026-07-28: the answering server, on each result
 
 
-def _wire(result: Any, upstream: str) -> dict[str, Any]:
-    wire: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    # The result is ours now: our core gives it the shape of our client's revision (resultType is
-    # 2026-07-28's), and the upstream's serverInfo is not our client's business.
-    wire.pop("resultType", None)
-    meta = wire.get("_meta")
+def _ours(result: dict[str, Any], upstream: str, members: Mapping[str, type]) -> dict[str, Any]:
+    """The upstream's result as ours: the members we rely on of the right JSON type, its 2026-07-28
+    envelope removed (our core gives the result the shape of our client's revision; the upstream's
+    serverInfo is not our client's business)."""
+    for member, kind in members.items():
+        if not isinstance(result.get(member), kind):
+            raise UpstreamFailure(f"upstream {upstream} answered with an invalid result")
+    result.pop("resultType", None)
+    meta = result.get("_meta")
     if isinstance(meta, dict):
         meta.pop(SERVER_INFO, None)
         if not meta:
-            del wire["_meta"]
-    if len(json.dumps(wire, separators=(",", ":"))) > MAX_RESULT_BYTES:
-        raise UpstreamFailure(f"upstream {upstream} answered with more than {MAX_RESULT_BYTES} bytes")
-    return wire
+            del result["_meta"]
+    return result
 
 
-def _relay(ctx: Context | None) -> Any:
-    if ctx is None or ctx.progress_token is None:
-        return None
-
-    async def progress(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.report_progress(progress, total, message)
-
-    return progress
+def _content_ok(blocks: list[Any]) -> bool:
+    return all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in blocks)
 
 
 async def call_tool(target: UpstreamTarget, arguments: dict[str, Any], ctx: Context,
                     sessions: UpstreamSessions) -> dict[str, Any]:
     upstream = target.config.name
-
-    async def operation(session: ClientSession) -> dict[str, Any]:
-        request = sdk.CallToolRequest(params=sdk.CallToolRequestParams(name=target.name, arguments=arguments))
-        result = await session.send_request(request, sdk.CallToolResult, progress_callback=_relay(ctx))
-        return _wire(result, upstream)
-
     try:
-        return dict(await run(sessions, target.config, "tools/call", target.name, operation))
+        result = await run(sessions, target.config, "tools/call", target.name,
+                           {"name": target.name, "arguments": arguments}, Relay(ctx))
+        result = _ours(result, upstream, {"content": list})
+        if not _content_ok(result["content"]) or not isinstance(result.get("isError", False), bool) or (
+                not isinstance(result.get("structuredContent", {}), dict)):
+            raise UpstreamFailure(f"upstream {upstream} answered with an invalid result")
+        return result
     except UpstreamFailure as exc:
         return {"content": [{"type": "text", "text": exc.message}], "isError": True}
 
 
-async def read_resource(target: UpstreamTarget, uri: str, sessions: UpstreamSessions) -> list[dict[str, Any]]:
+async def read_resource(target: UpstreamTarget, uri: str, sessions: UpstreamSessions,
+                        ctx: Context | None = None) -> list[dict[str, Any]]:
     """``uri``: the URI asked for (a mirrored resource's own, or one a mirrored template serves);
     the upstream's URIs are not renamed, only its names are."""
     upstream = target.config.name
 
-    async def operation(session: ClientSession) -> list[dict[str, Any]]:
-        request = sdk.ReadResourceRequest(params=sdk.ReadResourceRequestParams(uri=uri))
-        result = await session.send_request(request, sdk.ReadResourceResult)
-        return list(_wire(result, upstream)["contents"])
+    async def call() -> list[dict[str, Any]]:
+        result = await run(sessions, target.config, "resources/read", uri, {"uri": uri}, Relay(ctx))
+        contents = _ours(result, upstream, {"contents": list})["contents"]
+        if not all(isinstance(c, dict) and isinstance(c.get("uri"), str) for c in contents):
+            raise UpstreamFailure(f"upstream {upstream} answered with an invalid result")
+        return list(contents)
 
-    return list(await _protocol(run(sessions, target.config, "resources/read", uri, operation)))
+    return list(await _protocol(call()))
 
 
 async def get_prompt(target: UpstreamTarget, arguments: Mapping[str, str], ctx: Context,
                      sessions: UpstreamSessions) -> dict[str, Any]:
     upstream = target.config.name
 
-    async def operation(session: ClientSession) -> dict[str, Any]:
-        params = sdk.GetPromptRequestParams(name=target.name, arguments=dict(arguments))
-        result = await session.send_request(sdk.GetPromptRequest(params=params), sdk.GetPromptResult)
-        return _wire(result, upstream)
+    async def call() -> dict[str, Any]:
+        result = await run(sessions, target.config, "prompts/get", target.name,
+                           {"name": target.name, "arguments": dict(arguments)}, Relay(ctx))
+        result = _ours(result, upstream, {"messages": list})
+        if not all(isinstance(m, dict) and isinstance(m.get("content"), dict) for m in result["messages"]):
+            raise UpstreamFailure(f"upstream {upstream} answered with an invalid result")
+        return result
 
-    return dict(await _protocol(run(sessions, target.config, "prompts/get", target.name, operation)))
+    return dict(await _protocol(call()))
 
 
 async def complete(target: UpstreamTarget, ref_type: str, argument_name: str, value: str,
                    context_arguments: Mapping[str, str], sessions: UpstreamSessions) -> Completion:
     """``ref_type``: ``ref/prompt`` (sent with the upstream's prompt name) or ``ref/resource``
     (with its URI template)."""
-    ref: sdk.PromptReference | sdk.ResourceTemplateReference
-    if ref_type == "ref/prompt":
-        ref = sdk.PromptReference(type="ref/prompt", name=target.name)
-    else:
-        ref = sdk.ResourceTemplateReference(type="ref/resource", uri=target.name)
+    upstream = target.config.name
+    ref = {"type": "ref/prompt", "name": target.name} if ref_type == "ref/prompt" else {
+        "type": "ref/resource", "uri": target.name}
+    params: dict[str, Any] = {"ref": ref, "argument": {"name": argument_name, "value": value}}
+    if context_arguments:
+        params["context"] = {"arguments": dict(context_arguments)}
 
-    async def operation(session: ClientSession) -> Completion:
-        caps = session.server_capabilities
-        if caps is None or caps.completions is None:
-            # Not advertised (server/utilities/completion.mdx: servers that support completions
-            # MUST declare the capability): nothing to suggest, and nothing asked of it.
-            return Completion(values=())
-        result = await session.complete(ref, {"name": argument_name, "value": value},
-                                        dict(context_arguments) or None)
-        found = result.completion
-        return Completion(values=tuple(found.values[:100]), total=found.total, has_more=bool(found.has_more))
+    async def call() -> Completion:
+        result = await run(sessions, target.config, "completion/complete", target.name, params, Relay(None))
+        found = _ours(result, upstream, {"completion": dict})["completion"]
+        values = found.get("values")
+        total, more = found.get("total"), found.get("hasMore")
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values) or not (
+                total is None or isinstance(total, int)):
+            raise UpstreamFailure(f"upstream {upstream} answered with an invalid result")
+        return Completion(values=tuple(values[:100]), total=total, has_more=bool(more))
 
-    completion: Completion = await _protocol(
-        run(sessions, target.config, "completion/complete", target.name, operation))
+    completion: Completion = await _protocol(call())
     return completion
 
 

@@ -2,8 +2,10 @@
 Python SDK server as a process of its own (``tests/support/sdk_upstream_process.py``), mirrored rows
 made directly in the database of a real mcpsite server process, and the official SDK's client
 calling mcpsite: ``tools/call``, ``resources/read`` of a resource and of a template's URI,
-``prompts/get``, ``completion/complete``, progress relayed, our client's cancellation reaching
-the upstream's tool, the per-upstream concurrency cap.
+``prompts/get``, ``completion/complete``, progress and log messages relayed, our client's
+cancellation reaching the upstream's tool, the per-upstream concurrency cap, and the upstream's
+2026-07-28 questions (an input-required result: elicitation and roots) asked of our client in
+either of our eras, or refused when our client did not declare the capability.
 """
 
 from __future__ import annotations
@@ -19,21 +21,35 @@ from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.support import everything
 from tests.support.live_server import REGISTRY_PROVIDER, LiveServer
 from tests.support.otlp import OtlpReceiver
 from tests.support.sdk_upstream_process import UpstreamProcess
 from tests.support.upstream_rows import mirror_script
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(300)  # the module server's start counts against the first test
 ENV = {"MCP_PROVIDER": REGISTRY_PROVIDER, "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
+
+
+EVERYTHING_TOOLS = ("trigger-elicitation-request", "trigger-sampling-request",
+                    "trigger-long-running-operation")
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[LiveServer]:
-    with UpstreamProcess() as upstream:
+    """One server for the module: ``up_*`` from the SDK upstream, ``ev_*`` from the reference
+    server-everything (a 2025-era upstream: its questions come as requests on the call's stream)."""
+    with contextlib.ExitStack() as stack:
+        upstream = stack.enter_context(UpstreamProcess())
         script = mirror_script("up", upstream.url, max_concurrency=2, local=True)
-        with LiveServer(env=ENV, load=[["shell", "-c", script]]) as server:
-            yield server
+        if everything.installed():
+            reference = stack.enter_context(everything.Everything())
+            script += "; " + mirror_script("ev", reference.url, tools=EVERYTHING_TOOLS, resources=False,
+                                           timeout=10.0)
+        yield stack.enter_context(LiveServer(env=ENV, load=[["shell", "-c", script]]))
+
+
+needs_everything = pytest.mark.skipif(not everything.installed(), reason="needs scripts/install-tools.sh")
 
 
 @contextlib.asynccontextmanager
@@ -157,3 +173,82 @@ async def test_a_2026_client_gets_the_same_call_progress_and_read(served: LiveSe
         assert (await session.read_resource("memo://readme")).contents[0].text == (  # type: ignore[union-attr]
             "hello from upstream")
     assert seen == [1, 2]
+
+
+async def test_log_messages_are_relayed_at_our_clients_level(served: LiveServer) -> None:
+    heard: list[tuple[str, Any, str | None]] = []
+
+    async def log(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append((params.level, params.data, params.logger))
+
+    async with Client(streamable_http_client(served.url), mode="legacy", logging_callback=log) as client:
+        await client.session.set_logging_level("debug")
+        result = await client.session.call_tool("up_chatty", {"text": "said upstream"})
+        assert _text(result) == "said upstream"
+    assert ("info", "said upstream", "chatty") in heard
+
+
+async def _name(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def _roots(context: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri="file:///work", name="work")])
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_upstreams_questions_are_asked_of_our_client(served: LiveServer, mode: str) -> None:
+    """The upstream (2026-07-28) asks by an input-required result; we ask our client: a real
+    elicitation/create and roots/list in a 2025 session, our own input-required round (which the
+    SDK client answers and retries) in 2026-07-28."""
+    async with Client(streamable_http_client(served.url), mode=mode,  # type: ignore[arg-type]
+                      elicitation_callback=_name, list_roots_callback=_roots) as client:
+        result = await client.call_tool("up_interview", {})
+    assert result.is_error is False, _text(result)
+    assert _text(result) == "name=Ada roots=file:///work state=asked"
+
+
+async def test_a_question_our_client_cannot_answer_fails_the_call_naming_the_capability(
+        served: LiveServer) -> None:
+    async with _client(served.url) as session:  # no elicitation, no roots
+        result = await session.call_tool("up_interview", {})
+    assert result.is_error is True
+    assert "needs the client capability 'elicitation'" in _text(result)
+
+
+async def _sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    asked = params.messages[0].content.text  # type: ignore[union-attr]
+    return types.CreateMessageResult(role="assistant", model="loopback",
+                                     content=types.TextContent(type="text", text=f"sampled: {asked}"))
+
+
+@needs_everything
+async def test_the_reference_servers_requests_reach_our_client_and_our_answers_reach_it(
+        served: LiveServer) -> None:
+    """server-everything (2025 era) sends elicitation/create and sampling/createMessage on the
+    call's stream; our client answers through us; progress comes the same way."""
+    seen: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    async with Client(streamable_http_client(served.url), mode="legacy", elicitation_callback=_name,
+                      sampling_callback=_sample) as client:
+        session = client.session
+        elicited = await session.call_tool("ev_trigger-elicitation-request", {})
+        assert elicited.is_error is False and "Ada" in _text(elicited), _text(elicited)
+        sampled = await session.call_tool("ev_trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
+        assert sampled.is_error is False and "sampled: " in _text(sampled), _text(sampled)
+        long = await session.call_tool("ev_trigger-long-running-operation", {"duration": 0.3, "steps": 3},
+                                       progress_callback=progress)
+        assert long.is_error is False, _text(long)
+    assert seen == [1, 2, 3]
+
+
+@needs_everything
+async def test_a_request_for_a_capability_our_client_lacks_is_refused_to_the_upstream(
+        served: LiveServer) -> None:
+    async with _client(served.url) as session:  # declares no sampling
+        result = await session.call_tool("ev_trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
+    assert result.is_error is True
+    assert "sampling" in _text(result), _text(result)

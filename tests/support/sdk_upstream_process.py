@@ -10,7 +10,9 @@ Its definitions:
 - tools ``echo(text)``, ``add(a, b)`` (structured output), ``fail()`` (raises: an ``isError``
   result), ``slow(seconds, steps, key)`` (reports ``steps`` progress notifications, then waits;
   records ``done``/``cancelled`` under ``key``), ``hold(key)`` (0.3 s, records the most running
-  at once under ``key``), ``events(key)`` (what was recorded under ``key``), ``big(kib)``;
+  at once under ``key``), ``events(key)`` (what was recorded under ``key``), ``big(kib)``,
+  ``chatty(text)`` (logs ``text`` at info, then returns it), ``interview()`` (2026-07-28: asks the
+  client for a name and its roots by an input-required result, MRTR; answers with what it got);
 - resource ``memo://readme``, template ``memo://notes/{slug}``;
 - prompt ``greet(who)``; completion for ``greet``'s ``who`` and the template's ``slug``.
 
@@ -29,8 +31,10 @@ import sys
 import time
 from collections import defaultdict
 from types import TracebackType
+from typing import Any
 
 import httpx
+from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import Completion, PromptReference, ResourceTemplateReference
@@ -84,6 +88,27 @@ def build_server() -> MCPServer:
         finally:
             running[key] -= 1
         return "held"
+
+    @server.tool(description="Logs the text at info, then returns it.")
+    async def chatty(text: str, ctx: Context) -> str:
+        await ctx.info(text, logger_name="chatty")
+        return text
+
+    @server.tool(description="Asks the client for a name and its roots (an input-required result).")
+    async def interview(ctx: Context) -> Any:
+        answers = ctx.input_responses or {}
+        if "name" not in answers or "roots" not in answers:
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            return types.InputRequiredResult(input_requests={
+                "name": types.ElicitRequest(params=types.ElicitRequestFormParams(
+                    message="Your name?", requested_schema=schema)),
+                "roots": types.ListRootsRequest(),
+            }, request_state="asked")
+        name = answers["name"]
+        roots = answers["roots"]
+        given = getattr(name, "content", None) or {}
+        uris = [str(root.uri) for root in getattr(roots, "roots", [])]
+        return f"name={given.get('name')} roots={','.join(uris)} state={ctx.request_state}"
 
     @server.tool(description="What was recorded under key.")
     def recorded(key: str) -> list[str]:

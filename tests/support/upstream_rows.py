@@ -12,7 +12,7 @@ tools" a dead upstream must not slow down).
 from __future__ import annotations
 
 OBJECT = {"type": "object", "properties": {}}
-TOOLS = ("echo", "add", "fail", "big", "slow", "hold", "recorded")
+TOOLS = ("echo", "add", "fail", "big", "slow", "hold", "recorded", "chatty", "interview")
 
 
 def mirror_script(prefix: str, url: str, *, tools: tuple[str, ...] = TOOLS, timeout: float = 5.0,

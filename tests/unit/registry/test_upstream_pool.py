@@ -10,9 +10,9 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx2
 import pytest
 from django.test import override_settings
-from mcp import types
 from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -20,7 +20,9 @@ from mcp.client.streamable_http import streamable_http_client
 from registry.upstreams import breaker
 from registry.upstreams.calls import UpstreamFailure, run
 from registry.upstreams.config import UpstreamConfig
+from registry.upstreams.connect import Handshake
 from registry.upstreams.pool import UpstreamSessions
+from registry.upstreams.relay import Relay
 from tests.support.sdk_upstream_process import UpstreamProcess
 
 pytestmark = pytest.mark.timeout(60)
@@ -82,10 +84,17 @@ def upstream() -> Iterator[UpstreamProcess]:
 
 
 @contextlib.asynccontextmanager
-async def _legacy(config: Any) -> AsyncIterator[ClientSession]:
+async def _legacy(config: Any, handshake: Handshake) -> AsyncIterator[ClientSession]:
     # A session-ful (2025-11-25) session, the kind an upstream can expire; connect() would pick the
-    # stateless 2026-07-28 revision with this upstream.
-    async with Client(streamable_http_client(config.url), mode="legacy") as client:
+    # stateless 2026-07-28 revision with this upstream. Its session id goes to the lean path as
+    # connect()'s response hook would give it.
+    async def seen(response: httpx2.Response) -> None:
+        handshake.session_id = response.headers.get("mcp-session-id") or handshake.session_id
+
+    async with (
+        httpx2.AsyncClient(event_hooks={"response": [seen]}) as http,
+        Client(streamable_http_client(config.url, http_client=http), mode="legacy") as client,
+    ):
         yield client.session
 
 
@@ -95,16 +104,13 @@ def _config(url: str, **over: Any) -> UpstreamConfig:
 
 
 async def _echo(sessions: UpstreamSessions, config: UpstreamConfig, text: str) -> tuple[str, ClientSession]:
-    used: list[ClientSession] = []
-
-    async def operation(session: ClientSession) -> str:
-        used.append(session)
-        result = await session.call_tool("echo", {"text": text})
-        return "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-
-    return await run(sessions, config, "tools/call", "echo", operation), used[-1]
+    result = await run(sessions, config, "tools/call", "echo", {"name": "echo", "arguments": {"text": text}},
+                       Relay(None))
+    live = await sessions.get(config).session()
+    return "".join(b["text"] for b in result["content"] if b["type"] == "text"), live.session
 
 
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
 async def test_one_session_is_shared_kept_and_remade_after_the_upstream_forgot_it() -> None:
     sessions = UpstreamSessions(connect=_legacy)
     sessions.open()
@@ -127,6 +133,7 @@ async def test_one_session_is_shared_kept_and_remade_after_the_upstream_forgot_i
         upstream.stop()
 
 
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
 async def test_a_changed_configuration_gets_its_own_session_and_cap(upstream: UpstreamProcess) -> None:
     sessions = UpstreamSessions(connect=_legacy)
     sessions.open()
@@ -139,6 +146,7 @@ async def test_a_changed_configuration_gets_its_own_session_and_cap(upstream: Up
         await sessions.close()
 
 
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
 async def test_an_unreachable_upstream_is_a_failure_naming_it() -> None:
     from tests.support.ports import free_port
 
