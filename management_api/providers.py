@@ -46,18 +46,30 @@ class ProviderSerializer(StrictBodyMixin, serializers.ModelSerializer):
         return attrs
 
 
+URLS = ("Its URLs must pass the outbound rules (REGISTRY_HTTP_ALLOWED_HOSTS; public addresses while "
+        "REGISTRY_HTTP_FORBID_PRIVATE is on); `client_secret_env` names an environment variable the http "
+        "kind's rule allows, never a value. A member that is no field is a 400 naming it.")
+
+
 @extend_schema_view(
     list=extend_schema(summary="List providers", responses={200: ProviderSerializer(many=True), **READS},
-                       description=f"The services users connect their own accounts at. {LISTING}"),
-    retrieve=extend_schema(summary="One provider", responses={200: ProviderSerializer, **ONE}),
+                       description="The third-party services users connect their own accounts at, so "
+                       f"http tools can call them as each user. {LISTING}"),
+    retrieve=extend_schema(summary="One provider", responses={200: ProviderSerializer, **ONE},
+                           description="One third-party service: its authorization, token and revocation "
+                           "URLs, scopes, client id and the variable holding its secret."),
     create=extend_schema(summary="Add a provider", responses={201: ProviderSerializer, **WRITES},
-                         description="Its URLs must pass the outbound rules (REGISTRY_HTTP_ALLOWED_HOSTS, "
-                         "public addresses); `client_secret_env` names an allowed environment variable."),
-    update=extend_schema(summary="Replace a provider", responses={200: ProviderSerializer, **WRITES}),
+                         description=f"Add a service users can connect their accounts at. {URLS}"),
+    update=extend_schema(summary="Replace a provider", responses={200: ProviderSerializer, **WRITES},
+                         description=f"Replace every field of a provider; connected accounts stay. {URLS}"),
     partial_update=extend_schema(summary="Change fields of a provider",
-                                 responses={200: ProviderSerializer, **WRITES}),
+                                 responses={200: ProviderSerializer, **WRITES},
+                                 description=f"Change the fields sent of a provider; connected accounts "
+                                 f"stay. {URLS}"),
     destroy=extend_schema(summary="Delete a provider and every account connected at it",
-                          responses={204: None, **ONE}),
+                          responses={204: None, **ONE},
+                          description="Delete a provider: every account connected at it is forgotten "
+                          "here, and tools naming it answer that it is not configured."),
 )
 class ProviderViewSet(viewsets.ModelViewSet):
     queryset = Provider.objects.all()
