@@ -1,4 +1,4 @@
-"""The connect surface (docs/security.md "Connected services"):
+"""The connect surface (docs/security.md "Connected services: acting for the user"):
 
 - ``GET /connect/<provider>/?ref=<signed reference>``: signs the user in (the same accounts and
   sign-in page as the authorization server), checks the reference (``reference.py``: signature,

@@ -1,4 +1,5 @@
-"""The connect surface (docs/security.md "Connected services"), attacked in-process: the page
+"""The connect surface (docs/security.md "Connected services: acting for the user"), attacked
+in-process: the page
 checks its signed reference (another user's, another provider's, expired, forged, replayed),
 its ``state`` is one-time and bound to the user who started the flow, it redirects only to the
 provider's authorization URL (no parameter chooses where to go), and a provider's URLs obey the
