@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
 from . import vault
@@ -21,6 +21,12 @@ class ProviderAdmin(SimpleHistoryAdmin):
     search_fields = ("slug", "name")
     fields = ("slug", "name", "enabled", "authorization_url", "token_url", "revocation_url", "scopes",
               "client_id", "client_secret_env")
+
+    def history_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> Any:
+        # simple-history looks the id up as given: a non-numeric one would be a 500, not a 404.
+        if not str(object_id).isdigit():
+            raise Http404(f"No provider {object_id!r}.")
+        return super().history_view(request, object_id, extra_context)
 
 
 @admin.register(ConnectedToken)

@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.support import LiveServer
 from tests.support.admin_client import log_in
 from tests.support.live_server import REGISTRY_PROVIDER
+from tests.support.mcp_http import modern_headers, modern_message
 from tests.support.oauth_flow import OAuthFlow
 from tests.support.ports import free_port
 from tests.support.third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
@@ -40,7 +41,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
 ]
 
-PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank")}
+PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace")}
 STAFF, STAFF_PASSWORD = "root", "root-password-1"
 ROWS = """
 from django.contrib.auth.models import User
@@ -167,6 +168,30 @@ async def test_a_client_without_url_elicitation_gets_the_link_and_why(live: Live
     assert "is connected" in page.text
     again = await carol.call(live, elicit=False)
     assert again.structured_content["user"] == "carol-at-tp"  # type: ignore[index]
+
+
+async def test_stateless_revision_asks_inside_the_input_required_round(live: LiveServer) -> None:
+    # 2026-07-28: the URL elicitation is an input request of an input_required result (no
+    # elicitationId in that revision); the retry carries the answer and requestState, and the
+    # server looks in the vault again (client/elicitation.mdx "URL Mode Elicitation Requests").
+    grace = Person(live, "grace")
+    capabilities = {"elicitation": {"url": {}}}
+    headers = {"Authorization": f"Bearer {grace.token}"}
+    async with httpx.AsyncClient(timeout=30.0) as client:
+        message = modern_message(1, "tools/call", {"name": "whoami", "arguments": {}}, capabilities)
+        sent = await client.post(live.url, json=message, headers={**modern_headers(message), **headers})
+        first = sent.json()
+        result = first["result"]
+        assert result["resultType"] == "input_required", first
+        [(key, asked)] = result["inputRequests"].items()
+        assert asked["method"] == "elicitation/create" and asked["params"]["mode"] == "url"
+        assert "elicitationId" not in asked["params"]
+        assert "is connected" in (await anyio.to_thread.run_sync(grace.open, asked["params"]["url"])).text
+        retry = modern_message(2, "tools/call", {"name": "whoami", "arguments": {},
+                                                 "inputResponses": {key: {"action": "accept"}},
+                                                 "requestState": result["requestState"]}, capabilities)
+        done = (await client.post(live.url, json=retry, headers={**modern_headers(retry), **headers})).json()
+    assert done["result"]["structuredContent"]["user"] == "grace-at-tp", done
 
 
 async def test_a_token_about_to_expire_is_refreshed_before_use(

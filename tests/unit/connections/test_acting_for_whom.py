@@ -43,3 +43,19 @@ def test_a_token_of_our_own_issuer_names_the_user_others_do_not() -> None:
 ])
 def test_only_a_client_declaring_url_mode_is_sent_one(capabilities: dict[str, object], url: bool) -> None:
     assert supports_url_mode(capabilities) is url
+
+
+@pytest.mark.django_db
+def test_a_tool_calling_as_the_user_keeps_authorization_for_the_users_token() -> None:
+    from django.core.exceptions import ValidationError
+
+    from registry.models import Tool
+
+    tool = Tool(name="t", kind="http", http_method="GET", http_url="https://api.example.com/me",
+                http_connection="tp", http_secret_header="Authorization", http_secret_env="MCP_TOOL_SECRET_X")
+    with override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["api.example.com"]):
+        with pytest.raises(ValidationError) as refused:
+            tool.full_clean()
+        assert "http_secret_header" in refused.value.message_dict
+        tool.http_secret_header = "X-Api-Key"
+        tool.full_clean()
