@@ -7,7 +7,7 @@ person (``X-Provider-User``), the callback stores the token.
 First call → URL elicitation → connect → the call completes as that user; two users each see
 their own data; a client without URL elicitation gets the link; refresh after expiry; revocation
 by the user and by staff (the provider's revocation endpoint is called); and no live token in the
-server's log, the audit log, the registry export or a dump of the vault's table.
+server's log, its trace spans, the audit log, the registry export or the database file.
 
 One server and one third-party process for the module (2025-11-25 sessions, uvicorn, SQLite).
 """
@@ -33,6 +33,7 @@ from tests.support.admin_client import log_in
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.mcp_http import modern_headers, modern_message
 from tests.support.oauth_flow import OAuthFlow
+from tests.support.otlp import OtlpReceiver
 from tests.support.ports import free_port
 from tests.support.third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
 
@@ -68,9 +69,19 @@ def third_party() -> Iterator[ThirdParty]:
 
 
 @pytest.fixture(scope="module")
-def live(third_party: ThirdParty) -> Iterator[LiveServer]:
+def otlp() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="module")
+def live(third_party: ThirdParty, otlp: OtlpReceiver) -> Iterator[LiveServer]:
     port = free_port()
     env = {
+        # Traced to a loopback receiver, so the last test can look for tokens in the spans too.
+        "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint,
+        "OTEL_BSP_SCHEDULE_DELAY": "50",
+        "OTEL_SERVICE_NAME": "mcpsite-connections-test",
         "MCP_AUTH": "oauth",
         "MCP_OAUTH_ISSUER": "self",
         "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
@@ -266,10 +277,11 @@ async def test_staff_revoke_in_the_admin(live: LiveServer, alice: Person, third_
     assert len(alice.opened) == opened + 1
 
 
-async def test_no_live_token_is_logged_audited_exported_or_stored_in_clear(
-    live: LiveServer, alice: Person, third_party: ThirdParty
+async def test_no_live_token_is_logged_traced_audited_exported_or_stored_in_clear(
+    live: LiveServer, alice: Person, third_party: ThirdParty, otlp: OtlpReceiver
 ) -> None:
     await alice.call(live)
+    otlp.wait_for(lambda s: s.name == "GET" and s.attributes.get("server.address") == "127.0.0.1")
     stats = third_party.stats()
     secrets = [*stats["tokens"], *stats["refresh_tokens"], CLIENT_SECRET]
     assert stats["tokens"], "no live token to look for"
@@ -282,6 +294,7 @@ async def test_no_live_token_is_logged_audited_exported_or_stored_in_clear(
             "provider API": (await staff.get("/api/v1/providers/")).text,
             # The database file itself: the vault's rows are ciphertext, nothing else holds a token.
             "database": (live.tmpdir / "db.sqlite3").read_bytes().decode("latin-1"),  # type: ignore[operator]
+            "spans": repr(otlp.spans),
         }
     assert "whoami" in places["audit"] and "whoami" in places["export"] and '"tp"' in places["provider API"]
     for place, text in places.items():
