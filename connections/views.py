@@ -79,6 +79,10 @@ def connect(request: HttpRequest, slug: str) -> HttpResponse:
         return _page(request, "Cannot connect", "This link was made for another account: sign in as "
                      "the user who called the tool, or call it again.", 403)
     state, verifier = secrets.token_urlsafe(32), secrets.token_urlsafe(48)
+    # Attempts past their age can finish no flow: dropped here, so the table stays small. (A
+    # reference outlives no attempt: MAX_AGE <= ATTEMPT_SECONDS, so a used one is never forgotten
+    # while it could still be replayed.)
+    ConnectAttempt.objects.filter(created_at__lt=timezone.now() - timedelta(seconds=ATTEMPT_SECONDS)).delete()
     try:
         with transaction.atomic():
             ConnectAttempt.objects.create(reference=ref.nonce, state_digest=_digest(state), verifier=verifier,
