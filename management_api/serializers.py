@@ -123,7 +123,8 @@ class ToolSerializer(DefinitionSerializer):
             "http_headers",
             "http_body_template", "http_result_pointer", "http_timeout", "http_max_concurrency",
             "http_secret_header", "http_secret_env", "http_signing_secret_env", "http_signing_scheme",
-            "http_forward_principal", "http_forward_trace", "ui_resource_uri", "ui_visibility",
+            "http_forward_principal", "http_forward_trace", "http_connection", "ui_resource_uri",
+            "ui_visibility",
             "version",
             "created_at", "updated_at",
         )

@@ -51,6 +51,11 @@ if apps.is_installed("oauth_server"):  # the built-in authorization server's gra
 
     router.register("oauth-grants", oauth_grants.OAuthGrantViewSet, basename="oauthgrant")
 
+if apps.is_installed("connections"):  # acting for the user (issue 42): its providers
+    from . import providers
+
+    router.register("providers", providers.ProviderViewSet, basename="provider")
+
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", schema.DocsView.as_view(url_name="api:schema"), name="docs"),

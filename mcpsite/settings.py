@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "access",
     "oauth2_provider",
     "oauth_server",
+    "connections",
     "management_api",
 ]
 

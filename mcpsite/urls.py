@@ -37,6 +37,7 @@ urlpatterns = [
     *oauth_server_urls.well_known,
     path("oauth/", include(oauth_server_urls)),
     path("api/v1/", include("management_api.urls")),
+    path("connect/", include("connections.urls")),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, mcp, name="readyz"),
     path("metrics", health.metrics_view, mcp, name="metrics"),

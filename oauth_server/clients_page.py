@@ -12,7 +12,7 @@ from django.contrib import admin
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import reverse, reverse_lazy
+from django.urls import NoReverseMatch, reverse, reverse_lazy
 from django.views.generic import TemplateView
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
@@ -57,6 +57,11 @@ class ClientsPage(LoginRequiredMixin, TemplateView):
         context.update(admin.site.each_context(self.request))
         context["title"] = "Your connected MCP clients"
         context["clients"] = authorized(self.request.user)
+        # "Connected services" (the connections app, issue 42), when the project installs it.
+        try:
+            context["services_url"] = reverse("connections:services")
+        except NoReverseMatch:
+            context["services_url"] = None
         return context
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:

@@ -176,6 +176,7 @@ def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> Too
         http_result_pointer=row.http_result_pointer,
         http_signing_secret_env=row.http_signing_secret_env,
         http_signing_scheme=row.http_signing_scheme,
+        http_connection=row.http_connection,
         http_forward_principal=row.http_forward_principal,
         http_forward_trace=row.http_forward_trace,
         http_max_concurrency=row.http_max_concurrency,

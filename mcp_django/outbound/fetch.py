@@ -1,4 +1,5 @@
-"""``fetch(url, policy)``: one GET under a ``Policy``, for the places that fetch a document once
+"""``fetch(url, policy)``: one GET under a ``Policy`` (``request``: another method, a token POST),
+for the places that fetch a document once
 (a client's metadata document; later an upstream server's metadata), not a pooled client.
 
 Each hop: ``rules.url_problem`` (scheme, userinfo, allow-list, IP literal), then the name resolved
@@ -59,7 +60,8 @@ def _addresses(host: str, port: int, policy: Policy) -> list[str]:
         raise OutboundRefused(str(exc)) from None
 
 
-def _one(url: str, policy: Policy, headers: dict[str, str], deadline: float) -> Fetched:
+def _one(url: str, policy: Policy, headers: dict[str, str], deadline: float, method: str = "GET",
+         payload: bytes | None = None) -> Fetched:
     parts = urlsplit(url)
     host, https = parts.hostname or "", parts.scheme.lower() == "https"
     port = parts.port or (443 if https else 80)
@@ -77,7 +79,7 @@ def _one(url: str, policy: Policy, headers: dict[str, str], deadline: float) -> 
         else:
             pool = urllib3.HTTPConnectionPool(address, port, timeout=timeout, retries=False, maxsize=1)
         try:
-            response = pool.urlopen("GET", target, headers={**headers, "Host": parts.netloc},
+            response = pool.urlopen(method, target, body=payload, headers={**headers, "Host": parts.netloc},
                                     redirect=False, preload_content=False)
             try:
                 body = response.read(policy.max_bytes + 1)
@@ -94,13 +96,21 @@ def _one(url: str, policy: Policy, headers: dict[str, str], deadline: float) -> 
 
 
 def fetch(url: str, policy: Policy, headers: dict[str, str] | None = None) -> Fetched:
+    return request("GET", url, policy, headers)
+
+
+def request(method: str, url: str, policy: Policy, headers: dict[str, str] | None = None,
+            body: bytes | None = None) -> Fetched:
+    """One request under ``policy``. Only a GET follows redirects: another method's redirect (a
+    token POST's) comes back as is, since following it would resend the body elsewhere."""
     deadline = time.monotonic() + policy.timeout
-    for _ in range(policy.max_redirects + 1):
+    hops = policy.max_redirects if method == "GET" else 0
+    for _ in range(hops + 1):
         if problem := url_problem(url, policy):
             raise OutboundRefused(problem)
-        fetched = _one(url, policy, headers or {}, deadline)
+        fetched = _one(url, policy, headers or {}, deadline, method, body)
         location = fetched.headers.get("Location") or fetched.headers.get("location")
-        if fetched.status not in REDIRECTS or not location:
+        if fetched.status not in REDIRECTS or not location or method != "GET":
             return fetched
         url = urljoin(url, location)
     raise OutboundRefused(f"more than {policy.max_redirects} redirects")

@@ -68,6 +68,7 @@ class ToolAdmin(ArgumentsTryMixin, RegistryAdmin):
                     "http_signing_scheme",
                     "http_forward_principal",
                     "http_forward_trace",
+                    "http_connection",
                 )
             },
         ),

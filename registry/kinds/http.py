@@ -22,6 +22,8 @@
   stored in the database nor echoed in errors. Only variables that ``secret_env`` allows are sent
   (checked again here: a row may predate the rule or have been written around validation). The
   signing secret (``http_client/signing.py``) follows the same rule.
+- Calling as the user (``http_connection``): the caller's own token at a provider as the bearer
+  token, the user asked to connect when there is none (``http_client/acting.py``).
 - Forwarded context, when the row asks: the caller's principal id, W3C trace context
   (``http_client/forwarding.py``).
 - Every failure (host not allowed, timeout, connection error, HTTP ≥ 300, oversized reply) is a
@@ -46,7 +48,7 @@ from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
 from ..serving.specs import ToolSpec
-from .http_client import config, forwarding, guard, reply, request, secret_env, signing
+from .http_client import acting, config, forwarding, guard, reply, request, secret_env, signing
 from .http_client.clients import UpstreamClients
 
 MAX_REPLY_BYTES = 1024 * 1024
@@ -83,6 +85,11 @@ async def execute(
         raise ToolError(f"Tool {spec.name!r} cannot call {problem}")
     if spec.http_secret_header:
         outgoing.headers[spec.http_secret_header] = _secret(spec, spec.http_secret_env)
+    if spec.http_connection:
+        # After the host checks: a token is fetched (and the user asked to connect) only for a
+        # call that may go out.
+        token = await acting.bearer(spec.name, spec.http_connection, ctx)
+        outgoing.headers["Authorization"] = f"Bearer {token}"
     if spec.http_forward_principal:
         outgoing.headers.update(forwarding.principal_headers(ctx.principal))
     if spec.http_forward_trace:

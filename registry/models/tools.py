@@ -191,6 +191,15 @@ class Tool(Definition, UpstreamMirror):
         default=False,
         help_text="http kind: send the request's W3C traceparent/tracestate (from params._meta).",
     )
+    # Issue 42 item 2: the user's own token at a provider (connections.Provider, by slug: the
+    # registry sits below the connections app) as the bearer token; kinds/http_client/acting.py.
+    http_connection = models.SlugField(
+        "Call as the user through provider",
+        max_length=64,
+        blank=True,
+        help_text="http kind: a provider's slug (Connected services). Each caller's own token at that "
+        "provider is sent as Authorization: Bearer; a caller who has not connected is asked to.",
+    )
     openapi_source = models.CharField(
         "OpenAPI source",
         max_length=128,
@@ -219,6 +228,7 @@ class Tool(Definition, UpstreamMirror):
             "http_method", "http_url", "http_headers", "http_body_template", "http_result_pointer",
             "http_timeout", "http_max_concurrency", "http_secret_header", "http_secret_env",
             "http_signing_secret_env", "http_signing_scheme", "http_forward_principal", "http_forward_trace",
+            "http_connection",
         ),
         # Mirrored from an upstream MCP server (upstreams.py): written by its sync, not a form.
         "upstream": (

@@ -37,6 +37,7 @@ class ToolSpec:
     http_forward_principal: bool = False
     http_forward_trace: bool = False
     http_max_concurrency: int | None = None
+    http_connection: str = ""  # a provider's slug: call as the user (kinds/http_client/acting.py)
     idempotent: bool = False  # retried on connection errors and 502/503/504 (annotations or GET)
     structured_output: bool = False  # the tool declares an outputSchema
     template_text: str = ""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("mcpsite", "management_api", "registry", "access", "mcp_django")
+PACKAGES = ("mcpsite", "management_api", "connections", "registry", "access", "mcp_django")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 BROKEN = '''from typing import TYPE_CHECKING

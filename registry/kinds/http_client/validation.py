@@ -119,6 +119,10 @@ def http_tool_errors(tool: Any) -> dict[str, str]:
         errors["http_secret_env"] = f"{tool.http_secret_env!r} cannot be sent: {secret_env.rule()}."
     elif tool.http_secret_header and tool.http_secret_header.lower() in RESERVED_HEADERS:
         errors["http_secret_header"] = f"{tool.http_secret_header!r} is set by the server."
+    if getattr(tool, "http_connection", "") and (tool.http_secret_header or "").lower() == "authorization":
+        # Calling as the user puts the user's token in Authorization (acting.py): one or the other.
+        errors["http_secret_header"] = ("This tool calls as the user, whose token goes in Authorization: "
+                                        "choose another secret header or no secret.")
     if tool.http_signing_secret_env and not secret_env.allowed(tool.http_signing_secret_env):
         errors["http_signing_secret_env"] = (
             f"{tool.http_signing_secret_env!r} cannot be used: {secret_env.rule()}.")

@@ -55,8 +55,9 @@ def test_the_schema_names_every_route_of_the_url_conf(document: dict[str, Any]) 
 def test_writes_document_if_match_and_their_error_responses(document: dict[str, Any]) -> None:
     for path, item in document["paths"].items():
         for method in ("put", "patch", "delete"):
-            # Definitions are versioned (If-Match); live sessions, /mcp API keys and OAuth grants are not.
-            unversioned = ("sessions", "keys", "oauth-grants")
+            # Definitions are versioned (If-Match); live sessions, /mcp API keys, OAuth grants and
+            # connection providers are not.
+            unversioned = ("sessions", "keys", "oauth-grants", "providers")
             one = "{id}" in path or "{slug}" in path  # virtual servers are addressed by slug
             if method in item and one and not any(part in path for part in unversioned):
                 operation = item[method]

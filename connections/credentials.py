@@ -1,0 +1,77 @@
+"""``credential_for``: the token an http tool (later an upstream server's call path) sends as the
+user, the ``CredentialSource`` of ``registry.kinds.http_client.acting``.
+
+Which user: a token of the built-in authorization server names the Django user in ``sub`` (the
+principal ``oauth:<issuer> <sub>`` with ``OAUTH_ISSUER=self``); an API key acts for its owner when
+it has one. Anyone else (anonymous, a token of another issuer, a key without owner) cannot be
+acted for: ``CannotActAsUser`` says to sign in.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from asgiref.sync import sync_to_async
+from django.core.cache import cache
+from django.db import close_old_connections
+from django.urls import reverse
+
+from access.models import ApiKey
+from mcp_django.conf import access_settings, self_issuer
+from registry.kinds.http_client.acting import CannotActAsUser, ConnectionNeeded
+
+from . import cipher, reference, vault
+
+OWNER_SECONDS = 60  # a key's owner, cached (changing a key's owner is rare; revoking it ends its use anyway)
+
+
+def _key_owner(key_id: str) -> int | None:
+    cache_key = f"connections:key-owner:{key_id}"
+    cached = cache.get(cache_key)
+    if cached is not None:
+        return int(cached) or None
+    close_old_connections()
+    owner = ApiKey.objects.filter(pk=int(key_id)).values_list("owner_id", flat=True).first()
+    cache.set(cache_key, owner or 0, OWNER_SECONDS)
+    return int(owner) if owner else None
+
+
+def user_of(principal: str | None) -> int | None:
+    """The Django user ``principal`` acts for, or None."""
+    if not principal:
+        return None
+    if principal.startswith("key:") and principal[4:].isdigit():
+        return _key_owner(principal[4:])
+    config = access_settings()
+    prefix = f"oauth:{config['OAUTH_ISSUER']} "
+    if config["OAUTH_SELF"] and principal.startswith(prefix) and principal[len(prefix):].isdigit():
+        return int(principal[len(prefix):])
+    return None
+
+
+def origin() -> str:
+    """Where users reach this server: ``RESOURCE_URL``'s origin (as the authorization server's issuer)."""
+    return self_issuer(str(access_settings()["RESOURCE_URL"]))
+
+
+def connect_url(provider: str, user_id: int, elicitation_id: str) -> str:
+    path = reverse("connections:connect", args=[provider])
+    return f"{origin()}{path}?{urlencode({'ref': reference.make(user_id, provider, elicitation_id)})}"
+
+
+async def credential_for(principal: str | None, provider: str, elicitation_id: str) -> str:
+    user_id = await sync_to_async(user_of)(principal)
+    if user_id is None:
+        raise CannotActAsUser("sign in to this server as a user (an OAuth sign-in, or an API key "
+                              "with an owner) so it can act for you")
+    info = await vault.provider_info_async(provider)
+    if info is None or not info["enabled"]:
+        raise CannotActAsUser(f"the provider {provider!r} is not configured on this server")
+    try:
+        token = await vault.access_token(user_id, info["id"])
+    except cipher.VaultLocked:
+        raise CannotActAsUser("this server cannot read stored tokens (its vault key is missing or "
+                              "wrong): tell its operator") from None
+    if token is not None:
+        return token
+    raise ConnectionNeeded(info["name"], connect_url(provider, user_id, elicitation_id))

@@ -1,0 +1,302 @@
+"""Issue 42 "Show" (items 1-3): a loopback third-party service (an OAuth provider and an API that
+checks its tokens, ``tests/support/third_party.py``, its own process), an http tool calling its
+API as the user (``http_connection``), and the official SDK client whose elicitation handler
+follows the URL with a real HTTP client: signs in at our server, the provider "signs in" the
+person (``X-Provider-User``), the callback stores the token.
+
+First call → URL elicitation → connect → the call completes as that user; two users each see
+their own data; a client without URL elicitation gets the link; refresh after expiry; revocation
+by the user and by staff (the provider's revocation endpoint is called); and no live token in the
+server's log, its trace spans, the audit log, the registry export or the database file.
+
+One server and one third-party process for the module (2025-11-25 sessions, uvicorn, SQLite).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from cryptography.fernet import Fernet
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support import LiveServer
+from tests.support.admin_client import log_in
+from tests.support.live_server import REGISTRY_PROVIDER
+from tests.support.mcp_http import modern_headers, modern_message
+from tests.support.oauth_flow import OAuthFlow
+from tests.support.otlp import OtlpReceiver
+from tests.support.ports import free_port
+from tests.support.third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
+
+pytestmark = [
+    pytest.mark.timeout(180),
+    pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
+]
+
+PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace")}
+STAFF, STAFF_PASSWORD = "root", "root-password-1"
+ROWS = """
+from django.contrib.auth.models import User
+for name, password in {people!r}.items():
+    User.objects.create_user(name, password=password)
+User.objects.create_superuser({staff!r}, password={staff_password!r})
+from connections.models import Provider
+from registry.models import Tool
+Provider.objects.create(slug="tp", name="Third Party", authorization_url="{tp}/authorize",
+    token_url="{tp}/token", revocation_url="{tp}/revoke", scopes="profile", client_id="{client_id}",
+    client_secret_env="MCP_TOOL_SECRET_THIRD_PARTY")
+Tool.objects.create(name="whoami", kind="http", http_method="GET", http_url="{tp}/api/me",
+    http_connection="tp", task_support="forbidden")
+"""
+
+
+@pytest.fixture(scope="module")
+def third_party() -> Iterator[ThirdParty]:
+    service = ThirdParty().start()
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="module")
+def otlp() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="module")
+def live(third_party: ThirdParty, otlp: OtlpReceiver) -> Iterator[LiveServer]:
+    port = free_port()
+    env = {
+        # Traced to a loopback receiver, so the last test can look for tokens in the spans too.
+        "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint,
+        "OTEL_BSP_SCHEDULE_DELAY": "50",
+        "OTEL_SERVICE_NAME": "mcpsite-connections-test",
+        "MCP_AUTH": "oauth",
+        "MCP_OAUTH_ISSUER": "self",
+        "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
+        "MCP_OAUTH_SCOPES": json.dumps({"mcp": {}}),
+        "MCP_OAUTH_TOKEN_RATE": "1000/60",
+        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
+        "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+        "CONNECTIONS_VAULT_KEYS": Fernet.generate_key().decode(),
+        "MCP_TOOL_SECRET_THIRD_PARTY": CLIENT_SECRET,
+    }
+    rows = ROWS.format(tp=third_party.url(), client_id=CLIENT_ID, people=PEOPLE, staff=STAFF,
+                       staff_password=STAFF_PASSWORD)
+    server = LiveServer(env=env, port=port, provider=REGISTRY_PROVIDER, load=[["shell", "-c", rows]]).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class Person:
+    """A user with an MCP access token of our server, and a browser for the pages it opens."""
+
+    def __init__(self, live: LiveServer, name: str) -> None:
+        self.name, self.password = name, PEOPLE[name]
+        self.base_url = live.base_url
+        flow = OAuthFlow(live.base_url, name, self.password)
+        try:
+            self.token = flow.access_token()["access_token"]
+        finally:
+            flow.close()
+        # The "browser": signs in at our server when asked; the provider knows it by this header.
+        self.browser = httpx.Client(follow_redirects=True, timeout=10.0,
+                                    headers={"X-Provider-User": f"{name}-at-tp"})
+        self.opened: list[types.ElicitRequestURLParams] = []
+
+    def open(self, url: str) -> httpx.Response:
+        page = self.browser.get(url)
+        if "/oauth/login/" in str(page.url):
+            form = {"username": self.name, "password": self.password,
+                    "csrfmiddlewaretoken": self.browser.cookies["csrftoken"]}
+            page = self.browser.post(str(page.url), data=form)
+        return page
+
+    async def on_elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams), params
+        self.opened.append(params)
+        page = await anyio.to_thread.run_sync(self.open, params.url)
+        assert page.status_code == 200 and "is connected" in page.text, page.text[-2000:]
+        return types.ElicitResult(action="accept")
+
+    async def call(self, live: LiveServer, tool: str = "whoami", *,
+                   elicit: bool = True) -> types.CallToolResult:
+        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0)
+        callbacks: dict[str, Any] = {"elicitation_callback": self.on_elicit} if elicit else {}
+        async with client, streamable_http_client(live.url, http_client=client) as (read, write):
+            async with ClientSession(read, write, **callbacks) as session:
+                with anyio.fail_after(40):
+                    await session.initialize()
+                    return await session.call_tool(tool, {})
+
+
+@pytest.fixture(scope="module")
+def alice(live: LiveServer) -> Person:
+    return Person(live, "alice")
+
+
+async def test_first_call_asks_to_connect_and_completes_as_that_user(live: LiveServer, alice: Person) -> None:
+    result = await alice.call(live)
+    assert result.is_error is not True, result
+    assert result.structured_content == {"user": "alice-at-tp", "calls": 1}
+    [asked] = alice.opened
+    assert asked.mode == "url" and asked.elicitation_id  # 2025-11-25: elicitationId is required
+    assert asked.url.startswith(f"{live.base_url}/connect/tp/?ref=")
+    again = await alice.call(live)
+    assert again.structured_content == {"user": "alice-at-tp", "calls": 2}
+    assert len(alice.opened) == 1  # connected: no second elicitation
+
+
+async def test_two_users_each_call_with_their_own_account(live: LiveServer, alice: Person) -> None:
+    bob = Person(live, "bob")
+    assert (await bob.call(live)).structured_content["user"] == "bob-at-tp"  # type: ignore[index]
+    assert (await alice.call(live)).structured_content["user"] == "alice-at-tp"  # type: ignore[index]
+
+
+async def test_a_client_without_url_elicitation_gets_the_link_and_why(live: LiveServer) -> None:
+    carol = Person(live, "carol")
+    result = await carol.call(live, elicit=False)
+    assert result.is_error is True
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "have not connected your Third Party account" in text
+    assert "does not support URL elicitation" in text
+    link = re.search(r"(http://\S+/connect/tp/\?ref=\S+?) to connect", text)
+    assert link, text
+    page = carol.open(link.group(1))  # the person opens the link by hand
+    assert "is connected" in page.text
+    again = await carol.call(live, elicit=False)
+    assert again.structured_content["user"] == "carol-at-tp"  # type: ignore[index]
+
+
+async def test_stateless_revision_asks_inside_the_input_required_round(live: LiveServer) -> None:
+    # 2026-07-28: the URL elicitation is an input request of an input_required result (no
+    # elicitationId in that revision); the retry carries the answer and requestState, and the
+    # server looks in the vault again (client/elicitation.mdx "URL Mode Elicitation Requests").
+    grace = Person(live, "grace")
+    capabilities = {"elicitation": {"url": {}}}
+    headers = {"Authorization": f"Bearer {grace.token}"}
+    async with httpx.AsyncClient(timeout=30.0) as client:
+        message = modern_message(1, "tools/call", {"name": "whoami", "arguments": {}}, capabilities)
+        sent = await client.post(live.url, json=message, headers={**modern_headers(message), **headers})
+        first = sent.json()
+        result = first["result"]
+        assert result["resultType"] == "input_required", first
+        [(key, asked)] = result["inputRequests"].items()
+        assert asked["method"] == "elicitation/create" and asked["params"]["mode"] == "url"
+        assert "elicitationId" not in asked["params"]
+        assert "is connected" in (await anyio.to_thread.run_sync(grace.open, asked["params"]["url"])).text
+        retry = modern_message(2, "tools/call", {"name": "whoami", "arguments": {},
+                                                 "inputResponses": {key: {"action": "accept"}},
+                                                 "requestState": result["requestState"]}, capabilities)
+        done = (await client.post(live.url, json=retry, headers={**modern_headers(retry), **headers})).json()
+    assert done["result"]["structuredContent"]["user"] == "grace-at-tp", done
+
+
+async def test_a_token_about_to_expire_is_refreshed_before_use(
+    live: LiveServer, third_party: ThirdParty
+) -> None:
+    # Tokens issued from now live 30 s: inside the vault's refresh margin (60 s), so the first use
+    # of erin's fresh token already refreshes it; the API accepts the refreshed one.
+    third_party.control("lifetime", seconds=30)
+    try:
+        before = third_party.stats()["refreshes"]
+        erin = Person(live, "erin")
+        result = await erin.call(live)
+        assert result.is_error is not True, result
+        assert result.structured_content["user"] == "erin-at-tp"  # type: ignore[index]
+        assert third_party.stats()["refreshes"] >= before + 1
+    finally:
+        third_party.control("lifetime", seconds=3600)
+
+
+async def test_a_refresh_the_provider_refuses_asks_to_connect_again(
+    live: LiveServer, third_party: ThirdParty
+) -> None:
+    third_party.control("lifetime", seconds=30)
+    try:
+        frank = Person(live, "frank")
+        await frank.call(live)
+        third_party.control("forget-refresh")  # the provider ends every grant: refresh → invalid_grant
+        opened = len(frank.opened)
+        result = await frank.call(live)
+        assert result.structured_content["user"] == "frank-at-tp"  # type: ignore[index]
+        assert len(frank.opened) == opened + 1
+    finally:
+        third_party.control("lifetime", seconds=3600)
+
+
+async def test_the_user_revokes_on_connected_services_and_is_asked_again(
+    live: LiveServer, third_party: ThirdParty
+) -> None:
+    dave = Person(live, "dave")
+    await dave.call(live)
+    page = dave.open(f"{live.base_url}/connect/services/")
+    assert "Third Party" in page.text
+    token_id = re.search(r'name="token" value="(\d+)"', page.text).group(1)  # type: ignore[union-attr]
+    before = third_party.stats()["revocations"]
+    form = {"token": token_id, "csrfmiddlewaretoken": dave.browser.cookies["csrftoken"]}
+    done = dave.browser.post(f"{live.base_url}/connect/services/", data=form)
+    assert "You have not connected any service" in done.text
+    assert third_party.stats()["revocations"] >= before + 1
+    opened = len(dave.opened)
+    assert (await dave.call(live)).structured_content["user"] == "dave-at-tp"  # type: ignore[index]
+    assert len(dave.opened) == opened + 1  # asked to connect again
+
+
+async def test_staff_revoke_in_the_admin(live: LiveServer, alice: Person, third_party: ThirdParty) -> None:
+    await alice.call(live)
+    listing = "/admin/connections/connectedtoken/"
+    async with httpx.AsyncClient(base_url=live.base_url, timeout=10.0) as admin:
+        await log_in(admin, live.base_url, STAFF, STAFF_PASSWORD)
+        page = await admin.get(listing, params={"q": "alice"})
+        assert page.status_code == 200
+        assert "tp-at-" not in page.text and "tp-rt-" not in page.text  # never shown
+        ids = re.findall(r'name="_selected_action" value="(\d+)"', page.text)
+        assert len(ids) == 1, page.text[-3000:]
+        before = third_party.stats()["revocations"]
+        answer = await admin.post(listing, data={"action": "revoke", "_selected_action": ids,
+                                                 "csrfmiddlewaretoken": admin.cookies["csrftoken"]})
+        assert answer.status_code == 302, answer.text[-2000:]
+        assert "Revoked 1 connected account" in (await admin.get(listing)).text
+    assert third_party.stats()["revocations"] > before
+    opened = len(alice.opened)
+    assert (await alice.call(live)).structured_content["user"] == "alice-at-tp"  # type: ignore[index]
+    assert len(alice.opened) == opened + 1
+
+
+async def test_no_live_token_is_logged_traced_audited_exported_or_stored_in_clear(
+    live: LiveServer, alice: Person, third_party: ThirdParty, otlp: OtlpReceiver
+) -> None:
+    await alice.call(live)
+    otlp.wait_for(lambda s: s.name == "GET" and s.attributes.get("server.address") == "127.0.0.1")
+    stats = third_party.stats()
+    secrets = [*stats["tokens"], *stats["refresh_tokens"], CLIENT_SECRET]
+    assert stats["tokens"], "no live token to look for"
+    async with httpx.AsyncClient(base_url=live.base_url, timeout=10.0) as staff:
+        await log_in(staff, live.base_url, STAFF, STAFF_PASSWORD)
+        places = {
+            "server log": live.log_text(),
+            "audit": (await staff.get("/api/v1/audit/")).text,
+            "export": (await staff.get("/api/v1/registry/export")).text,
+            "provider API": (await staff.get("/api/v1/providers/")).text,
+            # The database file itself: the vault's rows are ciphertext, nothing else holds a token.
+            "database": (live.tmpdir / "db.sqlite3").read_bytes().decode("latin-1"),  # type: ignore[operator]
+            "spans": repr(otlp.spans),
+        }
+    assert "whoami" in places["audit"] and "whoami" in places["export"] and '"tp"' in places["provider API"]
+    for place, text in places.items():
+        for secret in secrets:
+            assert secret not in text, f"a live secret is in the {place}"
