@@ -141,6 +141,18 @@ class ToolSearch:
         """Is search mode on for a caller who may see ``tools_in_view`` tools?"""
         return self.mode == "on" or (self.mode == "auto" and tools_in_view > self.threshold)
 
+    def counted_as(self, params: Mapping[str, Any]) -> tuple[object, bool]:
+        """The tool a ``tools/call`` with ``params`` is counted under in the metrics, and whether
+        that is a meta-tool: a ``call_tool`` call counts as the tool it wraps (the core unwraps it
+        the same way, ``methods/tool_search.unwrap``), ``search_tools`` as itself."""
+        name = params.get("name")
+        if self.mode == "off" or name not in (self.search_tool, self.call_tool):
+            return name, False
+        wrapped = params.get("arguments")
+        if name == self.call_tool and isinstance(wrapped, Mapping) and isinstance(wrapped.get("name"), str):
+            return wrapped["name"], False
+        return name, True
+
 
 @dataclass(frozen=True, slots=True)
 class EndpointSpec:

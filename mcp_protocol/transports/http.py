@@ -217,7 +217,8 @@ class MCPEndpoint:
         if isinstance(message, Request | Notification):
             scope[metrics.METHOD] = message.method
             if message.method == "tools/call":
-                scope[metrics.TOOL] = (message.params or {}).get("name")
+                counted = rt.server.tool_search.counted_as(message.params or {})
+                scope[metrics.TOOL], scope[metrics.META_TOOL] = counted
         else:
             scope[metrics.METHOD] = "response"
         if era_of(rt, headers, message) == "modern":

@@ -61,7 +61,8 @@ Scope = MutableMapping[str, Any]
 
 METHOD = "mcp.method"  # the JSON-RPC method of a single request or notification
 ERA = "mcp.era"  # "legacy" (sessions) or "modern" (2026-07-28, stateless)
-TOOL = "mcp.tool"  # tools/call: the tool name asked for
+TOOL = "mcp.tool"  # tools/call: the tool name asked for (a call_tool's: the tool it wraps)
+META_TOOL = "mcp.meta_tool"  # tools/call of a tool search meta-tool (search_tools): counted by its name
 RESPONSE = "mcp.response"  # tools/call: the JSON-RPC response object, when there is one
 
 KNOWN_METHODS = frozenset(LEGACY_METHODS) | frozenset(MODERN_METHODS) | {
@@ -149,7 +150,8 @@ def record(scope: Scope, status: int, seconds: float, provider: Provider) -> Non
     )
     if method == "tools/call":
         name = scope.get(TOOL)
-        tool = name if isinstance(name, str) and provider.snapshot().tool(name) is not None else "unknown"
+        known = scope.get(META_TOOL) or provider.snapshot().tool(name) is not None
+        tool = name if isinstance(name, str) and known else "unknown"
         response = scope.get(RESPONSE)
         failed = (
             status != 200

@@ -33,6 +33,11 @@ async def served() -> AsyncIterator[None]:
             await get_service().shutdown()
 
 
+def calls_of(tool: str) -> int:
+    """``mcp_tool_calls_total`` of ``tool`` (ok and error) not yet flushed to /metrics."""
+    return sum(n for (name, _), n in metrics._tally.tool_calls.items() if name == tool)
+
+
 def searches(server: str) -> float:
     value = metrics.TOOL_SEARCHES.labels(server)._value.get()
     return float(value)
@@ -54,6 +59,14 @@ async def test_the_catch_all_and_a_virtual_server_serve_their_own_mode(served: N
     names = [t["name"] for t in found.messages()[0]["result"]["structuredContent"]["tools"]]
     assert "echo" in names and set(names) <= {"echo", "add"}
     assert (searches("mail"), searches("")) == (before[0] + 1, before[1])
+    # mcp_tool_calls_total: a call_tool call counts as the tool it wraps, search_tools as itself.
+    counted = calls_of("echo"), calls_of("call_tool"), calls_of("find"), calls_of("unknown")
+    wrapped = {"name": "call_tool", "arguments": {"name": "echo", "arguments": {"message": "hi"}}}
+    echoed = await call(app, rpc("tools/call", wrapped), mail, path="/mcp/mail")
+    assert echoed.messages()[0]["result"]["content"][0]["text"] == "hi"
+    after = calls_of("echo"), calls_of("call_tool"), calls_of("find"), calls_of("unknown")
+    assert after == (counted[0] + 1, counted[1], counted[2], counted[3])
+    assert counted[2] >= 1  # the search above
     only = {"filter": {"namePatterns": ["call_*"]}}
     filtered = await call(app, rpc("tools/list", only), headers, path="/mcp")
     assert [t["name"] for t in filtered.messages()[0]["result"]["tools"]] == ["call_tool"]
