@@ -12,7 +12,8 @@ Where the stream is, by era (the SDK's client negotiates it in ``connect``):
   then reconnects. The 2024-11-05 HTTP+SSE transport's one SSE stream carries everything; the
   same ping watches it.
 - 2026-07-28 (basic/patterns/subscriptions.mdx): no standing GET stream; ``subscriptions/listen``
-  is a request whose response is the stream. The SDK's ``listen`` driver says when it drops (``SubscriptionLost``).
+  is a request whose response is the stream. The SDK's ``listen`` driver says when it drops
+  (``SubscriptionLost``).
 
 An upstream whose capabilities announce ``listChanged`` for none of the lists (the spec's promise
 to send the notifications: Server > Tools/Resources/Prompts > Capabilities), that answers the GET
