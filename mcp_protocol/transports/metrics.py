@@ -150,8 +150,8 @@ def record(scope: Scope, status: int, seconds: float, provider: Provider) -> Non
     )
     if method == "tools/call":
         name = scope.get(TOOL)
-        known = scope.get(META_TOOL) or provider.snapshot().tool(name) is not None
-        tool = name if isinstance(name, str) and known else "unknown"
+        known = isinstance(name, str) and (scope.get(META_TOOL) or provider.snapshot().tool(name) is not None)
+        tool = name if known else "unknown"
         response = scope.get(RESPONSE)
         failed = (
             status != 200

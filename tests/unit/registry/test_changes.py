@@ -251,7 +251,8 @@ async def test_migrate_publishes_every_kind_so_workers_rebuild_and_a_no_op_migra
     # Unapplying and reapplying a registry migration goes through historical models, whose
     # signals the live receivers never see; post_migrate covers it. The newest migration only:
     # unapplying all of them and applying them again took a minute of the suite for the same proof.
-    await sync_to_async(call_command)("migrate", "registry", _registry_parent(), verbosity=0)
+    parent = await sync_to_async(_registry_parent)()
+    await sync_to_async(call_command)("migrate", "registry", parent, verbosity=0)
     assert sorted([(await listener.next())["kind"] for _ in range(3)]) == ["prompts", "resources", "tools"]
     # Every app: unapplying a registry migration also unapplies those of other apps depending on it.
     await sync_to_async(call_command)("migrate", verbosity=0)
