@@ -150,8 +150,9 @@ def record(scope: Scope, status: int, seconds: float, provider: Provider) -> Non
     )
     if method == "tools/call":
         name = scope.get(TOOL)
-        known = isinstance(name, str) and (scope.get(META_TOOL) or provider.snapshot().tool(name) is not None)
-        tool = name if known else "unknown"
+        tool = "unknown"
+        if isinstance(name, str) and (scope.get(META_TOOL) or provider.snapshot().tool(name) is not None):
+            tool = name
         response = scope.get(RESPONSE)
         failed = (
             status != 200
