@@ -25,12 +25,10 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from harness import servers
-from harness.httpclient import raw_connector
-from harness.loadgen import Result, open_session, request_loop
+from harness.loadgen import Result, closed_loop
 from harness.servers import BIN, Running, ServerSpec, cpu_seconds, prepare_database
 
 from tests.support.live_server import LiveServer
@@ -51,22 +49,8 @@ DIRECT = (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
 
 async def measure(url: str, template: bytes, label: str, concurrency: int, duration: float, warmup: float,
                   pid: int | None) -> Result:
-    connect = raw_connector(url)
-    clients = [connect() for _ in range(concurrency)]
-    result = Result(label, concurrency)
-    try:
-        sessions = await asyncio.gather(*(open_session(c) for c in clients))
-        cpu0 = cpu_seconds(pid)
-        start = time.perf_counter() + warmup
-        deadline = start + duration
-        await asyncio.gather(*(request_loop(c, s, template, b"hello", start, deadline, result)
-                               for c, s in zip(clients, sessions, strict=True)))
-        result.elapsed = time.perf_counter() - start
-        result.server_cpu = cpu_seconds(pid) - cpu0
-    finally:
-        for client in clients:
-            await client.close()
-    return result
+    return await closed_loop(url, template, b"hello", label, concurrency, duration, warmup,
+                             lambda: cpu_seconds(pid))
 
 
 def main() -> int:

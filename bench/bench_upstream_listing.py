@@ -34,8 +34,7 @@ from pathlib import Path
 
 import httpx
 from harness import servers
-from harness.httpclient import raw_connector
-from harness.loadgen import Result, open_session, request_loop
+from harness.loadgen import Result, closed_loop
 from harness.servers import cpu_seconds, prepare_database
 
 from tests.support.live_server import LiveServer
@@ -49,22 +48,8 @@ ENABLED = ("from registry.models import Tool; "
 
 async def measure(url: str, label: str, concurrency: int, duration: float, warmup: float, pid: int) -> Result:
     """``tools/list`` (its first page) in a closed loop on ``concurrency`` sessions; server CPU from /proc."""
-    connect = raw_connector(url)
-    clients = [connect() for _ in range(concurrency)]
-    result = Result(label, concurrency)
-    try:
-        sessions = await asyncio.gather(*(open_session(c) for c in clients))
-        cpu0 = cpu_seconds(pid)
-        start = time.perf_counter() + warmup
-        deadline = start + duration
-        await asyncio.gather(*(request_loop(c, s, LIST, b'"tools"', start, deadline, result)
-                               for c, s in zip(clients, sessions, strict=True)))
-        result.elapsed = time.perf_counter() - start
-        result.server_cpu = cpu_seconds(pid) - cpu0
-    finally:
-        for client in clients:
-            await client.close()
-    return result
+    return await closed_loop(url, LIST, b'"tools"', label, concurrency, duration, warmup,
+                             lambda: cpu_seconds(pid))
 
 
 def start_upstreams(count: int, tools: int) -> tuple[subprocess.Popen[bytes], str]:

@@ -165,6 +165,36 @@ async def request_loop(
             result.latencies.append(ended - began)
 
 
+async def closed_loop(
+    url: str,
+    template: bytes,
+    expect: bytes,
+    label: str,
+    concurrency: int,
+    duration: float,
+    warmup: float,
+    cpu: Callable[[], float],
+) -> Result:
+    """``template`` requests in a closed loop on ``concurrency`` sessions of their own, each answer
+    checked for ``expect``; ``cpu()`` (the server's CPU seconds) read around the measured part."""
+    connect = raw_connector(url)
+    clients = [connect() for _ in range(concurrency)]
+    result = Result(label, concurrency)
+    try:
+        sessions = await asyncio.gather(*(open_session(c) for c in clients))
+        cpu0 = cpu()
+        start = time.perf_counter() + warmup
+        deadline = start + duration
+        await asyncio.gather(*(request_loop(c, s, template, expect, start, deadline, result)
+                               for c, s in zip(clients, sessions, strict=True)))
+        result.elapsed = time.perf_counter() - start
+        result.server_cpu = cpu() - cpu0
+    finally:
+        for client in clients:
+            await client.close()
+    return result
+
+
 async def session_loop(client: Client, start: float, deadline: float, result: Result) -> None:
     while (began := time.perf_counter()) < deadline:
         response = await client.send("POST", INITIALIZE, {})

@@ -16,21 +16,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import time
-from types import TracebackType
 from typing import Any
 
-import httpx
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import Context, MCPServer
 
-from .manage import ROOT
-from .ports import free_port
+from .sdk_upstream_process import UpstreamProcess
 
 
 def build_server() -> MCPServer:
@@ -69,53 +61,15 @@ def build_server() -> MCPServer:
     return server
 
 
-class ChangingUpstream:
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> ChangingUpstream:
-        command = [sys.executable, "-m", "tests.support.changing_upstream", "--port", str(self.port)]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the changing upstream exited with {self.process.returncode}")
-            try:
-                httpx.get(self.url, timeout=0.5)
-                return self
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise RuntimeError("the changing upstream did not start")
+class ChangingUpstream(UpstreamProcess):
+    module = "tests.support.changing_upstream"
+    label = "the changing upstream"
 
     async def call(self, tool: str, **arguments: Any) -> None:
         """Call one of the upstream's tools directly (not through mcpsite)."""
         async with Client(streamable_http_client(self.url)) as client:
             result = await client.session.call_tool(tool, arguments)
             assert not result.is_error, result
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def __enter__(self) -> ChangingUpstream:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 def main() -> None:

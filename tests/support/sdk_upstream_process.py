@@ -138,6 +138,11 @@ def build_server() -> MCPServer:
 
 
 class UpstreamProcess:
+    """The server of ``module`` (its ``main``) as a process of its own on a free loopback port."""
+
+    module = "tests.support.sdk_upstream_process"
+    label = "the SDK upstream"
+
     def __init__(self, port: int | None = None, json_response: bool = False) -> None:
         # JSON responses instead of SSE streams (the bench: cheaper; no progress notifications then).
         self.json_response = json_response
@@ -146,7 +151,7 @@ class UpstreamProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> UpstreamProcess:
-        command = [sys.executable, "-m", "tests.support.sdk_upstream_process", "--port", str(self.port)]
+        command = [sys.executable, "-m", self.module, "--port", str(self.port)]
         if self.json_response:
             command.append("--json")
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -155,13 +160,13 @@ class UpstreamProcess:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the SDK upstream exited with {self.process.returncode}")
+                raise RuntimeError(f"{self.label} exited with {self.process.returncode}")
             try:
                 httpx.get(self.url, timeout=0.5)
                 return self
             except httpx.TransportError:
                 time.sleep(0.05)
-        raise RuntimeError("the SDK upstream did not start")
+        raise RuntimeError(f"{self.label} did not start")
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
