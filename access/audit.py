@@ -17,12 +17,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
 from mcp_protocol.auth.audit import AuditEntry, AuditSink
 
-from .models import AuditRecord
+from .models import Approval, AuditRecord
 
 COLUMNS = ("time", "principal", "principal_id", "session", "revision", "method", "name", "arguments",
            "outcome", "error", "duration_ms", "server")
@@ -168,13 +169,29 @@ class DatabaseAuditSink(AuditSink):
         await asyncio.get_running_loop().run_in_executor(self._thread, _write, entries)
 
 
-def prune(days: int | None = None) -> int:
-    """Delete the records older than ``days`` (default ``MCP_AUDIT_RETENTION_DAYS``), at least 1:
-    0 or less would delete every record, the newest included (``ValueError``)."""
+def retention_cutoff(days: int | None = None) -> datetime:
+    """The moment before which records go: ``days`` (default ``MCP_AUDIT_RETENTION_DAYS``) ago, at
+    least 1: 0 or less would delete every record, the newest included (``ValueError``)."""
     given = "--days" if days is not None else "MCP_AUDIT_RETENTION_DAYS"
     days = int(settings.MCP_AUDIT_RETENTION_DAYS if days is None else days)
     if days < 1:
         raise ValueError(f"{given} must be at least 1 (days of audit records to keep), not {days}: "
                          "0 or less would delete every record")
-    deleted, _ = AuditRecord.objects.filter(time__lt=timezone.now() - timedelta(days=days)).delete()
+    return timezone.now() - timedelta(days=days)
+
+
+def prune(days: int | None = None) -> int:
+    """Delete the audit records older than the retention (``retention_cutoff``)."""
+    deleted, _ = AuditRecord.objects.filter(time__lt=retention_cutoff(days)).delete()
+    return deleted
+
+
+def prune_approvals(days: int | None = None) -> int:
+    """Delete the staff approvals filed before the audit retention's cutoff that are closed
+    (decided, expired, cancelled, or past their deadline with no worker left to mark them): the
+    queue is the audit trail's companion (its rows hold the arguments the audit rows leave out), so
+    it is kept as long as the audit log and no longer. A pending approval still within its deadline
+    is never deleted: a worker is waiting on it (``access/approvals.py``)."""
+    closed = ~Q(decision="") | Q(expires_at__lte=timezone.now())
+    deleted, _ = Approval.objects.filter(closed, created__lt=retention_cutoff(days)).delete()
     return deleted

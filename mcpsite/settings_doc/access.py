@@ -159,7 +159,7 @@ AUDIT_LOG: Section = (
         Var(
             "MCP_AUDIT_RETENTION_DAYS",
             Text("`90`"),
-            "Days of audit records `manage.py prune_audit` keeps (at least 1).",
+            "Days of audit records, and of closed staff approvals, `manage.py prune_audit` keeps (at least 1).",
         ),
         Var(
             "MCP_AUDIT_SINK",
@@ -193,6 +193,19 @@ APPROVALS: Section = (
             "MCP_APPROVAL_TIMEOUT_SECONDS",
             mcp("APPROVAL_TIMEOUT_SECONDS"),
             "How long a call of a `staff` tool waits for a decision; then it ends with `isError` and the approval is closed as expired.",
+        ),
+    ],
+)
+
+
+CONNECTIONS: Section = (
+    "Connections (acting for the user)",
+    "See [Connections](../guides/connections.md).",
+    [
+        Var(
+            "CONNECTIONS_VAULT_KEYS",
+            Text("unset (the vault is locked: the connect page and calls as the user say so)"),
+            "Comma-separated Fernet keys (`Fernet.generate_key()`) encrypting the users' tokens at rest. The first key encrypts, every key decrypts: to rotate, put the new key first, restart the workers, run `manage.py rotate_vault_keys`, then drop the old key. A value holding no valid key stops start-up (`connections.E001`). Read from the environment only, never from a settings file or the database.",
         ),
     ],
 )

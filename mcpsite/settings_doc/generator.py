@@ -35,6 +35,7 @@ SECTIONS: list[Section] = [
     access.AUTHORIZATION_SERVER,
     access.AUDIT_LOG,
     access.APPROVALS,
+    access.CONNECTIONS,
     registry.HTTP_TOOL_KIND,
     registry.UPSTREAM_CALLS,
     registry.UPSTREAM_CURRENT,

@@ -17,9 +17,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from access.audit import prune
+from access.audit import prune, prune_approvals
 from access.keys import DatabaseKeySource
-from access.models import ApiKey, AuditRecord
+from access.models import ApiKey, Approval, AuditRecord
 from mcp_protocol.auth.keys import ACCESS_CHANNEL, KeyRing, digest
 from mcp_protocol.bus.memory import MemoryBus
 from registry.models import Tool
@@ -109,6 +109,29 @@ def test_prune_audit_keeps_the_retention_window() -> None:
     out = io.StringIO()
     call_command("prune_audit", "--days", "1", stdout=out)
     assert "Deleted 1" in out.getvalue()
+
+
+def test_prune_audit_deletes_closed_approvals_past_the_window_and_never_a_pending_one() -> None:
+    now = timezone.now()
+
+    def filed(age_days: float, decision: str = "", deadline_in: timedelta = timedelta(minutes=5)) -> Approval:
+        created = now - timedelta(days=age_days)
+        return Approval.objects.create(tool="drop", arguments={"table": "t"}, arguments_digest="0" * 64,
+                                       principal="p", created=created, expires_at=now + deadline_in,
+                                       decision=decision)
+
+    old_approved = filed(100, "approved")
+    old_expired_unmarked = filed(100, deadline_in=-timedelta(days=99))  # its worker died waiting
+    old_still_waiting = filed(100, deadline_in=timedelta(days=1))  # a long timeout: a call waits on it
+    recent_denied = filed(2, "denied")
+    assert prune_approvals(90) == 2
+    left = set(Approval.objects.values_list("pk", flat=True))
+    assert left == {old_still_waiting.pk, recent_denied.pk}
+    assert not {old_approved.pk, old_expired_unmarked.pk} & left
+    out = io.StringIO()
+    call_command("prune_audit", "--days", "1", stdout=out)
+    assert "0 audit record(s) and 1 closed approval(s)" in out.getvalue()
+    assert list(Approval.objects.values_list("pk", flat=True)) == [old_still_waiting.pk]
 
 
 async def test_the_ring_follows_the_table_through_the_bus() -> None:
