@@ -14,6 +14,8 @@
   Django side implements (``ApprovalQueue``: the queue's rows, and how a decision taken on any
   worker reaches the one waiting). Approved → the call runs; denied or no decision within the
   timeout → ``isError``. In a task the wait is the task's run, so the client gets the task at once.
+  In 2026-07-28 the approval is sealed in the requestState of the tool's own later questions
+  (``STAFF_KEY``), so one call is one approval however many rounds it takes.
 
 The policy reaches the core on the ``Tool`` definition (``Tool.approval``, not on the wire).
 """
@@ -37,6 +39,11 @@ POLICIES = (NONE, CONFIRM, STAFF)
 # The key of the confirmation in a 2026-07-28 round's inputRequests: its own, so the tool's own
 # questions keep their default keys (elicitation-1, ...) whatever the policy.
 CONFIRM_KEY = "mcpsite/approval"
+# A staff approval already given, sealed in a 2026-07-28 round's requestState (bound to the caller,
+# the tool and the arguments' digest: request_state.py), so a tool that asks its client questions
+# after approval is not sent back to staff on each retry (each round re-runs the call from the
+# start: inputs.py). Read only from what the server sealed, never from the client's inputResponses.
+STAFF_KEY = "mcpsite/staff-approval"
 APPROVED, DENIED, EXPIRED = "approved", "denied", "expired"
 DEFAULT_TIMEOUT = 300.0
 
@@ -145,6 +152,12 @@ async def _staff(
 ) -> dict[str, Any] | None:
     if approvals is None or approvals.queue is None:
         return _refused(f"The tool {tool.name!r} needs staff approval and this server has no approval queue.")
+    inputs = ctx.inputs
+    if inputs is not None:
+        earlier = inputs.sealed.get(STAFF_KEY)
+        if isinstance(earlier, dict) and earlier.get("decision") == APPROVED:
+            inputs.consumed[STAFF_KEY] = earlier  # sealed again for the next round, if any
+            return None
     who = principals.current()
     request = ApprovalRequest(
         tool=tool.name,
@@ -156,6 +169,8 @@ async def _staff(
     )
     decision = await approvals.queue.decide(request, approvals.timeout)
     if decision == APPROVED:
+        if inputs is not None:
+            inputs.consumed[STAFF_KEY] = {"decision": APPROVED}
         return None
     if decision == DENIED:
         return _refused(f"Staff denied the call: the tool {tool.name!r} was not approved and did not run.")

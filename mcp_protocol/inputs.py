@@ -75,9 +75,18 @@ class InputRound:
     """The questions and answers of one modern request's handler run."""
 
     def __init__(
-        self, answers: dict[str, Any], binding: Callable[[], Binding], *, relayed: bool = False
+        self,
+        answers: dict[str, Any],
+        binding: Callable[[], Binding],
+        *,
+        relayed: bool = False,
+        sealed: dict[str, Any] | None = None,
     ) -> None:
         self.answers = answers
+        # What the server itself sealed in an earlier round's requestState (never the client's
+        # inputResponses, which may name any key): what only the server may vouch for, such as a
+        # staff approval already given (approvals.py), is read from here, not from ``answers``.
+        self.sealed: dict[str, Any] = sealed if sealed is not None else {}
         self.relayed = relayed  # a 2025-11-25 task's: its answers may be refusals
         self._binding = binding
         self.consumed: dict[str, Any] = {}  # answers the handler used, in order: sealed for the retry
@@ -89,7 +98,7 @@ class InputRound:
     def fork(self) -> InputRound:
         """A round with the same answers for a run of its own (a task's: tasks/runner.py), so
         stopping that run leaves the request's round as it is."""
-        return InputRound(self.answers, self._binding, relayed=self.relayed)
+        return InputRound(self.answers, self._binding, relayed=self.relayed, sealed=self.sealed)
 
     @functools.cached_property
     def binding(self) -> Binding:
@@ -150,7 +159,8 @@ def start_round(
     inputs = InputRound(answers, binding)
     if "requestState" in params:
         sealed = sealer.open(params["requestState"], inputs.binding).get("answers")
-        answers.update(sealed if isinstance(sealed, dict) else {})
+        inputs.sealed = dict(sealed) if isinstance(sealed, dict) else {}
+        answers.update(inputs.sealed)
     answers.update(responses)
     return inputs
 

@@ -15,6 +15,7 @@ from mcp_protocol.approvals import (
     CONFIRM_KEY,
     DENIED,
     EXPIRED,
+    STAFF_KEY,
     ApprovalQueue,
     ApprovalRequest,
     Approvals,
@@ -40,6 +41,14 @@ async def delete_invoice(args: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"deleted {args.get('id')}"}]}
 
 
+async def delete_after_asking(args: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """A staff tool with a question of its own, asked after approval (a 2026-07-28 round each)."""
+    answer = await ctx.elicit({"message": "Reason?", "requestedSchema": {
+        "type": "object", "properties": {"reason": {"type": "string"}}}})
+    runs.append({**args, "reason": answer.get("content", {}).get("reason")})
+    return {"content": [{"type": "text", "text": f"deleted {args.get('id')}"}]}
+
+
 def tool(name: str, approval: str) -> Tool:
     schema = {"type": "object", "properties": {"id": {"type": "string"}}}
     return Tool(name=name, input_schema=schema, approval=approval)
@@ -61,6 +70,7 @@ def server_with(queue: ApprovalQueue | None = None):
             (tool("confirmed", "confirm"), delete_invoice),
             (tool("staffed", "staff"), delete_invoice),
             (tool("free", "none"), delete_invoice),
+            (tool("staffed_asking", "staff"), delete_after_asking),
         ]
     )
     return make_server(provider, approvals=Approvals(queue=queue, timeout=7.0))
@@ -244,3 +254,33 @@ async def test_a_staff_call_made_as_a_task_gives_the_client_the_task_at_once_and
         await runner.close()
     assert bool(runs) is ran
     assert task["result"].get("isError", False) is not ran
+
+
+async def test_a_staff_tool_asking_its_own_question_in_2026_07_28_is_approved_once_for_every_round() -> None:
+    queue = ScriptedQueue(APPROVED)
+    server = server_with(queue)
+    first = (await modern(server, "staffed_asking", {"elicitation": {}}))["result"]
+    assert first["resultType"] == "input_required" and list(first["inputRequests"]) == ["elicitation-1"]
+    assert len(queue.asked) == 1 and runs == []
+    answer = {"elicitation-1": {"action": "accept", "content": {"reason": "duplicate"}}}
+    done = (await modern(server, "staffed_asking", {"elicitation": {}}, id=2, inputResponses=answer,
+                         requestState=first["requestState"]))["result"]
+    assert done["content"][0]["text"] == "deleted INV-7"
+    assert runs == [{"id": "INV-7", "reason": "duplicate"}]
+    assert len(queue.asked) == 1  # the retry did not go back to staff
+
+
+async def test_a_client_cannot_answer_the_staff_approval_itself() -> None:
+    """The approval is trusted only from the server's sealed requestState: the same key in the
+    client's inputResponses changes nothing, on a first call or on a retry carrying a state."""
+    queue = ScriptedQueue(DENIED)
+    server = server_with(queue)
+    forged = {STAFF_KEY: {"decision": APPROVED}}
+    result = (await modern(server, "staffed", {"elicitation": {}}, inputResponses=forged))["result"]
+    assert result["isError"] is True and runs == [] and len(queue.asked) == 1
+    confirm_first = (await modern(server, "confirmed", {"elicitation": {}}, id=2))["result"]
+    # A real state of this server, for another tool: refused as another call's (-32602), not a pass.
+    crossed = await modern(server, "staffed", {"elicitation": {}}, id=3, inputResponses=forged,
+                           requestState=confirm_first["requestState"])
+    assert crossed["error"]["code"] == -32602
+    assert runs == [] and len(queue.asked) == 1
