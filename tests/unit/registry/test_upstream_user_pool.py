@@ -24,6 +24,7 @@ from registry.upstreams.config import UpstreamConfig
 from registry.upstreams.connect import Handshake
 from registry.upstreams.pool import UpstreamSessions
 from registry.upstreams.relay import Relay
+from tests.support.polling import eventually
 from tests.support.sdk_upstream_process import UpstreamProcess
 
 pytestmark = pytest.mark.timeout(60)
@@ -67,6 +68,10 @@ async def _echo(sessions: UpstreamSessions, config: UpstreamConfig, user: tuple[
     return "".join(b["text"] for b in result["content"] if b["type"] == "text")
 
 
+async def _busy(sessions: UpstreamSessions) -> bool:
+    return any(entry.busy for entry in sessions.user_entries("mine"))
+
+
 @pytest.fixture(scope="module")
 def upstream() -> Any:
     with UpstreamProcess() as running:
@@ -98,9 +103,12 @@ async def test_one_session_per_principal_with_its_token_bounded_least_recently_u
         assert connect.opened[-1] == "ta2"
         # carol is the third: the least recently used idle one (bob's) is closed.
         assert await _echo(sessions, config, ("carol", "tc")) == "carol"
-        await asyncio.sleep(0.2)
         assert sorted(e.bearer or "" for e in sessions.user_entries("mine")) == ["ta2", "tc"]
-        assert "tb" in connect.closed and "ta" in connect.closed
+
+        async def both_closed() -> bool:  # closed in the background
+            return "tb" in connect.closed and "ta" in connect.closed
+
+        await eventually(both_closed)
     finally:
         await sessions.close()
 
@@ -114,7 +122,7 @@ async def test_a_session_in_use_is_not_evicted(upstream: UpstreamProcess) -> Non
         slow = asyncio.create_task(run(
             sessions, config, "tools/call", "hold", {"name": "hold", "arguments": {"key": "busy"}},
             Relay(None), ("alice", "ta")))
-        await asyncio.sleep(0.1)  # alice's call is running on her session
+        await eventually(lambda: _busy(sessions))  # alice's call is running on her session
         assert await _echo(sessions, config, ("bob", "tb")) == "bob"
         result = await slow
         assert result.get("isError") is not True, result  # not closed under her call
@@ -131,8 +139,11 @@ async def test_an_idle_session_closes_after_the_timeout(upstream: UpstreamProces
     try:
         assert await _echo(sessions, config, ("alice", "ta")) == "alice"
         assert len(sessions.user_entries("mine")) == 1
-        await asyncio.sleep(2.5)
-        assert sessions.user_entries("mine") == [] and connect.closed == ["ta"]
+
+        async def closed() -> bool:  # the sweep runs every idle period: closed within two
+            return sessions.user_entries("mine") == [] and connect.closed == ["ta"]
+
+        await eventually(closed, seconds=4.0, step=0.1)
         assert await _echo(sessions, config, ("alice", "ta")) == "alice"  # opened again on use
         assert connect.opened == ["ta", "ta"]
     finally:
