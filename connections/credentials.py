@@ -1,5 +1,6 @@
-"""``credential_for``: the token an http tool (later an upstream server's call path) sends as the
-user, the ``CredentialSource`` of ``registry.kinds.http_client.acting``.
+"""``credential_for``: the token an http tool or an upstream server's call path sends as the user,
+the ``CredentialSource`` of ``registry.kinds.http_client.acting``; ``forget_credential``: its
+``CredentialForget`` (the service refused the token).
 
 Which user: a token of the built-in authorization server names the Django user in ``sub`` (the
 principal ``oauth:<issuer> <sub>`` with ``OAUTH_ISSUER=self``); an API key acts for its owner when
@@ -75,3 +76,11 @@ async def credential_for(principal: str | None, provider: str, elicitation_id: s
     if token is not None:
         return token
     raise ConnectionNeeded(info["name"], connect_url(provider, user_id, elicitation_id))
+
+
+async def forget_credential(principal: str | None, provider: str, token: str) -> None:
+    user_id = await sync_to_async(user_of)(principal)
+    info = await vault.provider_info_async(provider)
+    if user_id is None or info is None:
+        return
+    await vault.invalidate(user_id, info["id"], token)

@@ -14,6 +14,7 @@
   rare double refresh is harmless for providers that do not rotate refresh tokens; production
   runs PostgreSQL.) A refresh the provider refuses deletes the row: the user is asked to connect
   again; one that could not be made leaves the row for the next call.
+- ``invalidate``: a service answered 401 to a token: refreshed if it can be, else dropped.
 - ``revoke``: by the user or staff; the provider's revocation URL is called when set.
 
 Nothing here logs, returns or raises a token except ``access_token``'s return value.
@@ -150,7 +151,45 @@ def _refresh(user_id: int, provider_id: int) -> str | None:
         close_old_connections()
 
 
+def _invalidate(user_id: int, provider_id: int, refused: str) -> None:
+    """The service answered 401 to ``refused`` (RFC 6750 §3.1 ``invalid_token``): refresh the
+    token when the row can be, else delete the row, so the next ``access_token`` is a new token or
+    None (the user is asked to connect again). Under the row's lock, as ``_refresh``: a row whose
+    token is no longer ``refused`` (another worker refreshed it, the user reconnected) is left."""
+    close_old_connections()
+    try:
+        with transaction.atomic():
+            row = (ConnectedToken.objects.select_for_update().select_related("provider")
+                   .filter(user_id=user_id, provider_id=provider_id).first())
+            if row is None:
+                return
+            try:
+                held = _unsealed(row.sealed)
+            except cipher.VaultLocked:
+                return  # nothing to compare with: the next read says the vault is locked
+            if held.get("access_token") != refused:
+                return
+            if row.refreshable and held.get("refresh_token"):
+                try:
+                    tokens = provider_client.refresh(row.provider, held["refresh_token"])
+                except provider_client.ProviderError as exc:
+                    logger.warning("refreshing a refused token for user %s at %s failed: %s",
+                                   user_id, row.provider.slug, exc)
+                else:
+                    row.sealed, row.expires_at = _seal(tokens), _when(tokens.expires_at)
+                    row.refreshable, row.refreshed_at = bool(tokens.refresh_token), datetime.now(UTC)
+                    row.save(update_fields=["sealed", "expires_at", "refreshable", "refreshed_at"])
+                    return
+            logger.info("a token of user %s at %s was refused by the service: connect again",
+                        user_id, row.provider.slug)
+            row.delete()
+    finally:
+        cache.delete(_key(user_id, provider_id))
+        close_old_connections()
+
+
 access_token = sync_to_async(_access_token)
+invalidate = sync_to_async(_invalidate)
 provider_info_async = sync_to_async(provider_info)
 
 

@@ -2,7 +2,9 @@
 
 A body holds the connection (``name``, ``prefix``, ``url``, ``transport``), ``auth`` as one object
 (``{"kind": "none"}``; ``{"kind": "header", "header": "Authorization", "env": "UPSTREAM_X_TOKEN"}``;
-``{"kind": "client_credentials", "token_url", "client_id", "env", "scopes"}``), the limits
+``{"kind": "client_credentials", "token_url", "client_id", "env", "scopes"}``; as the user,
+``{"kind": "user", "connection": "<provider slug>", "listing": <one of the three>}``: each
+caller's own token at that provider, the sync listing with ``listing``'s credential), the limits
 (``timeout``, ``connect_timeout``, ``max_concurrency``) and the sync (``sync_interval``,
 ``review_syncs``, ``enabled``). ``env`` is the NAME of an environment variable: a body that
 carries a secret value (a ``value``, ``token``, ``secret``… member, or an ``env`` that is no
@@ -39,7 +41,9 @@ AUTH_MEMBERS = {
     "none": {"kind"},
     "header": {"kind", "header", "env"},
     "client_credentials": {"kind", "token_url", "client_id", "env", "scopes"},
+    "user": {"kind", "connection", "listing"},
 }
+LISTING_KINDS = ("none", "header", "client_credentials")
 # Members a caller might put a secret in: named in the refusal, never stored.
 SECRET_MEMBERS = frozenset({"value", "token", "secret", "client_secret", "password", "api_key", "key",
                             "bearer", "authorization", "credentials"})
@@ -53,13 +57,29 @@ def _auth_schema(kind: str, required: list[str], **properties: Any) -> dict[str,
 
 ENV_SCHEMA = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
               "description": "The NAME of an environment variable holding the secret (never the secret)."}
-AUTH_SCHEMA = {"oneOf": [
+LISTING_SCHEMA = {"oneOf": [
     _auth_schema("none", []),
     _auth_schema("header", ["env"], header={"type": "string", "default": "Authorization"}, env=ENV_SCHEMA),
     _auth_schema("client_credentials", ["token_url", "client_id", "env"],
                  token_url={"type": "string", "format": "uri"}, client_id={"type": "string"}, env=ENV_SCHEMA,
                  scopes={"type": "array", "items": {"type": "string"}}),
 ]}
+AUTH_SCHEMA = {"oneOf": [
+    *LISTING_SCHEMA["oneOf"],
+    _auth_schema("user", ["connection"], connection={"type": "string", "description": "A provider's slug."},
+                 listing={**LISTING_SCHEMA, "description": "How the sync lists it (no user then)."}),
+]}
+
+
+def _credential(row: Upstream, kind: str) -> dict[str, Any]:
+    """The credential of ``kind`` as the row's header/OAuth columns hold it."""
+    if kind == "header":
+        return {"kind": "header", "header": row.auth_header, "env": row.auth_secret_env}
+    if kind == "client_credentials":
+        return {"kind": "client_credentials", "token_url": row.oauth_token_url,
+                "client_id": row.oauth_client_id, "env": row.auth_secret_env,
+                "scopes": list(row.oauth_scopes or [])}
+    return {"kind": "none"}
 
 
 @extend_schema_field(AUTH_SCHEMA)
@@ -71,23 +91,30 @@ class AuthField(serializers.JSONField):
         super().__init__(source="*", **kwargs)
 
     def to_representation(self, row: Upstream) -> dict[str, Any]:
-        if row.auth == "header":
-            return {"kind": "header", "header": row.auth_header, "env": row.auth_secret_env}
-        if row.auth == "client_credentials":
-            return {"kind": "client_credentials", "token_url": row.oauth_token_url,
-                    "client_id": row.oauth_client_id, "env": row.auth_secret_env,
-                    "scopes": list(row.oauth_scopes or [])}
-        return {"kind": "none"}
+        if row.auth == "user":
+            return {"kind": "user", "connection": row.connection,
+                    "listing": _credential(row, row.sync_auth)}
+        return _credential(row, row.auth)
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         data = super().to_internal_value(data)
-        if not isinstance(data, dict):
-            raise serializers.ValidationError(
-                'An object: {"kind": "none" | "header" | "client_credentials", …}.')
-        kind = data.get("kind")
-        if not isinstance(kind, str) or kind not in AUTH_MEMBERS:
-            raise serializers.ValidationError(
-                f"Unknown auth kind {kind!r}: one of {', '.join(AUTH_MEMBERS)}.")
+        if isinstance(data, dict) and data.get("kind") == "user":
+            return self._user(data)
+        found = self._credential(data, AUTH_MEMBERS)
+        return {**found, "connection": "", "sync_auth": "none"}
+
+    def _user(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``{"kind": "user", "connection", "listing"}`` → ``auth`` "user", the provider's slug and
+        the listing credential's columns (``sync_auth`` and the shared header/OAuth columns)."""
+        self._check_members(data, "user")
+        connection = data.get("connection", "")
+        if not isinstance(connection, str) or not connection:
+            raise serializers.ValidationError("'connection' is a connection provider's slug.")
+        listing = self._credential(data.get("listing", {"kind": "none"}),
+                                   {k: AUTH_MEMBERS[k] for k in LISTING_KINDS})
+        return {**listing, "auth": "user", "sync_auth": listing["auth"], "connection": connection}
+
+    def _check_members(self, data: dict[str, Any], kind: str) -> None:
         secrets = sorted(set(data) & SECRET_MEMBERS)
         if secrets:
             raise serializers.ValidationError(
@@ -98,6 +125,16 @@ class AuthField(serializers.JSONField):
             raise serializers.ValidationError(
                 f"Unknown member(s) {', '.join(unknown)} for {kind} auth: it takes "
                 f"{', '.join(sorted(AUTH_MEMBERS[kind]))}.")
+
+    def _credential(self, data: Any, kinds: dict[str, set[str]]) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(
+                f'An object: {{"kind": {" | ".join(repr(k) for k in kinds)}, …}}.'.replace("'", '"'))
+        kind = data.get("kind")
+        if not isinstance(kind, str) or kind not in kinds:
+            raise serializers.ValidationError(
+                f"Unknown auth kind {kind!r}: one of {', '.join(kinds)}.")
+        self._check_members(data, kind)
         env = data.get("env", "")
         if not isinstance(env, str) or (env and not ENV_NAME.fullmatch(env)):
             # Checked here as well as in clean(): the message must not echo what may be a secret.
@@ -127,8 +164,9 @@ class AuthField(serializers.JSONField):
 class UpstreamSerializer(DefinitionSerializer):
     auth = AuthField(required=False, help_text=(
         'How we authenticate: {"kind": "none"}, {"kind": "header", "header", "env"} or '
-        '{"kind": "client_credentials", "token_url", "client_id", "env", "scopes"}; "env" names an '
-        "environment variable (never a secret value)."))
+        '{"kind": "client_credentials", "token_url", "client_id", "env", "scopes"} or, as each caller, '
+        '{"kind": "user", "connection": "<provider slug>", "listing": <one of the others, for the sync>}; '
+        '"env" names an environment variable (never a secret value).'))
     mirrored = serializers.SerializerMethodField(
         help_text="How many definitions are mirrored from it, per kind, and how many of them are missing.")
 

@@ -184,6 +184,12 @@ if "REGISTRY_UPSTREAM_BREAKER_FAILURES" in os.environ:
     REGISTRY_UPSTREAM_BREAKER_FAILURES = _read("REGISTRY_UPSTREAM_BREAKER_FAILURES", int)
 if "REGISTRY_UPSTREAM_BREAKER_COOLDOWN" in os.environ:
     REGISTRY_UPSTREAM_BREAKER_COOLDOWN = _read("REGISTRY_UPSTREAM_BREAKER_COOLDOWN", float)
+# Upstreams called as the user (registry/upstreams/pool.py; defaults there): per-user sessions kept
+# per upstream per worker loop (least recently used closed first), and their idle timeout.
+if "REGISTRY_UPSTREAM_USER_SESSIONS" in os.environ:
+    REGISTRY_UPSTREAM_USER_SESSIONS = _read("REGISTRY_UPSTREAM_USER_SESSIONS", int)
+if "REGISTRY_UPSTREAM_USER_SESSION_IDLE" in os.environ:
+    REGISTRY_UPSTREAM_USER_SESSION_IDLE = _read("REGISTRY_UPSTREAM_USER_SESSION_IDLE", float)
 # Keeping upstream MCP servers current (registry/upstreams/periodic.py and keeper.py; defaults
 # there): how often each worker looks for a due periodic sync (0: none), the listen-stream lease
 # (0: no listen streams) and the window that folds a burst of list_changed into one sync.

@@ -71,6 +71,16 @@ UPSTREAM_CALLS: Section = (
             Code("registry.upstreams.breaker", "DEFAULT_COOLDOWN"),
             "Seconds an open breaker fails calls before letting one through as a probe (its success closes the breaker).",
         ),
+        Var(
+            "REGISTRY_UPSTREAM_USER_SESSIONS",
+            Code("registry.upstreams.pool", "DEFAULT_USER_SESSIONS"),
+            "Per-user sessions kept per upstream called as the user, per worker loop: past it, the least recently used idle one is closed.",
+        ),
+        Var(
+            "REGISTRY_UPSTREAM_USER_SESSION_IDLE",
+            Code("registry.upstreams.pool", "DEFAULT_USER_SESSION_IDLE"),
+            "Seconds a per-user session of an upstream called as the user may stay unused before it is closed.",
+        ),
     ],
 )
 

@@ -82,9 +82,11 @@ class UpstreamAdmin(admin.ModelAdmin):
         ("Connection", {"fields": ("name", "prefix", "url", "transport", "enabled", "opened_version")}),
         ("Authentication", {
             "description": "Secrets are never stored: name the environment variable that holds the "
-            "header's value or the client secret (allowed as the http tools' secrets are).",
-            "fields": ("auth", "auth_header", "auth_secret_env", "oauth_token_url", "oauth_client_id",
-                       "oauth_scopes")}),
+            "header's value or the client secret (allowed as the http tools' secrets are). As the "
+            "user: each caller's own token at the connection provider; the sync lists the upstream "
+            "with the listing authentication (the header and OAuth fields describe it).",
+            "fields": ("auth", "connection", "sync_auth", "auth_header", "auth_secret_env", "oauth_token_url",
+                       "oauth_client_id", "oauth_scopes")}),
         ("Limits", {"fields": ("timeout", "connect_timeout", "max_concurrency")}),
         ("Sync", {"fields": ("sync_interval", "review_syncs")}),
         ("Health", {"fields": ("health_state", "health_detail", "last_sync_at", "last_sync_ok_at",

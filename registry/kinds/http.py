@@ -85,6 +85,7 @@ async def execute(
         raise ToolError(f"Tool {spec.name!r} cannot call {problem}")
     if spec.http_secret_header:
         outgoing.headers[spec.http_secret_header] = _secret(spec, spec.http_secret_env)
+    token = ""
     if spec.http_connection:
         # After the host checks: a token is fetched (and the user asked to connect) only for a
         # call that may go out.
@@ -97,13 +98,29 @@ async def execute(
     key = None
     if spec.http_signing_secret_env:
         key = _secret(spec, spec.http_signing_secret_env).encode("utf-8")
+    status, content_type, body = await _exchange(spec, outgoing, host, key, clients)
+    if status == 401 and spec.http_connection:
+        # The service refused the user's token (revoked, expired early): the vault refreshes or
+        # drops it, and the user gets a new token or is asked to connect again (acting.forget).
+        await acting.forget(ctx.principal, spec.http_connection, token)
+        token = await acting.bearer(spec.name, spec.http_connection, ctx, refused=True)
+        outgoing.headers["Authorization"] = f"Bearer {token}"
+        status, content_type, body = await _exchange(spec, outgoing, host, key, clients)
+    text = body.decode(_charset(content_type), errors="replace")
+    if not 200 <= status < 300:
+        raise reply.failure(spec, host, status, text, content_type)
+    return reply.success(spec, text, content_type)
+
+
+async def _exchange(spec: ToolSpec, outgoing: request.Outgoing, host: str, key: bytes | None,
+                    clients: UpstreamClients) -> tuple[int, str, bytes]:
     try:
         # A per-phase timeout (connect, each read) would let a server sending a byte just inside
         # it hold the call forever; asyncio.timeout bounds the whole exchange, body included, by
         # the row's timeout: waiting for a slot, every attempt and every pause between them.
         async with asyncio.timeout(spec.http_timeout), clients.limit(spec.name, spec.http_max_concurrency):
             async with clients.session() as session:
-                status, content_type, body = await _attempts(session, spec, outgoing, host, key)
+                return await _attempts(session, spec, outgoing, host, key)
     except TimeoutError:
         raise ToolError(f"Tool {spec.name!r}: {host} did not answer within {spec.http_timeout:g} s") from None
     except aiohttp.ClientConnectorError as exc:
@@ -112,10 +129,6 @@ async def execute(
         raise _failed(spec, host, exc) from None
     except aiohttp.ClientError as exc:
         raise _failed(spec, host, exc) from None
-    text = body.decode(_charset(content_type), errors="replace")
-    if not 200 <= status < 300:
-        raise reply.failure(spec, host, status, text, content_type)
-    return reply.success(spec, text, content_type)
 
 
 def _failed(spec: ToolSpec, host: str, exc: Exception) -> ToolError:

@@ -50,6 +50,16 @@ class Upstream(Versioned, Recorded):
         NONE = "none", "None"
         HEADER = "header", "A static header from an allowed environment variable"
         CLIENT_CREDENTIALS = "client_credentials", "OAuth client credentials"
+        # Issue 42 item 3: each caller's own token at a connection provider (``connection``).
+        USER = "user", "As the user, through a connection provider"
+
+    class ListingAuth(models.TextChoices):
+        """How a ``user`` upstream is listed (sync, listen stream, the admin's test): nobody is
+        calling then, so no user's token is there to send."""
+
+        NONE = "none", "None"
+        HEADER = "header", "A static header from an allowed environment variable"
+        CLIENT_CREDENTIALS = "client_credentials", "OAuth client credentials"
 
     class Health(models.TextChoices):
         UNKNOWN = "unknown", "Not synced yet"
@@ -67,6 +77,17 @@ class Upstream(Versioned, Recorded):
         help_text="The upstream's MCP endpoint. Its host must be in REGISTRY_HTTP_ALLOWED_HOSTS.")
     transport = models.CharField(max_length=16, choices=Transport.choices, default=Transport.AUTO)
     auth = models.CharField(max_length=24, choices=Auth.choices, default=Auth.NONE)
+    # Issue 42 item 3: a provider's slug (connections.Provider; by slug, as Tool.http_connection:
+    # the registry sits below the connections app). Calls send each caller's own token there.
+    connection = models.SlugField(
+        "call as the user through provider", max_length=64, blank=True,
+        help_text="user auth: a provider's slug (Connected services). Each caller's own token at that "
+        "provider is sent as Authorization: Bearer, over a session of that caller's alone.")
+    sync_auth = models.CharField(
+        "listing authentication", max_length=24, choices=ListingAuth.choices, default=ListingAuth.NONE,
+        blank=True,
+        help_text="user auth: how the sync lists the upstream (no user is calling then); the header "
+        "and OAuth fields below describe that credential.")
     auth_header = models.CharField(max_length=64, blank=True, default="Authorization",
                                    help_text="header auth: the header sent (e.g. Authorization).")
     auth_secret_env = models.CharField(

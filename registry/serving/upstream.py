@@ -19,7 +19,7 @@ class UpstreamConfig:
     prefix: str
     url: str
     transport: str  # "auto", "streamable-http", "sse" (Upstream.Transport)
-    auth: str  # "none", "header", "client_credentials" (Upstream.Auth)
+    auth: str  # "none", "header", "client_credentials", "user" (Upstream.Auth)
     auth_header: str = "Authorization"
     # The NAME of the environment variable holding the header's value or the client secret: the
     # secret itself is read when connecting, never kept in a row or a snapshot.
@@ -30,6 +30,20 @@ class UpstreamConfig:
     timeout: float = 30.0
     connect_timeout: float = 5.0
     max_concurrency: int = 16
+    # auth "user": the provider's slug whose per-user token calls send, and how the sync lists the
+    # upstream meanwhile ("none", "header", "client_credentials": the fields above describe it).
+    connection: str = ""
+    sync_auth: str = "none"
+
+    @property
+    def per_user(self) -> bool:
+        return self.auth == "user"
+
+    @property
+    def listing_auth(self) -> str:
+        """The credential kind sent when no user is calling (sync, listen, a per-user session's
+        absence): ``sync_auth`` for a ``user`` upstream, else ``auth``."""
+        return self.sync_auth if self.auth == "user" else self.auth
 
     @classmethod
     def of(cls, row: Any) -> UpstreamConfig:
@@ -41,6 +55,7 @@ class UpstreamConfig:
             oauth_client_id=row.oauth_client_id, oauth_scopes=tuple(row.oauth_scopes or ()),
             timeout=float(row.timeout), connect_timeout=float(row.connect_timeout),
             max_concurrency=int(row.max_concurrency),
+            connection=row.connection or "", sync_auth=row.sync_auth or "none",
         )
 
 

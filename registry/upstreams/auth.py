@@ -37,7 +37,7 @@ _tokens: dict[tuple[str, str, tuple[str, ...], str], _Token] = {}
 def secret(config: UpstreamConfig) -> str:
     name = config.auth_secret_env
     if not name:
-        raise UpstreamRefused(f"{config.name}: auth {config.auth} needs auth_secret_env "
+        raise UpstreamRefused(f"{config.name}: auth {config.listing_auth} needs auth_secret_env "
                               "(an environment variable)")
     if not secret_env.allowed(name):
         raise UpstreamRefused(f"{config.name}: {name} may not be sent: {secret_env.rule()}")
@@ -85,10 +85,13 @@ async def _fetch_token(config: UpstreamConfig) -> _Token:
 
 
 async def headers(config: UpstreamConfig) -> dict[str, str]:
-    """The headers every request to the upstream carries (UpstreamRefused, UpstreamUnavailable)."""
-    if config.auth == "header":
+    """The headers every request to the upstream carries when no user is calling (UpstreamRefused,
+    UpstreamUnavailable): a ``user`` upstream's listing credential (``sync_auth``) then. A
+    per-user session sends the user's token instead (``connect.py``, ``Handshake.bearer``)."""
+    kind = config.listing_auth
+    if kind == "header":
         return {config.auth_header: secret(config)}
-    if config.auth == "client_credentials":
+    if kind == "client_credentials":
         token = _tokens.get(_key(config))
         if token is None or token.expires_at <= time.monotonic():
             token = _tokens[_key(config)] = await _fetch_token(config)

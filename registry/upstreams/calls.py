@@ -34,12 +34,12 @@ from mcp_protocol.errors import ClientRequestError
 
 from . import auth, stream
 from .breaker import CircuitOpen
-from .errors import UpstreamRefused
+from .errors import UpstreamRefused, UpstreamUnauthorized
 from .pool import Pooled, UpstreamSessions
 from .relay import NeedsCapability, Relay
 from .wire import MAX_RESULT_BYTES, Dropped, Expired, RpcError, Unauthorized
 
-__all__ = ["MAX_MESSAGE_CHARS", "MAX_RESULT_BYTES", "UpstreamFailure", "run"]
+__all__ = ["MAX_MESSAGE_CHARS", "MAX_RESULT_BYTES", "TokenRefused", "UpstreamFailure", "run"]
 
 MAX_MESSAGE_CHARS = 1000  # of an upstream's error message, in ours
 
@@ -53,14 +53,20 @@ class UpstreamFailure(Exception):
         self.code = code  # the upstream's JSON-RPC error code, when it answered with one
 
 
+class TokenRefused(Exception):
+    """A per-user session's token was refused (HTTP 401/403 to the handshake or a request): the
+    caller tells the vault and asks the user (``acting.py``); the same token is never retried."""
+
+
 class _Unreachable(Exception):
     pass
 
 
 async def run(sessions: UpstreamSessions, config: Any, method: str, name: str, params: dict[str, Any],
-              relay: Relay) -> dict[str, Any]:
+              relay: Relay, user: tuple[str, str] | None = None) -> dict[str, Any]:
+    """``user``: (principal, token) for an upstream called as the user: that caller's session."""
     upstream = config.name
-    async with sessions.lend(config) as entry:
+    async with sessions.lend(config, user) as entry:
         try:
             entry.breaker.check()
         except CircuitOpen as exc:
@@ -72,6 +78,10 @@ async def run(sessions: UpstreamSessions, config: Any, method: str, name: str, p
             try:
                 async with asyncio.timeout(float(config.timeout)):
                     return await _attempt(entry, method, params, relay, phase)
+            except TokenRefused:
+                if span is not None:
+                    span.set_attribute("error.type", "token_refused")
+                raise
             except TimeoutError:
                 if phase.waiting_for_slot:  # our cap, not the upstream: nothing against its breaker
                     entry.breaker.abandoned()
@@ -110,6 +120,12 @@ async def _attempt(entry: Pooled, method: str, params: dict[str, Any], relay: Re
         for retry in (False, True):
             try:
                 live = await entry.session()
+            except UpstreamUnauthorized as exc:
+                if entry.bearer is not None:  # the user's token, refused at the handshake
+                    entry.breaker.succeeded()  # it answered: alive, but not for this user
+                    raise TokenRefused() from None
+                entry.breaker.failed(f"connect: {exc!r}")
+                raise _Unreachable(_describe(exc)) from None
             except Exception as exc:  # refused, TLS, HTTP error, the connect timeout: not reached
                 entry.breaker.failed(f"connect: {exc!r}")
                 raise _Unreachable(_describe(exc)) from None
@@ -117,6 +133,9 @@ async def _attempt(entry: Pooled, method: str, params: dict[str, Any], relay: Re
                 result = await live.request(method, params, relay)
             except (Expired, Unauthorized) as exc:
                 entry.discard(live)  # a new session (and token), the request once more
+                if isinstance(exc, Unauthorized) and entry.bearer is not None:
+                    entry.breaker.succeeded()  # the user's token: the vault and the user decide
+                    raise TokenRefused() from None
                 if isinstance(exc, Unauthorized):
                     auth.forget_token(entry.config)
                 if not retry:

@@ -68,6 +68,9 @@ class Handshake:
     session_id: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     sse: bool = False  # the legacy HTTP+SSE transport: no lean path over it
+    # Given, not filled: a per-user session's token (a ``user`` upstream, ``pool.py``), sent as
+    # ``Authorization: Bearer`` *instead of* the upstream's listing credential.
+    bearer: str | None = field(default=None, repr=False)
 
 
 async def _refuse(*args: Any) -> ErrorData:
@@ -200,11 +203,15 @@ async def connect(config: UpstreamConfig, handshake: Handshake | None = None, *,
     ``message_handler`` gets the upstream's notifications (the listen stream's ``list_changed``);
     ``observer`` sees every HTTP response (the listen stream's GET answered 405)."""
     check_url(config.url)
-    headers = await auth.headers(config)
+    if handshake is not None and handshake.bearer is not None:
+        headers = {"Authorization": f"Bearer {handshake.bearer}"}
+    else:
+        headers = await auth.headers(config)
     async with contextlib.AsyncExitStack() as stack:
         try:
             session = await _open(stack, config, headers, message_handler, observer, handshake)
         except UpstreamUnauthorized:
-            auth.forget_token(config)  # revoked or rotated: the next connect fetches a new one
+            if handshake is None or handshake.bearer is None:  # ours, not a user's: fetch a new one
+                auth.forget_token(config)  # revoked or rotated
             raise
         yield session

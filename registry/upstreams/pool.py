@@ -21,6 +21,16 @@ session, ``sdk_calls.py``). The live session is:
 Per upstream, on this loop: a semaphore of ``max_concurrency`` (a call over the cap waits for a
 slot within its timeout, then fails) and a circuit breaker (``breaker.py``). Nothing is shared
 between upstreams, so a slow or dead one delays only its own calls.
+
+An upstream called *as the user* (``auth`` "user", issue 42 item 3) has one session per (upstream,
+principal) instead (``for_user``): made with that caller's token (``Handshake.bearer``), its own
+``Mcp-Session-Id``, its own aiohttp session (connections, cookie jar): nothing is shared between
+two callers but the upstream's cap and breaker (the upstream's health is everyone's). A session
+made with another token than the caller's current one (refreshed, reconnected) is replaced. The
+per-user sessions of an upstream on a loop are an LRU bounded by
+``REGISTRY_UPSTREAM_USER_SESSIONS`` (the least recently used idle one is closed when a new one
+would pass it) and an idle one closes after ``REGISTRY_UPSTREAM_USER_SESSION_IDLE`` seconds, so a
+thousand users do not hold a thousand sessions (and tokens in memory) for ever.
 """
 
 from __future__ import annotations
@@ -28,11 +38,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from django.conf import settings
 from mcp import ClientSession
 
 from . import sdk_calls
@@ -44,6 +57,9 @@ from .wire import MAX_RESULT_BYTES, Channel
 
 logger = logging.getLogger(__name__)
 
+
+DEFAULT_USER_SESSIONS = 256  # per-user sessions of one upstream on one worker loop
+DEFAULT_USER_SESSION_IDLE = 300.0  # s: a per-user session unused this long is closed
 
 Connect = Callable[[Any, Handshake], contextlib.AbstractAsyncContextManager[ClientSession]]
 CLIENT_INFO_WIRE = CLIENT_INFO.model_dump(mode="json", exclude_none=True)
@@ -81,11 +97,17 @@ class Live:
 class Pooled:
     """One upstream's session, cap and breaker on one loop."""
 
-    def __init__(self, config: Any, connect: Connect) -> None:
+    def __init__(self, config: Any, connect: Connect, *, shared: Pooled | None = None,
+                 bearer: str | None = None) -> None:
         self.config = config
         self.connect = connect
-        self.slots = asyncio.Semaphore(max(1, int(config.max_concurrency)))
-        self.breaker = Breaker(config.name)
+        # A per-user session shares its upstream's cap and breaker (``shared``), nothing else.
+        cap = max(1, int(config.max_concurrency))
+        self.slots: asyncio.Semaphore = shared.slots if shared is not None else asyncio.Semaphore(cap)
+        self.breaker: Breaker = shared.breaker if shared is not None else Breaker(config.name)
+        self.bearer = bearer  # the caller's token (a per-user session), else None: the upstream's auth
+        self.last_used = time.monotonic()
+        self.busy = 0  # calls using it now: never closed under them by the LRU or the idle sweep
         self._ready: asyncio.Future[Live] | None = None
         self._owner: asyncio.Task[None] | None = None
         self._release: asyncio.Event | None = None
@@ -109,7 +131,7 @@ class Pooled:
 
     async def _own(self, ready: asyncio.Future[Live], release: asyncio.Event) -> None:
         try:
-            handshake = Handshake()
+            handshake = Handshake(bearer=self.bearer)
             async with self.connect(self.config, handshake) as session:
                 channel = None
                 if not handshake.sse:
@@ -172,6 +194,9 @@ class UpstreamSessions:
         self._loops: dict[asyncio.AbstractEventLoop, dict[str, Pooled]] = {}
         self._open: set[asyncio.AbstractEventLoop] = set()
         self._closing: set[asyncio.Task[None]] = set()  # replaced entries closing (kept: not collected)
+        # Per-user sessions: loop → upstream name → principal → entry, least recently used first.
+        self._users: dict[asyncio.AbstractEventLoop, dict[str, OrderedDict[str, Pooled]]] = {}
+        self._sweeps: dict[asyncio.AbstractEventLoop, asyncio.TimerHandle] = {}
 
     def open(self) -> None:
         self._open.add(asyncio.get_running_loop())
@@ -179,8 +204,12 @@ class UpstreamSessions:
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
         self._open.discard(loop)
-        pooled = self._loops.pop(loop, {})
-        await asyncio.gather(*(p.close() for p in pooled.values()), return_exceptions=True)
+        pooled = list(self._loops.pop(loop, {}).values())
+        pooled += [p for users in self._users.pop(loop, {}).values() for p in users.values()]
+        sweep = self._sweeps.pop(loop, None)
+        if sweep is not None:
+            sweep.cancel()
+        await asyncio.gather(*(p.close() for p in pooled), return_exceptions=True)
 
     def get(self, config: Any) -> Pooled:
         """This loop's entry for the upstream; a changed configuration (a new snapshot after an
@@ -190,25 +219,104 @@ class UpstreamSessions:
         entry = pooled.get(config.name)
         if entry is None or entry.config != config:
             if entry is not None:
-                closing = loop.create_task(entry.close())
-                self._closing.add(closing)
-                closing.add_done_callback(self._closing.discard)
+                self._close_later(entry)
+                for stale in self._users.get(loop, {}).pop(config.name, {}).values():
+                    self._close_later(stale)  # made with the old configuration
             entry = pooled[config.name] = Pooled(config, self.connect)
         return entry
+
+    def _close_later(self, entry: Pooled) -> None:
+        closing = asyncio.get_running_loop().create_task(entry.close())
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+    def for_user(self, config: Any, principal: str, token: str) -> Pooled:
+        """This loop's session of ``principal`` with the upstream, made with ``token``: a session
+        made with another token (the user's was refreshed or reconnected) is closed and replaced."""
+        loop = asyncio.get_running_loop()
+        shared = self.get(config)
+        users = self._users.setdefault(loop, {}).setdefault(config.name, OrderedDict())
+        entry = users.get(principal)
+        if entry is not None and (entry.config != config or entry.bearer != token):
+            del users[principal]
+            self._close_later(entry)
+            entry = None
+        if entry is None:
+            entry = users[principal] = Pooled(config, self.connect, shared=shared, bearer=token)
+            self._evict(users, user_sessions_cap(), keep=principal)
+            self._schedule_sweep(loop)
+        users.move_to_end(principal)
+        entry.last_used = time.monotonic()
+        return entry
+
+    def _evict(self, users: OrderedDict[str, Pooled], cap: int, keep: str) -> None:
+        """Close the least recently used idle sessions past ``cap`` (one in use stays: closing it
+        would fail its call; the pool is over the cap only while they all are busy)."""
+        for principal in list(users):
+            if len(users) <= cap:
+                return
+            entry = users[principal]
+            if entry.busy == 0 and principal != keep:
+                del users[principal]
+                self._close_later(entry)
+
+    def _schedule_sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        if loop in self._sweeps or loop not in self._open:
+            return
+        self._sweeps[loop] = loop.call_later(user_session_idle(), self._sweep, loop)
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Close the per-user sessions idle longer than the setting; again later while any remain."""
+        self._sweeps.pop(loop, None)
+        idle = user_session_idle()
+        cutoff = time.monotonic() - idle
+        remaining = False
+        for users in self._users.get(loop, {}).values():
+            for principal, entry in list(users.items()):
+                if entry.busy == 0 and entry.last_used <= cutoff:
+                    del users[principal]
+                    self._close_later(entry)
+                else:
+                    remaining = True
+        if remaining:
+            self._sweeps[loop] = loop.call_later(idle, self._sweep, loop)
+
+    def user_entries(self, name: str) -> list[Pooled]:
+        """The per-user sessions of upstream ``name`` on every loop (tests, the admin)."""
+        return [p for loop in self._users.values() for p in loop.get(name, {}).values()]
 
     def entries(self) -> list[Pooled]:
         return [p for loop in self._loops.values() for p in loop.values()]
 
     @contextlib.asynccontextmanager
-    async def lend(self, config: Any) -> AsyncIterator[Pooled]:
+    async def lend(self, config: Any, user: tuple[str, str] | None = None) -> AsyncIterator[Pooled]:
         """The pooled entry on a loop a runtime opened; elsewhere (the admin's try-it, a command's
-        ``asyncio.run``) a one-shot one, closed on exit: nothing outlives a loop about to end."""
+        ``asyncio.run``) a one-shot one, closed on exit: nothing outlives a loop about to end.
+        ``user``: (principal, token), that caller's own session (``for_user``)."""
         if asyncio.get_running_loop() in self._open:
-            yield self.get(config)
+            if user is None:
+                yield self.get(config)
+                return
+            entry = self.for_user(config, *user)
+            entry.busy += 1
+            try:
+                yield entry
+            finally:
+                entry.busy -= 1
+                entry.last_used = time.monotonic()
             return
-        one_shot = Pooled(config, self.connect)
+        one_shot = Pooled(config, self.connect, bearer=None if user is None else user[1])
         try:
             yield one_shot
         finally:
             await one_shot.close()
+
+
+def user_sessions_cap() -> int:
+    return max(1, int(getattr(settings, "REGISTRY_UPSTREAM_USER_SESSIONS", DEFAULT_USER_SESSIONS)))
+
+
+def user_session_idle() -> float:
+    idle = getattr(settings, "REGISTRY_UPSTREAM_USER_SESSION_IDLE", DEFAULT_USER_SESSION_IDLE)
+    return max(1.0, float(idle))
 

@@ -18,6 +18,8 @@ template; ours is ``<prefix>_<name>``).
   client sent a progressToken), log messages, its elicitation, sampling and roots requests (when
   our client declared the capability); our client's cancellation reaches the upstream
   (``wire.py``).
+- An upstream called as the user (``config.per_user``) goes through ``acting.run_as_user``: the
+  caller's token and session; completion then suggests nothing (no caller to act for).
 - Results are bounded (``wire.MAX_RESULT_BYTES``, checked on the bytes as they arrive) and
   checked for the members our core relies on (a hostile upstream's answer is not relayed as is);
   the checks are shallow on purpose: the hot path does not re-validate a whole result.
@@ -32,6 +34,7 @@ from mcp_protocol.context import Context
 from mcp_protocol.definitions import Completion
 from mcp_protocol.errors import MCPError
 
+from .acting import run_as_user
 from .calls import UpstreamFailure, run
 from .config import UpstreamTarget
 from .pool import UpstreamSessions
@@ -64,9 +67,13 @@ def _content_ok(blocks: list[Any]) -> bool:
 async def call_tool(target: UpstreamTarget, arguments: dict[str, Any], ctx: Context,
                     sessions: UpstreamSessions) -> dict[str, Any]:
     upstream = target.config.name
+    params = {"name": target.name, "arguments": arguments}
     try:
-        result = await run(sessions, target.config, "tools/call", target.name,
-                           {"name": target.name, "arguments": arguments}, Relay(ctx))
+        if target.config.per_user:  # the caller's own session and token (acting.py)
+            result = await run_as_user(sessions, target.config, "tools/call", target.name, params, ctx,
+                                       ask=True)
+        else:
+            result = await run(sessions, target.config, "tools/call", target.name, params, Relay(ctx))
         result = _ours(result, upstream, {"content": list})
         if not _content_ok(result["content"]) or not isinstance(result.get("isError", False), bool) or (
                 not isinstance(result.get("structuredContent", {}), dict)):
@@ -83,7 +90,13 @@ async def read_resource(target: UpstreamTarget, uri: str, sessions: UpstreamSess
     upstream = target.config.name
 
     async def call() -> list[dict[str, Any]]:
-        result = await run(sessions, target.config, "resources/read", uri, {"uri": uri}, Relay(ctx))
+        if target.config.per_user:
+            if ctx is None:
+                raise UpstreamFailure(f"upstream {upstream} is called as the user, and nobody is calling")
+            result = await run_as_user(sessions, target.config, "resources/read", uri, {"uri": uri}, ctx,
+                                       ask=False)
+        else:
+            result = await run(sessions, target.config, "resources/read", uri, {"uri": uri}, Relay(ctx))
         contents = _ours(result, upstream, {"contents": list})["contents"]
         if not all(isinstance(c, dict) and isinstance(c.get("uri"), str) for c in contents):
             raise UpstreamFailure(f"upstream {upstream} answered with an invalid result")
@@ -97,8 +110,12 @@ async def get_prompt(target: UpstreamTarget, arguments: Mapping[str, str], ctx: 
     upstream = target.config.name
 
     async def call() -> dict[str, Any]:
-        result = await run(sessions, target.config, "prompts/get", target.name,
-                           {"name": target.name, "arguments": dict(arguments)}, Relay(ctx))
+        params = {"name": target.name, "arguments": dict(arguments)}
+        if target.config.per_user:
+            result = await run_as_user(sessions, target.config, "prompts/get", target.name, params, ctx,
+                                       ask=False)
+        else:
+            result = await run(sessions, target.config, "prompts/get", target.name, params, Relay(ctx))
         result = _ours(result, upstream, {"messages": list})
         if not all(isinstance(m, dict) and isinstance(m.get("content"), dict) for m in result["messages"]):
             raise UpstreamFailure(f"upstream {upstream} answered with an invalid result")
@@ -112,6 +129,10 @@ async def complete(target: UpstreamTarget, ref_type: str, argument_name: str, va
     """``ref_type``: ``ref/prompt`` (sent with the upstream's prompt name) or ``ref/resource``
     (with its URI template)."""
     upstream = target.config.name
+    if target.config.per_user:
+        # A completion request carries no context to act for a user with (it is asked while the
+        # user types): nothing is suggested rather than asking the upstream as nobody.
+        return Completion()
     ref = {"type": "ref/prompt", "name": target.name} if ref_type == "ref/prompt" else {
         "type": "ref/resource", "uri": target.name}
     params: dict[str, Any] = {"ref": ref, "argument": {"name": argument_name, "value": value}}

@@ -150,10 +150,14 @@ class UpstreamProcess:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> UpstreamProcess:
+    def command(self) -> list[str]:
         command = [sys.executable, "-m", self.module, "--port", str(self.port)]
         if self.json_response:
             command.append("--json")
+        return command
+
+    def start(self) -> UpstreamProcess:
+        command = self.command()
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -15,7 +15,13 @@ path read when asked, default ``connections.credentials.credential_for``), and w
 - ``CannotActAsUser``: nobody to act for (anonymous, or a principal with no user) or the provider
   is unknown: a tool error saying so.
 
-Any later caller (an upstream server's call path, token exchange) asks the same source.
+``user_token`` is that dance for any subject: an http tool (``bearer``) and an upstream server
+called as the user (``registry/upstreams/acting.py``) share it. When the service answers 401 to
+the user's token, ``forget`` (``REGISTRY_HTTP_USER_CREDENTIALS_FORGET``, default
+``connections.credentials.forget_credential``) tells the vault, which refreshes the token or drops
+it, and the caller asks again with ``refused=True``: a new token, or the same elicitation saying
+the old one was refused (RFC 6750 §3.1 ``invalid_token``: "The access token provided is expired,
+revoked, malformed, or invalid"), never a bare error.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
 DEFAULT_SOURCE = "connections.credentials.credential_for"
+DEFAULT_FORGET = "connections.credentials.forget_credential"
 # 2025-11-25 requires elicitationId on a URL elicitation; 2026-07-28 removed it (the retry's
 # requestState ties the answer to the request).
 URL_ELICITATION_ID_REVISIONS = frozenset({"2025-11-25"})
@@ -64,6 +71,18 @@ def source() -> CredentialSource:
     return found
 
 
+class CredentialForget(Protocol):
+    async def __call__(self, principal: str | None, provider: str, token: str) -> None:
+        """The service refused ``token`` (the user's at ``provider``): refresh it or forget it."""
+        ...
+
+
+def forgetter() -> CredentialForget:
+    path = getattr(settings, "REGISTRY_HTTP_USER_CREDENTIALS_FORGET", DEFAULT_FORGET)
+    found: CredentialForget = import_string(path)
+    return found
+
+
 def supports_url_mode(capabilities: dict[str, Any]) -> bool:
     """2025-11-25 client/elicitation.mdx "Capabilities": ``elicitation: {}`` means form mode only;
     URL mode needs ``elicitation.url``."""
@@ -71,18 +90,33 @@ def supports_url_mode(capabilities: dict[str, Any]) -> bool:
     return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict)
 
 
-async def bearer(tool: str, provider: str, ctx: Context) -> str:
-    """The user's token for ``provider``, asking the client to connect the user when there is none."""
-    ask = source()
+async def bearer(tool: str, provider: str, ctx: Context, *, refused: bool = False) -> str:
+    """The user's token for ``provider``, asking the client to connect the user when there is none
+    (``refused``: the service refused the last one, and the vault was told: ``forget``)."""
+    return await user_token(f"Tool {tool!r}", provider, ctx, refused=refused)
+
+
+async def user_token(subject: str, provider: str, ctx: Context, *, refused: bool = False,
+                     ask: bool = True) -> str:
+    """The caller's token for ``provider``, for ``subject`` ("Tool 'x'", "Upstream 'y'"): the one
+    elicitation dance of an http tool and a ``user`` upstream alike. ``ask`` False (a resource read,
+    a prompt: no URL elicitation there): the link in the ``ToolError`` only."""
+    get = source()
     elicitation_id = secrets.token_urlsafe(16)
     try:
-        return await ask(ctx.principal, provider, elicitation_id)
+        return await get(ctx.principal, provider, elicitation_id)
     except CannotActAsUser as exc:
-        raise ToolError(f"Tool {tool!r} calls its service as you: {exc}") from None
+        raise ToolError(f"{subject} calls its service as you: {exc}") from None
     except ConnectionNeeded as needed:
         connect = needed
-    why = (f"Tool {tool!r} calls {connect.provider_name} as you, and you have not connected your "
-           f"{connect.provider_name} account yet")
+    name = connect.provider_name
+    if refused:
+        why = (f"{subject} calls {name} as you, and {name} refused your stored token (revoked or "
+               f"expired): connect your {name} account again")
+    else:
+        why = f"{subject} calls {name} as you, and you have not connected your {name} account yet"
+    if not ask:
+        raise ToolError(f"{why}. Open {connect.url} to connect it, then ask again.")
     if not supports_url_mode(ctx.client_capabilities):
         raise ToolError(f"{why}. Open {connect.url} to connect it, then call the tool again (this "
                         f"client does not support URL elicitation, which would have opened it).")
@@ -90,7 +124,9 @@ async def bearer(tool: str, provider: str, ctx: Context) -> str:
                               "message": f"{why}. Open this page to connect it."}
     if ctx.protocol_version in URL_ELICITATION_ID_REVISIONS:
         params["elicitationId"] = elicitation_id
-    answer = await ctx.elicit(params, key=f"connect-{provider}")
+    # One key per question within a call: a re-prompt after a refusal is a second input request
+    # of the same 2026-07-28 call, answered separately from the first.
+    answer = await ctx.elicit(params, key=f"connect-{provider}" + ("-again" if refused else ""))
     if answer.get("action") != "accept":
         raise ToolError(f"{why}: the client answered {answer.get('action')!r}, not 'accept'.")
     # "accept" is the user's consent to open the page, not its completion (2026-07-28
@@ -99,12 +135,18 @@ async def bearer(tool: str, provider: str, ctx: Context) -> str:
     deadline = time.monotonic() + WAIT_AFTER_ACCEPT
     while True:
         try:
-            return await ask(ctx.principal, provider, secrets.token_urlsafe(16))
+            return await get(ctx.principal, provider, secrets.token_urlsafe(16))
         except CannotActAsUser as exc:
-            raise ToolError(f"Tool {tool!r} calls its service as you: {exc}") from None
+            raise ToolError(f"{subject} calls its service as you: {exc}") from None
         except ConnectionNeeded:
             if time.monotonic() >= deadline:
                 raise ToolError(f"{why}. Finish connecting at {connect.url}, then call the tool "
                                 "again.") from None
         ctx.check_cancelled()
         await asyncio.sleep(RECHECK_EVERY)
+
+
+async def forget(principal: str | None, provider: str, token: str) -> None:
+    """Tell the vault the service refused ``token`` (HTTP 401): it tries a refresh, else drops the
+    connection so the user is asked to connect again. A token already replaced is left alone."""
+    await forgetter()(principal, provider, token)

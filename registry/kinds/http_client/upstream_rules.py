@@ -46,12 +46,35 @@ def env_problem(name: str) -> str | None:
     return None
 
 
+def provider_problem(slug: str) -> str | None:
+    """Why ``slug`` names no usable provider (None: it does). The provider is a row of the
+    ``connections`` app, above this one: looked up through the app registry, not imported; with
+    that app not installed nothing can act as the user."""
+    from django.apps import apps
+
+    if not apps.is_installed("connections"):
+        return "Calling as the user needs the connections app (INSTALLED_APPS)."
+    provider = apps.get_model("connections", "Provider")
+    if not provider._default_manager.filter(slug=slug).exists():
+        return f"No connection provider {slug!r}: add it under Connected services first."
+    return None
+
+
 def upstream_errors(upstream: Any) -> dict[str, str]:
     """Field name → message for an upstream's fields taken together (``{}``: fine)."""
     errors: dict[str, str] = {}
     if upstream.url and (problem := url_problem(upstream.url, upstream.enabled)):
         errors["url"] = problem
     kind = upstream.auth
+    if kind == "user":
+        # The caller's token at a provider (issue 42 item 3); listed with ``sync_auth``'s credential.
+        if not upstream.connection:
+            errors["connection"] = "Calling as the user needs a connection provider's slug."
+        elif (problem := provider_problem(upstream.connection)) is not None:
+            errors["connection"] = problem
+        kind = upstream.sync_auth or "none"
+    elif getattr(upstream, "connection", ""):
+        errors["connection"] = "Only an upstream called as the user names a connection provider."
     if kind == "header":
         if not upstream.auth_header:
             errors["auth_header"] = "Header authentication needs the header's name (e.g. Authorization)."
