@@ -96,7 +96,9 @@ async def token_for(principal: str | None, info: dict[str, Any]) -> str:
     if held is not None:
         return held
     try:
-        tokens = await sync_to_async(_exchange)(int(info["id"]), subject)
+        # Not thread-sensitive: the outbound POST may take seconds, and no other call should queue
+        # behind it on the one shared sync thread (the token URL may even be this server's own).
+        tokens = await sync_to_async(_exchange, thread_sensitive=False)(int(info["id"]), subject)
     except provider_client.ProviderError as exc:
         why = ("refused to exchange your sign-in token" if exc.refused
                else "could not be asked to exchange your sign-in token")

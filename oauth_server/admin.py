@@ -40,6 +40,10 @@ class OAuthEventAdmin(ReadOnly):
 
 
 class ExchangeTargetForm(forms.ModelForm):
+    # Declared for assume_scheme (Django 6's default, said now: no deprecation warning).
+    resource = forms.URLField(assume_scheme="https", max_length=2048, label="Resource URL",
+                              help_text=ExchangeTarget._meta.get_field("resource").help_text)
+
     class Meta:
         model = ExchangeTarget
         fields = ("name", "resource", "scopes", "enabled")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,6 +137,19 @@ def subject_of(token: str, request: Any) -> Subject:
     scope = claims.get("scope")
     return Subject(user, str(claims["client_id"]),
                    frozenset(scope.split() if isinstance(scope, str) else ()), float(claims["exp"]))
+
+
+def repeated(form: Mapping[str, list[str]]) -> tuple[str, str] | None:
+    """(error, description) for an exchange whose form repeats a parameter, seen before the
+    toolkit flattens the form (it keeps the last value of all but ``resource``): RFC 6749 §3.2
+    allows no repeated parameter (``invalid_request``), and RFC 8693 §2.1 allows several
+    ``audience`` values, of which we issue for one target only (``invalid_target``)."""
+    for name in (*SINGLE, "actor_token", "actor_token_type"):
+        if len(form.get(name, [])) > 1:
+            return "invalid_request", f"duplicate {name}"
+    if len(form.get("audience", [])) > 1:
+        return "invalid_target", "one target per exchange"
+    return None
 
 
 class TokenExchangeGrant(GrantTypeBase):  # type: ignore[misc]

@@ -30,9 +30,10 @@ from oauth2_provider import views as dot
 
 from mcp_django.conf import access_settings
 
-from . import keys
+from . import exchange, keys
 from .authorize_checks import refusal
 from .clients_page import ClientsPage
+from .conf import TOKEN_EXCHANGE
 from .limits import rate_limited
 from .profiles import profile, remember
 from .sign_in_limits import sign_in_limited
@@ -68,6 +69,16 @@ class TokenView(dot.TokenView):  # type: ignore[misc]
     """The toolkit's token endpoint (with our grants, ``server.py``), every form field hidden from
     Django's error reports: the toolkit marks ``password`` and ``client_secret`` only, and a token
     exchange's ``subject_token`` is a user's live access token (RFC 8693 §5)."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.POST.get("grant_type") == TOKEN_EXCHANGE:
+            refused = exchange.repeated(dict(request.POST.lists()))
+            if refused is not None:
+                error, description = refused
+                answer = JsonResponse({"error": error, "error_description": description}, status=400)
+                answer["Cache-Control"] = "no-store"  # RFC 6749 §5.2
+                return answer
+        return super().post(request, *args, **kwargs)  # type: ignore[no-any-return]
 
     def create_token_response(self, request: HttpRequest) -> Any:
         # Set here, after the toolkit's own sensitive_post_parameters ran, so ours is the one kept.
