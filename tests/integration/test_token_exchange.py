@@ -177,7 +177,8 @@ def test_an_expired_subject_token_is_refused(live: LiveServer, api: JwtApi, alic
     # Signed with the server's own key (its database), as alice's, but expired a minute ago.
     mine = claims(alice)
     script = ("import time; from oauth_server.keys import sign; "
-              f"c = {mine!r}; c.update(iat=int(time.time()) - 700, exp=int(time.time()) - 60); print(sign(c))")
+              f"c = {mine!r}; c.update(iat=int(time.time()) - 700, exp=int(time.time()) - 60); "
+              "print(sign(c))")
     expired = live.manage("shell", "-c", script).strip().splitlines()[-1]
     answer = exchange(live, expired, resource=api.resource)
     assert answer.status_code == 400

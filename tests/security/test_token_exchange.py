@@ -108,7 +108,8 @@ def test_no_scope_beyond_the_subjects_and_the_targets(live: LiveServer, alice: d
     assert error_of(wider) == (400, "invalid_scope")
     unknown = exchange(live, alice["access_token"], resource=target, scope="admin")
     assert error_of(unknown) == (400, "invalid_scope")
-    assert claims(exchange(live, alice["access_token"], resource=target).json()["access_token"])["scope"] == "mcp"
+    issued = exchange(live, alice["access_token"], resource=target).json()["access_token"]
+    assert claims(issued)["scope"] == "mcp"
 
 
 def _unsigned(claims_: dict[str, object]) -> str:
@@ -130,10 +131,11 @@ def test_a_forged_or_foreign_subject_token_is_invalid_grant(live: LiveServer, al
                                                             target: str) -> None:
     forged = _unsigned({**claims(alice["access_token"]), "sub": "1"})  # alg none
     assert error_of(exchange(live, forged, resource=target)) == (400, "invalid_grant")
-    header, payload, signature = alice["access_token"].split(".")
+    header, _, signature = alice["access_token"].split(".")
     bob_claims = {**claims(alice["access_token"]), "sub": "999"}
     swapped = base64.urlsafe_b64encode(json.dumps(bob_claims).encode()).rstrip(b"=").decode()
-    assert error_of(exchange(live, f"{header}.{swapped}.{signature}", resource=target)) == (400, "invalid_grant")
+    tampered = f"{header}.{swapped}.{signature}"
+    assert error_of(exchange(live, tampered, resource=target)) == (400, "invalid_grant")
 
 
 @pytest.mark.parametrize("form", [
