@@ -14,7 +14,7 @@ from typing import Any
 from oauthlib.oauth2 import WebApplicationServer
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 
-from mcp_django.compat.oauthlib import set_code_challenge_methods
+from mcp_django.compat.oauthlib import add_grant_type, set_code_challenge_methods
 
 from .conf import TOKEN_EXCHANGE
 from .exchange import TokenExchangeGrant
@@ -49,4 +49,4 @@ class AuthorizationCodeServer(WebApplicationServer):
             refresh_token_generator=refresh_token_generator,
         )
         set_code_challenge_methods(self.auth_grant, {"S256": code_challenge_method_s256})
-        self._grant_types[TOKEN_EXCHANGE] = TokenExchangeGrant(request_validator)
+        add_grant_type(self, TOKEN_EXCHANGE, TokenExchangeGrant(request_validator))
