@@ -17,10 +17,11 @@ from .models import ConnectedToken, Provider
 
 @admin.register(Provider)
 class ProviderAdmin(SimpleHistoryAdmin):
-    list_display = ("slug", "name", "enabled", "token_url", "updated_at")
+    list_display = ("slug", "name", "kind", "enabled", "token_url", "updated_at")
     search_fields = ("slug", "name")
-    fields = ("slug", "name", "enabled", "authorization_url", "token_url", "revocation_url", "scopes",
-              "client_id", "client_secret_env")
+    list_filter = ("kind", "enabled")
+    fields = ("slug", "name", "kind", "enabled", "authorization_url", "token_url", "revocation_url",
+              "resource", "scopes", "client_id", "client_secret_env")
 
     def history_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> Any:
         # simple-history looks the id up as given: a non-numeric one would be a 500, not a 404.

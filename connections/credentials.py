@@ -6,6 +6,9 @@ Which user: a token of the built-in authorization server names the Django user i
 principal ``oauth:<issuer> <sub>`` with ``OAUTH_ISSUER=self``); an API key acts for its owner when
 it has one. Anyone else (anonymous, a token of another issuer, a key without owner) cannot be
 acted for: ``CannotActAsUser`` says to sign in.
+
+A token exchange provider (``Provider.kind``) needs no user of ours and no vault: the caller's own
+OAuth token is exchanged for one the service accepts (``exchange.py``, RFC 8693).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from access.models import ApiKey
 from mcp_django.conf import access_settings, self_issuer
 from registry.kinds.http_client.acting import CannotActAsUser, ConnectionNeeded
 
-from . import cipher, reference, vault
+from . import cipher, exchange, reference, vault
+from .models import Provider
 
 OWNER_SECONDS = 60  # a key's owner, cached (changing a key's owner is rare; revoking it ends its use anyway)
 
@@ -61,6 +65,9 @@ def connect_url(provider: str, user_id: int, elicitation_id: str) -> str:
 
 
 async def credential_for(principal: str | None, provider: str, elicitation_id: str) -> str:
+    found = await vault.provider_info_async(provider)
+    if found is not None and found["enabled"] and found.get("kind") == Provider.Kind.TOKEN_EXCHANGE:
+        return await exchange.token_for(principal, found)  # RFC 8693: no vault, no connect page
     user_id = await sync_to_async(user_of)(principal)
     if user_id is None:
         raise CannotActAsUser("sign in to this server as a user (an OAuth sign-in, or an API key "

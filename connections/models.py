@@ -20,16 +20,29 @@ from .outbound import url_problem
 
 
 class Provider(models.Model):
+    class Kind(models.TextChoices):
+        AUTHORIZATION_CODE = "authorization_code", "authorization code (a connected account, in the vault)"
+        TOKEN_EXCHANGE = "token_exchange", "token exchange (RFC 8693: the caller's own token)"
+
     slug = models.SlugField(max_length=64, unique=True,
                             help_text="Named by http tools (\"call as the user through provider\") and in "
                             "the connect page's URL, /connect/<slug>/.")
     name = models.CharField(max_length=200, help_text="Shown to users: \"Connect your <name> account\".")
-    authorization_url = models.URLField("authorization URL", max_length=2048)
+    kind = models.CharField(
+        max_length=32, choices=Kind.choices, default=Kind.AUTHORIZATION_CODE,
+        help_text="Token exchange: for a service that trusts this server's authorization server (or "
+        "the same identity provider); nothing is stored, no connect page.")
+    authorization_url = models.URLField("authorization URL", max_length=2048, blank=True,
+                                        help_text="Authorization code providers only.")
     token_url = models.URLField("token URL", max_length=2048)
     revocation_url = models.URLField("revocation URL", max_length=2048, blank=True,
                                      help_text="RFC 7009: called when a user or staff revokes a token.")
     scopes = models.CharField(max_length=1000, blank=True,
                               help_text="Space-separated, as the provider names them.")
+    resource = models.URLField(
+        "target resource", max_length=2048, blank=True,
+        help_text="Token exchange only: the service's resource (RFC 8693 `resource`), the audience "
+        "of the tokens it gets.")
     client_id = models.CharField("client id", max_length=500)
     client_secret_env = models.CharField(
         "client secret environment variable", max_length=128, blank=True,
@@ -48,6 +61,14 @@ class Provider(models.Model):
 
     def clean(self) -> None:
         errors: dict[str, str] = {}
+        if self.kind == self.Kind.TOKEN_EXCHANGE:
+            if not self.resource:
+                errors["resource"] = "a token exchange provider names the service's resource"
+            if not self.client_secret_env:
+                # RFC 8693 §5: only an authenticated (confidential) client may exchange tokens.
+                errors["client_secret_env"] = "a token exchange provider authenticates: name its secret"
+        elif not self.authorization_url:
+            errors["authorization_url"] = "an authorization code provider needs its authorization URL"
         for field in ("authorization_url", "token_url", "revocation_url"):
             value = getattr(self, field)
             if value and (problem := url_problem(value)):

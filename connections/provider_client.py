@@ -1,6 +1,7 @@
 """The requests the server makes to a provider as its OAuth client: the code exchange (RFC 6749
-§4.1.3, with the PKCE ``code_verifier`` of RFC 7636 §4.5), the refresh (RFC 6749 §6) and the
-revocation (RFC 7009 §2.1), each a form POST through the outbound rules (``outbound.py``).
+§4.1.3, with the PKCE ``code_verifier`` of RFC 7636 §4.5), the refresh (RFC 6749 §6), the
+revocation (RFC 7009 §2.1) and the token exchange (RFC 8693 §2.1), each a form POST through the
+outbound rules (``outbound.py``).
 
 The client authenticates with ``client_secret_post`` when the provider names a secret variable
 (read here, when used, under the http kind's environment rule), else as a public client.
@@ -107,3 +108,21 @@ def revoke(provider: Provider, token: str, hint: str) -> None:
         return
     if status != 200:
         logger.warning("revocation at %s answered HTTP %d", provider.slug, status)
+
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+
+
+def exchange(provider: Provider, subject_token: str) -> Tokens:
+    """RFC 8693 §2.1: ``subject_token`` (the caller's access token) for one whose audience is the
+    provider's ``resource``, asked as the provider's confidential client."""
+    form = {"grant_type": TOKEN_EXCHANGE, "subject_token": subject_token,
+            "subject_token_type": ACCESS_TOKEN_TYPE, "requested_token_type": ACCESS_TOKEN_TYPE,
+            "resource": provider.resource}
+    if provider.scopes:
+        form["scope"] = provider.scopes
+    status, answer = _post(provider, provider.token_url, form)
+    tokens = _tokens(provider, status, answer)
+    # No refresh token is kept: an expired exchanged token is exchanged again.
+    return Tokens(tokens.access_token, "", tokens.expires_at, tokens.scope)

@@ -91,13 +91,13 @@ def _due(expires_at: float | None) -> bool:
 
 
 def provider_info(slug: str) -> dict[str, Any] | None:
-    """``{"id", "name", "enabled"}`` of the provider ``slug`` (cached), None when there is none."""
+    """``{"id", "name", "enabled", "kind"}`` of the provider ``slug`` (cached), None when there is none."""
     cached = cache.get(_provider_key(slug))
     if cached is not None:
         found: dict[str, Any] | None = json.loads(cached) or None
         return found
     close_old_connections()
-    row = Provider.objects.filter(slug=slug).values("id", "name", "enabled").first()
+    row = Provider.objects.filter(slug=slug).values("id", "name", "enabled", "kind").first()
     cache.set(_provider_key(slug), json.dumps(row or {}), CACHE_SECONDS)
     return dict(row) if row else None
 

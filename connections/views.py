@@ -64,7 +64,8 @@ def callback_url(slug: str) -> str:
 def connect(request: HttpRequest, slug: str) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path(), _login_url())
-    provider = Provider.objects.filter(slug=slug, enabled=True).first()
+    # A token exchange provider has nothing to connect (the caller's own token is exchanged).
+    provider = Provider.objects.filter(slug=slug, enabled=True, kind=Provider.Kind.AUTHORIZATION_CODE).first()
     if provider is None:
         return _page(request, "Unknown service", f"No service {slug!r} can be connected here.", 404)
     try:

@@ -31,8 +31,8 @@ class ProviderSerializer(StrictBodyMixin, serializers.ModelSerializer):
 
     class Meta:
         model = Provider
-        fields = ("id", "slug", "name", "enabled", "authorization_url", "token_url", "revocation_url",
-                  "scopes", "client_id", "client_secret_env", "created_at", "updated_at")
+        fields = ("id", "slug", "name", "kind", "enabled", "authorization_url", "token_url", "revocation_url",
+                  "resource", "scopes", "client_id", "client_secret_env", "created_at", "updated_at")
         read_only_fields = ("created_at", "updated_at")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -48,7 +48,8 @@ class ProviderSerializer(StrictBodyMixin, serializers.ModelSerializer):
 
 URLS = ("Its URLs must pass the outbound rules (REGISTRY_HTTP_ALLOWED_HOSTS; public addresses while "
         "REGISTRY_HTTP_FORBID_PRIVATE is on); `client_secret_env` names an environment variable the http "
-        "kind's rule allows, never a value. A member that is no field is a 400 naming it.")
+        "kind's rule allows, never a value. `kind` `token_exchange` (RFC 8693) needs `resource` and a "
+        "secret, no authorization URL. A member that is no field is a 400 naming it.")
 
 
 @extend_schema_view(

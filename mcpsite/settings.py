@@ -327,6 +327,7 @@ MCP_OAUTH_SERVER = env_settings({
     "REGISTRATION_RATE": ("MCP_OAUTH_REGISTRATION_RATE", str),
     "SIGN_IN_RATE": ("MCP_OAUTH_SIGN_IN_RATE", str),
     "SIGN_IN_ADDRESS_RATE": ("MCP_OAUTH_SIGN_IN_ADDRESS_RATE", str),
+    "EXCHANGE_CLIENTS": ("MCP_OAUTH_EXCHANGE_CLIENTS", as_list),
 })
 OAUTH2_PROVIDER = provider_settings(MCP_OAUTH_SERVER)
 # Where /oauth/login/ lands without ?next= (Django's default, /accounts/profile/, is a 404): the

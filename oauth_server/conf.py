@@ -37,7 +37,19 @@ DEFAULTS: dict[str, Any] = {
     # (the username typed) and per client address; over either, 429 until the window ends.
     "SIGN_IN_RATE": "10/900",
     "SIGN_IN_ADDRESS_RATE": "50/900",
+    # RFC 8693 token exchange (exchange.py): the client ids of the confidential clients that may
+    # exchange a user's access token for one of an operator's ExchangeTarget; empty: none may,
+    # and the grant is not advertised (least privilege: named clients only, no wildcard).
+    "EXCHANGE_CLIENTS": [],
 }
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"  # RFC 8693 §2.1
+
+
+def exchange_clients(conf: dict[str, Any] | None = None) -> frozenset[str]:
+    value = (conf or server_settings())["EXCHANGE_CLIENTS"] or []
+    names = value.split(",") if isinstance(value, str) else value
+    return frozenset(n.strip() for n in names if str(n).strip())
 
 
 def server_settings() -> dict[str, Any]:
@@ -94,7 +106,9 @@ def provider_settings(overrides: dict[str, Any] | None = None) -> dict[str, Any]
             # RFC 8252 §7.3: loopback redirects match any port; "localhost" too, as MCP clients use it.
             "ALLOW_LOCALHOST_LOOPBACK": True,
             "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-            "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+            # RFC 8414 §2 grant_types_supported: token exchange only where a client may use it.
+            "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token",
+                                             *([TOKEN_EXCHANGE] if exchange_clients(conf) else [])],
             "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
                 "none",
                 "client_secret_basic",

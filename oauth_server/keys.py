@@ -176,3 +176,13 @@ def jwks_document(url: str, timeout: float) -> bytes:
 def published() -> list[SigningKey]:
     """Every key in the JWKS (settings' or the database's, retiring ones too), newest first."""
     return _cache.published()
+
+
+def verification_key(kid: str) -> tuple[str, Any] | None:
+    """(algorithm, public key) of the published key ``kid``, or None: what this server checks its
+    own tokens with when one comes back to it (a token exchange's subject token, ``exchange.py``)."""
+    for key in _cache.published():
+        if key.kid == kid:
+            private: Any = serialization.load_pem_private_key(key.private_key.encode(), password=None)
+            return key.algorithm, private.public_key()
+    return None

@@ -1,11 +1,13 @@
 """What the built-in authorization server keeps beside django-oauth-toolkit's own tables (clients,
 codes, tokens): its signing keys, the codes already exchanged (so a second use revokes what the
-first one got, RFC 6749 §4.1.2), and an audit row per authorization, token and revocation."""
+first one got, RFC 6749 §4.1.2), the upstream resources it exchanges tokens for (RFC 8693,
+``ExchangeTarget``), and an audit row per authorization, token, exchange and revocation."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from simple_history.models import HistoricalRecords
 
 
 class SigningKey(models.Model):
@@ -58,6 +60,38 @@ class Revocation(models.Model):
     before = models.FloatField(db_index=True)
 
 
+class ExchangeTarget(models.Model):
+    """An upstream resource an operator lets this server issue tokens for by token exchange (RFC
+    8693 §2.1 ``resource``/``audience``): a token for ``resource`` as its ``aud``, carrying at most
+    ``scopes`` of what the subject token holds. Nothing else can be an exchange's audience
+    (``invalid_target``), and never this server's own ``/mcp`` (the admin's form refuses it, the
+exchange too)."""
+
+    name = models.SlugField(max_length=64, unique=True,
+                            help_text="Also accepted as the exchange's `audience` (RFC 8693 §2.1).")
+    resource = models.URLField(
+        "resource URL", max_length=2048, unique=True,
+        help_text="The upstream's RFC 8707 resource: the `aud` of the tokens issued for it.")
+    scopes = models.CharField(
+        max_length=1000, blank=True,
+        help_text="Space-separated: the most an exchanged token may carry (also limited to the "
+        "subject token's scopes). Empty: exchanged tokens carry no scope.")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords(excluded_fields=["updated_at"])
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "token exchange target"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.resource})"
+
+    def allowed_scopes(self) -> set[str]:
+        return set(self.scopes.split())
+
+
 class OAuthEvent(models.Model):
     class Kind(models.TextChoices):
         AUTHORIZED = "authorized", "authorized a client"
@@ -69,6 +103,8 @@ class OAuthEvent(models.Model):
         REFRESH_REUSED = "refresh_reused", "rotated refresh token reused: its family revoked"
         CLIENT_REVOKED = "client_revoked", "a user revoked a client"
         KEY_ROTATED = "key_rotated", "signing key rotated"
+        EXCHANGED = "exchanged", "token exchanged for an upstream (RFC 8693)"
+        EXCHANGE_REFUSED = "exchange_refused", "token exchange refused"
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     kind = models.CharField(max_length=32, choices=Kind.choices)

@@ -4,7 +4,8 @@ in memory: no database query per request.
 
 Claims: ``iss`` (this issuer), ``sub`` (the Django user's primary key), ``aud`` (the RFC 8707
 resource the grant was for: ``audience``), ``client_id``, ``scope``, ``iat``, ``exp`` (oauthlib's
-``expires_in``), ``jti``. The token is also stored by django-oauth-toolkit, as a digest only
+``expires_in``), ``jti``; a token exchange's (``exchange.py``) also ``act`` (RFC 8693 §4.1), its
+``aud`` an upstream's resource. The token is also stored by django-oauth-toolkit, as a digest only
 (RFC 9700 token storage), so revocation and the users' and staff's lists work as for any token.
 """
 
@@ -79,4 +80,7 @@ def access_token(request: Any) -> str:
         "exp": now + int(request.expires_in),
         "jti": secrets.token_urlsafe(16),
     }
+    act = getattr(request, "mcp_act", None)
+    if act:
+        claims["act"] = act
     return sign(claims)

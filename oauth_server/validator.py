@@ -135,6 +135,11 @@ class MCPValidator(RefreshTokenHook, OAuth2Validator):  # type: ignore[misc]
 
     def save_bearer_token(self, token: dict[str, Any], request: Any, *args: Any, **kwargs: Any) -> Any:
         saved = super().save_bearer_token(token, request, *args, **kwargs)
+        target = getattr(request, "mcp_target", None)
+        if target is not None:  # RFC 8693 (exchange.py): who, for which upstream, what scope
+            record("exchanged", user=request.user, client_id=_client_id(request),
+                   detail=f"for {target}: {token.get('scope', '')}".strip())
+            return saved
         kind = "refreshed" if request.grant_type == "refresh_token" else "token"
         record(kind, user=request.user, client_id=_client_id(request), detail=str(token.get("scope", "")))
         return saved

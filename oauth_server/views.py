@@ -30,9 +30,10 @@ from oauth2_provider import views as dot
 
 from mcp_django.conf import access_settings
 
-from . import keys
+from . import exchange, keys
 from .authorize_checks import refusal
 from .clients_page import ClientsPage
+from .conf import TOKEN_EXCHANGE
 from .limits import rate_limited
 from .profiles import profile, remember
 from .sign_in_limits import sign_in_limited
@@ -62,6 +63,27 @@ class ServerMetadataView(dot.OAuthServerMetadataView):  # type: ignore[misc]
         body["Access-Control-Allow-Origin"] = "*"  # public metadata, read by browser clients
         body["Cache-Control"] = "max-age=300"
         return body
+
+
+class TokenView(dot.TokenView):  # type: ignore[misc]
+    """The toolkit's token endpoint (with our grants, ``server.py``), every form field hidden from
+    Django's error reports: the toolkit marks ``password`` and ``client_secret`` only, and a token
+    exchange's ``subject_token`` is a user's live access token (RFC 8693 §5)."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.POST.get("grant_type") == TOKEN_EXCHANGE:
+            refused = exchange.repeated(dict(request.POST.lists()))
+            if refused is not None:
+                error, description = refused
+                answer = JsonResponse({"error": error, "error_description": description}, status=400)
+                answer["Cache-Control"] = "no-store"  # RFC 6749 §5.2
+                return answer
+        return super().post(request, *args, **kwargs)  # type: ignore[no-any-return]
+
+    def create_token_response(self, request: HttpRequest) -> Any:
+        # Set here, after the toolkit's own sensitive_post_parameters ran, so ours is the one kept.
+        request.sensitive_post_parameters = "__ALL__"  # type: ignore[attr-defined]
+        return super().create_token_response(request)
 
 
 def jwks(request: HttpRequest) -> JsonResponse:
@@ -149,7 +171,7 @@ metadata = self_only(ServerMetadataView.as_view())
 jwks_view = self_only(jwks)
 login = self_only(sign_in_limited(LoginView.as_view()))
 authorize = self_only(AuthorizeView.as_view())
-token = self_only(rate_limited("TOKEN_RATE")(dot.TokenView.as_view()))
+token = self_only(rate_limited("TOKEN_RATE")(TokenView.as_view()))
 revoke = self_only(rate_limited("TOKEN_RATE")(dot.RevokeTokenView.as_view()))
 register = self_only(rate_limited("REGISTRATION_RATE")(RegistrationView.as_view()))
 registration = self_only(

@@ -13,6 +13,7 @@ import contextvars
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 WILDCARD = "*"
 
@@ -147,3 +148,39 @@ def bind(principal: Principal) -> contextvars.Token[Principal]:
 
 def unbind(token: contextvars.Token[Principal]) -> None:
     _current.reset(token)
+
+
+@dataclass(frozen=True, slots=True)
+class Presented:
+    """The OAuth access token a caller presented, kept for the request only so a token exchange
+    (RFC 8693: the caller's token is the subject token) can hand it on. Held in a context variable
+    (``present``), never in the ``Principal`` (which sessions, audit rows and spans name): left
+    out of ``repr``, not comparable, and not picklable, so no log line, traceback, cache or task
+    store can carry it by accident."""
+
+    principal: str | None
+    token: str = field(repr=False, compare=False)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a presented token is never serialised")
+
+
+_presented: contextvars.ContextVar[Presented | None] = contextvars.ContextVar("mcp_presented", default=None)
+
+
+def present(principal: Principal, token: str) -> contextvars.Token[Presented | None]:
+    """Keep ``token`` (``principal``'s verified OAuth access token) for this request's tasks."""
+    return _presented.set(Presented(principal.id, token))
+
+
+def withdraw(token: contextvars.Token[Presented | None]) -> None:
+    _presented.reset(token)
+
+
+def presented(principal_id: str | None) -> str | None:
+    """The access token ``principal_id`` presented on this request; None for anyone else (an API
+    key, open mode, a principal that is not the one the token came with)."""
+    held = _presented.get()
+    if held is None or principal_id is None or held.principal != principal_id:
+        return None
+    return held.token

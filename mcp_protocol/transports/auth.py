@@ -52,6 +52,15 @@ async def resolve_caller(resolve: PrincipalResolver, scope: Scope) -> Principal:
     return caller.ANONYMOUS if found is None else Principal(found, label=found)
 
 
+def presented_token(who: Principal, scope: Scope) -> str | None:
+    """The bearer token ``who`` was verified from, when it is an OAuth access token (``who.token``:
+    the policy verified a JWT), for ``caller.present``; None for keys, open mode, custom resolvers."""
+    if who.token is None:
+        return None
+    scheme, _, token = (_authorization(scope) or "").strip().partition(" ")
+    return (token.strip() or None) if scheme.lower() == "bearer" else None
+
+
 def _authorization(scope: Scope) -> str | None:
     for name, value in scope["headers"]:
         if name == b"authorization":

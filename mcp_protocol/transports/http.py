@@ -40,7 +40,7 @@ from ..versions import allows_batch, names_modern_era
 from . import logcontext, metrics
 
 # open_mode: MCP["PRINCIPAL_RESOLVER"]'s default names it here (mcp_protocol.transports.http.open_mode).
-from .auth import PrincipalResolver, open_mode, resolve_caller, step_up
+from .auth import PrincipalResolver, open_mode, presented_token, resolve_caller, step_up
 from .body import ClientGone, read_body
 from .browser import send_page, wants_page
 from .endpoints import route
@@ -137,6 +137,9 @@ class MCPEndpoint:
             who = await self.principal(rt, scope)
             scope[logcontext.PRINCIPAL] = who.id
             bound = caller.bind(who)
+            # The caller's own OAuth token, for a token exchange (RFC 8693) made for it; never logged.
+            subject = presented_token(who, scope)
+            shown = caller.present(who, subject) if subject is not None else None
             try:
                 method = scope["method"]
                 if method == "POST":
@@ -157,6 +160,8 @@ class MCPEndpoint:
                 else:
                     raise HTTPError(405, f"Method Not Allowed: {method}", headers=ALLOW)
             finally:
+                if shown is not None:
+                    caller.withdraw(shown)
                 caller.unbind(bound)
         except ClientGone:
             return

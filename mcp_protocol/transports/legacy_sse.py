@@ -30,7 +30,7 @@ from ..session import Session
 from ..store_errors import StoreUnavailable
 from ..stores.events import STANDALONE_STREAM
 from . import logcontext
-from .auth import resolve_caller
+from .auth import presented_token, resolve_caller
 from .body import ClientGone, read_body
 from .endpoints import SLUG_KWARG, route
 from .headers import check_content_type, check_get_accept, parse_headers
@@ -93,6 +93,9 @@ class LegacySSEEndpoint:
             who = await resolve_caller(rt.resolve_principal, scope)
             scope[logcontext.PRINCIPAL] = who.id
             bound = caller.bind(who)
+            # The caller's own OAuth token, for a token exchange (RFC 8693) made for it; never logged.
+            subject = presented_token(who, scope)
+            shown = caller.present(who, subject) if subject is not None else None
             try:
                 if scope["method"] == "GET":
                     check_get_accept(headers)
@@ -103,6 +106,8 @@ class LegacySSEEndpoint:
                 else:
                     raise HTTPError(405, "Method Not Allowed", headers=[(b"allow", b"GET, POST")])
             finally:
+                if shown is not None:
+                    caller.withdraw(shown)
                 caller.unbind(bound)
         except ClientGone:
             return

@@ -143,6 +143,11 @@ AUTHORIZATION_SERVER: Section = (
             oauth_server("SIGN_IN_ADDRESS_RATE"),
             "`N/S` failed sign-ins per client address at `/oauth/login/` and `/admin/login/`; over it, 429 with `Retry-After`.",
         ),
+        Var(
+            "MCP_OAUTH_EXCHANGE_CLIENTS",
+            Text("empty: no client"),
+            "Comma-separated client ids of the confidential clients that may use RFC 8693 token exchange at the token endpoint, for the upstream resources registered as exchange targets ([Token exchange](../guides/oauth-server.md#token-exchange-rfc-8693)); empty: the grant is refused and not advertised.",
+        ),
     ],
 )
 

@@ -283,7 +283,9 @@ async def test_no_live_token_is_logged_traced_audited_exported_or_stored_in_clea
     await alice.call(live)
     otlp.wait_for(lambda s: s.name == "GET" and s.attributes.get("server.address") == "127.0.0.1")
     stats = third_party.stats()
-    secrets = [*stats["tokens"], *stats["refresh_tokens"], CLIENT_SECRET]
+    # The users' own access tokens for /mcp too: the transport now keeps the caller's token for the
+    # request (a token exchange's subject, issue 42 item 4); it must reach no log, span or row either.
+    secrets = [*stats["tokens"], *stats["refresh_tokens"], CLIENT_SECRET, alice.token]
     assert stats["tokens"], "no live token to look for"
     async with httpx.AsyncClient(base_url=live.base_url, timeout=10.0) as staff:
         await log_in(staff, live.base_url, STAFF, STAFF_PASSWORD)

@@ -19,7 +19,7 @@ from access.models import ApiKey, AuditRecord
 from mcp_django.compat import django as django_compat
 from mcp_django.compat.httpx2 import use_network_backend
 from mcp_django.compat.oauth2_provider import RefreshTokenHook, effective_max_age, validate_client_id_url
-from mcp_django.compat.oauthlib import set_code_challenge_methods
+from mcp_django.compat.oauthlib import add_grant_type, set_code_challenge_methods
 from mcp_django.compat.simple_history import historical_model
 from mcp_protocol.compat.prometheus_client import add_observations
 from mcp_protocol.compat.pyjwt import published_alg
@@ -103,6 +103,16 @@ def test_authorization_code_grant_keeps_its_pkce_methods_in_a_dict_we_can_narrow
     # oauthlib reads it when it checks the method (validate_authorization_request, validate_code_challenge).
     source = inspect.getsource(AuthorizationCodeGrant)
     assert "self._code_challenge_methods" in source
+
+
+def test_a_token_endpoint_routes_grant_types_through_a_dict_we_can_extend() -> None:
+    from oauthlib.oauth2 import WebApplicationServer
+
+    server = WebApplicationServer(request_validator=None)
+    handler = object()
+    add_grant_type(server, "urn:example:grant", handler)
+    assert server.grant_types["urn:example:grant"] is handler  # what create_token_response looks up
+    assert "self.grant_types.get(request.grant_type" in inspect.getsource(type(server).create_token_response)
 
 
 def test_oauth_toolkit_creates_refresh_tokens_through_the_hook_we_override() -> None:

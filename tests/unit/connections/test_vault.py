@@ -79,7 +79,8 @@ def test_the_call_path_reads_the_cache_not_the_database(
     assert async_to_sync(vault.access_token)(user.pk, provider.pk) == "at-secret-1"  # fills the cache
     with CaptureQueriesContext(connection) as queries:
         assert async_to_sync(vault.access_token)(user.pk, provider.pk) == "at-secret-1"
-        assert vault.provider_info("tp") == {"id": provider.pk, "name": "TP", "enabled": True}
+        assert vault.provider_info("tp") == {"id": provider.pk, "name": "TP", "enabled": True,
+                                            "kind": "authorization_code"}
         assert vault.provider_info("tp") is not None
     assert [q["sql"] for q in queries.captured_queries if "connections_provider" in q["sql"]][1:] == []
     assert not [q for q in queries.captured_queries if "connectedtoken" in q["sql"]]
