@@ -68,6 +68,10 @@ class Handshake:
     session_id: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     sse: bool = False  # the legacy HTTP+SSE transport: no lean path over it
+    # Over the legacy transport, where the SDK session carries the calls: the calls in flight
+    # (``sdk_relay.Calls``), which the session's callbacks route the upstream's logs and
+    # questions to. None: refused (a session for listing, or calls on the lean path).
+    calls: Any = None
 
 
 async def _refuse(*args: Any) -> ErrorData:
@@ -112,10 +116,13 @@ def _http_client(config: UpstreamConfig, headers: dict[str, str], statuses: _Sta
 
 
 async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
-                 sse: bool, statuses: _Statuses, handler: MessageHandlerFnT | None) -> ClientSession:
+                 sse: bool, statuses: _Statuses, handler: MessageHandlerFnT | None,
+                 calls: Any = None) -> ClientSession:
     callbacks: dict[str, Any] = {"sampling_callback": _refuse, "elicitation_callback": _refuse,
                                  "list_roots_callback": _refuse}
     if sse:
+        if calls is not None:  # this session carries calls: what it hears goes to them
+            callbacks = calls.callbacks()
         def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                     auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
             return _http_client(config, dict(headers or {}), statuses, timeout)
@@ -160,10 +167,11 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, header
                 handler: MessageHandlerFnT | None, observer: Observer | None,
                 handshake: Handshake | None) -> ClientSession:
     first = config.transport == "sse"
+    calls = handshake.calls if handshake is not None else None
     statuses = _Statuses(observer)
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, first, statuses, handler)
+        session = await _enter(attempt, config, headers, first, statuses, handler, calls)
     except Exception as exc:  # every failure becomes an UpstreamError below
         with contextlib.suppress(Exception):
             await attempt.aclose()
@@ -178,7 +186,7 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, header
     statuses = _Statuses(observer)
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, True, statuses, handler)
+        session = await _enter(attempt, config, headers, True, statuses, handler, calls)
     except Exception as exc:
         with contextlib.suppress(Exception):
             await attempt.aclose()
