@@ -38,7 +38,8 @@ pytestmark = [
 WAIT = 20.0
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 # The operator makes the mirrored slow tool task-capable: our own durable task wraps its call.
-OPTIONAL = "from registry.models import Tool; Tool.objects.filter(name='up_slow').update(task_support='optional')"
+OPTIONAL = ("from registry.models import Tool; "
+            "Tool.objects.filter(name='up_slow').update(task_support='optional')")
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +74,8 @@ async def modern(client: httpx.AsyncClient, server: LiveServer, method: str,
     raise AssertionError("no response")
 
 
-async def until(client: httpx.AsyncClient, server: LiveServer, task_id: str, *statuses: str) -> dict[str, Any]:
+async def until(client: httpx.AsyncClient, server: LiveServer, task_id: str,
+                *statuses: str) -> dict[str, Any]:
     async def poll() -> dict[str, Any]:
         while True:
             task: dict[str, Any] = (await modern(client, server, "tasks/get", {"taskId": task_id}))["result"]
