@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 from types import MappingProxyType
 from typing import Any
@@ -211,8 +212,16 @@ def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None,
         structured_output=bool(row.output_schema),
         template_text=row.template_text,
         template_structured=row.template_structured,
-        upstream=_target(row, configs, upstreams),
+        upstream=_tool_target(row, configs, upstreams),
     )
+
+
+def _tool_target(row: Any, configs: dict[int, UpstreamConfig] | None,
+                 upstreams: dict[int, Any] | None) -> UpstreamTarget | None:
+    target = _target(row, configs, upstreams)
+    if target is None:
+        return None
+    return dataclasses.replace(target, task_support=row.upstream_task_support)
 
 
 def build_state() -> RegistryState:

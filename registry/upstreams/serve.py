@@ -14,6 +14,8 @@ template; ours is ``<prefix>_<name>``).
 - ``resources/read``, ``prompts/get``, ``completion/complete``: the upstream's result; a failure is
   a JSON-RPC error: the upstream's own code when it answered with one (-32002 "resource not found"
   stays that), else -32603 with the upstream's message.
+- A tool the upstream runs as a task (its ``execution.taskSupport``, where it declared tasks) is
+  sent as one when our call runs as our task, or when the upstream requires it (``tasks.py``).
 - What the upstream says during a call reaches our client (``relay.py``): progress (when our
   client sent a progressToken), log messages, its elicitation, sampling and roots requests (when
   our client declared the capability); our client's cancellation reaches the upstream
@@ -36,6 +38,7 @@ from .calls import UpstreamFailure, run
 from .config import UpstreamTarget
 from .pool import UpstreamSessions
 from .relay import Relay
+from .tasks import call_as_task
 
 INTERNAL_ERROR = -32603
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # 2026-07-28: the answering server, on each result
@@ -65,8 +68,11 @@ async def call_tool(target: UpstreamTarget, arguments: dict[str, Any], ctx: Cont
                     sessions: UpstreamSessions) -> dict[str, Any]:
     upstream = target.config.name
     try:
-        result = await run(sessions, target.config, "tools/call", target.name,
-                           {"name": target.name, "arguments": arguments}, Relay(ctx))
+        if target.task_support == "required" or (target.task_support == "optional" and ctx.task_run):
+            result = await call_as_task(sessions, target.config, target.name, arguments, Relay(ctx))
+        else:
+            result = await run(sessions, target.config, "tools/call", target.name,
+                               {"name": target.name, "arguments": arguments}, Relay(ctx))
         result = _ours(result, upstream, {"content": list})
         if not _content_ok(result["content"]) or not isinstance(result.get("isError", False), bool) or (
                 not isinstance(result.get("structuredContent", {}), dict)):

@@ -1,12 +1,16 @@
-"""A mirrored tool called as a task on a fleet (issue 40 item 4, "tasks passed through": the part
-that keeps a task's result right on any worker), end to end: the official Python SDK upstream as a
-process of its own (``tests/support/sdk_upstream_process.py``, no task support of its own), two
-mcpsite workers sharing PostgreSQL and Redis, raw HTTP in the 2026-07-28 era with the tasks
-extension declared.
+"""Mirrored tools called as tasks on a fleet (issue 40 item 4, "tasks passed through"), end to
+end: two mcpsite workers sharing PostgreSQL and Redis, raw HTTP, and two upstreams nobody here
+wrote, each a process of its own:
 
-The task is made on worker A, whose run calls the upstream; ``tasks/get`` on worker B sees it
-working, then completed with the upstream's result, from the shared task store; a task cancelled
-from B stops A's upstream call (the upstream records ``cancelled``).
+- the official Python SDK upstream (``tests/support/sdk_upstream_process.py``: no task support),
+  its ``slow`` tool made task-capable by the operator: our own durable task wraps its call. The
+  task is made on worker A; ``tasks/get`` on worker B sees it working, then completed with the
+  upstream's result; a task cancelled from B stops A's upstream call (the upstream records
+  ``cancelled``);
+- the reference ``server-everything`` (2025-11-25 tasks: ``simulate-research-query`` requires a
+  task), synced for real (``sync_upstreams``): its tool is served with ``taskSupport: required``;
+  our task made on A runs the upstream's task (``upstreams/tasks.py``) and B answers ``tasks/get``
+  (2026-07-28) and ``tasks/result`` (a 2025-11-25 session) with the upstream's result.
 
 Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 """
@@ -14,6 +18,7 @@ Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -21,9 +26,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support import REGISTRY_PROVIDER, LiveServer
+from tests.support import REGISTRY_PROVIDER, LiveServer, everything
 from tests.support.fleets import Fleet, running_fleet
-from tests.support.mcp_http import modern_headers, modern_message, sse_events
+from tests.support.mcp_http import (
+    modern_headers,
+    modern_message,
+    open_session,
+    request,
+    session_headers,
+    sse_events,
+)
 from tests.support.polling import eventually, within
 from tests.support.postgres import temporary_database
 from tests.support.private_redis import have_redis_server
@@ -42,17 +54,29 @@ OPTIONAL = ("from registry.models import Tool; "
             "Tool.objects.filter(name='up_slow').update(task_support='optional')")
 
 
+ALLOWED = {"REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
+needs_everything = pytest.mark.skipif(not everything.installed(), reason="needs scripts/install-tools.sh")
+RESEARCH = "ev_simulate-research-query"
+
+
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    with UpstreamProcess() as upstream, temporary_database("mcpsite_uptasks") as url:
+    with contextlib.ExitStack() as stack:
+        upstream = stack.enter_context(UpstreamProcess())
+        url = stack.enter_context(temporary_database("mcpsite_uptasks"))
         options = {"provider": REGISTRY_PROVIDER, "database_url": url}
-        with running_fleet(tmp_path_factory.mktemp("redis"), **options) as fleet:
-            fleet.migrate()
-            fleet.manage("shell", "-c", mirror_script("up", upstream.url, tools=("slow", "recorded"),
-                                                      resources=False, timeout=20.0))
-            fleet.manage("shell", "-c", OPTIONAL)
-            fleet.start(2, REGISTRY_HTTP_ALLOWED_HOSTS="127.0.0.1")
-            yield fleet
+        fleet = stack.enter_context(running_fleet(tmp_path_factory.mktemp("redis"), **options))
+        fleet.migrate()
+        fleet.manage("shell", "-c", mirror_script("up", upstream.url, tools=("slow", "recorded"),
+                                                  resources=False, timeout=20.0))
+        fleet.manage("shell", "-c", OPTIONAL)
+        if everything.installed():
+            reference = stack.enter_context(everything.Everything())
+            fleet.manage("shell", "-c", "from registry.models import Upstream; Upstream.objects.create("
+                         f"name='ev', prefix='ev', url={reference.url!r}, timeout=20.0)")
+            fleet.manage("sync_upstreams", "--name", "ev", **ALLOWED)
+        fleet.start(2, **ALLOWED)
+        yield fleet
 
 
 @pytest.fixture
@@ -116,3 +140,57 @@ async def test_a_mirrored_tools_task_cancelled_on_b_stops_the_upstream_call_made
         return "cancelled" in json.dumps(result)
 
     await eventually(upstream_saw_it, seconds=WAIT, step=0.2)
+
+
+@needs_everything
+async def test_a_task_the_upstream_requires_runs_there_and_any_worker_answers_it(
+        fleet: Fleet, client: httpx.AsyncClient) -> None:
+    a, b = fleet.servers[:2]
+    listed = (await modern(client, a, "tools/list", {}))["result"]["tools"]
+    research = next(tool for tool in listed if tool["name"] == RESEARCH)
+    assert research["execution"]["taskSupport"] == "required"  # the upstream's, synced
+    created = (await modern(client, a, "tools/call", {"name": RESEARCH,
+                                                      "arguments": {"topic": "tides"}}))["result"]
+    assert created["resultType"] == "task" and created["status"] == "working", created
+    done = await until(client, b, created["taskId"], "completed", "failed")
+    assert done["status"] == "completed", done
+    text = done["result"]["content"][0]["text"]
+    assert "Research Report: tides" in text and done["result"].get("isError") in (None, False)
+
+
+@needs_everything
+async def test_a_2025_session_gets_the_upstream_tasks_result_from_the_other_worker(
+        fleet: Fleet, client: httpx.AsyncClient) -> None:
+    a, b = fleet.servers[:2]
+    sid = await open_session(client, a.url, capabilities={"tasks": {}})
+
+    async def legacy(server: LiveServer, id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        async with client.stream("POST", server.url, headers=session_headers(sid),
+                                 json=request(id, method, params)) as response:
+            if response.headers.get("content-type", "").startswith("application/json"):
+                return dict(json.loads(await response.aread()))
+            async for event in sse_events(response):
+                if event.data and "id" in (found := json.loads(event.data)):
+                    return dict(found)
+        raise AssertionError("no response")
+
+    created = await legacy(a, 1, "tools/call", {"name": RESEARCH, "arguments": {"topic": "kelp"},
+                                                "task": {"ttl": 60_000}})
+    task = created["result"]["task"]
+    assert task["status"] == "working"
+    got = await legacy(b, 2, "tasks/get", {"taskId": task["taskId"]})
+    assert got["result"]["taskId"] == task["taskId"]
+    result = await legacy(b, 3, "tasks/result", {"taskId": task["taskId"]})  # blocks until done
+    assert "Research Report: kelp" in result["result"]["content"][0]["text"], result
+
+
+@needs_everything
+async def test_our_tasks_cancel_on_b_cancels_the_upstream_task_run_from_a(
+        fleet: Fleet, client: httpx.AsyncClient) -> None:
+    a, b = fleet.servers[:2]
+    created = (await modern(client, a, "tools/call", {"name": RESEARCH,
+                                                      "arguments": {"topic": "moss"}}))["result"]
+    assert created["resultType"] == "task", created
+    await asyncio.sleep(0.5)
+    assert "result" in await modern(client, b, "tasks/cancel", {"taskId": created["taskId"]})
+    assert (await until(client, a, created["taskId"], "cancelled"))["status"] == "cancelled"
