@@ -46,6 +46,7 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 FIRST_POLL = 0.5  # s: without a pollInterval from the upstream
 MIN_POLL, MAX_POLL = 0.1, 5.0  # s: an upstream's pollInterval, bounded
 CANCEL_SECONDS = 5.0  # the tasks/cancel sent on our cancellation, given up after this
+MAX_SECONDS = 3600.0  # the longest an upstream task is followed (its ttl, if shorter)
 
 
 async def call_as_task(sessions: Any, config: Any, name: str, arguments: dict[str, Any],
@@ -59,18 +60,31 @@ async def call_as_task(sessions: Any, config: Any, name: str, arguments: dict[st
     task_id = task.get("taskId")
     if not isinstance(task_id, str) or not task_id:
         raise UpstreamFailure(f"upstream {config.name} answered with an invalid task")
+    limit = _limit(task)
     try:
-        status, wait = task.get("status"), _interval(task)
-        while status not in TERMINAL and status != "input_required":
-            await asyncio.sleep(wait)
-            polled = await run(sessions, config, "tasks/get", name, {"taskId": task_id}, relay)
-            status, wait = polled.get("status"), _interval(polled, wait)
-        # tasks.mdx "Result Retrieval": the underlying request's result or error; for an
-        # input_required task its questions come on this stream first (relayed: relay.py).
-        return await run(sessions, config, "tasks/result", name, {"taskId": task_id}, relay)
+        async with asyncio.timeout(limit):
+            status, wait = task.get("status"), _interval(task)
+            while status not in TERMINAL and status != "input_required":
+                await asyncio.sleep(wait)
+                polled = await run(sessions, config, "tasks/get", name, {"taskId": task_id}, relay)
+                status, wait = polled.get("status"), _interval(polled, wait)
+    except TimeoutError:
+        # A task that never ends (a hostile or stuck upstream) holds our run no longer than its
+        # ttl, after which the upstream may have deleted it (tasks.mdx "TTL"), nor MAX_SECONDS.
+        with contextlib.suppress(Exception):
+            await _cancel(sessions, config, name, task_id)
+        raise UpstreamFailure(f"upstream {config.name}'s task did not finish within {limit:g} s") from None
     except asyncio.CancelledError:
         # tasks.mdx "Cancelling Tasks": our run stopped (cancelled, parked, our timeout): so does
         # the upstream's task. Shielded: the cancelled run must still send it.
+        with contextlib.suppress(Exception):
+            await asyncio.shield(_cancel(sessions, config, name, task_id))
+        raise
+    # tasks.mdx "Result Retrieval": the underlying request's result or error; for an
+    # input_required task its questions come on this stream first (relayed: relay.py).
+    try:
+        return await run(sessions, config, "tasks/result", name, {"taskId": task_id}, relay)
+    except asyncio.CancelledError:
         with contextlib.suppress(Exception):
             await asyncio.shield(_cancel(sessions, config, name, task_id))
         raise
@@ -79,6 +93,13 @@ async def call_as_task(sessions: Any, config: Any, name: str, arguments: dict[st
 async def _cancel(sessions: Any, config: Any, name: str, task_id: str) -> None:
     async with asyncio.timeout(CANCEL_SECONDS):
         await run(sessions, config, "tasks/cancel", name, {"taskId": task_id}, Relay(None))
+
+
+def _limit(task: dict[str, Any]) -> float:
+    ttl = task.get("ttl")
+    if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
+        return min(ttl / 1000, MAX_SECONDS)
+    return MAX_SECONDS
 
 
 def _interval(task: dict[str, Any], default: float = FIRST_POLL) -> float:
