@@ -7,7 +7,9 @@ calling mcpsite in either era.
 - a tool that logs during the call: our client gets the log message (``sdk_relay.py`` routes the
   SDK session's logging callback to the call in flight);
 - a tool that elicits during the call: our client is asked and its answer reaches the upstream's
-  tool; a client without the elicitation capability: the upstream's tool is refused;
+  tool; a client without the elicitation capability: the upstream's tool is refused; while another
+  call is in flight on the worker's session the question cannot be tied to its caller and is
+  refused, never sent to the wrong one;
 - capabilities: the upstream declares prompts, resources and completions, but the endpoint serves
   only its tools, so neither ``initialize`` nor ``server/discover`` advertises them; ``logging``
   (declared by the upstream) is advertised.
@@ -15,6 +17,7 @@ calling mcpsite in either era.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from typing import Any
@@ -54,6 +57,11 @@ def _server() -> MCPServer:
         answer = await ctx.elicit("Your name?", Name)
         return f"{answer.action}:{getattr(getattr(answer, 'data', None), 'name', '')}"
 
+    @server.tool(description="Waits, then answers.")
+    async def hold(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return "held"
+
     @server.prompt(description="A prompt this endpoint does not mirror.")
     def unused() -> str:
         return "unused"
@@ -67,7 +75,7 @@ def _script(url: str) -> str:
         f"up = Upstream.objects.create(name='lg', prefix='lg', url={url!r}, transport='sse', "
         f"timeout=10.0, connect_timeout=2.0, server_info={{'capabilities': {DECLARED!r}}})",
     ]
-    for name in ("chatty", "ask"):
+    for name in ("chatty", "ask", "hold"):
         lines.append(f"Tool.objects.create(name='lg_{name}', description='mirrored', kind='upstream', "
                      f"upstream=up, upstream_name={name!r}, input_schema={OBJECT!r})")
     return "; ".join(lines)
@@ -126,8 +134,29 @@ async def test_an_endpoint_of_mirrored_tools_advertises_only_what_it_serves(
         caps = client.session.server_capabilities
         assert caps is not None
         names = {tool.name for tool in (await client.list_tools()).tools}
-    assert names == {"lg_chatty", "lg_ask"}
+    assert names == {"lg_chatty", "lg_ask", "lg_hold"}
     assert caps.tools is not None
     assert caps.prompts is None and caps.resources is None and caps.completions is None
     if mode == "legacy":
         assert caps.logging is not None  # the upstream's log messages are relayed
+
+
+async def test_a_question_with_another_call_in_flight_is_refused_not_misrouted(served: LiveServer) -> None:
+    asked: list[str] = []
+
+    async def other(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append("holder")  # the holding client must never be asked
+        return types.ElicitResult(action="accept", content={"name": "Mallory"})
+
+    async def mine(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append("asker")
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with Client(streamable_http_client(served.url), mode="legacy", elicitation_callback=other) as a, \
+            Client(streamable_http_client(served.url), mode="legacy", elicitation_callback=mine) as b:
+        holding = asyncio.create_task(a.session.call_tool("lg_hold", {"seconds": 2.0}))
+        await asyncio.sleep(0.5)
+        result = await b.session.call_tool("lg_ask", {})
+        assert _text(await holding) == "held"
+    assert result.is_error is True and "several calls are in flight" in _text(result), _text(result)
+    assert asked == []
