@@ -10,7 +10,9 @@ wrote, each a process of its own:
 - the reference ``server-everything`` (2025-11-25 tasks: ``simulate-research-query`` requires a
   task), synced for real (``sync_upstreams``): its tool is served with ``taskSupport: required``;
   our task made on A runs the upstream's task (``upstreams/tasks.py``) and B answers ``tasks/get``
-  (2026-07-28) and ``tasks/result`` (a 2025-11-25 session) with the upstream's result.
+  (2026-07-28) and ``tasks/result`` (a 2025-11-25 session) with the upstream's result; our
+  ``tasks/cancel`` on B ends it; the upstream task's question (``ambiguous``) parks our task, is
+  answered by ``tasks/update`` on B, and the task completes with the answer.
 
 Skipped without PostgreSQL on 127.0.0.1:5432 or without redis-server.
 """
@@ -48,7 +50,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]
 WAIT = 20.0
-TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+TASKS = {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
 # The operator makes the mirrored slow tool task-capable: our own durable task wraps its call.
 OPTIONAL = ("from registry.models import Tool; "
             "Tool.objects.filter(name='up_slow').update(task_support='optional')")
@@ -194,3 +196,27 @@ async def test_our_tasks_cancel_on_b_cancels_the_upstream_task_run_from_a(
     await asyncio.sleep(0.5)
     assert "result" in await modern(client, b, "tasks/cancel", {"taskId": created["taskId"]})
     assert (await until(client, a, created["taskId"], "cancelled"))["status"] == "cancelled"
+
+
+@needs_everything
+async def test_an_upstream_tasks_question_is_answered_through_our_task_on_the_other_worker(
+        fleet: Fleet, client: httpx.AsyncClient) -> None:
+    """The upstream's task asks (input_required, its elicitation on the tasks/result stream): our
+    task parks the question (our replay rule), B's tasks/update answers it, and the answered run
+    starts the upstream task again, whose same question finds the answer at once."""
+    a, b = fleet.servers[:2]
+    created = (await modern(client, a, "tools/call", {
+        "name": RESEARCH, "arguments": {"topic": "python", "ambiguous": True}}))["result"]
+    assert created["resultType"] == "task", created
+    parked = await until(client, b, created["taskId"], "input_required", "completed", "failed")
+    assert parked["status"] == "input_required", parked
+    [(key, question)] = parked["inputRequests"].items()
+    assert question["method"] == "elicitation/create"
+    choice = question["params"]["requestedSchema"]["properties"]["interpretation"]["oneOf"][0]["const"]
+    ack = await modern(client, b, "tasks/update", {
+        "taskId": created["taskId"],
+        "inputResponses": {key: {"action": "accept", "content": {"interpretation": choice}}}})
+    assert "result" in ack, ack
+    done = await until(client, a, created["taskId"], "completed", "failed")
+    assert done["status"] == "completed", done
+    assert f"Clarification**: {choice}" in done["result"]["content"][0]["text"]
