@@ -75,6 +75,9 @@ class Context:
         self.cancel_event = asyncio.Event()
         # Set by the task runner when this call may become a task (tasks/runner.py).
         self.on_detach: Callable[[], None] | None = None
+        # A run of a task (tasks/call.py): a provider may run its own work as a task too (an
+        # upstream MCP server's task, registry/upstreams/tasks.py).
+        self.task_run = False
         self._last_progress: float | None = None
         self._finished = False
 

@@ -36,6 +36,9 @@ class Tool:
     target: Any = field(default=None, compare=False, repr=False)
     # Not on the wire: who must approve a call before it runs (approvals.py: none, confirm, staff).
     approval: str = "none"
+    # Not on the wire: the source it is served from, when not this server (a mirrored upstream's
+    # name, issue 40); ``Snapshot.sources`` says what that source can do (``features.py``).
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,9 @@ class Resource:
     icons: tuple[JSONObject, ...] | None = None
     meta: JSONObject | None = None
     tags: tuple[str, ...] = ()
+    # Not on the wire: the source it is served from, when not this server (a mirrored upstream's
+    # name, issue 40); ``Snapshot.sources`` says what that source can do (``features.py``).
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +69,9 @@ class ResourceTemplate:
     icons: tuple[JSONObject, ...] | None = None
     meta: JSONObject | None = None
     tags: tuple[str, ...] = ()
+    # Not on the wire: the source it is served from, when not this server (a mirrored upstream's
+    # name, issue 40); ``Snapshot.sources`` says what that source can do (``features.py``).
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +91,9 @@ class Prompt:
     icons: tuple[JSONObject, ...] | None = None
     meta: JSONObject | None = None
     tags: tuple[str, ...] = ()
+    # Not on the wire: the source it is served from, when not this server (a mirrored upstream's
+    # name, issue 40); ``Snapshot.sources`` says what that source can do (``features.py``).
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +122,10 @@ class Snapshot:
     # The virtual servers (endpoints.py): enabled ones only, by slug. Not part of ``version``'s
     # meaning for lists: a view of one endpoint names its selection (``endpoints.select``).
     endpoints: tuple[EndpointSpec, ...] = ()
+    # What each source other than this server can do, by the ``origin`` its definitions carry:
+    # the capability flags (``features.FLAGS``) it declared (issue 40 item 3). Empty: every
+    # definition is this server's own.
+    sources: Mapping[str, frozenset[str]] = field(default_factory=dict)
     _tools_by_name: dict[str, Tool] = field(default_factory=dict, repr=False, compare=False)
     _prompts_by_name: dict[str, Prompt] = field(default_factory=dict, repr=False, compare=False)
     _resources_by_uri: dict[str, Resource] = field(default_factory=dict, repr=False, compare=False)
@@ -119,6 +135,9 @@ class Snapshot:
     # What resources/list shows: the resources, then each skill's SKILL.md (SEP-2640 "Resource
     # Metadata": name and description from its frontmatter, text/markdown).
     listed_resources: tuple[Resource, ...] = field(default=(), init=False, repr=False, compare=False)
+    # The capability flags this snapshot's content supports (``features.supported``), computed
+    # once here, at snapshot time: None when some of it is this server's own (everything).
+    features: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._tools_by_name.update((t.name, t) for t in self.tools)
@@ -128,6 +147,8 @@ class Snapshot:
         self._endpoints_by_slug.update((e.slug, e) for e in self.endpoints)
         listed = self.resources + tuple(_skill_md_resource(s) for s in self.skills)
         object.__setattr__(self, "listed_resources", listed)
+        if self.sources:
+            object.__setattr__(self, "features", supported(self))
 
     def resource_template(self, uri_template: str) -> ResourceTemplate | None:
         return self._templates_by_text.get(uri_template)
@@ -170,3 +191,36 @@ def _skill_md_resource(skill: Skill) -> Resource:
         size=md.size,
         tags=skill.tags,
     )
+
+
+def supported(snapshot: Snapshot) -> frozenset[str] | None:
+    """The capability flags (``features.FLAGS``) ``snapshot``'s content supports, or None for
+    "everything the provider offers" (the rule: ``features.py``)."""
+    if snapshot.skills:
+        return None
+    origins: set[str] = set()
+    flags: set[str] = set()
+    groups = (("tools", snapshot.tools), ("resources", snapshot.resources),
+              ("templates", snapshot.resource_templates), ("prompts", snapshot.prompts))
+    for kind, group in groups:
+        for definition in group:
+            origin = definition.origin
+            if origin is None:
+                return None  # one of ours
+            origins.add(origin)
+            flags.add(kind)
+    if not origins:
+        return None
+    declared: set[str] = set()
+    for origin in origins:
+        declared |= snapshot.sources.get(origin, frozenset())
+    if "logging" in declared:
+        flags.add("logging")
+    if "completions" in declared and flags & {"prompts", "templates"}:
+        flags.add("completions")  # completion/complete completes prompt and template arguments
+    if "templates" in flags:
+        flags.discard("templates")
+        flags.add("resources")
+    if "resources_subscribe" in declared and snapshot.resources:
+        flags.add("resources_subscribe")
+    return frozenset(flags)

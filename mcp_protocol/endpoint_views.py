@@ -41,6 +41,7 @@ def _filter(snapshot: Snapshot, selection: Selection) -> Snapshot:
         prompts=tuple(p for p in snapshot.prompts if allows("prompts", p.name, p.tags)),
         skills=tuple(s for s in snapshot.skills if allows("skills", s.root, s.tags)),
         endpoints=snapshot.endpoints,
+        sources=snapshot.sources,
     )
 
 

@@ -23,6 +23,7 @@ from .approvals import Approvals
 from .auth.principal import current as current_principal
 from .changefeed import ChangeFeed
 from .context import DEFAULT_CLIENT_REQUEST_TIMEOUT, Context
+from .definitions import Snapshot
 from .endpoints import CATCH_ALL, EndpointSpec, ToolSearch
 from .errors import (
     InternalError,
@@ -33,6 +34,7 @@ from .errors import (
     ResourceNotFound,
     WorkerStopped,
 )
+from .features import narrowed
 from .inflight import InFlight, take_back
 from .inputs import InputRound, questions, start_round
 from .jsonrpc import Notification, Request
@@ -49,7 +51,7 @@ from .methods.tools import execute_tool
 from .methods.wire_cache import WireCache
 from .outbound import Outbound
 from .pagination import Paginator
-from .provider import Provider
+from .provider import Provider, ProviderCapabilities
 from .request_state import RequestStateSealer
 from .session import Session
 from .shapes import check_params
@@ -136,9 +138,11 @@ class Server:
         self.tasks = runner
 
     # -- capabilities ---------------------------------------------------------------------------
-    def capabilities(self, version: str) -> dict[str, Any]:
-        caps = self.provider.capabilities
-        wire = self._capabilities(version)
+    def capabilities(self, version: str, snapshot: Snapshot | None = None) -> dict[str, Any]:
+        """What this server declares; ``snapshot``: what it serves (its endpoint's selection),
+        whose content narrows the provider's capabilities (``features.py``)."""
+        caps = narrowed(self.provider.capabilities, snapshot)
+        wire = self._capabilities(version, caps)
         if self.tasks is not None and caps.tools:
             if versions.is_modern(version):
                 wire["extensions"] = {**wire.get("extensions", {}), EXTENSION: {}}
@@ -153,8 +157,7 @@ class Server:
             wire["tools"] = {**wire["tools"], "filtering": list_filter_capability()}
         return wire
 
-    def _capabilities(self, version: str) -> dict[str, Any]:
-        caps = self.provider.capabilities
+    def _capabilities(self, version: str, caps: ProviderCapabilities) -> dict[str, Any]:
         return versions.capabilities_to_wire(
             version=version,
             tools=caps.tools,

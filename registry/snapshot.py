@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 from types import MappingProxyType
 from typing import Any
 
 from mcp_protocol import definitions as d
+from mcp_protocol import features
 from mcp_protocol import skills as sk
 from mcp_protocol.endpoints import PIN
 from mcp_protocol.uri_template import parse_template
@@ -68,6 +70,23 @@ def _resource_meta(row: Any) -> dict[str, Any] | None:
     return {**(row.meta or {}), **apps_ui.resource_ui_meta(row.ui_csp or {}, row.ui_permissions or [])}
 
 
+def _origin(row: Any) -> str | None:
+    """The upstream a mirrored row comes from (its name, unique), None for our own rows: what the
+    endpoint's capabilities follow (``mcp_protocol/features.py``)."""
+    return row.upstream.name if getattr(row, "upstream_id", None) is not None else None
+
+
+def sources(configs: dict[int, UpstreamConfig], rows: dict[int, Any]) -> dict[str, frozenset[str]]:
+    """What each upstream with served rows declared it can do (its last handshake, recorded by the
+    sync in ``server_info``), by name (issue 40 item 3)."""
+    out = {}
+    for upstream_id, config in configs.items():
+        info = rows[upstream_id].server_info or {}
+        capabilities = info.get("capabilities") if isinstance(info, dict) else None
+        out[config.name] = features.declared(capabilities if isinstance(capabilities, dict) else {})
+    return out
+
+
 def tool_definition(row: Any, target: ToolSpec | None = None) -> d.Tool:
     """The tool as served; ``target``: what the provider runs it with (``tool_spec``)."""
     return d.Tool(
@@ -83,6 +102,7 @@ def tool_definition(row: Any, target: ToolSpec | None = None) -> d.Tool:
         tags=tuple(row.tags or ()),
         target=target,
         approval=getattr(row, "effective_approval", "none"),
+        origin=_origin(row),
     )
 
 
@@ -98,6 +118,7 @@ def resource_definition(row: Any) -> d.Resource:
         icons=_icons(row.icons),
         meta=_resource_meta(row),
         tags=tuple(row.tags or ()),
+        origin=_origin(row),
     )
 
 
@@ -112,6 +133,7 @@ def template_definition(row: Any) -> d.ResourceTemplate:
         icons=_icons(row.icons),
         meta=row.meta or None,
         tags=tuple(row.tags or ()),
+        origin=_origin(row),
     )
 
 
@@ -129,17 +151,22 @@ def prompt_definition(row: Any, arguments: list[Any]) -> d.Prompt:
         icons=_icons(row.icons),
         meta=row.meta or None,
         tags=tuple(row.tags or ()),
+        origin=_origin(row),
     )
 
 
-def _target(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> UpstreamTarget | None:
-    """A mirrored row's upstream and original name (issue 40), one ``UpstreamConfig`` per upstream."""
+def _target(row: Any, configs: dict[int, UpstreamConfig] | None = None,
+            upstreams: dict[int, Any] | None = None) -> UpstreamTarget | None:
+    """A mirrored row's upstream and original name (issue 40), one ``UpstreamConfig`` per upstream
+    (``upstreams``: each one's row, for ``sources``)."""
     if getattr(row, "upstream_id", None) is None:
         return None
     configs = {} if configs is None else configs
     config = configs.get(row.upstream_id)
     if config is None:
         config = configs[row.upstream_id] = UpstreamConfig.of(row.upstream)
+        if upstreams is not None:
+            upstreams[row.upstream_id] = row.upstream
     return UpstreamTarget(config, row.upstream_name)
 
 
@@ -160,7 +187,8 @@ def served(model: Any) -> Any:
             .exclude(upstream__enabled=False).select_related("upstream"))
 
 
-def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> ToolSpec:
+def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None,
+              upstreams: dict[int, Any] | None = None) -> ToolSpec:
     """What the server runs for a tool row (saved or, for the admin's "try it", not)."""
     return ToolSpec(
         name=row.name,
@@ -184,8 +212,16 @@ def tool_spec(row: Any, configs: dict[int, UpstreamConfig] | None = None) -> Too
         structured_output=bool(row.output_schema),
         template_text=row.template_text,
         template_structured=row.template_structured,
-        upstream=_target(row, configs),
+        upstream=_tool_target(row, configs, upstreams),
     )
+
+
+def _tool_target(row: Any, configs: dict[int, UpstreamConfig] | None,
+                 upstreams: dict[int, Any] | None) -> UpstreamTarget | None:
+    target = _target(row, configs, upstreams)
+    if target is None:
+        return None
+    return dataclasses.replace(target, task_support=row.upstream_task_support)
 
 
 def build_state() -> RegistryState:
@@ -195,12 +231,13 @@ def build_state() -> RegistryState:
     from .models import Prompt, Resource, ResourceTemplate, Tool, VirtualServer
 
     configs: dict[int, UpstreamConfig] = {}
+    upstreams: dict[int, Any] = {}  # the rows of ``configs``' upstreams
     tools: list[d.Tool] = []
     tool_specs: dict[str, ToolSpec] = {}
     tool_rows = list(served(Tool).order_by("name"))
     taken = clashes(code.TOOLS, [row.name for row in tool_rows], "Tool")
     for row in (row for row in tool_rows if row.name not in taken):
-        spec = tool_specs[row.name] = tool_spec(row, configs)
+        spec = tool_specs[row.name] = tool_spec(row, configs, upstreams)
         tools.append(tool_definition(row, spec))
 
     resources: list[d.Resource] = []
@@ -217,7 +254,7 @@ def build_state() -> RegistryState:
             blob=row.blob,
             handler=row.handler,
             meta=_resource_meta(row) if apps_ui.is_app_mime(row.mime_type) else None,
-            upstream=_target(row, configs),
+            upstream=_target(row, configs, upstreams),
         )
 
     templates: list[TemplateSpec] = []
@@ -235,7 +272,7 @@ def build_state() -> RegistryState:
                 handler=row.handler,
                 completions=MappingProxyType({k: tuple(v) for k, v in (row.completions or {}).items()}),
                 completion_handler=row.completion_handler,
-                upstream=_target(row, configs),
+                upstream=_target(row, configs, upstreams),
             )
         )
 
@@ -254,11 +291,12 @@ def build_state() -> RegistryState:
             messages=tuple((m.role, m.content) for m in row.messages.all()),
             completions=MappingProxyType({a.name: tuple(getattr(a, "completion_values", None) or ())
                                           for a in arguments}),
-            upstream=_target(row, configs),
+            upstream=_target(row, configs, upstreams),
         )
 
     add_code(tools, tool_specs, resources, resource_specs, templates, prompts, prompt_specs)
     skills = build_skills()
+    declared = sources(configs, upstreams)
     # The virtual servers (issue 39), enabled ones only: one query. Not in ``version`` below: a
     # server's lists are named by its selection (``endpoint_views.select``), and an edit of one
     # server must not drop the wire cache and the cursors of every other endpoint.
@@ -281,6 +319,7 @@ def build_state() -> RegistryState:
             for k, v in prompt_specs.items()
         },
         [(s.path, s.frontmatter, s.tags, [(f.path, f.mime_type, f.digest) for f in s.files]) for s in skills],
+        sorted((name, sorted(flags)) for name, flags in declared.items()),
     )
     version = hashlib.sha256(repr(body).encode("utf-8")).hexdigest()[:16]
     snapshot = d.Snapshot(
@@ -291,6 +330,7 @@ def build_state() -> RegistryState:
         prompts=tuple(prompts),
         skills=skills,
         endpoints=endpoints,
+        sources=declared,
     )
     return RegistryState(
         snapshot=snapshot,

@@ -54,6 +54,7 @@ def _filter(snapshot: Snapshot, grant: Grant) -> Snapshot:
         # SEP-2640: skills are resources; a grant names one by its root URI (skill://<path>).
         skills=tuple(s for s in snapshot.skills if grant.allows("resources", s.root, s.tags)),
         endpoints=snapshot.endpoints,
+        sources=snapshot.sources,
     )
 
 

@@ -32,7 +32,7 @@ async def initialize(call: Call) -> dict[str, Any]:
     server = call.server
     result: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": server.capabilities(version),
+        "capabilities": server.capabilities(version, call.full_snapshot),
         "serverInfo": server.server_info(version),  # the endpoint's own (endpoint_servers.py)
     }
     if server.instructions is not None:
@@ -50,7 +50,7 @@ async def discover(call: Call) -> dict[str, Any]:
     server = call.server
     result: dict[str, Any] = {
         "supportedVersions": list(versions.SUPPORTED_NEWEST_FIRST),
-        "capabilities": server.capabilities(call.version),
+        "capabilities": server.capabilities(call.version, call.full_snapshot),
     }
     if server.instructions is not None:
         result["instructions"] = server.instructions

@@ -49,7 +49,9 @@ def first_context(
         inputs = inputs.fork()
     else:
         inputs = input_round(session.principal, tool, arguments, {}, relayed=not session.stateless)
-    return Context(session=session, outbound=_Silent(), inputs=inputs)
+    ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
+    ctx.task_run = True
+    return ctx
 
 
 def new_record(
@@ -113,4 +115,6 @@ def context_of(record: TaskRecord) -> tuple[Context, dict[str, Any], str]:
     arguments = request["arguments"]
     answers = dict(record.answers)
     inputs = input_round(record.principal, record.tool, arguments, answers, relayed=not session.stateless)
-    return Context(session=session, outbound=_Silent(), inputs=inputs), arguments, request["version"]
+    ctx = Context(session=session, outbound=_Silent(), inputs=inputs)
+    ctx.task_run = True
+    return ctx, arguments, request["version"]

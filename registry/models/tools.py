@@ -256,10 +256,32 @@ class Tool(Definition, UpstreamMirror):
         return cleared
 
     @property
+    def upstream_task_support(self) -> str:
+        """A mirrored tool's task support at its upstream (issue 40 item 4): its listed
+        ``execution.taskSupport``, honoured only where the upstream declared task-augmented
+        ``tools/call`` (2025-11-25 basic/utilities/tasks.mdx "Tool-Level Negotiation": without
+        ``tasks.requests.tools.call`` clients MUST NOT augment, whatever the tool says)."""
+        if self.upstream_id is None:
+            return str(self.TaskSupport.FORBIDDEN)
+        info = self.upstream.server_info or {}
+        caps = info.get("capabilities") if isinstance(info, dict) else None
+        tasks = caps.get("tasks") if isinstance(caps, dict) else None
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        listed = (self.execution or {}).get("taskSupport")
+        if isinstance(tools, dict) and isinstance(tools.get("call"), dict) and listed in (
+                self.TaskSupport.OPTIONAL, self.TaskSupport.REQUIRED):
+            return str(listed)
+        return str(self.TaskSupport.FORBIDDEN)
+
+    @property
     def effective_task_support(self) -> str:
-        """The task support served (``task_support``, else the kind's default)."""
+        """The task support served (``task_support``, else the kind's default; a mirrored tool's
+        default is its upstream's: ``upstream_task_support``)."""
         if self.task_support:
             return str(self.task_support)
+        if self.kind == self.Kind.UPSTREAM:
+            return self.upstream_task_support
         default = self.TaskSupport.OPTIONAL if self.kind == self.Kind.HTTP else self.TaskSupport.FORBIDDEN
         return str(default)  # a TextChoices member's str() is its value
 

@@ -66,3 +66,6 @@ class UpstreamTarget:
 
     config: UpstreamConfig
     name: str
+    # A tool's: the upstream's own ``execution.taskSupport`` where it declared task-augmented
+    # tools/call (else "forbidden"): whether a call is sent to it as a task (upstreams/tasks.py).
+    task_support: str = "forbidden"

@@ -71,6 +71,10 @@ class Handshake:
     # Given, not filled: a per-user session's token (a ``user`` upstream, ``pool.py``), sent as
     # ``Authorization: Bearer`` *instead of* the upstream's listing credential.
     bearer: str | None = field(default=None, repr=False)
+    # Over the legacy transport, where the SDK session carries the calls: the calls in flight
+    # (``sdk_relay.Calls``), which the session's callbacks route the upstream's logs and
+    # questions to. None: refused (a session for listing, or calls on the lean path).
+    calls: Any = None
 
 
 async def _refuse(*args: Any) -> ErrorData:
@@ -115,10 +119,13 @@ def _http_client(config: UpstreamConfig, headers: dict[str, str], statuses: _Sta
 
 
 async def _enter(stack: contextlib.AsyncExitStack, config: UpstreamConfig, headers: dict[str, str],
-                 sse: bool, statuses: _Statuses, handler: MessageHandlerFnT | None) -> ClientSession:
+                 sse: bool, statuses: _Statuses, handler: MessageHandlerFnT | None,
+                 calls: Any = None) -> ClientSession:
     callbacks: dict[str, Any] = {"sampling_callback": _refuse, "elicitation_callback": _refuse,
                                  "list_roots_callback": _refuse}
     if sse:
+        if calls is not None:  # this session carries calls: what it hears goes to them
+            callbacks = calls.callbacks()
         def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                     auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
             return _http_client(config, dict(headers or {}), statuses, timeout)
@@ -163,10 +170,11 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, header
                 handler: MessageHandlerFnT | None, observer: Observer | None,
                 handshake: Handshake | None) -> ClientSession:
     first = config.transport == "sse"
+    calls = handshake.calls if handshake is not None else None
     statuses = _Statuses(observer)
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, first, statuses, handler)
+        session = await _enter(attempt, config, headers, first, statuses, handler, calls)
     except Exception as exc:  # every failure becomes an UpstreamError below
         with contextlib.suppress(Exception):
             await attempt.aclose()
@@ -181,7 +189,7 @@ async def _open(stack: contextlib.AsyncExitStack, config: UpstreamConfig, header
     statuses = _Statuses(observer)
     attempt = contextlib.AsyncExitStack()
     try:
-        session = await _enter(attempt, config, headers, True, statuses, handler)
+        session = await _enter(attempt, config, headers, True, statuses, handler, calls)
     except Exception as exc:
         with contextlib.suppress(Exception):
             await attempt.aclose()

@@ -60,8 +60,11 @@ def desired(kind: str, prefix: str, wire: dict[str, Any]) -> dict[str, Any]:
         "description": _text(wire.get("description")),
     }
     if kind == "tools":
+        execution = wire.get("execution")
         values.update(input_schema=wire.get("inputSchema"), output_schema=wire.get("outputSchema"),
-                      annotations=wire.get("annotations"), kind=Tool.Kind.UPSTREAM)
+                      annotations=wire.get("annotations"), kind=Tool.Kind.UPSTREAM,
+                      # Its taskSupport says how calls reach it (Tool.upstream_task_support).
+                      execution=execution if isinstance(execution, dict) else None)
     elif kind == "resources":
         size = wire.get("size")
         good_size = isinstance(size, int) and not isinstance(size, bool) and size >= 0

@@ -48,7 +48,7 @@ import aiohttp
 from django.conf import settings
 from mcp import ClientSession
 
-from . import sdk_calls
+from . import sdk_calls, sdk_relay
 from .breaker import Breaker
 from .connect import CLIENT_INFO, Handshake
 from .guard import call_session
@@ -78,6 +78,7 @@ class Live:
 
     session: ClientSession
     channel: Channel | None  # None: the legacy HTTP+SSE transport, calls through the SDK session
+    calls: sdk_relay.Calls | None = None  # the legacy session's calls in flight (sdk_relay.py)
 
     async def request(self, method: str, params: dict[str, Any], relay: Relay) -> dict[str, Any]:
         if method == "completion/complete" and not self.completes():
@@ -86,7 +87,7 @@ class Live:
             return {"completion": {"values": [], "hasMore": False}}
         if self.channel is not None:
             return await self.channel.request(method, params, relay)
-        return await sdk_calls.request(self.session, method, params, relay)
+        return await sdk_calls.request(self.session, method, params, relay, self.calls)
 
     def completes(self) -> bool:
         """Whether the upstream declared the ``completions`` capability in its handshake."""
@@ -131,7 +132,7 @@ class Pooled:
 
     async def _own(self, ready: asyncio.Future[Live], release: asyncio.Event) -> None:
         try:
-            handshake = Handshake(bearer=self.bearer)
+            handshake = Handshake(bearer=self.bearer, calls=sdk_relay.Calls())
             async with self.connect(self.config, handshake) as session:
                 channel = None
                 if not handshake.sse:
@@ -146,7 +147,7 @@ class Pooled:
                         # a ping answered means the notification was delivered.
                         with contextlib.suppress(Exception):  # a server without ping: nothing lost
                             await session.send_ping()
-                ready.set_result(Live(session, channel))
+                ready.set_result(Live(session, channel, handshake.calls if channel is None else None))
                 await release.wait()
         except BaseException as exc:  # the transport died, or connecting failed: the next call re-opens
             if not ready.done():

@@ -3,13 +3,14 @@ speak: sent through the official SDK's session that made the handshake, with the
 contract (a wire-JSON result; ``wire.RpcError``, ``wire.Expired``, ``wire.Dropped``,
 ``stream.TooLarge``, ``stream.Malformed``) so ``calls.py`` sees one kind of channel.
 
-Progress is relayed (the SDK's ``progress_callback``); the upstream's log notifications and
-server→client requests are not (the SDK delivers those to the session's callbacks, outside the
-call). Rare: a server old enough for this transport predates most of them.
+Progress is relayed (the SDK's ``progress_callback``, by the call's token); the upstream's log
+notifications and server→client requests reach the session's callbacks, outside the call, and are
+routed to it by the session's ``sdk_relay.Calls`` (while it is the only call in flight there).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -21,6 +22,7 @@ from mcp.types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
 
 from . import stream
 from .relay import Relay
+from .sdk_relay import Calls
 from .wire import MAX_RESULT_BYTES, Dropped, Expired, RpcError
 
 # method -> (request type, its params type, the result type)
@@ -33,7 +35,7 @@ TYPES: dict[str, tuple[Any, Any, Any]] = {
 
 
 async def request(session: ClientSession, method: str, params: dict[str, Any],
-                  relay: Relay) -> dict[str, Any]:
+                  relay: Relay, calls: Calls | None = None) -> dict[str, Any]:
     request_type, params_type, result_type = TYPES[method]
     progress: Any = None
     if relay.progress_token is not None:
@@ -47,7 +49,8 @@ async def request(session: ClientSession, method: str, params: dict[str, Any],
 
     try:
         typed = request_type(params=params_type.model_validate(params))
-        result = await session.send_request(typed, result_type, progress_callback=progress)
+        async with calls.during(relay) if calls is not None else contextlib.nullcontext():
+            result = await session.send_request(typed, result_type, progress_callback=progress)
     except SDKError as exc:
         if exc.code == INVALID_REQUEST and "session" in exc.error.message.lower():
             # The upstream's 404 for our session: the SDK's stand-in is "Session terminated", or

@@ -14,6 +14,8 @@ template; ours is ``<prefix>_<name>``).
 - ``resources/read``, ``prompts/get``, ``completion/complete``: the upstream's result; a failure is
   a JSON-RPC error: the upstream's own code when it answered with one (-32002 "resource not found"
   stays that), else -32603 with the upstream's message.
+- A tool the upstream runs as a task (its ``execution.taskSupport``, where it declared tasks) is
+  sent as one when our call runs as our task, or when the upstream requires it (``tasks.py``).
 - What the upstream says during a call reaches our client (``relay.py``): progress (when our
   client sent a progressToken), log messages, its elicitation, sampling and roots requests (when
   our client declared the capability); our client's cancellation reaches the upstream
@@ -39,6 +41,7 @@ from .calls import UpstreamFailure, run
 from .config import UpstreamTarget
 from .pool import UpstreamSessions
 from .relay import Relay
+from .tasks import call_as_task
 
 INTERNAL_ERROR = -32603
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # 2026-07-28: the answering server, on each result
@@ -69,9 +72,14 @@ async def call_tool(target: UpstreamTarget, arguments: dict[str, Any], ctx: Cont
     upstream = target.config.name
     params = {"name": target.name, "arguments": arguments}
     try:
-        if target.config.per_user:  # the caller's own session and token (acting.py)
+        if target.config.per_user:
+            # The caller's own session and token (acting.py). A task is not passed through on a
+            # per-user session (its polling would outlive the request's credential): our durable
+            # task wraps the call, and an upstream that requires task-augmented calls refuses it.
             result = await run_as_user(sessions, target.config, "tools/call", target.name, params, ctx,
                                        ask=True)
+        elif target.task_support == "required" or (target.task_support == "optional" and ctx.task_run):
+            result = await call_as_task(sessions, target.config, target.name, arguments, Relay(ctx))
         else:
             result = await run(sessions, target.config, "tools/call", target.name, params, Relay(ctx))
         result = _ours(result, upstream, {"content": list})

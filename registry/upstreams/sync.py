@@ -67,8 +67,11 @@ def record(upstream: Upstream, listing: Listing, *, apply: bool = True,
         elif apply:
             write(planned)
             report.applied = True
-    if apply:
-        health.write(upstream, report, listing)
+        if apply:
+            # In the rows' transaction: the snapshot their change set makes reads the capabilities
+            # the upstream declared in this handshake (what our endpoints advertise follows them,
+            # mcp_protocol/features.py).
+            health.write(upstream, report, listing)
     logger.info("upstream %s synced: %s", upstream.name, summary(report))
     return report
 

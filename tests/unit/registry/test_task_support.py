@@ -103,3 +103,29 @@ def test_code_tools_declare_it_and_default_to_forbidden() -> None:
     finally:
         for name in ("slow_report_t", "quick_t"):
             code.TOOLS.pop(name, None)
+
+
+TASKS = {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}}
+
+
+@pytest.mark.parametrize(("declared", "listed", "served"), [
+    (TASKS, "required", "required"),
+    (TASKS, "optional", "optional"),
+    (TASKS, None, "forbidden"),
+    ({"tools": {}}, "required", "forbidden"),  # no task-augmented tools/call: MUST NOT augment
+])
+def test_a_mirrored_tool_serves_its_upstreams_task_support_where_the_upstream_declared_tasks(
+        declared: dict[str, Any], listed: str | None, served: str) -> None:
+    """Issue 40 item 4: the upstream's ``execution.taskSupport``, honoured only with its
+    ``tasks.requests.tools.call`` capability (2025-11-25 tasks.mdx "Tool-Level Negotiation");
+    the operator's task support wins over it."""
+    from registry.models import Upstream
+
+    upstream = Upstream.objects.create(name="u", prefix="u", url="http://127.0.0.1:1/mcp",
+                                       server_info={"capabilities": declared})
+    tool = Tool.objects.create(name="u_t", description="d", kind="upstream", upstream=upstream,
+                               upstream_name="t", input_schema={"type": "object", "properties": {}},
+                               execution={"taskSupport": listed} if listed else None)
+    assert tool.effective_task_support == served
+    tool.task_support = "forbidden"
+    assert tool.effective_task_support == "forbidden"
