@@ -7,8 +7,9 @@ across both workers; audit rows appear for every call, with secrets redacted: wi
 the workers spool them to Redis and ``manage.py drain_audit`` (run here as cron would, ``--once``)
 writes them, read back through the ORM and the REST API.
 
-Keys are made and changed by management commands in their own processes (as an operator would),
-so everything the workers learn comes through the database and the bus. Skipped without Redis.
+Keys are made and changed by management commands in a process of their own (as an operator would;
+one ``ManageSession`` for the module, so each command costs no Django start-up), so everything the
+workers learn comes through the database and the bus. Skipped without Redis.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import httpx
 import pytest
 
 from tests.support import LiveServer
-from tests.support.manage import manage
+from tests.support.manage import ManageSession
 from tests.support.mcp_http import (
     POST_HEADERS,
     initialize_message,
@@ -36,6 +37,7 @@ from tests.support.mcp_http import (
     session_headers,
     sse_events,
 )
+from tests.support.polling import wait_until
 from tests.support.shared_redis import REDIS_URL, drop_keys, new_prefix, require_redis
 
 pytestmark = pytest.mark.timeout(90)
@@ -48,12 +50,23 @@ class Pair:
     a: LiveServer
     b: LiveServer
     env: dict[str, str]
+    session: ManageSession
 
     def manage(self, *argv: str) -> str:
-        return manage(self.env, *argv, timeout=60).strip()
+        return self.session(*argv, timeout=60).strip()
 
     def key(self, name: str, *options: str) -> str:
-        return self.manage("mcp_keys", "create", name, *options)
+        """A new key's token, once both workers know it. A worker's key ring reloads on the bus
+        message the commit publishes (mcp_protocol/auth/keys.py: within milliseconds, not at
+        once); a command in a process of its own used to hide that window behind the process's
+        exit. The probe is a GET without a session: 401 while the token is unknown, else 400,
+        with no session made and nothing audited."""
+        token = self.manage("mcp_keys", "create", name, *options)
+        probe = {"accept": "text/event-stream", **bearer(token)}
+        wait_until(f"key {name!r} known to both workers",
+                   lambda: all(httpx.get(s.url, headers=probe, timeout=5).status_code != 401
+                               for s in (self.a, self.b)), WAIT, step=0.01)
+        return token
 
     def shell(self, code: str) -> Any:
         return json.loads(self.manage("shell", "-c", code).splitlines()[-1])
@@ -68,9 +81,11 @@ def pair() -> Iterator[Pair]:
            "MCP_TOOL_RATE_LIMITS": json.dumps({"text_stats": "4/3600"})}
     a = LiveServer(env=env, load="load_demo").start()
     b = LiveServer(env=env).start()
+    session = ManageSession(env)
     try:
-        yield Pair(a, b, env)
+        yield Pair(a, b, env, session)
     finally:
+        session.close()
         a.stop()
         b.stop()
         drop_keys(PREFIX)

@@ -74,9 +74,8 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdminSite]:
         DJANGO_STATIC_ROOT=str(base / "static"),
     ) as fleet:
         fleet.migrate()
-        fleet.manage("load_demo")
-        fleet.manage("collectstatic", "--noinput", "--verbosity", "0")
-        fleet.manage("ensure_admin", DJANGO_SUPERUSER_USERNAME=username, DJANGO_SUPERUSER_PASSWORD=password)
+        fleet.manage_all(["load_demo"], ["collectstatic", "--noinput", "--verbosity", "0"], ["ensure_admin"],
+                         DJANGO_SUPERUSER_USERNAME=username, DJANGO_SUPERUSER_PASSWORD=password)
         a, b, c = fleet.start(3)
         yield AdminSite(fleet.balance(a, b), c, username, password)
 

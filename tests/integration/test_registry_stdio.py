@@ -29,6 +29,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.admin_client import form_errors, log_in, submit_change
 from tests.support.manage import ROOT, manage
+from tests.support.migrated import sqlite_copy
 from tests.support.shared_redis import REDIS_URL, require_redis
 
 PYTHON = (
@@ -58,7 +59,8 @@ def env(tmp_path: Path) -> dict[str, str]:
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", str(tmp_path)),
     }
-    manage(values, "migrate", "--noinput", "-v", "0", inherit=False, python=PYTHON)
+    # Migrated: a copy of this test process's template (migrated.py), not a migrate of its own.
+    sqlite_copy(tmp_path / "registry.db", values, python=PYTHON)
     manage(values, "load_demo", inherit=False, python=PYTHON)
     return values
 

@@ -51,9 +51,8 @@ def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServ
     with running_fleet(base, provider=REGISTRY_PROVIDER, database_url=f"sqlite:///{base / 'db.sqlite3'}",
                        keepalive=1.0) as fleet:
         fleet.migrate()
-        fleet.manage("load_demo")
-        fleet.manage("load_skills")
-        fleet.manage("ensure_admin", DJANGO_SUPERUSER_USERNAME=username, DJANGO_SUPERUSER_PASSWORD=password)
+        fleet.manage_all(["load_demo"], ["load_skills"], ["ensure_admin"],
+                         DJANGO_SUPERUSER_USERNAME=username, DJANGO_SUPERUSER_PASSWORD=password)
         a, b = fleet.start(2)
         yield a, b, username, password
 

@@ -32,8 +32,8 @@ import pytest
 from mcpsite.fleet import Balancer, nginx_binary
 
 from .live_server import MEMORY_PROVIDER, LiveServer
-from .manage import manage
-from .migrated import postgres_copy
+from .manage import ManageSession, manage
+from .migrated import postgres_copy, sqlite_copy
 from .private_redis import PrivateRedis, have_redis_server
 
 KEEPALIVE = 0.5  # s: quiet streams show a comment this often, and heartbeats notice a DELETE
@@ -66,12 +66,20 @@ class Fleet:
         """A management command against the fleet's database and Redis; its output."""
         return manage({**self.env, **env}, *argv)
 
+    def manage_all(self, *commands: list[str], **env: str) -> list[str]:
+        """Management commands in order, in one process (one Django start-up: ``ManageSession``)."""
+        with ManageSession({**self.env, **env}) as session:
+            return session.run_all(commands)
+
     def migrate(self) -> None:
-        """The fleet's shared PostgreSQL database, migrated (a copy of the test process's template:
-        ``migrated.py``); without one, ``migrate`` itself."""
+        """The fleet's shared database, migrated: PostgreSQL's and a SQLite file not made yet are
+        copies of the test process's template (``migrated.py``); otherwise ``migrate`` itself."""
         url = self.env.get("DATABASE_URL", "")
+        sqlite = Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
         if url.startswith("postgres://"):
             postgres_copy(url)
+        elif sqlite is not None and not sqlite.exists():
+            sqlite_copy(sqlite, {**os.environ, **self.env, "DJANGO_SETTINGS_MODULE": "mcpsite.settings"})
         else:
             self.manage("migrate", "--noinput")
 

@@ -1,8 +1,11 @@
 """The baseline migrations: the rows that existed before their history get a first version ("+"),
 all in one change set by the system (0015 for tools, resources, templates and prompts; 0020 for
-skills and their files), so every live row can be diffed, exported ``--at`` and reverted. Run as a
-deployment runs them: the database migrated to just before, rows written through that state's
-models, then ``migrate`` forward."""
+skills and their files), so every live row can be diffed, exported ``--at`` and reverted; and the
+data migrations after them (0021: existing http tools keep signing v1; 0022: every change set gets
+a ``uid`` of its own). Run as a deployment runs them: the database migrated to just before, rows
+written through that state's models, then ``migrate`` forward. A test migrates back from the
+latest state once and walks forward through its migrations: each trip back (and forward again at
+teardown) takes most of the module's time."""
 
 from __future__ import annotations
 
@@ -31,9 +34,18 @@ def migrated(executor: MigrationExecutor, name: str) -> Any:
     return executor.loader.project_state([("registry", name)]).apps
 
 
-def test_0015_gives_every_row_of_before_one_first_version_in_one_system_change_set(
+def test_0015_writes_nothing_on_an_empty_registry_and_gives_every_row_of_before_one_first_version(
     executor: MigrationExecutor,
 ) -> None:
+    # One trip back to 0014 for both cases (each trip from the latest state is most of this
+    # module's time): 0015 on the empty registry first, then undone (its reverse is a no-op) and
+    # applied again over rows written at 0014.
+    before = migrated(executor, "0014_historical_http_and_task_fields")
+    already = before.get_model("registry", "ChangeSet").objects.count()
+    after = migrated(executor, "0015_history_baseline")
+    assert after.get_model("registry", "ChangeSet").objects.count() == already
+    assert not after.get_model("registry", "HistoricalTool").objects.exists()
+
     before = migrated(executor, "0014_historical_http_and_task_fields")
     tool = before.get_model("registry", "Tool").objects.create(
         name="old_tool", description="from before", kind="template", template_text="x"
@@ -41,10 +53,10 @@ def test_0015_gives_every_row_of_before_one_first_version_in_one_system_change_s
     prompt = before.get_model("registry", "Prompt").objects.create(name="old_prompt", description="p")
     before.get_model("registry", "PromptArgument").objects.create(prompt=prompt, name="a", position=0)
     assert not before.get_model("registry", "HistoricalTool").objects.exists()
-    already = set(before.get_model("registry", "ChangeSet").objects.values_list("pk", flat=True))
+    already_pks = set(before.get_model("registry", "ChangeSet").objects.values_list("pk", flat=True))
 
     after = migrated(executor, "0015_history_baseline")
-    [opened] = after.get_model("registry", "ChangeSet").objects.exclude(pk__in=already)
+    [opened] = after.get_model("registry", "ChangeSet").objects.exclude(pk__in=already_pks)
     assert (opened.source, opened.actor) == ("system", "system")
     assert opened.kinds == ["tools", "prompts"]
     [version] = after.get_model("registry", "HistoricalTool").objects.all()
@@ -55,15 +67,11 @@ def test_0015_gives_every_row_of_before_one_first_version_in_one_system_change_s
         assert (row.history_type, row.changeset_id) == ("+", opened.pk)
 
 
-def test_0015_on_an_empty_registry_writes_nothing(executor: MigrationExecutor) -> None:
-    before = migrated(executor, "0014_historical_http_and_task_fields")
-    already = before.get_model("registry", "ChangeSet").objects.count()
-    after = migrated(executor, "0015_history_baseline")
-    assert after.get_model("registry", "ChangeSet").objects.count() == already
-    assert not after.get_model("registry", "HistoricalTool").objects.exists()
-
-
-def test_0020_gives_every_skill_and_file_of_before_a_first_version(executor: MigrationExecutor) -> None:
+def test_0020_gives_skills_a_first_version_0021_keeps_http_tools_on_v1_0022_gives_change_sets_a_uid_each(
+    executor: MigrationExecutor,
+) -> None:
+    # 0020, 0021 and 0022 in one trip back from the latest state (each trip is most of this
+    # module's time): each migration's "before" is the previous one's "after".
     before = migrated(executor, "0019_skill_history")
     skill = before.get_model("registry", "Skill").objects.create(
         path="team/review", frontmatter={"name": "review", "description": "Reviews"}, body="# Review"
@@ -82,10 +90,8 @@ def test_0020_gives_every_skill_and_file_of_before_a_first_version(executor: Mig
     [file_version] = after.get_model("registry", "HistoricalSkillFile").objects.all()
     assert (file_version.path, file_version.text, file_version.changeset_id) == ("notes.md", "n", opened.pk)
 
-
-def test_0021_keeps_existing_http_tools_signing_v1_and_new_ones_get_v2(executor: MigrationExecutor) -> None:
     # Issue 37 item 7: an upstream that verifies v1 today keeps verifying after the deploy.
-    before = migrated(executor, "0020_skill_history_baseline")
+    before = after  # the state right after 0020, the skill's rows in it
     before.get_model("registry", "Tool").objects.create(
         name="old_signed", description="d", kind="http", http_url="https://api.example.com/x",
         http_signing_secret_env="MCP_TOOL_SECRET_SIGNING")
@@ -94,3 +100,13 @@ def test_0021_keeps_existing_http_tools_signing_v1_and_new_ones_get_v2(executor:
     fresh = after.get_model("registry", "Tool").objects.create(
         name="new_signed", description="d", kind="http")
     assert fresh.http_signing_scheme == "v2"
+
+    # Migration 0022: every change set written before it gets a ``uid`` of its own (the name of
+    # its bus messages and fan-out claims, issue 38 item 6), not one value shared by all, as
+    # ``AddField`` with a callable default would give.
+    before = after  # the state right after 0021
+    made = [before.get_model("registry", "ChangeSet").objects.create(note=f"old {n}").pk for n in range(3)]
+    after = migrated(executor, "0022_changeset_uid")
+    uids = dict(after.get_model("registry", "ChangeSet").objects.values_list("pk", "uid"))
+    assert all(uids[pk] is not None for pk in made)
+    assert len(set(uids.values())) == len(uids)  # one each, none shared
