@@ -8,6 +8,9 @@ in a context variable for the request (``mcp_protocol.auth.principal.present``) 
 the principal it came with can read (``presented``). A caller with none (an API key, anonymous, a
 task run later on another worker) cannot be acted for this way: ``CannotActAsUser`` says so.
 
+The caller's token goes only to a token URL at the issuer of that token (``outbound.issuer_problem``:
+MCP forbids passing a client's token on; the authorization server that issued it knows it).
+
 Exchanged tokens are cached in this process, per (principal, provider, SHA-256 of the subject
 token), until ``MARGIN`` before they expire, at most ``CACHE_MAX`` of them: a new subject token
 (the client refreshed) is exchanged afresh, and nothing crosses users or workers. The cache holds
@@ -27,7 +30,7 @@ from django.db import close_old_connections
 from mcp_protocol.auth.principal import presented
 from registry.kinds.http_client.acting import CannotActAsUser
 
-from . import provider_client
+from . import outbound, provider_client
 from .models import Provider
 
 MARGIN = 30.0  # s: an exchanged token this close to its expiry is exchanged again
@@ -79,6 +82,10 @@ def _exchange(provider_id: int, subject_token: str) -> provider_client.Tokens:
     close_old_connections()
     try:
         provider = Provider.objects.get(pk=provider_id)
+        # Checked at save too; again here, as MCP_OAUTH_ISSUER may have changed since.
+        problem = outbound.issuer_problem(provider.token_url)
+        if problem is not None:
+            raise provider_client.ProviderError(f"provider {provider.slug!r}: {problem}")
         return provider_client.exchange(provider, subject_token)
     finally:
         close_old_connections()

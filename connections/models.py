@@ -16,7 +16,7 @@ from simple_history.models import HistoricalRecords
 
 from registry.kinds.http_client import secret_env
 
-from .outbound import url_problem
+from .outbound import issuer_problem, url_problem
 
 
 class Provider(models.Model):
@@ -64,6 +64,8 @@ class Provider(models.Model):
         if self.kind == self.Kind.TOKEN_EXCHANGE:
             if not self.resource:
                 errors["resource"] = "a token exchange provider names the service's resource"
+            if self.token_url and (problem := issuer_problem(self.token_url)):
+                errors["token_url"] = problem
             if not self.client_secret_env:
                 # RFC 8693 §5: only an authenticated (confidential) client may exchange tokens.
                 errors["client_secret_env"] = "a token exchange provider authenticates: name its secret"
@@ -71,7 +73,7 @@ class Provider(models.Model):
             errors["authorization_url"] = "an authorization code provider needs its authorization URL"
         for field in ("authorization_url", "token_url", "revocation_url"):
             value = getattr(self, field)
-            if value and (problem := url_problem(value)):
+            if value and field not in errors and (problem := url_problem(value)):
                 errors[field] = problem
         if self.client_secret_env and not secret_env.allowed(self.client_secret_env):
             errors["client_secret_env"] = f"{self.client_secret_env!r} cannot be used: {secret_env.rule()}"

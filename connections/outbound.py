@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
+from mcp_django.conf import access_settings
 from mcp_django.outbound import fetch as outbound
 from mcp_django.outbound.rules import Policy
 from mcp_django.outbound.rules import url_problem as rules_problem
@@ -39,6 +40,24 @@ def url_problem(url: str) -> str | None:
     if problem and "not an allowed host" in problem:
         return f"{problem} (REGISTRY_HTTP_ALLOWED_HOSTS)"
     return problem
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+def issuer_problem(token_url: str) -> str | None:
+    """Why a token exchange provider may not send callers' tokens to ``token_url``: only to the
+    authorization server that issued them (``MCP_OAUTH_ISSUER``'s origin), which knows them
+    already. Anywhere else they would be replayable on ``/mcp`` (MCP authorization, "Token
+    Passthrough": a server MUST NOT pass the client's token on)."""
+    issuer = str(access_settings()["OAUTH_ISSUER"] or "")
+    if not issuer:
+        return "this server verifies no OAuth tokens (MCP_OAUTH_ISSUER): callers have none to exchange"
+    if _origin(token_url) != _origin(issuer):
+        return f"a token exchange's token URL must be at the issuer of the callers' tokens ({issuer})"
+    return None
 
 
 def post_form(url: str, form: dict[str, str]) -> tuple[int, dict[str, Any]]:

@@ -9,6 +9,7 @@ import time
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.exceptions import ValidationError
+from django.test import override_settings
 
 from connections import exchange
 from connections.models import Provider
@@ -31,6 +32,28 @@ def test_an_exchange_provider_names_its_resource_and_a_secret_not_an_authorizati
         _provider().clean()  # the authorization code kind still needs its authorization URL
     assert "authorization_url" in code.value.message_dict
     assert "resource" not in code.value.message_dict
+
+
+SELF = {"ACCESS": {"OAUTH_ISSUER": "self", "RESOURCE_URL": "https://mcp.example/mcp"}}
+
+
+def test_callers_tokens_go_only_to_a_token_url_at_their_issuer() -> None:
+    # MCP authorization "Token Passthrough": elsewhere, a user's /mcp token could be replayed.
+    def token_url_problem(url: str) -> str:
+        provider = _provider(kind=Provider.Kind.TOKEN_EXCHANGE, resource="https://api.example/",
+                             client_secret_env="MCP_TOOL_SECRET_X")
+        provider.token_url = url
+        try:
+            provider.clean()
+        except ValidationError as exc:
+            return " ".join(exc.message_dict.get("token_url", []))
+        return ""
+
+    with override_settings(MCP=SELF):
+        assert "at the issuer" in token_url_problem("https://as.example/oauth/token/")
+        assert "at the issuer" in token_url_problem("http://mcp.example/oauth/token/")  # another origin
+        assert "at the issuer" not in token_url_problem("https://mcp.example/oauth/token/")
+    assert "verifies no OAuth tokens" in token_url_problem("https://mcp.example/oauth/token/")
 
 
 def test_the_cache_keeps_a_token_until_shortly_before_it_expires() -> None:
