@@ -10,7 +10,9 @@ registry (``sync``), and its health.
 - ``connect``: ``connect(config)``, an initialized ``mcp`` ``ClientSession`` over Streamable HTTP,
   falling back to HTTP+SSE;
 - ``listing``, ``names``, ``sync``, ``apply``, ``health``, ``periodic``: the sync;
-- ``pool``, ``calls``, ``wire``, ``stream``, ``relay``, ``sdk_calls``, ``serve``, ``breaker``: the
-  calls (one live session per upstream per worker loop; the requests as plain JSON-RPC POSTs;
-  what the upstream says meanwhile relayed to our client).
+- ``pool``, ``calls``, ``wire``, ``stream``, ``relay``, ``sdk_calls``, ``sdk_relay``, ``serve``,
+  ``breaker``: the calls (one live session per upstream per worker loop; the requests as plain
+  JSON-RPC POSTs; what the upstream says meanwhile relayed to our client, over the legacy
+  transport too);
+- ``tasks``: a call the upstream runs as a task, followed by the run of our own task.
 """

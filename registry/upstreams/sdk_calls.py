@@ -36,6 +36,8 @@ TYPES: dict[str, tuple[Any, Any, Any]] = {
 
 async def request(session: ClientSession, method: str, params: dict[str, Any],
                   relay: Relay, calls: Calls | None = None) -> dict[str, Any]:
+    if method not in TYPES:  # e.g. tasks/get: tasks are not followed over this transport
+        raise RpcError(-32601, f"{method} is not sent over the legacy HTTP+SSE transport")
     request_type, params_type, result_type = TYPES[method]
     progress: Any = None
     if relay.progress_token is not None:

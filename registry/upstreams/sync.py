@@ -18,6 +18,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.db import transaction
 
 from ..changes import authorship
+from ..changes.publish import UPSTREAMS, note_change
 from ..models.upstreams import Upstream
 from . import health, review
 from .config import UpstreamConfig
@@ -70,8 +71,12 @@ def record(upstream: Upstream, listing: Listing, *, apply: bool = True,
         if apply:
             # In the rows' transaction: the snapshot their change set makes reads the capabilities
             # the upstream declared in this handshake (what our endpoints advertise follows them,
-            # mcp_protocol/features.py).
+            # mcp_protocol/features.py; a mirrored tool's task support too). Changed capabilities
+            # alone are a change as well: every worker rebuilds (no endpoint is notified).
+            before = (upstream.server_info or {}).get("capabilities")
             health.write(upstream, report, listing)
+            if before != listing.server_info.get("capabilities") and not (report.applied and report.changed):
+                note_change(UPSTREAMS)  # (rows written: their change set already rebuilds)
     logger.info("upstream %s synced: %s", upstream.name, summary(report))
     return report
 

@@ -10,9 +10,10 @@ calling mcpsite in either era.
   tool; a client without the elicitation capability: the upstream's tool is refused; while another
   call is in flight on the worker's session the question cannot be tied to its caller and is
   refused, never sent to the wrong one;
-- capabilities: the upstream declares prompts, resources and completions, but the endpoint serves
-  only its tools, so neither ``initialize`` nor ``server/discover`` advertises them; ``logging``
-  (declared by the upstream) is advertised.
+- capabilities: the upstream declares prompts, resources and completions, but the virtual server
+  ``/mcp/mirrored`` serves only its tools, so neither ``initialize`` nor ``server/discover`` there
+  advertises them; ``logging`` (declared by the upstream) is advertised. ``/mcp``, which also
+  serves a resource of our own, advertises everything.
 """
 
 from __future__ import annotations
@@ -71,7 +72,11 @@ def _server() -> MCPServer:
 
 def _script(url: str) -> str:
     lines = [
-        "from registry.models import Upstream, Tool",
+        "from registry.models import Upstream, Tool, Resource, VirtualServer",
+        # One definition of our own on /mcp; /mcp/mirrored selects the mirrored tools only.
+        "Resource.objects.create(uri='memo://ours', name='ours', kind='text', text='ours')",
+        "VirtualServer.objects.create(slug='mirrored', name='Mirrored', tools=['lg_chatty', 'lg_ask', "
+        "'lg_hold'])",
         f"up = Upstream.objects.create(name='lg', prefix='lg', url={url!r}, transport='sse', "
         f"timeout=10.0, connect_timeout=2.0, server_info={{'capabilities': {DECLARED!r}}})",
     ]
@@ -130,7 +135,8 @@ async def test_a_client_without_elicitation_gets_the_upstreams_refusal(served: L
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_an_endpoint_of_mirrored_tools_advertises_only_what_it_serves(
         served: LiveServer, mode: str) -> None:
-    async with Client(streamable_http_client(served.url), mode=mode) as client:  # type: ignore[arg-type]
+    url = served.base_url + "/mcp/mirrored"
+    async with Client(streamable_http_client(url), mode=mode) as client:  # type: ignore[arg-type]
         caps = client.session.server_capabilities
         assert caps is not None
         names = {tool.name for tool in (await client.list_tools()).tools}
@@ -139,7 +145,11 @@ async def test_an_endpoint_of_mirrored_tools_advertises_only_what_it_serves(
     assert caps.prompts is None and caps.resources is None and caps.completions is None
     if mode == "legacy":
         assert caps.logging is not None  # the upstream's log messages are relayed
-
+    # /mcp serves a resource of our own beside them: everything we offer.
+    async with Client(streamable_http_client(served.url), mode=mode) as client:  # type: ignore[arg-type]
+        ours = client.session.server_capabilities
+    assert ours is not None and ours.prompts is not None and ours.resources is not None
+    assert ours.resources.subscribe is True
 
 async def test_a_question_with_another_call_in_flight_is_refused_not_misrouted(served: LiveServer) -> None:
     asked: list[str] = []

@@ -232,3 +232,22 @@ async def test_added_and_removed_tools_publish_a_tools_message(up: SdkUpstream) 
     assert cs.kinds == ["tools"] and cs.note == "sync of upstream sdk"
     await subscription.close()
 
+
+
+def test_capabilities_that_changed_alone_are_a_change_set_so_workers_rebuild(up: SdkUpstream) -> None:
+    """What our endpoints advertise follows the upstream's declared capabilities (issue 40 item 3),
+    read when the snapshot is built: a sync that finds only them changed still publishes."""
+    row = upstream_for(up.url)
+    sync_upstream(row)
+    row.refresh_from_db()
+    declared = row.server_info["capabilities"]
+    assert "tools" in declared
+    Upstream.objects.filter(pk=row.pk).update(server_info={**row.server_info, "capabilities": {"tools": {}}})
+    row.refresh_from_db()
+    before = changesets()
+    sync_upstream(row)
+    assert changesets() == before + 1
+    row.refresh_from_db()
+    assert row.server_info["capabilities"] == declared
+    sync_upstream(row)  # the same again: nothing
+    assert changesets() == before + 1
