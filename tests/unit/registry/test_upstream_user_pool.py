@@ -174,3 +174,27 @@ async def test_a_token_refused_at_the_handshake_is_token_refused_not_a_dead_upst
                 await sessions.close()
     finally:
         third_party.stop()
+
+
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
+async def test_a_new_token_lets_a_call_running_on_the_old_session_finish(upstream: UpstreamProcess) -> None:
+    connect = Recording()
+    sessions = UpstreamSessions(connect=connect)
+    sessions.open()
+    config = _config(upstream.url)
+    try:
+        running = asyncio.create_task(run(
+            sessions, config, "tools/call", "hold", {"name": "hold", "arguments": {"key": "retire"}},
+            Relay(None), ("alice", "old")))
+        await eventually(lambda: _busy(sessions))
+        assert await _echo(sessions, config, ("alice", "new")) == "alice"  # refreshed meanwhile
+        result = await running
+        assert result.get("isError") is not True, result  # not closed under the running call
+
+        async def old_closed() -> bool:  # closed once its last call ended
+            return connect.closed == ["old"]
+
+        await eventually(old_closed)
+        assert [e.bearer for e in sessions.user_entries("mine")] == ["new"]
+    finally:
+        await sessions.close()
