@@ -109,6 +109,7 @@ class Pooled:
         self.bearer = bearer  # the caller's token (a per-user session), else None: the upstream's auth
         self.last_used = time.monotonic()
         self.busy = 0  # calls using it now: never closed under them by the LRU or the idle sweep
+        self.retired = False  # replaced while busy: closed when its last call ends
         self._ready: asyncio.Future[Live] | None = None
         self._owner: asyncio.Task[None] | None = None
         self._release: asyncio.Event | None = None
@@ -240,7 +241,7 @@ class UpstreamSessions:
         entry = users.get(principal)
         if entry is not None and (entry.config != config or entry.bearer != token):
             del users[principal]
-            self._close_later(entry)
+            self._retire(entry)  # a call still running with the old token finishes on it
             entry = None
         if entry is None:
             entry = users[principal] = Pooled(config, self.connect, shared=shared, bearer=token)
@@ -249,6 +250,12 @@ class UpstreamSessions:
         users.move_to_end(principal)
         entry.last_used = time.monotonic()
         return entry
+
+    def _retire(self, entry: Pooled) -> None:
+        if entry.busy:
+            entry.retired = True
+        else:
+            self._close_later(entry)
 
     def _evict(self, users: OrderedDict[str, Pooled], cap: int, keep: str) -> None:
         """Close the least recently used idle sessions past ``cap`` (one in use stays: closing it
@@ -305,6 +312,8 @@ class UpstreamSessions:
             finally:
                 entry.busy -= 1
                 entry.last_used = time.monotonic()
+                if entry.retired and entry.busy == 0:
+                    self._close_later(entry)
             return
         one_shot = Pooled(config, self.connect, bearer=None if user is None else user[1])
         try:

@@ -157,3 +157,14 @@ async def test_an_http_tool_whose_service_answers_401_asks_to_connect_again(
     assert again.is_error is not True, again
     assert again.structured_content["user"] == "alice-at-tp"  # type: ignore[index]
     assert len(alice.opened) == opened + 1 and "refused your stored token" in alice.opened[-1].message
+
+
+async def test_no_live_token_is_in_the_servers_log(stack: PerUserStack, alice: Person) -> None:
+    _who(await alice.call())
+    stats = stack.third_party.stats()
+    secrets = [*stats["tokens"], *stats["refresh_tokens"]]
+    assert stats["tokens"], "no live token to look for"
+    text = stack.live.log_text()  # type: ignore[union-attr]
+    assert text, "no server log to look in"
+    for secret in secrets:
+        assert secret not in text, "a live token is in the server log"

@@ -98,3 +98,21 @@ def test_revoked_is_gone_for_the_next_call(provider: Provider, monkeypatch: pyte
 def test_tokens_never_show_in_their_repr() -> None:
     tokens = provider_client.Tokens("at-secret-1", "rt-secret-1", 5.0, "s")
     assert "secret" not in repr(tokens) and "secret" not in str(tokens)
+
+
+def test_a_refused_token_without_refresh_is_forgotten_and_a_replaced_one_kept(
+    provider: Provider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The service answered 401 (vault.invalidate): a token that cannot be refreshed is dropped,
+    # so the next call asks to connect again; a late 401 for a token already replaced (the user
+    # reconnected, another worker refreshed) leaves the new one alone.
+    monkeypatch.setenv(cipher.VARIABLE, Fernet.generate_key().decode())
+    user = User.objects.create_user("alice")
+    vault.store(user.pk, provider, provider_client.Tokens("at-old"))
+    assert async_to_sync(vault.access_token)(user.pk, provider.pk) == "at-old"  # cached now
+    vault.store(user.pk, provider, provider_client.Tokens("at-new"))
+    async_to_sync(vault.invalidate)(user.pk, provider.pk, "at-old")
+    assert async_to_sync(vault.access_token)(user.pk, provider.pk) == "at-new"
+    async_to_sync(vault.invalidate)(user.pk, provider.pk, "at-new")
+    assert not ConnectedToken.objects.exists()
+    assert async_to_sync(vault.access_token)(user.pk, provider.pk) is None

@@ -2,7 +2,9 @@
 against an official SDK server process on loopback: one session per principal, each opened with
 that principal's token, kept between its calls; a new token replaces the session; the bound
 (``REGISTRY_UPSTREAM_USER_SESSIONS``) closes the least recently used idle one, never one in use;
-an idle one closes after ``REGISTRY_UPSTREAM_USER_SESSION_IDLE``.
+an idle one closes after ``REGISTRY_UPSTREAM_USER_SESSION_IDLE``; a token the upstream refuses at
+the handshake is ``TokenRefused`` (the vault's and the user's business), not a failure of the
+upstream.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from registry.upstreams.calls import run
+from registry.upstreams.calls import TokenRefused, run
 from registry.upstreams.config import UpstreamConfig
 from registry.upstreams.connect import Handshake
 from registry.upstreams.pool import UpstreamSessions
 from registry.upstreams.relay import Relay
 from tests.support.polling import eventually
 from tests.support.sdk_upstream_process import UpstreamProcess
+from tests.support.third_party import ThirdParty
+from tests.support.user_upstream_process import UserUpstreamProcess
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -146,5 +150,51 @@ async def test_an_idle_session_closes_after_the_timeout(upstream: UpstreamProces
         await eventually(closed, seconds=4.0, step=0.1)
         assert await _echo(sessions, config, ("alice", "ta")) == "alice"  # opened again on use
         assert connect.opened == ["ta", "ta"]
+    finally:
+        await sessions.close()
+
+
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"], REGISTRY_UPSTREAM_BREAKER_FAILURES=2)
+async def test_a_token_refused_at_the_handshake_is_token_refused_not_a_dead_upstream() -> None:
+    # An upstream that checks each request's token at a real provider (401 for an unknown one),
+    # reached with the production connect (auth "user": the bearer replaces any credential).
+    third_party = ThirdParty().start()
+    try:
+        with UserUpstreamProcess(third_party.url()) as checking:
+            sessions = UpstreamSessions()
+            sessions.open()
+            config = _config(checking.url)
+            try:
+                for _ in range(3):  # never counted against the breaker: it stays closed
+                    with pytest.raises(TokenRefused):
+                        await _echo(sessions, config, ("alice", "not-a-token"))
+                shared = sessions.get(config).breaker
+                assert shared.state == "closed" and shared.failures == 0
+            finally:
+                await sessions.close()
+    finally:
+        third_party.stop()
+
+
+@override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
+async def test_a_new_token_lets_a_call_running_on_the_old_session_finish(upstream: UpstreamProcess) -> None:
+    connect = Recording()
+    sessions = UpstreamSessions(connect=connect)
+    sessions.open()
+    config = _config(upstream.url)
+    try:
+        running = asyncio.create_task(run(
+            sessions, config, "tools/call", "hold", {"name": "hold", "arguments": {"key": "retire"}},
+            Relay(None), ("alice", "old")))
+        await eventually(lambda: _busy(sessions))
+        assert await _echo(sessions, config, ("alice", "new")) == "alice"  # refreshed meanwhile
+        result = await running
+        assert result.get("isError") is not True, result  # not closed under the running call
+
+        async def old_closed() -> bool:  # closed once its last call ended
+            return connect.closed == ["old"]
+
+        await eventually(old_closed)
+        assert [e.bearer for e in sessions.user_entries("mine")] == ["new"]
     finally:
         await sessions.close()
