@@ -155,6 +155,16 @@ class Context:
             params["logger"] = logger
         await self.outbound.notify("notifications/message", params)
 
+    async def elicitation_complete(self, elicitation_id: str) -> None:
+        """Send ``notifications/elicitation/complete``: the out-of-band step a URL-mode elicitation
+        asked for is done (2025-11-25 client/elicitation.mdx "Completion Notifications for URL Mode
+        Elicitation": servers MAY send it; it names the ``elicitationId`` of the request). Only in
+        a session whose elicitation carried that id (2025-11-25: a 2026-07-28 retry has nothing
+        to correlate), only while the request is open, never from a task's replayed run."""
+        if self._finished or self.inputs is not None or self.session.stateless:
+            return
+        await self.outbound.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
+
     async def close_stream(self) -> None:
         """Let a long-running handler hand the client back to polling (SEP-1699): the transport
         closes the response stream after a ``retry`` hint; the client resumes it by GET with

@@ -116,6 +116,7 @@ class Person:
         self.browser = httpx.Client(follow_redirects=True, timeout=10.0,
                                     headers={"X-Provider-User": f"{name}-at-tp"})
         self.opened: list[types.ElicitRequestURLParams] = []
+        self.completed: list[str] = []  # elicitationIds of notifications/elicitation/complete
 
     def open(self, url: str) -> httpx.Response:
         page = self.browser.get(url)
@@ -132,10 +133,15 @@ class Person:
         assert page.status_code == 200 and "is connected" in page.text, page.text[-2000:]
         return types.ElicitResult(action="accept")
 
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.completed.append(message.params.elicitation_id)
+
     async def call(self, live: LiveServer, tool: str = "whoami", *,
                    elicit: bool = True) -> types.CallToolResult:
         client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0)
-        callbacks: dict[str, Any] = {"elicitation_callback": self.on_elicit} if elicit else {}
+        callbacks: dict[str, Any] = {"elicitation_callback": self.on_elicit,
+                                     "message_handler": self.on_message} if elicit else {}
         async with client, streamable_http_client(live.url, http_client=client) as (read, write):
             async with ClientSession(read, write, **callbacks) as session:
                 with anyio.fail_after(40):
@@ -155,6 +161,7 @@ async def test_first_call_asks_to_connect_and_completes_as_that_user(live: LiveS
     [asked] = alice.opened
     assert asked.mode == "url" and asked.elicitation_id  # 2025-11-25: elicitationId is required
     assert asked.url.startswith(f"{live.base_url}/connect/tp/?ref=")
+    assert alice.completed == [asked.elicitation_id]  # told the connect page's step is done
     again = await alice.call(live)
     assert again.structured_content == {"user": "alice-at-tp", "calls": 2}
     assert len(alice.opened) == 1  # connected: no second elicitation

@@ -135,13 +135,17 @@ async def user_token(subject: str, provider: str, ctx: Context, *, refused: bool
     deadline = time.monotonic() + WAIT_AFTER_ACCEPT
     while True:
         try:
-            return await get(ctx.principal, provider, secrets.token_urlsafe(16))
+            token = await get(ctx.principal, provider, secrets.token_urlsafe(16))
         except CannotActAsUser as exc:
             raise ToolError(f"{subject} calls its service as you: {exc}") from None
         except ConnectionNeeded:
             if time.monotonic() >= deadline:
                 raise ToolError(f"{why}. Finish connecting at {connect.url}, then call the tool "
                                 "again.") from None
+        else:
+            if "elicitationId" in params:  # the client can close what it showed for this id
+                await ctx.elicitation_complete(elicitation_id)
+            return token
         ctx.check_cancelled()
         await asyncio.sleep(RECHECK_EVERY)
 
