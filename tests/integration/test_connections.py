@@ -1,8 +1,9 @@
 """Issue 42 "Show" (items 1-3): a loopback third-party service (an OAuth provider and an API that
 checks its tokens, ``tests/support/third_party.py``, its own process), an http tool calling its
 API as the user (``http_connection``), and the official SDK client whose elicitation handler
-follows the URL with a real HTTP client: signs in at our server, the provider "signs in" the
-person (``X-Provider-User``), the callback stores the token.
+follows the URL with a real HTTP client (and, once, with Debian's chromium through Playwright):
+signs in at our server, the provider "signs in" the person (``X-Provider-User``), the callback
+stores the token.
 
 First call → URL elicitation → connect → the call completes as that user; two users each see
 their own data; a client without URL elicitation gets the link; refresh after expiry; revocation
@@ -30,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import LiveServer
 from tests.support.admin_client import log_in
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.mcp_http import modern_headers, modern_message
 from tests.support.oauth_flow import OAuthFlow
@@ -42,7 +44,8 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
 ]
 
-PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace")}
+PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace",
+                                                  "heidi")}
 STAFF, STAFF_PASSWORD = "root", "root-password-1"
 ROWS = """
 from django.contrib.auth.models import User
@@ -165,6 +168,46 @@ async def test_first_call_asks_to_connect_and_completes_as_that_user(live: LiveS
     again = await alice.call(live)
     assert again.structured_content == {"user": "alice-at-tp", "calls": 2}
     assert len(alice.opened) == 1  # connected: no second elicitation
+
+
+async def test_the_elicitation_handler_drives_chromium_through_sign_in_and_connect(live: LiveServer) -> None:
+    """Issue 42 "Show": the official SDK client's elicitation handler opens the URL in Debian's
+    chromium; the person signs in on our page (the same accounts as the authorization server),
+    the provider sends the browser back to our callback, the page says connected, and the call
+    completes as that person."""
+    if not CHROMIUM.exists():
+        pytest.skip("needs Debian's chromium (scripts/test.sh installs it)")
+    from playwright.async_api import async_playwright
+
+    heidi = Person(live, "heidi")
+    seen: list[str] = []
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                                   args=CHROMIUM_ARGS)
+        try:
+            # The provider's own sign-in is stood in for by a header (tests/support/third_party.py).
+            context = await browser.new_context(extra_http_headers={"X-Provider-User": "heidi-at-tp"})
+            page = await context.new_page()
+
+            async def in_chromium(context_: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+                assert isinstance(params, types.ElicitRequestURLParams), params
+                await page.goto(params.url)
+                await page.wait_for_selector("#id_username")  # signed out: our sign-in page first
+                await page.fill("#id_username", heidi.name)
+                await page.fill("#id_password", heidi.password)
+                await page.click("input[type=submit]")
+                await page.wait_for_selector("#message")
+                seen.append(await page.inner_text("#message"))
+                return types.ElicitResult(action="accept")
+
+            heidi.on_elicit = in_chromium  # type: ignore[method-assign]
+            result = await heidi.call(live)
+        finally:
+            await browser.close()
+    assert result.is_error is not True, result
+    assert result.structured_content == {"user": "heidi-at-tp", "calls": 1}
+    assert len(seen) == 1 and "is connected" in seen[0], seen
+    assert len(heidi.completed) == 1  # notifications/elicitation/complete for that elicitation
 
 
 async def test_two_users_each_call_with_their_own_account(live: LiveServer, alice: Person) -> None:
