@@ -24,6 +24,7 @@ import pytest
 
 from tests.support import LiveServer
 from tests.support.live_server import REGISTRY_PROVIDER
+from tests.support.manage import ManageSession
 from tests.support.mcp_http import POST_HEADERS, initialize_message
 from tests.support.oauth_flow import PKCE, OAuthFlow, user
 from tests.support.polling import wait_until
@@ -49,8 +50,9 @@ def live() -> Iterator[LiveServer]:
     }
     server = LiveServer(env=env, port=port, provider=REGISTRY_PROVIDER, load="load_demo").start()
     try:
-        for name in ("alice", "bob", "carol", "dave", "erin", "frank"):
-            user(server.manage, name, PASSWORD, staff=name == "frank")
+        with ManageSession(server.env, inherit=False) as session:  # one Django start-up, not six
+            for name in ("alice", "bob", "carol", "dave", "erin", "frank"):
+                user(session, name, PASSWORD, staff=name == "frank")
         yield server
     finally:
         server.stop()

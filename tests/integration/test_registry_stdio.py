@@ -28,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.support import REGISTRY_PROVIDER, LiveServer
 from tests.support.admin_client import form_errors, log_in, submit_change
-from tests.support.manage import ROOT, manage
+from tests.support.manage import ROOT, ManageSession, manage
 from tests.support.migrated import sqlite_copy
 from tests.support.shared_redis import REDIS_URL, require_redis
 
@@ -167,10 +167,11 @@ async def test_mcp_stdio_beside_a_server_with_no_redis_gets_list_changed_for_an_
     # REDIS_URL empty: both processes run on memory stores and a memory bus.
     with LiveServer(provider=REGISTRY_PROVIDER, load="load_demo", env={"REDIS_URL": ""}) as server:
         admin = ["createsuperuser", "--noinput", "--username", "ops", "--email", "ops@example.com"]
-        manage({**server.env, "DJANGO_SUPERUSER_PASSWORD": password}, *admin, inherit=False)
-        echo_pk = server.manage(
-            "shell", "-c", "from registry.models import Tool; print(Tool.objects.get(name='echo').pk)"
-        )
+        with ManageSession({**server.env, "DJANGO_SUPERUSER_PASSWORD": password}, inherit=False) as run:
+            run(*admin)  # one Django start-up for both commands
+            echo_pk = run(
+                "shell", "-c", "from registry.models import Tool; print(Tool.objects.get(name='echo').pk)"
+            )
         changed = asyncio.Event()
 
         async def on_message(message: Any) -> None:

@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from tests.support import MEMORY_PROVIDER, LiveServer
+from tests.support.manage import ManageSession
 from tests.support.mcp_http import (
     POST_HEADERS,
     SSEEvent,
@@ -33,6 +34,7 @@ from tests.support.mcp_http import (
     sse_events,
     stream_headers,
 )
+from tests.support.polling import wait_until
 from tests.support.shared_redis import REDIS_URL, drop_keys, new_prefix, require_redis
 
 pytestmark = pytest.mark.timeout(120)
@@ -49,11 +51,23 @@ print(json.dumps(asyncio.run(mcp_settings.backend("SESSION_STORE").load({sid!r})
 class Pair:
     a: LiveServer
     b: LiveServer
+    manage: ManageSession  # the module's commands in one process of their own (no start-up each)
 
     def key(self, name: str, *options: str) -> str:
-        return self.a.manage("mcp_keys", "create", name, *options).strip().splitlines()[-1]
+        """A new key's token, once both workers know it: their key rings reload on the bus message
+        the commit publishes (within milliseconds, not at once; a command in a fresh process used
+        to hide that window behind its exit). Probe: a GET without a session, 401 until known,
+        then 400, with no session made."""
+        token = self.manage("mcp_keys", "create", name, *options).strip().splitlines()[-1]
+        probe = {"accept": "text/event-stream", "authorization": f"Bearer {token}"}
+        wait_until(f"key {name!r} known to both workers",
+                   lambda: all(httpx.get(s.url, headers=probe, timeout=5).status_code != 401
+                               for s in (self.a, self.b)), RELOAD, step=0.01)
+        return token
 
     def session_live(self, sid: str) -> bool:
+        # A fresh process: SESSION_LIVE runs the cached session store under asyncio.run, whose
+        # client is bound to the loop of the first run (not for a ManageSession).
         return bool(json.loads(self.a.manage("shell", "-c", SESSION_LIVE.format(sid=sid)).splitlines()[-1]))
 
 
@@ -66,9 +80,11 @@ def pair() -> Iterator[Pair]:
            "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}", "MCP_AUTH": "keys"}
     a = LiveServer(env=env, provider=MEMORY_PROVIDER, migrate=True).start()
     b = LiveServer(env=env, provider=MEMORY_PROVIDER).start()
+    session = ManageSession(a.env, inherit=False)
     try:
-        yield Pair(a, b)
+        yield Pair(a, b, session)
     finally:
+        session.close()
         a.stop()
         b.stop()
         drop_keys(prefix)
@@ -147,7 +163,7 @@ async def test_revoking_a_key_ends_its_streams_and_sessions_on_every_worker(
     listen_events = sse_events(listen)
     ack = json.loads((await next_data(listen_events, WAIT)).data or "{}")
     assert ack["method"] == "notifications/subscriptions/acknowledged"
-    await asyncio.to_thread(pair.a.manage, "mcp_keys", "revoke", token.split("_")[1])
+    await asyncio.to_thread(pair.manage, "mcp_keys", "revoke", token.split("_")[1])
     _, listen_ended = await asyncio.gather(ends_within(stream, RELOAD),
                                                       ends_within(listen, RELOAD, listen_events))
     # The listen request is answered (graceful closure) as it ends.

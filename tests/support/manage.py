@@ -16,6 +16,11 @@ A test that runs several commands against the same environment keeps one process
 Each command still runs as ``manage.py`` would run it (``tests/support/manage_runner.py``) and
 reads the database afresh; only the process and its start-up are shared. Everything the servers
 learn still comes through the database and the bus, as from an operator's separate process.
+Two things differ from a fresh process, so some commands keep ``manage()``: what a process caches
+lives on between commands (a backend ``mcp_settings`` made, whose asyncio client is bound to the
+loop of the first ``asyncio.run``; a key table re-read every few seconds), and a change a command
+publishes reaches the workers in milliseconds, with no process exit before the next request (a
+test that uses a key at once waits until the workers know it).
 """
 
 from __future__ import annotations
