@@ -22,20 +22,17 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
 from cryptography.fernet import Fernet
 from mcp import types
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import LiveServer
 from tests.support.admin_client import log_in
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.mcp_http import modern_headers, modern_message
-from tests.support.oauth_flow import OAuthFlow
 from tests.support.otlp import OtlpReceiver
+from tests.support.per_user import Person
 from tests.support.ports import free_port
 from tests.support.third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
 
@@ -104,68 +101,20 @@ def live(third_party: ThirdParty, otlp: OtlpReceiver) -> Iterator[LiveServer]:
         server.stop()
 
 
-class Person:
-    """A user with an MCP access token of our server, and a browser for the pages it opens."""
-
-    def __init__(self, live: LiveServer, name: str) -> None:
-        self.name, self.password = name, PEOPLE[name]
-        self.base_url = live.base_url
-        flow = OAuthFlow(live.base_url, name, self.password)
-        try:
-            self.token = flow.access_token()["access_token"]
-        finally:
-            flow.close()
-        # The "browser": signs in at our server when asked; the provider knows it by this header.
-        self.browser = httpx.Client(follow_redirects=True, timeout=10.0,
-                                    headers={"X-Provider-User": f"{name}-at-tp"})
-        self.opened: list[types.ElicitRequestURLParams] = []
-        self.completed: list[str] = []  # elicitationIds of notifications/elicitation/complete
-
-    def open(self, url: str) -> httpx.Response:
-        page = self.browser.get(url)
-        if "/oauth/login/" in str(page.url):
-            form = {"username": self.name, "password": self.password,
-                    "csrfmiddlewaretoken": self.browser.cookies["csrftoken"]}
-            page = self.browser.post(str(page.url), data=form)
-        return page
-
-    async def on_elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams), params
-        self.opened.append(params)
-        page = await anyio.to_thread.run_sync(self.open, params.url)
-        assert page.status_code == 200 and "is connected" in page.text, page.text[-2000:]
-        return types.ElicitResult(action="accept")
-
-    async def on_message(self, message: Any) -> None:
-        if isinstance(message, types.ElicitCompleteNotification):
-            self.completed.append(message.params.elicitation_id)
-
-    async def call(self, live: LiveServer, tool: str = "whoami", *,
-                   elicit: bool = True) -> types.CallToolResult:
-        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0)
-        callbacks: dict[str, Any] = {"elicitation_callback": self.on_elicit,
-                                     "message_handler": self.on_message} if elicit else {}
-        async with client, streamable_http_client(live.url, http_client=client) as (read, write):
-            async with ClientSession(read, write, **callbacks) as session:
-                with anyio.fail_after(40):
-                    await session.initialize()
-                    return await session.call_tool(tool, {})
-
-
 @pytest.fixture(scope="module")
 def alice(live: LiveServer) -> Person:
     return Person(live, "alice")
 
 
 async def test_first_call_asks_to_connect_and_completes_as_that_user(live: LiveServer, alice: Person) -> None:
-    result = await alice.call(live)
+    result = await alice.call("whoami")
     assert result.is_error is not True, result
     assert result.structured_content == {"user": "alice-at-tp", "calls": 1}
     [asked] = alice.opened
     assert asked.mode == "url" and asked.elicitation_id  # 2025-11-25: elicitationId is required
     assert asked.url.startswith(f"{live.base_url}/connect/tp/?ref=")
     assert alice.completed == [asked.elicitation_id]  # told the connect page's step is done
-    again = await alice.call(live)
+    again = await alice.call("whoami")
     assert again.structured_content == {"user": "alice-at-tp", "calls": 2}
     assert len(alice.opened) == 1  # connected: no second elicitation
 
@@ -201,7 +150,7 @@ async def test_the_elicitation_handler_drives_chromium_through_sign_in_and_conne
                 return types.ElicitResult(action="accept")
 
             heidi.on_elicit = in_chromium  # type: ignore[method-assign]
-            result = await heidi.call(live)
+            result = await heidi.call("whoami")
         finally:
             await browser.close()
     assert result.is_error is not True, result
@@ -212,13 +161,13 @@ async def test_the_elicitation_handler_drives_chromium_through_sign_in_and_conne
 
 async def test_two_users_each_call_with_their_own_account(live: LiveServer, alice: Person) -> None:
     bob = Person(live, "bob")
-    assert (await bob.call(live)).structured_content["user"] == "bob-at-tp"  # type: ignore[index]
-    assert (await alice.call(live)).structured_content["user"] == "alice-at-tp"  # type: ignore[index]
+    assert (await bob.call("whoami")).structured_content["user"] == "bob-at-tp"  # type: ignore[index]
+    assert (await alice.call("whoami")).structured_content["user"] == "alice-at-tp"  # type: ignore[index]
 
 
 async def test_a_client_without_url_elicitation_gets_the_link_and_why(live: LiveServer) -> None:
     carol = Person(live, "carol")
-    result = await carol.call(live, elicit=False)
+    result = await carol.call("whoami", elicit=False)
     assert result.is_error is True
     text = result.content[0].text  # type: ignore[union-attr]
     assert "have not connected your Third Party account" in text
@@ -227,7 +176,7 @@ async def test_a_client_without_url_elicitation_gets_the_link_and_why(live: Live
     assert link, text
     page = carol.open(link.group(1))  # the person opens the link by hand
     assert "is connected" in page.text
-    again = await carol.call(live, elicit=False)
+    again = await carol.call("whoami", elicit=False)
     assert again.structured_content["user"] == "carol-at-tp"  # type: ignore[index]
 
 
@@ -264,7 +213,7 @@ async def test_a_token_about_to_expire_is_refreshed_before_use(
     try:
         before = third_party.stats()["refreshes"]
         erin = Person(live, "erin")
-        result = await erin.call(live)
+        result = await erin.call("whoami")
         assert result.is_error is not True, result
         assert result.structured_content["user"] == "erin-at-tp"  # type: ignore[index]
         assert third_party.stats()["refreshes"] >= before + 1
@@ -278,10 +227,10 @@ async def test_a_refresh_the_provider_refuses_asks_to_connect_again(
     third_party.control("lifetime", seconds=30)
     try:
         frank = Person(live, "frank")
-        await frank.call(live)
+        await frank.call("whoami")
         third_party.control("forget-refresh")  # the provider ends every grant: refresh → invalid_grant
         opened = len(frank.opened)
-        result = await frank.call(live)
+        result = await frank.call("whoami")
         assert result.structured_content["user"] == "frank-at-tp"  # type: ignore[index]
         assert len(frank.opened) == opened + 1
     finally:
@@ -292,7 +241,7 @@ async def test_the_user_revokes_on_connected_services_and_is_asked_again(
     live: LiveServer, third_party: ThirdParty
 ) -> None:
     dave = Person(live, "dave")
-    await dave.call(live)
+    await dave.call("whoami")
     page = dave.open(f"{live.base_url}/connect/services/")
     assert "Third Party" in page.text
     token_id = re.search(r'name="token" value="(\d+)"', page.text).group(1)  # type: ignore[union-attr]
@@ -302,12 +251,12 @@ async def test_the_user_revokes_on_connected_services_and_is_asked_again(
     assert "You have not connected any service" in done.text
     assert third_party.stats()["revocations"] >= before + 1
     opened = len(dave.opened)
-    assert (await dave.call(live)).structured_content["user"] == "dave-at-tp"  # type: ignore[index]
+    assert (await dave.call("whoami")).structured_content["user"] == "dave-at-tp"  # type: ignore[index]
     assert len(dave.opened) == opened + 1  # asked to connect again
 
 
 async def test_staff_revoke_in_the_admin(live: LiveServer, alice: Person, third_party: ThirdParty) -> None:
-    await alice.call(live)
+    await alice.call("whoami")
     listing = "/admin/connections/connectedtoken/"
     async with httpx.AsyncClient(base_url=live.base_url, timeout=10.0) as admin:
         await log_in(admin, live.base_url, STAFF, STAFF_PASSWORD)
@@ -323,14 +272,14 @@ async def test_staff_revoke_in_the_admin(live: LiveServer, alice: Person, third_
         assert "Revoked 1 connected account" in (await admin.get(listing)).text
     assert third_party.stats()["revocations"] > before
     opened = len(alice.opened)
-    assert (await alice.call(live)).structured_content["user"] == "alice-at-tp"  # type: ignore[index]
+    assert (await alice.call("whoami")).structured_content["user"] == "alice-at-tp"  # type: ignore[index]
     assert len(alice.opened) == opened + 1
 
 
 async def test_no_live_token_is_logged_traced_audited_exported_or_stored_in_clear(
     live: LiveServer, alice: Person, third_party: ThirdParty, otlp: OtlpReceiver
 ) -> None:
-    await alice.call(live)
+    await alice.call("whoami")
     otlp.wait_for(lambda s: s.name == "GET" and s.attributes.get("server.address") == "127.0.0.1")
     stats = third_party.stats()
     # The users' own access tokens for /mcp too: the transport now keeps the caller's token for the

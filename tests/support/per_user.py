@@ -8,8 +8,9 @@ upstream ``mine`` is called as the user through provider ``tp`` (tools ``mine_wh
         alice = Person(stack, "alice")
         result = await alice.call("mine_whoami")       # elicitation → connect → the call completes
 
-``Person`` holds one of our OAuth access tokens (a real authorization-code flow) and a "browser"
-that follows a URL elicitation: signs in at our server, "signs in" at the provider
+``Person`` (also ``tests/integration/test_connections.py``'s, given that module's server) holds one
+of our OAuth access tokens (a real authorization-code flow) and a "browser" that follows a URL
+elicitation: signs in at our server, "signs in" at the provider
 (``X-Provider-User: <name>-at-tp``), and the callback stores the token in the vault.
 """
 
@@ -99,10 +100,12 @@ class PerUserStack:
 class Person:
     """A user with an MCP access token of our server, and a browser for the pages it opens."""
 
-    def __init__(self, stack: PerUserStack, name: str) -> None:
-        assert stack.live is not None
-        self.live = stack.live
-        self.name, self.password = name, PEOPLE[name]
+    def __init__(self, server: PerUserStack | LiveServer, name: str) -> None:
+        live = server.live if isinstance(server, PerUserStack) else server
+        assert live is not None
+        self.live = live
+        # Every test module's users are made with this password (PEOPLE here, test_connections').
+        self.name, self.password = name, f"{name}-password-1"
         flow = OAuthFlow(self.live.base_url, name, self.password)
         try:
             self.token = flow.access_token()["access_token"]
@@ -111,6 +114,7 @@ class Person:
         self.browser = httpx.Client(follow_redirects=True, timeout=10.0,
                                     headers={"X-Provider-User": f"{name}-at-tp"})
         self.opened: list[types.ElicitRequestURLParams] = []
+        self.completed: list[str] = []  # elicitationIds of notifications/elicitation/complete
 
     def open(self, url: str) -> httpx.Response:
         page = self.browser.get(url)
@@ -127,10 +131,15 @@ class Person:
         assert page.status_code == 200 and "is connected" in page.text, page.text[-2000:]
         return types.ElicitResult(action="accept")
 
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.completed.append(message.params.elicitation_id)
+
     @contextlib.asynccontextmanager
     async def session(self, *, elicit: bool = True) -> Any:
         client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0)
-        callbacks: dict[str, Any] = {"elicitation_callback": self.on_elicit} if elicit else {}
+        callbacks: dict[str, Any] = {"elicitation_callback": self.on_elicit,
+                                     "message_handler": self.on_message} if elicit else {}
         async with client, streamable_http_client(self.live.url, http_client=client) as (read, write):
             async with ClientSession(read, write, **callbacks) as session:
                 with anyio.fail_after(40):
