@@ -120,12 +120,29 @@ def _access_token(user_id: int, provider_id: int) -> str | None:
     return _unsealed(base64.b64decode(record["sealed"]))["access_token"]
 
 
+def _locked_row(user_id: int, provider_id: int) -> ConnectedToken | None:
+    """The user's row for the provider, locked until the transaction ends (``SELECT … FOR UPDATE``
+    on PostgreSQL): one refresh in flight per token across workers."""
+    row: ConnectedToken | None = (ConnectedToken.objects.select_for_update().select_related("provider")
+                                  .filter(user_id=user_id, provider_id=provider_id).first())
+    return row
+
+
+def _store_refreshed(row: ConnectedToken, tokens: provider_client.Tokens) -> None:
+    """Keep what a refresh answered: the new token sealed, its expiry, whether it can be refreshed
+    again, and the scope when the provider said it (RFC 6749 §5.1: omitted means unchanged)."""
+    row.sealed, row.expires_at = _seal(tokens), _when(tokens.expires_at)
+    row.refreshable, row.refreshed_at = bool(tokens.refresh_token), datetime.now(UTC)
+    if tokens.scope:
+        row.scope = tokens.scope
+    row.save(update_fields=["sealed", "expires_at", "refreshable", "refreshed_at", "scope"])
+
+
 def _refresh(user_id: int, provider_id: int) -> str | None:
     close_old_connections()
     try:
         with transaction.atomic():
-            row = (ConnectedToken.objects.select_for_update().select_related("provider")
-                   .filter(user_id=user_id, provider_id=provider_id).first())
+            row = _locked_row(user_id, provider_id)
             if row is None:
                 return None
             held = _unsealed(row.sealed)
@@ -140,11 +157,7 @@ def _refresh(user_id: int, provider_id: int) -> str | None:
                 if exc.refused:
                     row.delete()
                 return None
-            row.sealed, row.expires_at = _seal(tokens), _when(tokens.expires_at)
-            row.refreshable, row.refreshed_at = bool(tokens.refresh_token), datetime.now(UTC)
-            if tokens.scope:
-                row.scope = tokens.scope
-            row.save(update_fields=["sealed", "expires_at", "refreshable", "refreshed_at", "scope"])
+            _store_refreshed(row, tokens)
             return tokens.access_token
     finally:
         cache.delete(_key(user_id, provider_id))
@@ -159,8 +172,7 @@ def _invalidate(user_id: int, provider_id: int, refused: str) -> None:
     close_old_connections()
     try:
         with transaction.atomic():
-            row = (ConnectedToken.objects.select_for_update().select_related("provider")
-                   .filter(user_id=user_id, provider_id=provider_id).first())
+            row = _locked_row(user_id, provider_id)
             if row is None:
                 return
             try:
@@ -176,9 +188,7 @@ def _invalidate(user_id: int, provider_id: int, refused: str) -> None:
                     logger.warning("refreshing a refused token for user %s at %s failed: %s",
                                    user_id, row.provider.slug, exc)
                 else:
-                    row.sealed, row.expires_at = _seal(tokens), _when(tokens.expires_at)
-                    row.refreshable, row.refreshed_at = bool(tokens.refresh_token), datetime.now(UTC)
-                    row.save(update_fields=["sealed", "expires_at", "refreshable", "refreshed_at"])
+                    _store_refreshed(row, tokens)
                     return
             logger.info("a token of user %s at %s was refused by the service: connect again",
                         user_id, row.provider.slug)
