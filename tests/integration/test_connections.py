@@ -15,7 +15,6 @@ One server and one third-party process for the module (2025-11-25 sessions, uvic
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -23,7 +22,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from cryptography.fernet import Fernet
 from mcp import types
 
 from tests.support import LiveServer
@@ -32,7 +30,7 @@ from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.mcp_http import modern_headers, modern_message
 from tests.support.otlp import OtlpReceiver
-from tests.support.per_user import Person
+from tests.support.per_user import Person, acting_env
 from tests.support.ports import free_port
 from tests.support.third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
 
@@ -82,15 +80,7 @@ def live(third_party: ThirdParty, otlp: OtlpReceiver) -> Iterator[LiveServer]:
         "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint,
         "OTEL_BSP_SCHEDULE_DELAY": "50",
         "OTEL_SERVICE_NAME": "mcpsite-connections-test",
-        "MCP_AUTH": "oauth",
-        "MCP_OAUTH_ISSUER": "self",
-        "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
-        "MCP_OAUTH_SCOPES": json.dumps({"mcp": {}}),
-        "MCP_OAUTH_TOKEN_RATE": "1000/60",
-        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
-        "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1",
-        "CONNECTIONS_VAULT_KEYS": Fernet.generate_key().decode(),
-        "MCP_TOOL_SECRET_THIRD_PARTY": CLIENT_SECRET,
+        **acting_env(port),
     }
     rows = ROWS.format(tp=third_party.url(), client_id=CLIENT_ID, people=PEOPLE, staff=STAFF,
                        staff_password=STAFF_PASSWORD)

@@ -71,18 +71,7 @@ class PerUserStack:
             self.stack.callback(self.third_party.stop)
             self.upstream = self.stack.enter_context(UserUpstreamProcess(self.third_party.url(), self.legacy))
             port = free_port()
-            env = {
-                "MCP_AUTH": "oauth",
-                "MCP_OAUTH_ISSUER": "self",
-                "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
-                "MCP_OAUTH_SCOPES": json.dumps({"mcp": {}}),
-                "MCP_OAUTH_TOKEN_RATE": "1000/60",
-                "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
-                "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1",
-                "CONNECTIONS_VAULT_KEYS": Fernet.generate_key().decode(),
-                "MCP_TOOL_SECRET_THIRD_PARTY": CLIENT_SECRET,
-                **self.extra,
-            }
+            env = {**acting_env(port), **self.extra}
             rows = ROWS.format(tp=self.third_party.url(), client_id=CLIENT_ID, people=PEOPLE,
                                upstream=self.upstream.url, object=OBJECT)
             self.live = self.stack.enter_context(
@@ -95,6 +84,22 @@ class PerUserStack:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stack.close()
+
+
+def acting_env(port: int) -> dict[str, str]:
+    """A server that acts for its users: OAuth by its own authorization server on ``port``, a
+    fresh vault key, the third party reachable on loopback and its client secret."""
+    return {
+        "MCP_AUTH": "oauth",
+        "MCP_OAUTH_ISSUER": "self",
+        "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
+        "MCP_OAUTH_SCOPES": json.dumps({"mcp": {}}),
+        "MCP_OAUTH_TOKEN_RATE": "1000/60",
+        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
+        "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+        "CONNECTIONS_VAULT_KEYS": Fernet.generate_key().decode(),
+        "MCP_TOOL_SECRET_THIRD_PARTY": CLIENT_SECRET,
+    }
 
 
 class Person:
