@@ -106,6 +106,15 @@ def _close(approval_id: int, why: str = EXPIRED) -> str:
         return exc.approval.decision or why
 
 
+async def _cancel(approval_id: int, reading: asyncio.Future[str] | None) -> None:
+    """Close the approval of a call that ended, after its own read in flight: a cancelled await
+    leaves that read running in its thread, and our write must not race it (SQLite's shared cache,
+    the tests' database, refuses the pair at once instead of queueing it)."""
+    if reading is not None:
+        await asyncio.wait({reading})
+    await _in_thread(_close)(approval_id, CANCELLED)
+
+
 class DatabaseApprovalQueue(ApprovalQueue):
     def __init__(self, bus: Bus) -> None:
         self.bus = bus
@@ -118,9 +127,16 @@ class DatabaseApprovalQueue(ApprovalQueue):
             "Call of %s by %s waits for staff approval %s", request.tool, request.principal, approval_id
         )
         subscription = await self.bus.subscribe(channel(approval_id))
+        reading: asyncio.Future[str] | None = None
+
+        async def read() -> str:
+            nonlocal reading
+            reading = asyncio.ensure_future(_in_thread(_decision)(approval_id))
+            return await asyncio.shield(reading)
+
         try:
             messages = aiter(subscription)
-            decision = await _in_thread(_decision)(approval_id)
+            decision = await read()
             while not decision:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
@@ -129,11 +145,11 @@ class DatabaseApprovalQueue(ApprovalQueue):
                     await asyncio.wait_for(anext(messages), remaining)
                 except (TimeoutError, StopAsyncIteration):
                     break
-                decision = await _in_thread(_decision)(approval_id)  # any message, RESYNC too
+                decision = await read()  # any message, RESYNC too
         except asyncio.CancelledError:
             # The call ended first (its client cancelled it, the worker is stopping): staff must
             # not approve what will never run.
-            await asyncio.shield(_in_thread(_close)(approval_id, CANCELLED))
+            await asyncio.shield(_cancel(approval_id, reading))
             raise
         finally:
             await subscription.close()

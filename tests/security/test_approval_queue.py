@@ -20,7 +20,7 @@ from access import approvals
 from access.models import Approval, AuditRecord
 from mcp_django.conf import mcp_settings
 from mcp_protocol.approvals import APPROVED, ApprovalRequest
-from tests.support.polling import eventually
+from tests.support.polling import eventually, unlocked
 
 SECRET_ARGUMENTS = {"card": "4111111111111111", "amount": 900}
 
@@ -122,7 +122,7 @@ async def test_a_forged_bus_message_does_not_release_a_waiting_call_the_decision
     async def filed() -> bool:
         return await sync_to_async(Approval.objects.filter(tool="refund").exists)()
 
-    await eventually(filed)
+    await eventually(unlocked(filed))
     row = await sync_to_async(Approval.objects.get)(tool="refund")
     await bus.publish(approvals.channel(row.pk), {"decision": APPROVED})  # forged: no row changed
     done, _ = await asyncio.wait({waiting}, timeout=0.3)
@@ -141,7 +141,7 @@ async def test_a_call_that_ends_before_a_decision_closes_its_approval_so_none_ca
     async def filed() -> bool:
         return await sync_to_async(Approval.objects.filter(tool="refund").exists)()
 
-    await eventually(filed)
+    await eventually(unlocked(filed))
     waiting.cancel()  # the client cancelled the call, or the worker is stopping
     with pytest.raises(asyncio.CancelledError):
         await waiting

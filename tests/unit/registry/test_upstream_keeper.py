@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import OperationalError
 from django.test import override_settings
 from prometheus_client import REGISTRY
 
@@ -20,7 +19,7 @@ from registry.models import Tool, Upstream
 from registry.upstreams import breaker, health
 from registry.upstreams.keeper import Keeper, lease_key
 from tests.support.changing_upstream import ChangingUpstream
-from tests.support.polling import eventually
+from tests.support.polling import eventually, unlocked
 
 pytestmark = pytest.mark.django_db(transaction=True)
 MEMORY_BUS = {"BACKEND": "mcp_protocol.bus.memory.MemoryBus", "OPTIONS": {}}
@@ -74,7 +73,7 @@ async def test_one_keeper_holds_the_stream_and_another_takes_over_when_its_lease
     assert sorted(held, key=len) == [set(), {row.pk}]
     holder, other = (first, second) if held[0] else (second, first)
     await asyncio.gather(first.start(), second.start())
-    await eventually(lambda: _has("ch_grow"), 10.0, step=0.05)  # synced when its stream opened
+    await eventually(unlocked(lambda: _has("ch_grow")), 10.0, step=0.05)  # synced when its stream opened
     # The holder dies without a word: its looks and renewals stop, its lease is left to lapse.
     assert holder._task is not None
     holder._task.cancel()
@@ -83,7 +82,7 @@ async def test_one_keeper_holds_the_stream_and_another_takes_over_when_its_lease
     await eventually(lambda: _holds(other, row.pk), LEASE * 4, step=0.05)
     # The new holder's stream carries the upstream's next change.
     await up.call("grow", name="later")
-    await eventually(lambda: _has("ch_later"), 10.0, step=0.05)
+    await eventually(unlocked(lambda: _has("ch_later")), 10.0, step=0.05)
 
 
 async def test_a_burst_of_list_changed_is_one_sync_and_a_removal_is_synced(
@@ -101,9 +100,9 @@ async def test_a_burst_of_list_changed_is_one_sync_and_a_removal_is_synced(
     assert not hold.dirty.is_set()  # the five were one sync
     assert hold.syncs == 2
     await up.call("grow", name="extra")
-    await eventually(lambda: _has("ch_extra"), 10.0, step=0.05)
+    await eventually(unlocked(lambda: _has("ch_extra")), 10.0, step=0.05)
     await up.call("shrink", name="extra")
-    await eventually(lambda: _has("ch_extra", present=False), 10.0, step=0.05)
+    await eventually(unlocked(lambda: _has("ch_extra", present=False)), 10.0, step=0.05)
     assert "ch_echo" in await _tools()
 
 
@@ -147,10 +146,7 @@ def test_a_closing_breaker_leaves_a_syncs_degraded_verdict_alone() -> None:
 
 
 async def _has(name: str, *, present: bool = True) -> bool:
-    try:
-        return (name in await _tools()) == present
-    except OperationalError:  # the test database is SQLite in memory: a sync's write locks it a moment
-        return False
+    return (name in await _tools()) == present
 
 
 async def _holds(keeper: Keeper, pk: int) -> bool:
