@@ -239,8 +239,11 @@ async def test_a_helper_of_a_retaken_change_skips_the_sessions_the_dead_owner_re
     owner_events.gate.clear()
     waited = asyncio.Event()
     helper_events.claims = PartHeldTwice(helper_events.inner.claims, waited)
-    owner = ChangeWriter(make_sessions(), owner_events, lease=0.2)
-    helper = ChangeWriter(make_sessions(), helper_events, lease=0.2)
+    # The writers' leases outlast a loaded machine's stalls (renewed every third of one): a part
+    # whose lease lapsed while its owner waits at the gate would be retaken by the helper, which
+    # then never waits for it. Only the dead owner's claim must lapse quickly.
+    owner = ChangeWriter(make_sessions(), owner_events, lease=1.5)
+    helper = ChangeWriter(make_sessions(), helper_events, lease=1.5)
     change = Change.of(message)
     owning = asyncio.ensure_future(owner.write(key, change, CAPS))
     await within(owner_events.writing.wait())  # it retook the change and holds its first part
