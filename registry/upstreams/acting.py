@@ -6,9 +6,12 @@ Each call gets the caller's token at the upstream's connection provider through 
 the caller has not connected: 2025-11-25 ``elicitation/create`` ``mode: "url"``, 2026-07-28 inside
 the input-required round, a tool error with the link for a client without URL elicitation), then
 goes over that caller's own pooled session (``pool.UpstreamSessions.for_user``). When the upstream
-refuses the token (HTTP 401/403, ``calls.TokenRefused``), the vault is told (``acting.forget``:
+refuses the token (HTTP 401, ``calls.TokenRefused``), the vault is told (``acting.forget``:
 refreshed, else dropped) and the user asked again (``refused=True``), then the call runs once
-more; a second refusal is the upstream's answer, not a reason to loop.
+more; a second refusal is the upstream's answer, not a reason to loop. An HTTP 403 keeps the token
+(RFC 6750 §3.1: valid, not allowed; ``challenge.py``): the call fails with the upstream's reason,
+and an ``insufficient_scope`` challenge names the scope and who can grant it (the operator's
+``Provider.scopes``, then a new connect), never a re-prompt on our own.
 
 Nothing of one caller reaches another: the session (and its ``Mcp-Session-Id``), the token, the
 aiohttp connections and cookie jar are per (upstream, principal); nothing caches a result.
@@ -21,7 +24,7 @@ from typing import Any
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
-from ..kinds.http_client import acting
+from ..kinds.http_client import acting, challenge
 from .calls import TokenRefused, UpstreamFailure, run
 from .pool import UpstreamSessions
 from .relay import Relay
@@ -39,12 +42,12 @@ async def run_as_user(sessions: UpstreamSessions, config: Any, method: str, name
         if not principal:  # a credential source that answered for nobody: refused, never pooled
             raise ToolError(f"{subject} calls its service as you: sign in to this server as a user")
         try:
-            return await run(sessions, config, method, name, params, Relay(ctx), (principal, token))
+            return await _run(sessions, config, method, name, params, ctx, (principal, token))
         except TokenRefused:
             await acting.forget(principal, config.connection, token)
             token = await acting.user_token(subject, config.connection, ctx, refused=True, ask=ask)
         try:
-            return await run(sessions, config, method, name, params, Relay(ctx), (principal, token))
+            return await _run(sessions, config, method, name, params, ctx, (principal, token))
         except TokenRefused:
             raise UpstreamFailure(f"upstream {config.name} refused your token again, just after it "
                                   "was renewed: tell its operator") from None
@@ -52,3 +55,16 @@ async def run_as_user(sessions: UpstreamSessions, config: Any, method: str, name
         if ask:
             raise
         raise UpstreamFailure(exc.message) from None
+
+
+async def _run(sessions: UpstreamSessions, config: Any, method: str, name: str, params: dict[str, Any],
+               ctx: Context, user: tuple[str, str]) -> dict[str, Any]:
+    try:
+        return await run(sessions, config, method, name, params, Relay(ctx), user)
+    except UpstreamFailure as exc:
+        if exc.refusal is None or not exc.refusal.insufficient_scope:
+            raise
+        # 2025-11-25 basic/authorization.mdx "Scope Challenge Handling": the service asks for a
+        # scope the user's token lacks; the scopes we ask of the provider are the operator's.
+        said = exc.refusal.explain(f"upstream {config.name}", challenge.step_up_hint(config.connection))
+        raise UpstreamFailure(said, refusal=exc.refusal) from None

@@ -9,11 +9,15 @@ their own identity over two different upstream sessions (``Mcp-Session-Id``), an
 the same session between calls; a client without URL elicitation gets the link; the 2026-07-28
 input-required round; the per-user pool's bound (least recently used closed first); a token the
 upstream refuses is refreshed by the vault without asking, or, when the provider refuses the
-refresh too, the user is asked to connect again; the same for an http tool's 401.
+refresh too, the user is asked to connect again; the same for an http tool's 401. A 403 is not a
+401 (RFC 6750 §3.1): the token is kept, the call is an error with the service's reason (an
+``insufficient_scope`` challenge names the scope), and once the service allows it again the next
+call runs with the same token, nobody asked to connect.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -157,6 +161,72 @@ async def test_an_http_tool_whose_service_answers_401_asks_to_connect_again(
     assert again.is_error is not True, again
     assert again.structured_content["user"] == "alice-at-tp"  # type: ignore[index]
     assert len(alice.opened) == opened + 1 and "refused your stored token" in alice.opened[-1].message
+
+
+@contextlib.contextmanager
+def _forbidden(stack: PerUserStack, user: str, scope: str = "") -> Iterator[None]:
+    stack.third_party.control("forbid", user=user, scope=scope)
+    try:
+        yield
+    finally:
+        stack.third_party.control("allow", user=user)
+
+
+def _error(result: Any) -> str:
+    assert result.is_error is True, result
+    text: str = result.content[0].text
+    return text
+
+
+async def test_a_plain_403_keeps_the_token_and_is_the_upstreams_answer(
+    stack: PerUserStack, alice: Person
+) -> None:
+    # The "answered" breaker count: a 403 is the upstream alive, not a failure (REGISTRY_UPSTREAM_
+    # BREAKER_FAILURES is 5 by default: six refusals in a row would open it if they counted).
+    for tool in ("mine_whoami", "tp_me"):
+        before = _who(await alice.call(tool))
+        opened, refreshes = len(alice.opened), stack.third_party.stats()["refreshes"]
+        with _forbidden(stack, "alice-at-tp"):
+            for _ in range(6):
+                refused = stack.third_party.stats()["forbidden"]
+                said = _error(await alice.call(tool))
+                assert "HTTP 403" in said and "alice-at-tp has no access to this API" in said, said
+                assert stack.third_party.stats()["forbidden"] == refused + 1, f"{tool}: one request, no retry"
+        after = _who(await alice.call(tool))
+        assert after["user"] == "alice-at-tp", f"{tool}: the call runs again once the service allows it"
+        assert len(alice.opened) == opened, f"{tool}: nobody was asked to connect again after a 403"
+        kept = stack.third_party.stats()["refreshes"] == refreshes
+        assert kept, f"{tool}: the token was kept, not refreshed"
+        if tool == "mine_whoami":
+            assert after["session"] == before["session"], "a 403 leaves the upstream session in place"
+
+
+async def test_insufficient_scope_names_the_scope_and_keeps_the_token(
+    stack: PerUserStack, alice: Person
+) -> None:
+    for tool in ("mine_whoami", "tp_me"):
+        _who(await alice.call(tool))
+        opened, refreshes = len(alice.opened), stack.third_party.stats()["refreshes"]
+        with _forbidden(stack, "alice-at-tp", scope="profile write"):
+            said = _error(await alice.call(tool))
+        assert "needs the scope 'profile write'" in said, f"{tool}: the scope asked for is named: {said}"
+        assert "this API needs the scope profile write" in said, f"{tool}: the service's reason: {said}"
+        assert "provider 'tp'" in said and "operator" in said, f"{tool}: who can grant it: {said}"
+        assert len(alice.opened) == opened, f"{tool}: no re-prompt of our own for a scope"
+        assert stack.third_party.stats()["refreshes"] == refreshes, f"{tool}: the token was kept"
+        assert _who(await alice.call(tool))["user"] == "alice-at-tp", f"{tool}: the same token works again"
+
+
+async def test_a_403_to_the_handshake_is_the_upstreams_answer_not_a_reconnect(stack: PerUserStack) -> None:
+    heidi = Person(stack, "heidi")
+    with _forbidden(stack, "heidi-at-tp"):
+        said = _error(await heidi.call())  # connects (no token yet), then the handshake is refused
+        assert len(heidi.opened) == 1, "asked to connect once: she had no token"
+        assert "HTTP 403" in said and "heidi-at-tp has no access to this API" in said, said
+        again = _error(await heidi.call())
+        assert "HTTP 403" in again and len(heidi.opened) == 1, "the token was kept: no second connect"
+    assert _who(await heidi.call())["user"] == "heidi-at-tp"
+    assert len(heidi.opened) == 1
 
 
 async def test_no_live_token_is_in_the_servers_log(stack: PerUserStack, alice: Person) -> None:

@@ -35,7 +35,8 @@ from .ports import free_port
 from .third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
 from .user_upstream_process import UserUpstreamProcess
 
-PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace")}
+PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace",
+                                                        "heidi")}
 OBJECT = {"type": "object", "properties": {}}
 ROWS = """
 from django.contrib.auth.models import User

@@ -2,7 +2,9 @@
 item 3): the official Python SDK's ``MCPServer`` over Streamable HTTP, as a process of its own,
 behind an ASGI check of every request's ``Authorization: Bearer`` against the loopback third
 party's ``/api/me`` (``tests/support/third_party.py``): a missing, unknown, expired or revoked
-token is an HTTP 401, as a real resource server answers (RFC 6750 §3.1 ``invalid_token``).
+token is an HTTP 401, as a real resource server answers (RFC 6750 §3.1 ``invalid_token``); a
+token the third party answers 403 for (``control("forbid")``) gets that 403, its
+``WWW-Authenticate`` challenge and body passed on.
 
     with UserUpstreamProcess(third_party.url()) as up:   # up.url: http://127.0.0.1:<port>/mcp
 
@@ -69,11 +71,14 @@ def build_app(provider: str, legacy: bool) -> Any:
     refused = {"count": 0}
     client = httpx.AsyncClient(timeout=5.0)
 
-    async def user_of(authorization: str) -> str | None:
+    async def check(authorization: str) -> httpx.Response | None:
         if not authorization.startswith("Bearer "):
             return None
-        answer = await client.get(f"{provider}/api/me", headers={"Authorization": authorization})
-        return str(answer.json()["user"]) if answer.status_code == 200 else None
+        return await client.get(f"{provider}/api/me", headers={"Authorization": authorization})
+
+    async def user_of(authorization: str) -> str | None:
+        answer = await check(authorization)
+        return str(answer.json()["user"]) if answer is not None and answer.status_code == 200 else None
 
     @server.tool(description="Who the bearer token belongs to, and the session it came on.")
     async def whoami(ctx: Context) -> dict[str, Any]:
@@ -93,7 +98,15 @@ def build_app(provider: str, legacy: bool) -> Any:
             await inner(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        user = await user_of(headers.get("authorization", ""))
+        answer = await check(headers.get("authorization", ""))
+        if answer is not None and answer.status_code == 403:  # valid, not allowed: passed on as is
+            challenge = answer.headers.get("www-authenticate")
+            extra = [(b"content-length", str(len(answer.content)).encode())]
+            if challenge:
+                extra.append((b"www-authenticate", challenge.encode()))
+            await _answer(send, 403, answer.content, *extra)
+            return
+        user = str(answer.json()["user"]) if answer is not None and answer.status_code == 200 else None
         if user is None:
             refused["count"] += 1
             await _answer(send, 401, b'{"error": "invalid_token"}',

@@ -21,7 +21,9 @@ the user's token, ``forget`` (``REGISTRY_HTTP_USER_CREDENTIALS_FORGET``, default
 ``connections.credentials.forget_credential``) tells the vault, which refreshes the token or drops
 it, and the caller asks again with ``refused=True``: a new token, or the same elicitation saying
 the old one was refused (RFC 6750 §3.1 ``invalid_token``: "The access token provided is expired,
-revoked, malformed, or invalid"), never a bare error.
+revoked, malformed, or invalid"), never a bare error. A 403 is not told to the vault: the token
+is valid, the access not allowed (RFC 6750 §3.1, ``challenge.py``), so dropping it would only
+ask the user to consent again for an account that still lacks access.
 """
 
 from __future__ import annotations
