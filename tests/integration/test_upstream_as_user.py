@@ -6,18 +6,20 @@ elicitation handler connects the user in a real HTTP "browser".
 
 First call → URL elicitation → connect → the call completes as that user; two users each see
 their own identity over two different upstream sessions (``Mcp-Session-Id``), and one user keeps
-the same session between calls; a client without URL elicitation gets the link; the 2026-07-28
-input-required round; the per-user pool's bound (least recently used closed first); a token the
-upstream refuses is refreshed by the vault without asking, or, when the provider refuses the
-refresh too, the user is asked to connect again; the same for an http tool's 401. A 403 is not a
-401 (RFC 6750 §3.1): the token is kept, the call is an error with the service's reason (an
-``insufficient_scope`` challenge names the scope), and once the service allows it again the next
-call runs with the same token, nobody asked to connect.
+the same session between calls (and, for ``resources/read`` and ``prompts/get`` of the same
+mirrored resource and prompt, each user their own answer); a client without URL elicitation gets
+the link; the 2026-07-28 input-required round; the per-user pool's bound (least recently used
+closed first); a token the upstream refuses is refreshed by the vault without asking, or, when
+the provider refuses the refresh too, the user is asked to connect again; the same for an http
+tool's 401. A 403 is not a 401 (RFC 6750 §3.1): the token is kept, the call is an error with the
+service's reason (an ``insufficient_scope`` challenge names the scope), and once the service
+allows it again the next call runs with the same token, nobody asked to connect.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +27,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from tests.support.mcp_http import modern_headers, modern_message
 from tests.support.per_user import Person, PerUserStack
@@ -78,6 +81,40 @@ async def test_two_users_see_themselves_over_two_upstream_sessions(
     assert theirs["session"] != mine["session"]
     sessions = (await _seen(alice))["sessions"]
     assert sessions[mine["session"]] == ["alice-at-tp"] and sessions[theirs["session"]] == ["bob-at-tp"]
+
+
+async def test_two_users_reading_the_same_resource_each_read_their_own(
+    stack: PerUserStack, alice: Person
+) -> None:
+    bob = Person(stack, "bob")
+    found: dict[str, dict[str, Any]] = {}
+    for person in (alice, bob):
+        _who(await person.call())  # connected (asked once if not yet): a read cannot elicit
+        async with person.session() as session:
+            with anyio.fail_after(40):
+                read = await session.read_resource("user://me/identity")
+        [content] = read.contents
+        found[person.name] = json.loads(content.text)  # type: ignore[union-attr]
+    assert found["alice"]["user"] == "alice-at-tp", f"alice reads her own: {found}"
+    assert found["bob"]["user"] == "bob-at-tp", f"bob reads his own: {found}"
+    assert found["alice"]["session"] != found["bob"]["session"], "each read went over its user's session"
+
+
+async def test_two_users_getting_the_same_prompt_each_get_their_own(
+    stack: PerUserStack, alice: Person
+) -> None:
+    bob = Person(stack, "bob")
+    said: dict[str, str] = {}
+    for person in (alice, bob):
+        _who(await person.call())
+        async with person.session() as session:
+            with anyio.fail_after(40):
+                prompt = await session.get_prompt("mine_greeting", {})
+        [message] = prompt.messages
+        said[person.name] = message.content.text  # type: ignore[union-attr]
+    assert said["alice"].startswith("Hello alice-at-tp, on session "), f"alice's own: {said}"
+    assert said["bob"].startswith("Hello bob-at-tp, on session "), f"bob's own: {said}"
+    assert said["alice"].split()[-1] != said["bob"].split()[-1], "each over its user's session"
 
 
 async def test_a_client_without_url_elicitation_gets_the_link(stack: PerUserStack) -> None:
@@ -186,19 +223,38 @@ async def test_a_plain_403_keeps_the_token_and_is_the_upstreams_answer(
     for tool in ("mine_whoami", "tp_me"):
         before = _who(await alice.call(tool))
         opened, refreshes = len(alice.opened), stack.third_party.stats()["refreshes"]
+        # Requests answered 403: by the third party to the http tool, by the upstream to our POSTs
+        # (the SDK session's own GET stream may be refused too, in the background: not counted).
+        posts = (await _seen(alice))["forbidden"]
         with _forbidden(stack, "alice-at-tp"):
             for _ in range(6):
                 refused = stack.third_party.stats()["forbidden"]
                 said = _error(await alice.call(tool))
                 assert "HTTP 403" in said and "alice-at-tp has no access to this API" in said, said
-                assert stack.third_party.stats()["forbidden"] == refused + 1, f"{tool}: one request, no retry"
+                if tool == "tp_me":
+                    once = stack.third_party.stats()["forbidden"] == refused + 1
+                    assert once, "tp_me: one request, no retry"
         after = _who(await alice.call(tool))
+        if tool == "mine_whoami":
+            forbidden = (await _seen(alice))["forbidden"]
+            assert forbidden == posts + 6, f"one request per call, no retry ({forbidden - posts})"
         assert after["user"] == "alice-at-tp", f"{tool}: the call runs again once the service allows it"
         assert len(alice.opened) == opened, f"{tool}: nobody was asked to connect again after a 403"
         kept = stack.third_party.stats()["refreshes"] == refreshes
         assert kept, f"{tool}: the token was kept, not refreshed"
         if tool == "mine_whoami":
             assert after["session"] == before["session"], "a 403 leaves the upstream session in place"
+    # A resource read and a prompt: the same 403 is their JSON-RPC error, with the reason.
+    with _forbidden(stack, "alice-at-tp"):
+        async with alice.session() as session:
+            with anyio.fail_after(40), pytest.raises(MCPError) as read:
+                await session.read_resource("user://me/identity")
+            with anyio.fail_after(40), pytest.raises(MCPError) as prompt:
+                await session.get_prompt("mine_greeting", {})
+    for failed in (read, prompt):
+        said = str(failed.value)
+        assert "HTTP 403" in said and "alice-at-tp has no access to this API" in said, said
+    assert len(alice.opened) == opened, "nobody was asked to connect again after a read's 403"
 
 
 async def test_insufficient_scope_names_the_scope_and_keeps_the_token(

@@ -16,8 +16,11 @@ Its tools:
 
 - ``whoami()``: the caller as the third party knows the token, and the ``Mcp-Session-Id`` the
   call came on;
+- the resources ``user://me/<anything>`` (JSON: ``user``, ``session``) and the prompt ``greeting`` ("Hello
+  <user>, on session <id>"): the same, for ``resources/read`` and ``prompts/get``;
 - ``seen()``: every (session id → the users whose tokens came on it) the checker recorded, and
-  how many requests were refused; a session shared between two users shows as two names there.
+  how many requests were refused (401) and how many POSTs were forbidden (403); a session
+  shared between two users shows as two names there.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ async def _answer(send: Any, status: int, body: bytes, *extra: tuple[bytes, byte
 def build_app(provider: str, legacy: bool) -> Any:
     server = MCPServer("user-upstream-process", version="1.0")
     sessions: dict[str, set[str]] = defaultdict(set)
-    refused = {"count": 0}
+    refused = {"count": 0, "forbidden": 0}
     client = httpx.AsyncClient(timeout=5.0)
 
     async def check(authorization: str) -> httpx.Response | None:
@@ -86,10 +89,22 @@ def build_app(provider: str, legacy: bool) -> Any:
         user = await user_of(headers.get("authorization", ""))
         return {"user": user, "session": headers.get("mcp-session-id")}
 
+    # A template: the SDK injects a Context into templated resources only.
+    @server.resource("user://me/{part}", mime_type="application/json", description="The caller.")
+    async def me(part: str, ctx: Context) -> str:
+        headers = ctx.headers or {}
+        user = await user_of(headers.get("authorization", ""))
+        return json.dumps({"user": user, "session": headers.get("mcp-session-id")})
+
+    @server.prompt(description="A greeting for the caller, by the name the third party knows.")
+    async def greeting(ctx: Context) -> str:
+        user = await user_of((ctx.headers or {}).get("authorization", ""))
+        return f"Hello {user}, on session {(ctx.headers or {}).get('mcp-session-id')}"
+
     @server.tool(description="The users seen on each session id, and the requests refused.")
     def seen() -> dict[str, Any]:
         return {"sessions": {sid: sorted(users) for sid, users in sessions.items()},
-                "refused": refused["count"]}
+                "refused": refused["count"], "forbidden": refused["forbidden"]}
 
     inner = server.streamable_http_app()
 
@@ -100,6 +115,8 @@ def build_app(provider: str, legacy: bool) -> Any:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         answer = await check(headers.get("authorization", ""))
         if answer is not None and answer.status_code == 403:  # valid, not allowed: passed on as is
+            if scope["method"] == "POST":  # a call or a handshake (not a client's GET stream)
+                refused["forbidden"] += 1
             challenge = answer.headers.get("www-authenticate")
             extra = [(b"content-length", str(len(answer.content)).encode())]
             if challenge:
