@@ -25,8 +25,9 @@
 - Calling as the user (``http_connection``): the caller's own token at a provider as the bearer
   token, the user asked to connect when there is none (``http_client/acting.py``). A 401 to it:
   the vault refreshes or drops it and the call runs once more; a 403 keeps it (RFC 6750 §3.1:
-  valid, not allowed) and is the service's error, an ``insufficient_scope`` challenge naming the
-  scope asked for (``http_client/challenge.py``).
+  valid, not allowed) and is the service's error, except an ``insufficient_scope`` challenge whose
+  scope the operator's provider allows: the user connects again for it (``acting.step_up``) and
+  the call runs once more (``http_client/challenge.py``).
 - Forwarded context, when the row asks: the caller's principal id, W3C trace context
   (``http_client/forwarding.py``).
 - Every failure (host not allowed, timeout, connection error, HTTP ≥ 300, oversized reply) is a
@@ -111,24 +112,31 @@ async def execute(
         token = await acting.bearer(spec.name, spec.http_connection, ctx, refused=True)
         outgoing.headers["Authorization"] = f"Bearer {token}"
         status, headers, body = await _exchange(spec, outgoing, host, key, clients)
+    refusal = _refusal(status, headers, body)
+    if refusal is not None and refusal.insufficient_scope and spec.http_connection:
+        # 2025-11-25 basic/authorization.mdx "Scope Challenge Handling": connect again for the
+        # scope (when the operator's bound allows it: acting.step_up), then once more; a second
+        # refusal is the service's answer.
+        token = await acting.step_up(f"Tool {spec.name!r}", spec.http_connection, ctx, refusal, host, token)
+        outgoing.headers["Authorization"] = f"Bearer {token}"
+        status, headers, body = await _exchange(spec, outgoing, host, key, clients)
+        refusal = _refusal(status, headers, body)
     content_type = headers.get("Content-Type", "")
     text = body.decode(_charset(content_type), errors="replace")
-    if status == 403:
-        raise _forbidden(spec, host, headers.get("WWW-Authenticate", ""), text, content_type)
-    if not 200 <= status < 300:
+    if refusal is not None and refusal.insufficient_scope:
+        raise ToolError(f"Tool {spec.name!r}: " + refusal.explain(host))
+    if not 200 <= status < 300:  # a plain 403 too: the service's reason (the credentials kept)
         raise reply.failure(spec, host, status, text, content_type)
     return reply.success(spec, text, content_type)
 
 
-def _forbidden(spec: ToolSpec, host: str, www_authenticate: str, text: str, content_type: str) -> ToolError:
-    """A 403: the service's reason; the credentials are kept (valid, not allowed: RFC 6750 §3.1)."""
-    refusal = challenge.forbidden(www_authenticate, text, content_type)
-    if not refusal.insufficient_scope:
-        return reply.failure(spec, host, 403, text, content_type)
-    # 2025-11-25 basic/authorization.mdx "Scope Challenge Handling": the scope is named; for the
-    # user's token, who can grant it (the scopes asked of a provider are the operator's).
-    hint = challenge.step_up_hint(spec.http_connection) if spec.http_connection else ""
-    return ToolError(f"Tool {spec.name!r}: " + refusal.explain(host, hint))
+def _refusal(status: int, headers: Headers, body: bytes) -> challenge.Forbidden | None:
+    """A 403 read (RFC 6750 §3.1: valid credentials, not allowed: kept, never told to the vault)."""
+    if status != 403:
+        return None
+    content_type = headers.get("Content-Type", "")
+    text = body.decode(_charset(content_type), errors="replace")
+    return challenge.forbidden(headers.get("WWW-Authenticate", ""), text, content_type)
 
 
 async def _exchange(spec: ToolSpec, outgoing: request.Outgoing, host: str, key: bytes | None,

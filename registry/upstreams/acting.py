@@ -10,8 +10,8 @@ refuses the token (HTTP 401, ``calls.TokenRefused``), the vault is told (``actin
 refreshed, else dropped) and the user asked again (``refused=True``), then the call runs once
 more; a second refusal is the upstream's answer, not a reason to loop. An HTTP 403 keeps the token
 (RFC 6750 §3.1: valid, not allowed; ``challenge.py``): the call fails with the upstream's reason,
-and an ``insufficient_scope`` challenge names the scope and who can grant it (the operator's
-``Provider.scopes``, then a new connect), never a re-prompt on our own.
+except an ``insufficient_scope`` challenge for scopes the operator's provider allows and the
+user's grant lacks: the user connects again (``acting.step_up``) and the call runs once more.
 
 Nothing of one caller reaches another: the session (and its ``Mcp-Session-Id``), the token, the
 aiohttp connections and cookie jar are per (upstream, principal); nothing caches a result.
@@ -24,7 +24,7 @@ from typing import Any
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
-from ..kinds.http_client import acting, challenge
+from ..kinds.http_client import acting
 from .calls import TokenRefused, UpstreamFailure, run
 from .pool import UpstreamSessions
 from .relay import Relay
@@ -36,18 +36,27 @@ async def run_as_user(sessions: UpstreamSessions, config: Any, method: str, name
     client to connect (URL elicitation); a resource read or prompt gets the link in its error
     (``UpstreamFailure``). Raises ``ToolError`` (tools) as the http kind does."""
     subject = f"Upstream {config.name!r}"
+    service = f"upstream {config.name}"
     try:
         token = await acting.user_token(subject, config.connection, ctx, ask=ask)
         principal = ctx.principal
         if not principal:  # a credential source that answered for nobody: refused, never pooled
             raise ToolError(f"{subject} calls its service as you: sign in to this server as a user")
         try:
-            return await _run(sessions, config, method, name, params, ctx, (principal, token))
+            return await run(sessions, config, method, name, params, Relay(ctx), (principal, token))
         except TokenRefused:
             await acting.forget(principal, config.connection, token)
             token = await acting.user_token(subject, config.connection, ctx, refused=True, ask=ask)
+        except UpstreamFailure as exc:
+            if exc.refusal is None or not exc.refusal.insufficient_scope:
+                raise
+            # 2025-11-25 basic/authorization.mdx "Scope Challenge Handling": connect again for the
+            # scope when the operator's provider allows it, then once more (a new session: the
+            # pool replaces one made with another token).
+            token = await acting.step_up(subject, config.connection, ctx, exc.refusal, service, token,
+                                         ask=ask)
         try:
-            return await _run(sessions, config, method, name, params, ctx, (principal, token))
+            return await run(sessions, config, method, name, params, Relay(ctx), (principal, token))
         except TokenRefused:
             raise UpstreamFailure(f"upstream {config.name} refused your token again, just after it "
                                   "was renewed: tell its operator") from None
@@ -55,16 +64,3 @@ async def run_as_user(sessions: UpstreamSessions, config: Any, method: str, name
         if ask:
             raise
         raise UpstreamFailure(exc.message) from None
-
-
-async def _run(sessions: UpstreamSessions, config: Any, method: str, name: str, params: dict[str, Any],
-               ctx: Context, user: tuple[str, str]) -> dict[str, Any]:
-    try:
-        return await run(sessions, config, method, name, params, Relay(ctx), user)
-    except UpstreamFailure as exc:
-        if exc.refusal is None or not exc.refusal.insufficient_scope:
-            raise
-        # 2025-11-25 basic/authorization.mdx "Scope Challenge Handling": the service asks for a
-        # scope the user's token lacks; the scopes we ask of the provider are the operator's.
-        said = exc.refusal.explain(f"upstream {config.name}", challenge.step_up_hint(config.connection))
-        raise UpstreamFailure(said, refusal=exc.refusal) from None

@@ -12,8 +12,9 @@ the link; the 2026-07-28 input-required round; the per-user pool's bound (least 
 closed first); a token the upstream refuses is refreshed by the vault without asking, or, when
 the provider refuses the refresh too, the user is asked to connect again; the same for an http
 tool's 401. A 403 is not a 401 (RFC 6750 §3.1): the token is kept, the call is an error with the
-service's reason (an ``insufficient_scope`` challenge names the scope), and once the service
-allows it again the next call runs with the same token, nobody asked to connect.
+service's reason (an ``insufficient_scope`` challenge beyond the operator's scopes names the
+scope; one within them has the user connect again for it, then the call runs once more), and
+once the service allows it again the next call runs with the same token, nobody asked to connect.
 """
 
 from __future__ import annotations
@@ -271,6 +272,33 @@ async def test_insufficient_scope_names_the_scope_and_keeps_the_token(
         assert len(alice.opened) == opened, f"{tool}: no re-prompt of our own for a scope"
         assert stack.third_party.stats()["refreshes"] == refreshes, f"{tool}: the token was kept"
         assert _who(await alice.call(tool))["user"] == "alice-at-tp", f"{tool}: the same token works again"
+
+
+async def test_insufficient_scope_within_the_operators_scopes_connects_again_for_it(
+    stack: PerUserStack,
+) -> None:
+    """2025-11-25 authorization "Scope Challenge Handling": the operator allows ``write`` for the
+    provider; a service asking for it has the user connect again (the connect flow asks for the
+    provider's scopes), then the call runs once more with the new grant."""
+    live = stack.live
+    assert live is not None
+    scopes = "from connections.models import Provider; Provider.objects.filter(slug='tp').update(scopes={!r})"
+    people = {"mine_whoami": Person(stack, "ivan"), "tp_me": Person(stack, "judy")}
+    for tool, person in people.items():  # connected while the provider's scopes are "profile"
+        assert _who(await person.call(tool))["user"] == f"{person.name}-at-tp"
+    live.manage("shell", "-c", scopes.format("profile write"))
+    try:
+        for tool, person in people.items():
+            name = person.name
+            with _forbidden(stack, f"{name}-at-tp", scope="write"):
+                stepped = await person.call(tool)
+                assert _who(stepped)["user"] == f"{name}-at-tp", f"{tool}: the call ran after the step-up"
+                assert len(person.opened) == 2, f"{tool}: asked once to connect, once to grant the scope"
+                assert "asks for the scope 'write'" in person.opened[-1].message, person.opened[-1].message
+                assert _who(await person.call(tool))["user"] == f"{name}-at-tp"
+                assert len(person.opened) == 2, f"{tool}: the new grant holds the scope: no prompt"
+    finally:
+        live.manage("shell", "-c", scopes.format("profile"))
 
 
 async def test_a_403_to_the_handshake_is_the_upstreams_answer_not_a_reconnect(stack: PerUserStack) -> None:

@@ -37,7 +37,7 @@ from .third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
 from .user_upstream_process import UserUpstreamProcess
 
 PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace",
-                                                        "heidi")}
+                                                        "heidi", "ivan", "judy")}
 OBJECT = {"type": "object", "properties": {}}
 ROWS = """
 from django.contrib.auth.models import User

@@ -12,7 +12,8 @@ Who signs in at the provider: the ``X-Provider-User`` header of the browser's re
 token's user and how many calls it made; an unknown, expired or revoked token is a 401.
 ``control("forbid", user=..., scope=...)`` makes it a 403 for that user's valid tokens (RFC 6750
 §3.1: with ``scope``, an ``insufficient_scope`` challenge naming it; without, a plain 403 with a
-reason), until ``control("allow", user=...)``.
+reason), until ``control("allow", user=...)``; a token granted every scope named passes (the
+authorization request's ``scope`` is granted as asked, ``profile`` when none).
 """
 
 from __future__ import annotations
@@ -38,15 +39,16 @@ def _app() -> Any:
     codes: dict[str, dict[str, str]] = {}
     access: dict[str, dict[str, Any]] = {}  # token -> {"user", "expires"}
     refresh: dict[str, str] = {}  # refresh token -> user
+    granted: dict[str, str] = {}  # refresh token -> the scope of its grant
     stats = {"refreshes": 0, "revocations": 0, "lifetime": 3600, "forbidden": 0}
     calls: dict[str, int] = {}
     forbidden: dict[str, str] = {}  # user -> the scope asked for ("": a plain 403)
 
-    def issue(user: str) -> dict[str, Any]:
+    def issue(user: str, scope: str) -> dict[str, Any]:
         token = "tp-at-" + secrets.token_urlsafe(24)
-        access[token] = {"user": user, "expires": time.time() + stats["lifetime"]}
+        access[token] = {"user": user, "expires": time.time() + stats["lifetime"], "scope": scope}
         return {"access_token": token, "token_type": "Bearer", "expires_in": stats["lifetime"],
-                "scope": "profile"}
+                "scope": scope}
 
     async def authorize(request: web.Request) -> web.Response:
         q = request.query
@@ -57,7 +59,8 @@ def _app() -> Any:
         if q.get("client_id") != CLIENT_ID or not pkce:
             return web.Response(status=400, text="bad authorization request")
         code = secrets.token_urlsafe(16)
-        codes[code] = {"user": user, "challenge": q["code_challenge"], "redirect_uri": q["redirect_uri"]}
+        codes[code] = {"user": user, "challenge": q["code_challenge"], "redirect_uri": q["redirect_uri"],
+                       "scope": q.get("scope") or "profile"}  # every scope asked for is granted
         raise web.HTTPFound(f"{q['redirect_uri']}?{urlencode({'code': code, 'state': q.get('state', '')})}")
 
     async def token(request: web.Request) -> web.Response:
@@ -72,16 +75,17 @@ def _app() -> Any:
             expected = (challenge, form.get("redirect_uri"))
             if grant is None or (grant["challenge"], grant["redirect_uri"]) != expected:
                 return web.json_response({"error": "invalid_grant"}, status=400)
-            answer = issue(grant["user"])
+            answer = issue(grant["user"], grant["scope"])
             answer["refresh_token"] = "tp-rt-" + secrets.token_urlsafe(24)
             refresh[answer["refresh_token"]] = grant["user"]
+            granted[answer["refresh_token"]] = grant["scope"]
             return web.json_response(answer)
         if form.get("grant_type") == "refresh_token":
             user = refresh.get(str(form.get("refresh_token")))
             if user is None:
                 return web.json_response({"error": "invalid_grant"}, status=400)
             stats["refreshes"] += 1
-            return web.json_response(issue(user))
+            return web.json_response(issue(user, granted.get(str(form.get("refresh_token")), "profile")))
         return web.json_response({"error": "unsupported_grant_type"}, status=400)
 
     async def revoke(request: web.Request) -> web.Response:
@@ -98,9 +102,9 @@ def _app() -> Any:
         held = access.get(header.removeprefix("Bearer ")) if header.startswith("Bearer ") else None
         if held is None or held["expires"] <= time.time():
             return web.json_response({"error": "invalid_token"}, status=401)
-        if held["user"] in forbidden:
+        scope = forbidden.get(held["user"])
+        if scope is not None and not (scope and set(scope.split()) <= set(held["scope"].split())):
             stats["forbidden"] += 1
-            scope = forbidden[held["user"]]
             if not scope:
                 return web.json_response({"message": f"{held['user']} has no access to this API"}, status=403)
             said = f"this API needs the scope {scope}"

@@ -8,9 +8,9 @@ the upstream calls alike.
   way the token is kept: dropping a good token and asking the user to consent again would loop for
   an account that simply lacks access. A plain 403 is the service's answer, its reason relayed.
   ``insufficient_scope`` is a step-up challenge (2025-11-25 basic/authorization.mdx "Scope
-  Challenge Handling": a client re-authorizes with the scopes it had plus the challenged ones); we
-  do not re-authorize on our own: the scopes we ask of a provider are the operator's
-  (``Provider.scopes``), so the error names the scope the service asked for and who can grant it.
+  Challenge Handling": a client re-authorizes with the scopes it had plus the challenged ones):
+  for a user's token, ``acting.step_up`` has the user connect again when the operator's provider
+  allows every scope asked for; otherwise the error names the scope and why it is not asked for.
 """
 
 from __future__ import annotations
@@ -60,21 +60,13 @@ class Forbidden:
 
     def explain(self, service: str, step_up: str = "") -> str:
         """One sentence for the caller: what ``service`` refused; for a missing scope, ``step_up``
-        says who can grant it (for a user's token: the operator's scopes, then a new connect)."""
+        says why it was not asked for (``acting.step_up``)."""
         if self.scope is not None:
             needed = f"the scope {self.scope!r}" if self.scope else "a scope it did not name"
             said = (f"{service} needs {needed}, which the token was not granted "
                     f"(HTTP 403 insufficient_scope: {self.reason})")
             return f"{said}; {step_up}" if step_up else said
         return f"{service} refused access (HTTP 403): {self.reason}"
-
-
-def step_up_hint(provider: str) -> str:
-    """For a user's token at ``provider``: we never ask a provider for more than the operator
-    configured (``Provider.scopes``), so the scope is theirs to add; the user then connects again."""
-    return (f"this server asks the provider {provider!r} only for the scopes its operator "
-            "configured: ask the operator to add this one, then connect your account again (revoke "
-            "it under Connected services, then call again)")
 
 
 def forbidden(www_authenticate: str, body: str, content_type: str) -> Forbidden:
