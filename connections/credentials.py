@@ -1,6 +1,7 @@
 """``credential_for``: the token an http tool or an upstream server's call path sends as the user,
 the ``CredentialSource`` of ``registry.kinds.http_client.acting``; ``forget_credential``: its
-``CredentialForget`` (the service refused the token).
+``CredentialForget`` (the service refused the token); ``step_up``: its ``CredentialStepUp`` (the
+service asked for a scope the token lacks).
 
 Which user: a token of the built-in authorization server names the Django user in ``sub`` (the
 principal ``oauth:<issuer> <sub>`` with ``OAUTH_ISSUER=self``); an API key acts for its owner when
@@ -25,7 +26,7 @@ from mcp_django.conf import access_settings, self_issuer
 from registry.kinds.http_client.acting import CannotActAsUser, ConnectionNeeded
 
 from . import cipher, exchange, reference, vault
-from .models import Provider
+from .models import ConnectedToken, Provider
 
 OWNER_SECONDS = 60  # a key's owner, cached (changing a key's owner is rare; revoking it ends its use anyway)
 
@@ -91,3 +92,41 @@ async def forget_credential(principal: str | None, provider: str, token: str) ->
     if user_id is None or info is None:
         return
     await vault.invalidate(user_id, info["id"], token)
+
+
+def _grant(user_id: int, slug: str) -> tuple[Provider | None, str | None]:
+    """The enabled provider ``slug`` and the scope the user's stored token was granted (None: no token)."""
+    close_old_connections()
+    provider = Provider.objects.filter(slug=slug, enabled=True).first()
+    if provider is None:
+        return None, None
+    granted = (ConnectedToken.objects.filter(user_id=user_id, provider=provider)
+               .values_list("scope", flat=True).first())
+    return provider, granted
+
+
+async def step_up(principal: str | None, provider: str, scope: str, elicitation_id: str) -> None:
+    """A service answered ``insufficient_scope`` naming ``scope`` (RFC 6750 §3.1). Connecting again
+    asks the provider for the provider's configured scopes (``Provider.scopes``, the connect view):
+    the operator's bound, never widened by a service. So the user is sent to connect again
+    (``ConnectionNeeded``) only when every scope asked for is among them and the stored grant
+    lacks one; otherwise ``CannotActAsUser`` says why not (a scope beyond the bound is the
+    operator's to add; a grant that already holds it would only loop)."""
+    user_id = await sync_to_async(user_of)(principal)
+    if user_id is None:
+        raise CannotActAsUser("sign in to this server as a user so it can act for you")
+    row, granted = await sync_to_async(_grant)(user_id, provider)
+    if row is None or row.kind != Provider.Kind.AUTHORIZATION_CODE:
+        raise CannotActAsUser(f"the provider {provider!r} has no connect page to grant more scopes")
+    asked = set(scope.split())
+    if not asked:
+        raise CannotActAsUser(f"{row.name} named no scope to ask for: tell this server's operator")
+    beyond = asked - set(row.scopes.split())
+    if beyond:
+        raise CannotActAsUser(
+            f"this server asks {row.name} only for the scopes its operator configured for the provider "
+            f"{provider!r}, and {' '.join(sorted(beyond))!r} is not among them: ask the operator to add it")
+    if granted is not None and asked <= set(granted.split()):
+        raise CannotActAsUser(f"your {row.name} connection was granted {scope!r} already, and "
+                              f"{row.name} refuses it anyway: tell this server's operator")
+    raise ConnectionNeeded(row.name, connect_url(provider, user_id, elicitation_id))

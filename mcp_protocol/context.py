@@ -16,7 +16,7 @@ handler leaked cannot talk about a request the client already considers done
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from . import versions
@@ -78,6 +78,8 @@ class Context:
         # A run of a task (tasks/call.py): a provider may run its own work as a task too (an
         # upstream MCP server's task, registry/upstreams/tasks.py).
         self.task_run = False
+        # Set by the task runner once the run's task exists: notes its status message (store).
+        self.on_status: Callable[[str], Awaitable[None]] | None = None
         self._last_progress: float | None = None
         self._finished = False
 
@@ -117,6 +119,13 @@ class Context:
         if self.on_detach is not None:
             self.on_detach()
             await asyncio.sleep(0)  # let the server answer with the task before going on
+
+    async def report_task_status(self, message: str) -> None:
+        """Where this task's run is, in words: its task's ``statusMessage`` (2025-11-25
+        basic/utilities/tasks.mdx, "the current task state"), read by ``tasks/get`` on any worker.
+        A no-op outside a task's run, and before its task exists."""
+        if self.on_status is not None:
+            await self.on_status(message)
 
     # -- notifications -------------------------------------------------------------------------
     async def report_progress(

@@ -164,6 +164,13 @@ class TaskStore(ABC):
         holds the task (cancelled, lapsed)."""
 
     @abstractmethod
+    async def note(self, task_id: str, owner: str, message: str) -> bool:
+        """The run says where it is: ``message`` becomes the ``working`` task's status message
+        (2025-11-25 basic/utilities/tasks.mdx ``statusMessage``, "the current task state"), read by
+        every worker's ``get``. Only the lease holder notes; False otherwise (finished, parked,
+        cancelled, another worker's)."""
+
+    @abstractmethod
     async def answer(
         self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]
     ) -> Answered:

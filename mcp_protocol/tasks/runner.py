@@ -50,6 +50,7 @@ from .signals import HANDOVER, announce, cancel_everywhere, channel
 from .wire import task_to_wire
 
 logger = logging.getLogger("mcp_protocol.tasks")
+MAX_STATUS_CHARS = 1000  # of a run's status message, as stored
 
 # Runs one tool call: the shaped CallToolResult, or an MCPError (a protocol error: ``failed``).
 Execute = Callable[[Tool, dict[str, Any], Context, str], Coroutine[Any, Any, dict[str, Any]]]
@@ -192,6 +193,7 @@ class TaskRunner:
             )
             await self.store.create(record)
             created = True
+            ctx.on_status = self._status_of(record.task_id)
             self._jobs[record.task_id] = job  # renewed from now on (the record exists)
             if self.on_created is not None:
                 self.on_created()
@@ -266,11 +268,27 @@ class TaskRunner:
     def _launch(self, record: TaskRecord, tool: Tool) -> None:
         assert self.execute is not None
         ctx, arguments, version = context_of(record)
+        ctx.on_status = self._status_of(record.task_id)
         job = asyncio.create_task(self._run(tool, arguments, ctx, version, trace_of(record)))
         if ctx.inputs is not None:
             ctx.inputs.task = job
         self._jobs[record.task_id] = job
         self._watch(record.task_id, job, ctx.inputs, record.created_ms)
+
+    def _status_of(self, task_id: str) -> Callable[[str], Awaitable[None]]:
+        """A run's ``Context.report_task_status``: the message noted on its task while this worker
+        holds it (``TaskStore.note``), the listeners told as for any change. A store away drops
+        the message (the run goes on: a status message is a courtesy, not the task's state)."""
+
+        async def note(message: str) -> None:
+            try:
+                noted = await self.store.note(task_id, self.owner, message[:MAX_STATUS_CHARS])
+            except StoreUnavailable:
+                return
+            if noted:
+                await self.changed(task_id)
+
+        return note
 
     async def _run(
         self, tool: Tool, arguments: dict[str, Any], ctx: Context, version: str, trace: dict[str, str]

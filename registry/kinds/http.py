@@ -23,7 +23,11 @@
   (checked again here: a row may predate the rule or have been written around validation). The
   signing secret (``http_client/signing.py``) follows the same rule.
 - Calling as the user (``http_connection``): the caller's own token at a provider as the bearer
-  token, the user asked to connect when there is none (``http_client/acting.py``).
+  token, the user asked to connect when there is none (``http_client/acting.py``). A 401 to it:
+  the vault refreshes or drops it and the call runs once more; a 403 keeps it (RFC 6750 §3.1:
+  valid, not allowed) and is the service's error, except an ``insufficient_scope`` challenge whose
+  scope the operator's provider allows: the user connects again for it (``acting.step_up``) and
+  the call runs once more (``http_client/challenge.py``).
 - Forwarded context, when the row asks: the caller's principal id, W3C trace context
   (``http_client/forwarding.py``).
 - Every failure (host not allowed, timeout, connection error, HTTP ≥ 300, oversized reply) is a
@@ -42,13 +46,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import yarl
+from multidict import CIMultiDictProxy
 
 from mcp_protocol import tracing
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
 from ..serving.specs import ToolSpec
-from .http_client import acting, config, forwarding, guard, reply, request, secret_env, signing
+from .http_client import acting, challenge, config, forwarding, guard, reply, request, secret_env, signing
 from .http_client.clients import UpstreamClients
 
 MAX_REPLY_BYTES = 1024 * 1024
@@ -56,6 +61,7 @@ RETRY_STATUSES = frozenset({502, 503, 504})  # the gateway or the service says "
 MAX_BACKOFF = 2.0  # s: the longest pause between two attempts
 MAX_RETRY_AFTER = 5.0  # s: a longer Retry-After is not waited for
 logger = logging.getLogger(__name__)
+Headers = CIMultiDictProxy[str]  # a reply's headers (aiohttp's, case-insensitive)
 
 
 def _secret(spec: ToolSpec, variable: str) -> str:
@@ -98,22 +104,43 @@ async def execute(
     key = None
     if spec.http_signing_secret_env:
         key = _secret(spec, spec.http_signing_secret_env).encode("utf-8")
-    status, content_type, body = await _exchange(spec, outgoing, host, key, clients)
+    status, headers, body = await _exchange(spec, outgoing, host, key, clients)
     if status == 401 and spec.http_connection:
         # The service refused the user's token (revoked, expired early): the vault refreshes or
         # drops it, and the user gets a new token or is asked to connect again (acting.forget).
         await acting.forget(ctx.principal, spec.http_connection, token)
         token = await acting.bearer(spec.name, spec.http_connection, ctx, refused=True)
         outgoing.headers["Authorization"] = f"Bearer {token}"
-        status, content_type, body = await _exchange(spec, outgoing, host, key, clients)
+        status, headers, body = await _exchange(spec, outgoing, host, key, clients)
+    refusal = _refusal(status, headers, body)
+    if refusal is not None and refusal.insufficient_scope and spec.http_connection:
+        # 2025-11-25 basic/authorization.mdx "Scope Challenge Handling": connect again for the
+        # scope (when the operator's bound allows it: acting.step_up), then once more; a second
+        # refusal is the service's answer.
+        token = await acting.step_up(f"Tool {spec.name!r}", spec.http_connection, ctx, refusal, host, token)
+        outgoing.headers["Authorization"] = f"Bearer {token}"
+        status, headers, body = await _exchange(spec, outgoing, host, key, clients)
+        refusal = _refusal(status, headers, body)
+    content_type = headers.get("Content-Type", "")
     text = body.decode(_charset(content_type), errors="replace")
-    if not 200 <= status < 300:
+    if refusal is not None and refusal.insufficient_scope:
+        raise ToolError(f"Tool {spec.name!r}: " + refusal.explain(host))
+    if not 200 <= status < 300:  # a plain 403 too: the service's reason (the credentials kept)
         raise reply.failure(spec, host, status, text, content_type)
     return reply.success(spec, text, content_type)
 
 
+def _refusal(status: int, headers: Headers, body: bytes) -> challenge.Forbidden | None:
+    """A 403 read (RFC 6750 §3.1: valid credentials, not allowed: kept, never told to the vault)."""
+    if status != 403:
+        return None
+    content_type = headers.get("Content-Type", "")
+    text = body.decode(_charset(content_type), errors="replace")
+    return challenge.forbidden(headers.get("WWW-Authenticate", ""), text, content_type)
+
+
 async def _exchange(spec: ToolSpec, outgoing: request.Outgoing, host: str, key: bytes | None,
-                    clients: UpstreamClients) -> tuple[int, str, bytes]:
+                    clients: UpstreamClients) -> tuple[int, Headers, bytes]:
     try:
         # A per-phase timeout (connect, each read) would let a server sending a byte just inside
         # it hold the call forever; asyncio.timeout bounds the whole exchange, body included, by
@@ -144,7 +171,7 @@ def _backoff(attempt: int) -> float:
 
 async def _attempts(
     session: aiohttp.ClientSession, spec: ToolSpec, outgoing: request.Outgoing, host: str, key: bytes | None
-) -> tuple[int, str, bytes]:
+) -> tuple[int, Headers, bytes]:
     retries = int(config.get("REGISTRY_HTTP_RETRIES")) if spec.idempotent else 0
     for attempt in range(retries + 1):
         if key is not None:
@@ -154,16 +181,16 @@ async def _attempts(
         last = attempt == retries
         pause = _backoff(attempt)
         try:
-            status, content_type, body, retry_after = await _send(session, spec, outgoing, host)
+            status, headers, body = await _send(session, spec, outgoing, host)
         except aiohttp.ClientConnectionError as exc:
             private = isinstance(getattr(exc, "os_error", None), guard.PrivateAddress)
             if last or private:
                 raise
             logger.info("tool %r: %s, retry %d of %d", spec.name, type(exc).__name__, attempt + 1, retries)
         else:
-            asked = _seconds(retry_after)
+            asked = _seconds(headers.get("Retry-After"))
             if last or status not in RETRY_STATUSES or (asked is not None and asked > MAX_RETRY_AFTER):
-                return status, content_type, body
+                return status, headers, body
             pause = max(pause, asked or 0.0)
             logger.info("tool %r: HTTP %d, retry %d of %d", spec.name, status, attempt + 1, retries)
         await asyncio.sleep(pause)
@@ -177,7 +204,7 @@ def _seconds(retry_after: str | None) -> float | None:
 
 async def _send(
     session: aiohttp.ClientSession, spec: ToolSpec, outgoing: request.Outgoing, host: str
-) -> tuple[int, str, bytes, str | None]:
+) -> tuple[int, Headers, bytes]:
     # With tracing on, each attempt is a CLIENT span of the request's trace (HTTP client semantic
     # conventions: named by the method; the URL is left out, its query may carry arguments), and
     # a tool that forwards trace context sends this span's, so the upstream's spans are its
@@ -199,9 +226,7 @@ async def _send(
                 if len(received) > MAX_REPLY_BYTES:
                     too_big = f"the reply from {host} exceeds {MAX_REPLY_BYTES} bytes"
                     raise ToolError(f"Tool {spec.name!r}: {too_big}")
-            headers = response.headers
-            content_type, retry_after = headers.get("Content-Type", ""), headers.get("Retry-After")
-            return response.status, content_type, bytes(received), retry_after
+            return response.status, response.headers, bytes(received)
 
 
 def _charset(content_type: str) -> str:

@@ -18,7 +18,10 @@ completion/complete into a JSON-RPC error.
   upstream alive.
 - A 404 for the session (``wire.Expired``) is retried once on a new session: the upstream refused
   the request without processing it (basic/transports.mdx, Session Management: the client MUST
-  start a new session); so is a 401/403 once, with a new token (``auth.forget_token``).
+  start a new session); so is a 401 once, with a new token (``auth.forget_token``). A 403 is not
+  retried, nor its token dropped (RFC 6750 §3.1: the token is valid, access is not allowed; a new
+  token of the same grant would be refused as well): the call fails with the upstream's reason
+  (``challenge.Forbidden``), the breaker counting it as an answer.
 - With tracing on, each call is a CLIENT span naming the method, the upstream and the original
   name (never the arguments, nor the URL: its query may carry a secret).
 """
@@ -32,12 +35,13 @@ from typing import Any
 from mcp_protocol import tracing
 from mcp_protocol.errors import ClientRequestError
 
+from ..kinds.http_client import challenge
 from . import auth, stream
 from .breaker import CircuitOpen
-from .errors import UpstreamRefused, UpstreamUnauthorized
+from .errors import UpstreamForbidden, UpstreamRefused, UpstreamUnauthorized
 from .pool import Pooled, UpstreamSessions
 from .relay import NeedsCapability, Relay
-from .wire import MAX_RESULT_BYTES, Dropped, Expired, RpcError, Unauthorized
+from .wire import MAX_RESULT_BYTES, Dropped, Expired, Forbidden, RpcError, Unauthorized
 
 __all__ = ["MAX_MESSAGE_CHARS", "MAX_RESULT_BYTES", "TokenRefused", "UpstreamFailure", "run"]
 
@@ -47,14 +51,16 @@ MAX_MESSAGE_CHARS = 1000  # of an upstream's error message, in ours
 class UpstreamFailure(Exception):
     """An upstream call that did not produce a result; ``message`` names the upstream."""
 
-    def __init__(self, message: str, code: int | None = None) -> None:
+    def __init__(self, message: str, code: int | None = None,
+                 refusal: challenge.Forbidden | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.code = code  # the upstream's JSON-RPC error code, when it answered with one
+        self.refusal = refusal  # the upstream's 403 (its reason, a scope it asked for), if that was it
 
 
 class TokenRefused(Exception):
-    """A per-user session's token was refused (HTTP 401/403 to the handshake or a request): the
+    """A per-user session's token was refused (HTTP 401 to the handshake or a request): the
     caller tells the vault and asks the user (``acting.py``); the same token is never retried."""
 
 
@@ -120,6 +126,9 @@ async def _attempt(entry: Pooled, method: str, params: dict[str, Any], relay: Re
         for retry in (False, True):
             try:
                 live = await entry.session()
+            except UpstreamForbidden as exc:  # valid credentials, not allowed: its answer
+                entry.breaker.succeeded()
+                raise _forbidden(upstream, exc.refusal) from None
             except UpstreamUnauthorized as exc:
                 if entry.bearer is not None:  # the user's token, refused at the handshake
                     entry.breaker.succeeded()  # it answered: alive, but not for this user
@@ -145,6 +154,9 @@ async def _attempt(entry: Pooled, method: str, params: dict[str, Any], relay: Re
                     raise UpstreamFailure(f"upstream {upstream}: {exc}") from None
                 entry.breaker.failed(str(exc))
                 raise _Unreachable(str(exc)) from None
+            except Forbidden as exc:  # the session is fine; this request is not allowed
+                entry.breaker.succeeded()
+                raise _forbidden(upstream, exc.refusal) from None
             except (Dropped, OSError, ConnectionError) as exc:
                 entry.discard(live)
                 entry.breaker.failed(_describe(exc))
@@ -178,6 +190,10 @@ async def _attempt(entry: Pooled, method: str, params: dict[str, Any], relay: Re
         raise AssertionError("unreachable: the second attempt returns or raises")
     finally:
         entry.slots.release()
+
+
+def _forbidden(upstream: str, refusal: challenge.Forbidden) -> UpstreamFailure:
+    return UpstreamFailure(refusal.explain(f"upstream {upstream}"), refusal=refusal)
 
 
 def _describe(exc: BaseException) -> str:

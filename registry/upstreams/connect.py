@@ -41,15 +41,24 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ErrorData, Implementation
 
+from ..kinds.http_client import challenge
+from ..kinds.http_client.challenge import Forbidden
 from . import auth
 from .config import UpstreamConfig, UpstreamTarget
-from .errors import UpstreamError, UpstreamRefused, UpstreamUnauthorized, UpstreamUnavailable
+from .errors import (
+    UpstreamError,
+    UpstreamForbidden,
+    UpstreamRefused,
+    UpstreamUnauthorized,
+    UpstreamUnavailable,
+)
 from .guard import GuardedTransport, check_url
 
 __all__ = [
     "Handshake",
     "UpstreamConfig",
     "UpstreamError",
+    "UpstreamForbidden",
     "UpstreamRefused",
     "UpstreamTarget",
     "UpstreamUnauthorized",
@@ -92,11 +101,16 @@ class _Statuses:
         self.posts: list[int] = []
         self.observer = observer
         self.session_id: str | None = None
+        self.refusal: Forbidden | None = None  # the first 403's reason (RFC 6750 §3.1)
 
     async def __call__(self, response: httpx2.Response) -> None:
         if response.request.method == "POST":
             self.posts.append(response.status_code)
             self.session_id = response.headers.get("mcp-session-id") or self.session_id
+            if response.status_code == 403 and self.refusal is None:
+                headers = response.headers
+                self.refusal = challenge.forbidden(headers.get("www-authenticate", ""), await _head(response),
+                                                   headers.get("content-type", ""))
         if self.observer is not None:
             await self.observer(response)
 
@@ -105,6 +119,18 @@ class _Statuses:
 
     def unauthorized(self) -> bool:
         return any(s in (401, 403) for s in self.posts)
+
+
+async def _head(response: httpx2.Response, limit: int = 16 * 1024) -> str:
+    """The start of a refusal's body (its reason): read only when announced small, since the
+    transport reads the body after this hook (a cached body is what it reads then)."""
+    length = response.headers.get("content-length", "")
+    if not (length.isdigit() and int(length) <= limit):
+        return ""
+    with contextlib.suppress(httpx2.HTTPError):
+        await response.aread()
+        return response.text[:limit]
+    return ""
 
 
 def _timeout(config: UpstreamConfig) -> httpx2.Timeout:
@@ -155,6 +181,9 @@ def _why(config: UpstreamConfig, exc: BaseException, statuses: _Statuses) -> Ups
             if isinstance(found, UpstreamRefused | UpstreamUnauthorized):
                 return found
         return _why(config, exc.exceptions[0], statuses) if exc.exceptions else UpstreamUnavailable(str(exc))
+    if statuses.refusal is not None:
+        said = statuses.refusal.explain(f"{config.name}: the upstream")
+        return UpstreamForbidden(said, statuses.refusal)
     if statuses.unauthorized():
         return UpstreamUnauthorized(f"{config.name}: the upstream refused our credentials "
                                     f"(HTTP {next(s for s in statuses.posts if s in (401, 403))})")
@@ -218,6 +247,8 @@ async def connect(config: UpstreamConfig, handshake: Handshake | None = None, *,
     async with contextlib.AsyncExitStack() as stack:
         try:
             session = await _open(stack, config, headers, message_handler, observer, handshake)
+        except UpstreamForbidden:
+            raise  # a valid token, not allowed (RFC 6750 §3.1): a new one of the same grant is too
         except UpstreamUnauthorized:
             if handshake is None or handshake.bearer is None:  # ours, not a user's: fetch a new one
                 auth.forget_token(config)  # revoked or rotated

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..kinds.http_client.challenge import Forbidden
+
 
 class UpstreamError(Exception):
     """Reaching the upstream failed; ``str(exc)`` says why."""
@@ -19,3 +24,12 @@ class UpstreamUnavailable(UpstreamError):
 
 class UpstreamUnauthorized(UpstreamUnavailable):
     """The upstream (or its token endpoint) said 401/403."""
+
+
+class UpstreamForbidden(UpstreamUnauthorized):
+    """The upstream said 403 to the handshake: the credentials are valid but not allowed (RFC 6750
+    §3.1), so a new token of the same grant is not fetched; ``refusal`` says why."""
+
+    def __init__(self, message: str, refusal: Forbidden) -> None:
+        super().__init__(message)
+        self.refusal = refusal

@@ -79,7 +79,8 @@ async def call_tool(target: UpstreamTarget, arguments: dict[str, Any], ctx: Cont
             result = await run_as_user(sessions, target.config, "tools/call", target.name, params, ctx,
                                        ask=True)
         elif target.task_support == "required" or (target.task_support == "optional" and ctx.task_run):
-            result = await call_as_task(sessions, target.config, target.name, arguments, Relay(ctx))
+            result = await call_as_task(sessions, target.config, target.name, arguments, Relay(ctx),
+                                        ctx.report_task_status)
         else:
             result = await run(sessions, target.config, "tools/call", target.name, params, Relay(ctx))
         result = _ours(result, upstream, {"content": list})

@@ -4,7 +4,8 @@ Where the upstream declared task-augmented ``tools/call`` and the tool's ``execu
 (``Tool.upstream_task_support``), a call that runs as one of our tasks, or one the upstream
 requires as a task, is sent as a task (2025-11-25 basic/utilities/tasks.mdx): ``tools/call`` with
 ``params.task``, answered by a ``CreateTaskResult``; then ``tasks/get`` every ``pollInterval``
-(bounded) until the task is terminal or ``input_required``, and ``tasks/result`` for the
+(bounded) until the task is terminal or ``input_required`` (each new ``statusMessage`` shown on
+our task: ``Context.report_task_status``), and ``tasks/result`` for the
 ``CallToolResult`` (or its error). Our cancellation (``tasks/cancel`` of our task on any worker,
 our client's ``notifications/cancelled``, our timeout) is the upstream's ``tasks/cancel``.
 
@@ -37,10 +38,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .calls import UpstreamFailure, run
 from .relay import Relay
+
+Status = Callable[[str], Awaitable[None]]  # a status message for our task (Context.report_task_status)
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 FIRST_POLL = 0.5  # s: without a pollInterval from the upstream
@@ -50,8 +54,9 @@ MAX_SECONDS = 3600.0  # the longest an upstream task is followed (its ttl, if sh
 
 
 async def call_as_task(sessions: Any, config: Any, name: str, arguments: dict[str, Any],
-                       relay: Relay) -> dict[str, Any]:
-    """The upstream's ``CallToolResult`` for ``name``, run there as a task."""
+                       relay: Relay, status: Status | None = None) -> dict[str, Any]:
+    """The upstream's ``CallToolResult`` for ``name``, run there as a task. ``status``: where the
+    upstream's ``statusMessage`` goes as it changes (our task's own, ``Context.report_task_status``)."""
     created = await run(sessions, config, "tools/call", name,
                         {"name": name, "arguments": arguments, "task": {}}, relay)
     task = created.get("task")
@@ -61,13 +66,16 @@ async def call_as_task(sessions: Any, config: Any, name: str, arguments: dict[st
     if not isinstance(task_id, str) or not task_id:
         raise UpstreamFailure(f"upstream {config.name} answered with an invalid task")
     limit = _limit(task)
+    mirror = _Mirror(status)
     try:
         async with asyncio.timeout(limit):
-            status, wait = task.get("status"), _interval(task)
-            while status not in TERMINAL and status != "input_required":
+            await mirror(task)
+            state, wait = task.get("status"), _interval(task)
+            while state not in TERMINAL and state != "input_required":
                 await asyncio.sleep(wait)
                 polled = await run(sessions, config, "tasks/get", name, {"taskId": task_id}, relay)
-                status, wait = polled.get("status"), _interval(polled, wait)
+                await mirror(polled)
+                state, wait = polled.get("status"), _interval(polled, wait)
     except TimeoutError:
         # A task that never ends (a hostile or stuck upstream) holds our run no longer than its
         # ttl, after which the upstream may have deleted it (tasks.mdx "TTL"), nor MAX_SECONDS.
@@ -88,6 +96,22 @@ async def call_as_task(sessions: Any, config: Any, name: str, arguments: dict[st
         with contextlib.suppress(Exception):
             await asyncio.shield(_cancel(sessions, config, name, task_id))
         raise
+
+
+class _Mirror:
+    """The upstream task's ``statusMessage`` (tasks.mdx "Task Status": "the current task state"),
+    passed on to our task each time it changes, while our run follows it."""
+
+    def __init__(self, status: Status | None) -> None:
+        self.status = status
+        self.last: str | None = None
+
+    async def __call__(self, task: dict[str, Any]) -> None:
+        message = task.get("statusMessage")
+        if self.status is None or not isinstance(message, str) or not message or message == self.last:
+            return
+        self.last = message
+        await self.status(message)
 
 
 async def _cancel(sessions: Any, config: Any, name: str, task_id: str) -> None:

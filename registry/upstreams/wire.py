@@ -40,6 +40,7 @@ from typing import Any
 import aiohttp
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
+from ..kinds.http_client import challenge
 from . import stream
 from .guard import check_url
 from .relay import MAX_INPUT_ROUNDS, Relay
@@ -69,7 +70,17 @@ class Expired(Exception):
 
 
 class Unauthorized(Exception):
-    """401/403: the credentials were refused (a rotated token: a new one may retry)."""
+    """401: the credentials were refused (a rotated token: a new one may retry)."""
+
+
+class Forbidden(Exception):
+    """403: the credentials are valid but not allowed (RFC 6750 §3.1): a new token of the same
+    grant would be refused too, so nobody retries; ``refusal`` has the service's reason and, for
+    ``insufficient_scope``, the scope it asked for."""
+
+    def __init__(self, refusal: challenge.Forbidden) -> None:
+        super().__init__(refusal.reason)
+        self.refusal = refusal
 
 
 class Dropped(Exception):
@@ -108,7 +119,7 @@ class Channel:
 
     async def request(self, method: str, params: dict[str, Any], relay: Relay) -> dict[str, Any]:
         """The upstream's result (input-required rounds answered through ``relay``); raises
-        ``RpcError``, ``Expired``, ``Unauthorized``, ``Dropped``, ``stream.TooLarge``,
+        ``RpcError``, ``Expired``, ``Unauthorized``, ``Forbidden``, ``Dropped``, ``stream.TooLarge``,
         ``stream.Malformed``."""
         meta: dict[str, Any] = {}
         if relay.progress_token is not None:
@@ -180,8 +191,12 @@ class Channel:
         if status == 404 and self.session_id is not None:
             # basic/transports.mdx, Session Management: the client MUST start a new session.
             raise Expired("the upstream no longer knows our session (HTTP 404)")
-        if status in (401, 403):
-            raise Unauthorized(f"the upstream refused our credentials (HTTP {status})")
+        if status == 401:
+            raise Unauthorized("the upstream refused our credentials (HTTP 401)")
+        if status == 403:
+            headers = response.headers
+            raise Forbidden(challenge.forbidden(headers.get("WWW-Authenticate", ""), await _head(response),
+                                                headers.get("Content-Type", "")))
         if status >= 500:
             raise Dropped(f"the upstream answered HTTP {status}")
         if status == 202:
@@ -224,6 +239,17 @@ def _result(message: dict[str, Any]) -> dict[str, Any]:
         code = error.get("code")
         raise RpcError(code if isinstance(code, int) else -32603, str(error.get("message", ""))[:1000])
     raise stream.Malformed("a response with neither a result object nor an error")
+
+
+async def _head(response: aiohttp.ClientResponse, limit: int = 16 * 1024) -> str:
+    """The start of an error answer's body (its reason), never more than ``limit`` bytes read."""
+    received = bytearray()
+    with contextlib.suppress(aiohttp.ClientError, OSError):
+        async for chunk in response.content.iter_any():
+            received += chunk
+            if len(received) >= limit:
+                break
+    return bytes(received[:limit]).decode("utf-8", errors="replace")
 
 
 def _reason(exc: BaseException) -> str:

@@ -298,3 +298,21 @@ async def test_a_released_lease_is_claimed_at_once_by_another_worker_as_nobodys(
     taken = await b.claim(record.task_id, "w2", now_ms() + 30_000)
     assert taken is not None and taken.owner is None  # nobody's run died: it may start afresh
     assert not await a.release(record.task_id, "w1")  # no longer w1's
+
+
+async def test_the_lease_holder_notes_a_working_tasks_status_message_for_every_worker(
+    make_task_store: Make,
+) -> None:
+    a, b = make_task_store(), make_task_store()
+    record = task(owner="w1")
+    await a.create(record)
+    assert await a.note(record.task_id, "w1", "Gathering sources...") is True
+    found = await b.get(record.task_id, "alice")
+    assert found is not None and found.status == "working", found
+    assert found.status_message == "Gathering sources...", "every worker reads the noted message"
+    assert await b.note(record.task_id, "w2", "not mine") is False, "only the lease holder notes"
+    assert await a.note("no-such-task", "w1", "x") is False
+    assert await a.finish(record.task_id, "w1", "completed", result=RESULT, message="done")
+    assert await a.note(record.task_id, "w1", "too late") is False, "a finished task keeps its message"
+    done = await b.get(record.task_id, "alice")
+    assert done is not None and done.status_message == "done"

@@ -10,7 +10,8 @@ wrote, each a process of its own:
 - the reference ``server-everything`` (2025-11-25 tasks: ``simulate-research-query`` requires a
   task), synced for real (``sync_upstreams``): its tool is served with ``taskSupport: required``;
   our task made on A runs the upstream's task (``upstreams/tasks.py``) and B answers ``tasks/get``
-  (2026-07-28) and ``tasks/result`` (a 2025-11-25 session) with the upstream's result; our
+  (2026-07-28), showing the upstream task's ``statusMessage`` as it moves, and ``tasks/result``
+  (a 2025-11-25 session) with the upstream's result; our
   ``tasks/cancel`` on B ends it; the upstream task's question (``ambiguous``) parks our task, is
   answered by ``tasks/update`` on B, and the task completes with the answer.
 
@@ -158,6 +159,33 @@ async def test_a_task_the_upstream_requires_runs_there_and_any_worker_answers_it
     assert done["status"] == "completed", done
     text = done["result"]["content"][0]["text"]
     assert "Research Report: tides" in text and done["result"].get("isError") in (None, False)
+
+
+@needs_everything
+async def test_the_upstream_tasks_status_message_shows_on_our_task_on_the_other_worker(
+        fleet: Fleet, client: httpx.AsyncClient) -> None:
+    """server-everything's research task moves through its stages (one a second), each its
+    ``statusMessage`` on the upstream's tasks/get; our task, run on A, shows them on B."""
+    a, b = fleet.servers[:2]
+    stages = {"Gathering sources...", "Analyzing content...", "Synthesizing findings...",
+              "Generating report..."}
+    created = (await modern(client, a, "tools/call", {"name": RESEARCH,
+                                                      "arguments": {"topic": "coral"}}))["result"]
+    assert created["resultType"] == "task", created
+    seen: list[str] = []
+
+    async def two_stages_seen() -> bool:
+        task = (await modern(client, b, "tasks/get", {"taskId": created["taskId"]}))["result"]
+        message = task.get("statusMessage")
+        if task["status"] == "working" and message in stages and message not in seen:
+            seen.append(message)
+        assert task["status"] in ("working", "completed"), task
+        return len(seen) >= 2 or task["status"] == "completed"
+
+    await eventually(two_stages_seen, seconds=WAIT, step=0.1)
+    assert len(seen) >= 2, f"the upstream's stages, as our task's statusMessage while working: {seen}"
+    done = await until(client, b, created["taskId"], "completed", "failed")
+    assert done["status"] == "completed" and "Research Report: coral" in done["result"]["content"][0]["text"]
 
 
 @needs_everything

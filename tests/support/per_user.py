@@ -2,7 +2,8 @@
 OAuth provider and an API checking its tokens, ``third_party.py``), an upstream MCP server that
 checks every request's token there (``user_upstream_process.py``), and an mcpsite server whose
 upstream ``mine`` is called as the user through provider ``tp`` (tools ``mine_whoami``,
-``mine_seen``), beside an http tool ``tp_me`` calling the provider's API as the user.
+``mine_seen``, the resource ``user://me/identity``, the prompt ``mine_greeting``), beside an http tool
+``tp_me`` calling the provider's API as the user.
 
     with PerUserStack(env={...}) as stack:
         alice = Person(stack, "alice")
@@ -35,14 +36,15 @@ from .ports import free_port
 from .third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
 from .user_upstream_process import UserUpstreamProcess
 
-PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace")}
+PEOPLE = {name: f"{name}-password-1" for name in ("alice", "bob", "carol", "dave", "erin", "frank", "grace",
+                                                        "heidi", "ivan", "judy")}
 OBJECT = {"type": "object", "properties": {}}
 ROWS = """
 from django.contrib.auth.models import User
 for name, password in {people!r}.items():
     User.objects.create_user(name, password=password)
 from connections.models import Provider
-from registry.models import Tool, Upstream
+from registry.models import Prompt, Resource, Tool, Upstream
 Provider.objects.create(slug="tp", name="Third Party", authorization_url="{tp}/authorize",
     token_url="{tp}/token", revocation_url="{tp}/revoke", scopes="profile", client_id="{client_id}",
     client_secret_env="MCP_TOOL_SECRET_THIRD_PARTY")
@@ -51,6 +53,10 @@ up = Upstream.objects.create(name="mine", prefix="mine", url="{upstream}", trans
 for name in ("whoami", "seen"):
     Tool.objects.create(name="mine_" + name, description="mirrored", kind="upstream", upstream=up,
         upstream_name=name, input_schema={object!r}, task_support="forbidden")
+Resource.objects.create(uri="user://me/identity", name="mine_me", kind="upstream", upstream=up,
+    upstream_name="user://me/identity", mime_type="application/json")
+Prompt.objects.create(name="mine_greeting", description="mirrored", upstream=up, upstream_name="greeting",
+    upstream_definition={{"name": "greeting", "arguments": []}})
 Tool.objects.create(name="tp_me", kind="http", http_method="GET", http_url="{tp}/api/me",
     http_connection="tp", task_support="forbidden")
 """

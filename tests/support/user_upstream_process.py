@@ -2,7 +2,9 @@
 item 3): the official Python SDK's ``MCPServer`` over Streamable HTTP, as a process of its own,
 behind an ASGI check of every request's ``Authorization: Bearer`` against the loopback third
 party's ``/api/me`` (``tests/support/third_party.py``): a missing, unknown, expired or revoked
-token is an HTTP 401, as a real resource server answers (RFC 6750 §3.1 ``invalid_token``).
+token is an HTTP 401, as a real resource server answers (RFC 6750 §3.1 ``invalid_token``); a
+token the third party answers 403 for (``control("forbid")``) gets that 403, its
+``WWW-Authenticate`` challenge and body passed on.
 
     with UserUpstreamProcess(third_party.url()) as up:   # up.url: http://127.0.0.1:<port>/mcp
 
@@ -14,8 +16,11 @@ Its tools:
 
 - ``whoami()``: the caller as the third party knows the token, and the ``Mcp-Session-Id`` the
   call came on;
+- the resources ``user://me/<anything>`` (JSON: ``user``, ``session``) and the prompt ``greeting`` ("Hello
+  <user>, on session <id>"): the same, for ``resources/read`` and ``prompts/get``;
 - ``seen()``: every (session id → the users whose tokens came on it) the checker recorded, and
-  how many requests were refused; a session shared between two users shows as two names there.
+  how many requests were refused (401) and how many POSTs were forbidden (403); a session
+  shared between two users shows as two names there.
 """
 
 from __future__ import annotations
@@ -66,14 +71,17 @@ async def _answer(send: Any, status: int, body: bytes, *extra: tuple[bytes, byte
 def build_app(provider: str, legacy: bool) -> Any:
     server = MCPServer("user-upstream-process", version="1.0")
     sessions: dict[str, set[str]] = defaultdict(set)
-    refused = {"count": 0}
+    refused = {"count": 0, "forbidden": 0}
     client = httpx.AsyncClient(timeout=5.0)
 
-    async def user_of(authorization: str) -> str | None:
+    async def check(authorization: str) -> httpx.Response | None:
         if not authorization.startswith("Bearer "):
             return None
-        answer = await client.get(f"{provider}/api/me", headers={"Authorization": authorization})
-        return str(answer.json()["user"]) if answer.status_code == 200 else None
+        return await client.get(f"{provider}/api/me", headers={"Authorization": authorization})
+
+    async def user_of(authorization: str) -> str | None:
+        answer = await check(authorization)
+        return str(answer.json()["user"]) if answer is not None and answer.status_code == 200 else None
 
     @server.tool(description="Who the bearer token belongs to, and the session it came on.")
     async def whoami(ctx: Context) -> dict[str, Any]:
@@ -81,10 +89,22 @@ def build_app(provider: str, legacy: bool) -> Any:
         user = await user_of(headers.get("authorization", ""))
         return {"user": user, "session": headers.get("mcp-session-id")}
 
+    # A template: the SDK injects a Context into templated resources only.
+    @server.resource("user://me/{part}", mime_type="application/json", description="The caller.")
+    async def me(part: str, ctx: Context) -> str:
+        headers = ctx.headers or {}
+        user = await user_of(headers.get("authorization", ""))
+        return json.dumps({"user": user, "session": headers.get("mcp-session-id")})
+
+    @server.prompt(description="A greeting for the caller, by the name the third party knows.")
+    async def greeting(ctx: Context) -> str:
+        user = await user_of((ctx.headers or {}).get("authorization", ""))
+        return f"Hello {user}, on session {(ctx.headers or {}).get('mcp-session-id')}"
+
     @server.tool(description="The users seen on each session id, and the requests refused.")
     def seen() -> dict[str, Any]:
         return {"sessions": {sid: sorted(users) for sid, users in sessions.items()},
-                "refused": refused["count"]}
+                "refused": refused["count"], "forbidden": refused["forbidden"]}
 
     inner = server.streamable_http_app()
 
@@ -93,7 +113,17 @@ def build_app(provider: str, legacy: bool) -> Any:
             await inner(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        user = await user_of(headers.get("authorization", ""))
+        answer = await check(headers.get("authorization", ""))
+        if answer is not None and answer.status_code == 403:  # valid, not allowed: passed on as is
+            if scope["method"] == "POST":  # a call or a handshake (not a client's GET stream)
+                refused["forbidden"] += 1
+            challenge = answer.headers.get("www-authenticate")
+            extra = [(b"content-length", str(len(answer.content)).encode())]
+            if challenge:
+                extra.append((b"www-authenticate", challenge.encode()))
+            await _answer(send, 403, answer.content, *extra)
+            return
+        user = str(answer.json()["user"]) if answer is not None and answer.status_code == 200 else None
         if user is None:
             refused["count"] += 1
             await _answer(send, 401, b'{"error": "invalid_token"}',

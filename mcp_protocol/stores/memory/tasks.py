@@ -128,6 +128,14 @@ class MemoryTaskStore(TaskStore):
             record.owner, record.lease_ms, record.updated_ms = None, 0, now_ms()
             return True
 
+    async def note(self, task_id: str, owner: str, message: str) -> bool:
+        with self._lock:
+            record = self._live(task_id, anyone=True)
+            if record is None or record.status != WORKING or record.owner != owner:
+                return False
+            record.status_message, record.updated_ms = message, now_ms()
+            return True
+
     async def answer(
         self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]
     ) -> Answered:

@@ -72,6 +72,13 @@ if #ARGV > 4 then
 end
 return 1
 """
+# KEYS: task. ARGV: owner, message, now.
+NOTE = """
+local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if f[1] ~= 'working' or f[2] ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'message', ARGV[2], 'updated', ARGV[3])
+return 1
+"""
 # KEYS: task, running, inputs, answers. ARGV: id, now, then key/answer pairs.
 ANSWER = """
 if redis.call('HGET', KEYS[1], 'status') ~= 'input_required' then return 'ignored' end

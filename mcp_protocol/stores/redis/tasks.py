@@ -37,7 +37,7 @@ from ...redis_client.options import RedisOptions
 from ...redis_client.topology import check_prefix
 from ...store_errors import CreateError, TaskLimitReached
 from ..tasks import Answered, AnyPrincipal, Principal, TaskRecord, TaskStore, now_ms
-from .task_scripts import ANSWER, CLAIM, CREATE, FINISH, PARK, READ, RELEASE, RENEW
+from .task_scripts import ANSWER, CLAIM, CREATE, FINISH, NOTE, PARK, READ, RELEASE, RENEW
 
 RENEW_BATCH = 500
 NEVER = 2**53  # the open-set score of a task that never expires
@@ -200,6 +200,10 @@ class RedisTaskStore(TaskStore):
                 PARK, [task, self._running, inputs], [task_id, owner, now_ms(), message or "", *flat]
             )
         )
+
+    async def note(self, task_id: str, owner: str, message: str) -> bool:
+        task = self._keys(task_id)[0]
+        return bool(await self._run(NOTE, [task], [owner, message, now_ms()]))
 
     async def answer(
         self, task_id: str, principal: Principal, responses: dict[str, dict[str, Any]]

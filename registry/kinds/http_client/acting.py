@@ -21,7 +21,13 @@ the user's token, ``forget`` (``REGISTRY_HTTP_USER_CREDENTIALS_FORGET``, default
 ``connections.credentials.forget_credential``) tells the vault, which refreshes the token or drops
 it, and the caller asks again with ``refused=True``: a new token, or the same elicitation saying
 the old one was refused (RFC 6750 §3.1 ``invalid_token``: "The access token provided is expired,
-revoked, malformed, or invalid"), never a bare error.
+revoked, malformed, or invalid"), never a bare error. A 403 is not told to the vault: the token
+is valid, the access not allowed (RFC 6750 §3.1, ``challenge.py``), so dropping it would only
+ask the user to consent again for an account that still lacks access. A 403 ``insufficient_scope``
+goes to ``step_up`` (``REGISTRY_HTTP_USER_CREDENTIALS_STEP_UP``, default
+``connections.credentials.step_up``): the vault decides whether connecting again can grant the
+scope (the operator's provider scopes bound it); if so the same elicitation asks the user, and
+the call waits for a token other than the refused one.
 """
 
 from __future__ import annotations
@@ -37,8 +43,11 @@ from django.utils.module_loading import import_string
 from mcp_protocol.context import Context
 from mcp_protocol.errors import ToolError
 
+from . import challenge
+
 DEFAULT_SOURCE = "connections.credentials.credential_for"
 DEFAULT_FORGET = "connections.credentials.forget_credential"
+DEFAULT_STEP_UP = "connections.credentials.step_up"
 # 2025-11-25 requires elicitationId on a URL elicitation; 2026-07-28 removed it (the retry's
 # requestState ties the answer to the request).
 URL_ELICITATION_ID_REVISIONS = frozenset({"2025-11-25"})
@@ -83,6 +92,20 @@ def forgetter() -> CredentialForget:
     return found
 
 
+class CredentialStepUp(Protocol):
+    async def __call__(self, principal: str | None, provider: str, scope: str, elicitation_id: str) -> None:
+        """A service asked for ``scope`` beyond the user's token at ``provider``: raise
+        ``ConnectionNeeded`` (connecting again will ask the provider for it) or ``CannotActAsUser``
+        (why it will not be asked for here)."""
+        ...
+
+
+def stepper() -> CredentialStepUp:
+    path = getattr(settings, "REGISTRY_HTTP_USER_CREDENTIALS_STEP_UP", DEFAULT_STEP_UP)
+    found: CredentialStepUp = import_string(path)
+    return found
+
+
 def supports_url_mode(capabilities: dict[str, Any]) -> bool:
     """2025-11-25 client/elicitation.mdx "Capabilities": ``elicitation: {}`` means form mode only;
     URL mode needs ``elicitation.url``."""
@@ -115,6 +138,15 @@ async def user_token(subject: str, provider: str, ctx: Context, *, refused: bool
                f"expired): connect your {name} account again")
     else:
         why = f"{subject} calls {name} as you, and you have not connected your {name} account yet"
+    key = f"connect-{provider}" + ("-again" if refused else "")
+    return await _ask_to_connect(subject, provider, ctx, connect, why, elicitation_id, key, ask=ask)
+
+
+async def _ask_to_connect(subject: str, provider: str, ctx: Context, connect: ConnectionNeeded, why: str,
+                          elicitation_id: str, key: str, *, ask: bool, replacing: str | None = None) -> str:
+    """Ask the client to open ``connect.url`` (URL elicitation), then wait for the vault to hold a
+    token (``replacing``: another token than that one)."""
+    get = source()
     if not ask:
         raise ToolError(f"{why}. Open {connect.url} to connect it, then ask again.")
     if not supports_url_mode(ctx.client_capabilities):
@@ -126,7 +158,7 @@ async def user_token(subject: str, provider: str, ctx: Context, *, refused: bool
         params["elicitationId"] = elicitation_id
     # One key per question within a call: a re-prompt after a refusal is a second input request
     # of the same 2026-07-28 call, answered separately from the first.
-    answer = await ctx.elicit(params, key=f"connect-{provider}" + ("-again" if refused else ""))
+    answer = await ctx.elicit(params, key=key)
     if answer.get("action") != "accept":
         raise ToolError(f"{why}: the client answered {answer.get('action')!r}, not 'accept'.")
     # "accept" is the user's consent to open the page, not its completion (2026-07-28
@@ -139,15 +171,36 @@ async def user_token(subject: str, provider: str, ctx: Context, *, refused: bool
         except CannotActAsUser as exc:
             raise ToolError(f"{subject} calls its service as you: {exc}") from None
         except ConnectionNeeded:
-            if time.monotonic() >= deadline:
-                raise ToolError(f"{why}. Finish connecting at {connect.url}, then call the tool "
-                                "again.") from None
-        else:
+            token = None
+        if token is not None and token != replacing:
             if "elicitationId" in params:  # the client can close what it showed for this id
                 await ctx.elicitation_complete(elicitation_id)
             return token
+        if time.monotonic() >= deadline:
+            raise ToolError(f"{why}. Finish connecting at {connect.url}, then call the tool again.")
         ctx.check_cancelled()
         await asyncio.sleep(RECHECK_EVERY)
+
+
+async def step_up(subject: str, provider: str, ctx: Context, refusal: challenge.Forbidden, service: str,
+                  token: str, *, ask: bool = True) -> str:
+    """The service answered ``insufficient_scope`` to the user's ``token`` (RFC 6750 §3.1; 2025-11-25
+    basic/authorization.mdx "Scope Challenge Handling": re-authorize with the scopes asked for,
+    then retry): a new token from connecting again, when the vault's ``CredentialStepUp`` allows it
+    (every scope asked for is among the provider's, the operator's bound, and the stored grant
+    lacks one). Otherwise a ``ToolError`` naming the scope and why it cannot be granted here."""
+    elicitation_id = secrets.token_urlsafe(16)
+    try:
+        await stepper()(ctx.principal, provider, refusal.scope or "", elicitation_id)
+    except CannotActAsUser as exc:
+        raise ToolError(f"{subject}: {refusal.explain(service, str(exc))}") from None
+    except ConnectionNeeded as connect:
+        name = connect.provider_name
+        why = (f"{subject} calls {name} as you, and {name} asks for the scope {refusal.scope!r}, which "
+               f"your connection was not granted: connect your {name} account again to grant it")
+        return await _ask_to_connect(subject, provider, ctx, connect, why, elicitation_id,
+                                     f"step-up-{provider}", ask=ask, replacing=token)
+    raise ToolError(f"{subject}: {refusal.explain(service)}")
 
 
 async def forget(principal: str | None, provider: str, token: str) -> None:

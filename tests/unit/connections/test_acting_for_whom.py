@@ -59,3 +59,39 @@ def test_a_tool_calling_as_the_user_keeps_authorization_for_the_users_token() ->
         assert "http_secret_header" in refused.value.message_dict
         tool.http_secret_header = "X-Api-Key"
         tool.full_clean()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_step_up_is_asked_only_within_the_operators_scopes_and_for_a_grant_that_lacks_them() -> None:
+    """connections.credentials.step_up: a service's insufficient_scope becomes a new connect only
+    when the provider's scopes (the operator's bound) hold every scope asked for and the stored
+    grant lacks one (else a loop of consent); otherwise CannotActAsUser says why."""
+    from asgiref.sync import sync_to_async
+
+    from connections.credentials import step_up
+    from connections.models import ConnectedToken, Provider
+    from registry.kinds.http_client.acting import CannotActAsUser, ConnectionNeeded
+
+    def rows() -> str:
+        owner = User.objects.create_user("alice")
+        key = ApiKey.objects.create(name="a", prefix="p1", digest="d1", owner=owner)
+        provider = Provider.objects.create(slug="tp", name="Third Party", authorization_url="https://tp.example/a",
+                                           token_url="https://tp.example/t", scopes="profile write",
+                                           client_id="c")
+        ConnectedToken.objects.create(user=owner, provider=provider, sealed=b"sealed", scope="profile")
+        return f"key:{key.pk}"
+
+    cache.clear()
+    with override_settings(MCP=SELF, REGISTRY_HTTP_ALLOWED_HOSTS=["tp.example"]):
+        principal = await sync_to_async(rows)()
+        with pytest.raises(ConnectionNeeded) as needed:
+            await step_up(principal, "tp", "write", "e1")
+        assert "/connect/tp/?ref=" in needed.value.url, "within the bound, lacking in the grant"
+        with pytest.raises(CannotActAsUser, match="'admin' is not among them"):
+            await step_up(principal, "tp", "write admin", "e2")
+        with pytest.raises(CannotActAsUser, match="was granted 'profile' already"):
+            await step_up(principal, "tp", "profile", "e3")
+        with pytest.raises(CannotActAsUser, match="named no scope"):
+            await step_up(principal, "tp", "", "e4")
+        with pytest.raises(CannotActAsUser, match="no connect page"):
+            await step_up(principal, "other", "write", "e5")
