@@ -11,6 +11,8 @@ test_user_grants.py). Server processes (tests/support/live_server.py) keep the p
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.conf import global_settings
 
@@ -24,3 +26,20 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.PASSWORD_HASHERS = FAST_HASHERS
     get_hashers.cache_clear()  # nothing hashed yet; cleared so no earlier import can pin the old list
     get_hashers_by_algorithm.cache_clear()
+    # (xdist controller) The run's uid fixed before the workers start (xdist makes one otherwise,
+    # at session start), so the controller knows the PYTEST_XDIST_TESTRUNUID its workers key their
+    # shared migrated templates on (tests/support/migrated.py) and removes them at the end.
+    if not hasattr(config, "workerinput") and config.pluginmanager.hasplugin("xdist"):
+        if config.getoption("testrunuid", None) is None:
+            config.option.testrunuid = uuid.uuid4().hex
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """(xdist controller) The workers are done: remove the run's shared migrated templates."""
+    config = session.config
+    run = None if hasattr(config, "workerinput") else config.getoption("testrunuid", None)
+    if run:
+        from tests.support.migrated import remove_run
+
+        remove_run(run)

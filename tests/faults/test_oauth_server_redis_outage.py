@@ -17,7 +17,6 @@ import os
 import signal
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -34,9 +33,13 @@ pytestmark = pytest.mark.skipif(not have_redis_server(), reason="needs redis-ser
 REDIRECT = "http://127.0.0.1:9/cb"
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[PrivateRedis]:
-    server = PrivateRedis(tmp_path / "redis").start()
+# One private Redis and one server for the module's tests (their start-up, a migrated database,
+# ``load_demo`` and a user, was most of each test's time). The tests do not interfere: each makes
+# its own client, tokens and management token, and each leaves Redis running and the server
+# serving again (what it proves); ``redis_running`` restarts a Redis a failed test left down.
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateRedis]:
+    server = PrivateRedis(tmp_path_factory.mktemp("outage") / "redis").start()
     try:
         yield server
     finally:
@@ -44,7 +47,7 @@ def redis_server(tmp_path: Path) -> Iterator[PrivateRedis]:
             server.stop()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def live(redis_server: PrivateRedis) -> Iterator[LiveServer]:
     port = free_port()
     env = {
@@ -59,6 +62,14 @@ def live(redis_server: PrivateRedis) -> Iterator[LiveServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def redis_running(redis_server: PrivateRedis) -> Iterator[None]:
+    """Each test starts with the module's Redis up (empty after a restart, as the tests expect)."""
+    if not redis_server.ping():
+        redis_server.start()
+    yield
 
 
 def management_token(live: LiveServer) -> str:
