@@ -88,6 +88,13 @@ class Ctx:
     client_capabilities: dict[str, Any] = {}
     task_run = True
 
+    def __init__(self) -> None:
+        self.statuses: list[str] = []
+
+    async def report_task_status(self, message: str) -> None:
+        """Our task's status line (``Context.report_task_status`` bounds it): what the upstream said."""
+        self.statuses.append(message)
+
 
 @override_settings(REGISTRY_HTTP_ALLOWED_HOSTS=["127.0.0.1"])
 async def test_a_hostile_upstreams_tasks_end_bounded_and_cancelled(hostile: str) -> None:
