@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -46,6 +48,9 @@ from .text import words
 
 RRF_K = 30  # reciprocal rank fusion's constant, chosen on the tuning half (module docstring)
 MAX_TOKENS = 128  # a tool's text past this adds little; attention cost grows with its square
+# Query vectors remembered, least recently used dropped first: agents repeat their searches, and a
+# query's encoding is most of a search's cost in this mode. 1,536 bytes each: 1,024 are 1.5 MB.
+QUERY_CACHE = 1024
 _HEADS = 12
 Array = NDArray[Any]  # float32 throughout; NumPy's stubs lose the precision across ufuncs
 _EPS = 1e-12
@@ -164,6 +169,43 @@ def vectors_reused(old: Any, kept: dict[str, int], tools: Sequence[Tool]) -> Arr
     return out
 
 
+_query_vectors: OrderedDict[str, Array] = OrderedDict()
+_query_lock = threading.Lock()  # workers search from several threads
+
+
+def _remember(pairs: Iterable[tuple[str, Array]]) -> None:
+    with _query_lock:
+        for query, vector in pairs:
+            _query_vectors[query] = vector
+            _query_vectors.move_to_end(query)
+        while len(_query_vectors) > QUERY_CACHE:
+            _query_vectors.popitem(last=False)
+
+
+def query_vector(query: str) -> Array:
+    """``query``'s sentence vector, from the cache when it was asked (or warmed) lately."""
+    with _query_lock:
+        vector = _query_vectors.get(query)
+        if vector is not None:
+            _query_vectors.move_to_end(query)
+            return vector
+    vector = np.array(encoder().encode([query])[0])  # its own row, not a view of the batch
+    _remember([(query, vector)])
+    return vector
+
+
+def warm(queries: Iterable[str]) -> None:
+    """Encode the ``queries`` not cached yet in one batched call and cache them (up to
+    ``QUERY_CACHE``; past it the first ones are dropped again). Keys are the text ``hybrid`` gets:
+    a search passes its query cut at ``MAX_QUERY_CHARS``. A batch's vector equals the query's own
+    within float rounding (its padding is masked out of attention and pooling: ``_forward``)."""
+    with _query_lock:
+        missing = list(dict.fromkeys(q for q in queries if q not in _query_vectors))
+    if missing:
+        # Each its own row: a view would keep the whole batch alive while any of it is cached.
+        _remember((q, np.array(v)) for q, v in zip(missing, encoder().encode(missing), strict=True))
+
+
 def _ranks(scores: Array) -> Array:
     """0-based rank of every slot, best first (ties in slot order)."""
     order = np.argsort(-scores, kind="stable")
@@ -175,7 +217,7 @@ def _ranks(scores: Array) -> Array:
 def hybrid(bm25: Array, vecs: Any, query: str, alive: NDArray[np.bool_]) -> Array:
     """The fused score of every slot (dead slots 0; a live tool always scores above 0), scaled so
     that a tool first in both rankings scores 1."""
-    cosine = np.where(alive, np.asarray(vecs) @ encoder().encode([query])[0], -np.inf)
+    cosine = np.where(alive, np.asarray(vecs) @ query_vector(query), -np.inf)
     fused = 1.0 / (RRF_K + 1 + _ranks(cosine))
     fused += np.where(bm25 > 0, 1.0 / (RRF_K + 1 + _ranks(bm25)), 0.0)
     return np.where(alive, fused * (RRF_K + 1) / 2.0, 0.0).astype(np.float32)

@@ -2,6 +2,8 @@
 server process, driven over HTTP like a browser and a client would (``tests/support/oauth_flow.py``):
 discovery, the whole code flow with PKCE to a token ``/mcp`` accepts, and every refusal with the
 error its RFC names. One server for the module; the CIMD cases have their own (``test_oauth_cimd``).
+The module's management commands run in one process of its own (``manage``: one Django start-up,
+not one per command).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 from tests.support import LiveServer
 from tests.support.cimd_host import DocumentHost
 from tests.support.live_server import REGISTRY_PROVIDER
+from tests.support.manage import ManageSession
 from tests.support.mcp_http import POST_HEADERS, initialize_message, request, session_headers
 from tests.support.oauth_flow import PKCE, OAuthFlow, user
 from tests.support.polling import wait_until
@@ -44,14 +47,21 @@ def live() -> Iterator[LiveServer]:
     }
     server = LiveServer(env=env, port=port, provider=REGISTRY_PROVIDER, load="load_demo").start()
     try:
-        user(server.manage, "alice", "alice-password-1")
         yield server
     finally:
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def manage(live: LiveServer) -> Iterator[ManageSession]:
+    """The module's management commands against ``live``'s database, alice made first."""
+    with ManageSession(live.env, inherit=False) as session:
+        user(session, "alice", "alice-password-1")
+        yield session
+
+
 @pytest.fixture
-def flow(live: LiveServer) -> Iterator[OAuthFlow]:
+def flow(live: LiveServer, manage: ManageSession) -> Iterator[OAuthFlow]:
     flow = OAuthFlow(live.base_url, "alice", "alice-password-1")
     yield flow
     flow.close()
@@ -206,11 +216,11 @@ def test_a_code_used_twice_is_refused_and_its_tokens_revoked(live: LiveServer, f
     refused_on_mcp(live, tokens["access_token"])  # the JWT too, though its signature is good
 
 
-def test_an_expired_code_is_refused(live: LiveServer, flow: OAuthFlow) -> None:
+def test_an_expired_code_is_refused(manage: ManageSession, flow: OAuthFlow) -> None:
     client = flow.register([REDIRECT])
     pkce = PKCE.new()
     code = flow.authorize(client, pkce, REDIRECT).code
-    live.manage(
+    manage(
         "shell",
         "-c",
         (  # the code's 60 s, passed: its row says so
@@ -254,8 +264,8 @@ def test_a_resource_of_another_server_is_refused_with_invalid_target(flow: OAuth
     assert response.status_code == 400 and response.json()["error"] == "invalid_target"  # RFC 8707 §2
 
 
-def test_a_token_for_another_audience_is_refused_on_mcp(live: LiveServer) -> None:
-    token = live.manage(
+def test_a_token_for_another_audience_is_refused_on_mcp(live: LiveServer, manage: ManageSession) -> None:
+    token = manage(
         "shell",
         "-c",
         (  # signed with this server's own key, for another resource
@@ -300,9 +310,9 @@ def test_revocation_ends_the_refresh_token_and_its_access_token(live: LiveServer
     refused_on_mcp(live, tokens["access_token"])
 
 
-def test_every_step_leaves_an_audit_row(live: LiveServer, flow: OAuthFlow) -> None:
+def test_every_step_leaves_an_audit_row(manage: ManageSession, flow: OAuthFlow) -> None:
     flow.access_token()
-    kinds = live.manage(
+    kinds = manage(
         "shell",
         "-c",
         (
@@ -358,10 +368,10 @@ def test_the_landing_page_shows_the_connector_url(live: LiveServer) -> None:
 
 
 def test_a_rotated_key_signs_new_tokens_while_old_ones_keep_working(
-    live: LiveServer, flow: OAuthFlow
+    live: LiveServer, manage: ManageSession, flow: OAuthFlow
 ) -> None:
     old = flow.access_token()["access_token"]
-    out = live.manage("oauth_keys", "rotate")
+    out = manage("oauth_keys", "rotate")
     assert "BEGIN" not in out and "new signing key" in out  # ids only, never key material
     kid = out.split()[-2]
 
@@ -378,5 +388,5 @@ def test_a_rotated_key_signs_new_tokens_while_old_ones_keep_working(
     wait_until("a token signed with the new key", signed_with_the_new_key, seconds=15, step=1.0)
     assert mcp(live, newer[-1])[0].status_code == 200
     assert mcp(live, old)[0].status_code == 200  # the old key is still published
-    listed = live.manage("oauth_keys", "list")
+    listed = manage("oauth_keys", "list")
     assert f"{kid}" in listed and "retiring" in listed

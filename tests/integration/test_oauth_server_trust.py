@@ -11,6 +11,7 @@
 
 The server logs at DEBUG for the whole module (the log test reads what every other test did too).
 Each test that spends sign-in counts does it from a loopback address of its own (127.0.0.x).
+The module's management commands run in one process of its own (``manage``: one Django start-up).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ PASSWORD = "right-password-1"
 
 
 @pytest.fixture(scope="module")
-def live() -> Iterator[LiveServer]:
+def served() -> Iterator[tuple[LiveServer, ManageSession]]:
     port = free_port()
     env = {
         "MCP_AUTH": "oauth",
@@ -50,12 +51,23 @@ def live() -> Iterator[LiveServer]:
     }
     server = LiveServer(env=env, port=port, provider=REGISTRY_PROVIDER, load="load_demo").start()
     try:
-        with ManageSession(server.env, inherit=False) as session:  # one Django start-up, not six
+        with ManageSession(server.env, inherit=False) as session:  # one Django start-up, not nine
             for name in ("alice", "bob", "carol", "dave", "erin", "frank"):
                 user(session, name, PASSWORD, staff=name == "frank")
-        yield server
+            yield server, session
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def live(served: tuple[LiveServer, ManageSession]) -> LiveServer:
+    return served[0]
+
+
+@pytest.fixture(scope="module")
+def manage(served: tuple[LiveServer, ManageSession]) -> ManageSession:
+    """The module's management commands against ``live``'s database, the users made first."""
+    return served[1]
 
 
 @pytest.fixture
@@ -87,8 +99,8 @@ def refresh(flow: OAuthFlow, tokens: dict[str, Any]) -> httpx.Response:
     )
 
 
-def shell(live: LiveServer, code: str) -> str:
-    return live.manage("shell", "-c", "from django.contrib.auth.models import User; " + code)
+def shell(manage: ManageSession, code: str) -> str:
+    return manage("shell", "-c", "from django.contrib.auth.models import User; " + code)
 
 
 def browser_from(address: str, live: LiveServer) -> httpx.Client:
@@ -107,25 +119,27 @@ def sign_in(browser: httpx.Client, path: str, username: str, password: str) -> h
 
 
 def test_a_deactivated_users_tokens_stop_working_on_mcp_and_cannot_be_refreshed(
-    live: LiveServer, flows: Any
+    live: LiveServer, manage: ManageSession, flows: Any
 ) -> None:
     flow = flows("alice")
     first, second = flow.access_token(), flow.access_token()  # two clients
     assert on_mcp(live, first["access_token"]) == 200
-    shell(live, "u = User.objects.get(username='alice'); u.is_active = False; u.save()")
+    shell(manage, "u = User.objects.get(username='alice'); u.is_active = False; u.save()")
     for tokens in (first, second):
         refused = refresh(flow, tokens)
         assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
         refused_on_mcp(live, tokens["access_token"])  # a JWT with a good signature and exp
 
 
-def test_a_password_change_ends_every_grant_of_the_user(live: LiveServer, flows: Any) -> None:
+def test_a_password_change_ends_every_grant_of_the_user(
+    live: LiveServer, manage: ManageSession, flows: Any
+) -> None:
     flow = flows("bob")
     tokens = flow.access_token()
     client = flow.register([REDIRECT])
     pkce = PKCE.new()
     code = flow.authorize(client, pkce, REDIRECT).code  # consented, not yet exchanged
-    shell(live, f"u = User.objects.get(username='bob'); u.set_password({'new-' + PASSWORD!r}); u.save()")
+    shell(manage, f"u = User.objects.get(username='bob'); u.set_password({'new-' + PASSWORD!r}); u.save()")
     refused = refresh(flow, tokens)
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
     exchanged = flow.code_grant(client, code, pkce, REDIRECT)
@@ -134,14 +148,14 @@ def test_a_password_change_ends_every_grant_of_the_user(live: LiveServer, flows:
 
 
 def test_a_user_deactivated_without_a_save_signal_still_gets_no_code_exchange_or_refresh(
-    live: LiveServer, flows: Any
+    manage: ManageSession, flows: Any
 ) -> None:
     flow = flows("carol")
     tokens = flow.access_token()
     client = flow.register([REDIRECT])
     pkce = PKCE.new()
     code = flow.authorize(client, pkce, REDIRECT).code
-    shell(live, "User.objects.filter(username='carol').update(is_active=False)")  # no signal
+    shell(manage, "User.objects.filter(username='carol').update(is_active=False)")  # no signal
     exchanged = flow.code_grant(client, code, pkce, REDIRECT)
     assert exchanged.status_code == 400 and exchanged.json()["error"] == "invalid_grant"
     refused = refresh(flow, tokens)

@@ -36,6 +36,7 @@ from tests.support.exchange_site import (
     user_token,
 )
 from tests.support.jwt_api import JwtApi
+from tests.support.manage import ManageSession
 
 pytestmark = [pytest.mark.timeout(180)]
 
@@ -58,6 +59,14 @@ def live(site: tuple[LiveServer, JwtApi]) -> LiveServer:
 @pytest.fixture(scope="module")
 def target(site: tuple[LiveServer, JwtApi]) -> str:
     return site[1].resource
+
+
+@pytest.fixture(scope="module")
+def manage(live: LiveServer) -> Iterator[ManageSession]:
+    """The module's management commands against ``live``'s database, in one Django process (one
+    start-up, not one per command)."""
+    with ManageSession(live.env, inherit=False) as session:
+        yield session
 
 
 @pytest.fixture(scope="module")
@@ -171,23 +180,24 @@ def test_a_repeated_parameter_is_refused_not_flattened(live: LiveServer, alice: 
 
 
 def test_two_targets_at_once_and_a_disabled_target_are_invalid_target(live: LiveServer,
+                                                                       manage: ManageSession,
                                                                        alice: dict[str, str],
                                                                        target: str) -> None:
     both = exchange(live, alice["access_token"], resource=target, audience="elsewhere")
     assert error_of(both) == (400, "invalid_target")
-    live.manage("shell", "-c", "from oauth_server.models import ExchangeTarget; "
-                "ExchangeTarget.objects.update(enabled=False)")
+    manage("shell", "-c", "from oauth_server.models import ExchangeTarget; "
+           "ExchangeTarget.objects.update(enabled=False)")
     try:
         assert error_of(exchange(live, alice["access_token"], resource=target)) == (400, "invalid_target")
     finally:
-        live.manage("shell", "-c", "from oauth_server.models import ExchangeTarget; "
-                    "ExchangeTarget.objects.update(enabled=True)")
+        manage("shell", "-c", "from oauth_server.models import ExchangeTarget; "
+               "ExchangeTarget.objects.update(enabled=True)")
 
 
-def test_a_deactivated_users_token_is_refused(live: LiveServer, target: str) -> None:
+def test_a_deactivated_users_token_is_refused(live: LiveServer, manage: ManageSession, target: str) -> None:
     bob = user_token(live, "bob")
-    live.manage("shell", "-c", "from django.contrib.auth.models import User; "
-                "User.objects.filter(username='bob').update(is_active=False)")  # no signal: the check itself
+    manage("shell", "-c", "from django.contrib.auth.models import User; "
+           "User.objects.filter(username='bob').update(is_active=False)")  # no signal: the check itself
     answer = exchange(live, bob["access_token"], resource=target)
     assert error_of(answer) == (400, "invalid_grant")
 

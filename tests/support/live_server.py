@@ -157,9 +157,12 @@ class LiveServer:
             if self._migrate and fresh_sqlite:
                 sqlite_copy(Path(url[len("sqlite:///"):]), self.env, self.project_dir, self.python)
             commands += self._load
-            if self.project_dir == ROOT and len(commands) > 1:
+            # The runner falls back on mcpsite's settings: another project's env must name its own.
+            named = self.project_dir == ROOT or "DJANGO_SETTINGS_MODULE" in self.env
+            if named and len(commands) > 1:
                 # One Django start-up for them all (about 2-3 s each on the CI machine).
-                with ManageSession(self.env, inherit=False, python=self.python) as session:
+                with ManageSession(self.env, inherit=False, python=self.python,
+                                   project_dir=self.project_dir) as session:
                     session.run_all(commands)
             else:
                 for argv in commands:

@@ -70,13 +70,22 @@ def manage(
 class ManageSession:
     """One ``manage.py`` process for many commands (see the module's docstring): ``session(*argv)``
     is ``manage(env, *argv)`` without the process start-up. Safe to call from several threads
-    (one command at a time). Only for mcpsite's own project (the runner sets its settings)."""
+    (one command at a time). For another project, ``env`` names its ``DJANGO_SETTINGS_MODULE``
+    (the runner's default is mcpsite's)."""
 
     def __init__(
-        self, env: Mapping[str, str] | None = None, *, inherit: bool = True, python: str = sys.executable
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        inherit: bool = True,
+        python: str = sys.executable,
+        project_dir: Path = ROOT,
     ) -> None:
         self._env = manage_env(env) if inherit else dict(env or {})
         self._python = python
+        # Another project (examples/): its folder, and its settings named in ``env`` (the runner's
+        # default is mcpsite's).
+        self._project_dir = project_dir
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
         self._log: tempfile._TemporaryFileWrapper[str] | None = None
@@ -86,7 +95,7 @@ class ManageSession:
         self._log = tempfile.NamedTemporaryFile("w+", prefix="mcpsite-manage-", suffix=".log")
         self._process = subprocess.Popen(
             [self._python, str(Path(__file__).with_name("manage_runner.py"))],
-            cwd=ROOT,
+            cwd=self._project_dir,
             env=self._env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

