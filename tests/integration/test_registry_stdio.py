@@ -59,7 +59,7 @@ def env(tmp_path: Path) -> dict[str, str]:
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", str(tmp_path)),
     }
-    # Migrated: a copy of this test process's template (migrated.py), not a migrate of its own.
+    # Migrated: a copy of the run's template (migrated.py), not a migrate of its own.
     sqlite_copy(tmp_path / "registry.db", values, python=PYTHON)
     manage(values, "load_demo", inherit=False, python=PYTHON)
     return values
