@@ -59,11 +59,8 @@ Tool.objects.create(name="whoami", kind="http", http_method="GET", http_url="{tp
 
 @pytest.fixture(scope="module")
 def third_party() -> Iterator[ThirdParty]:
-    service = ThirdParty().start()
-    try:
+    with ThirdParty() as service:
         yield service
-    finally:
-        service.stop()
 
 
 @pytest.fixture(scope="module")

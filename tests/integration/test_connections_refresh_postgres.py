@@ -57,11 +57,8 @@ print(vault._refresh(user_id, provider_id), flush=True)
 
 @pytest.fixture(scope="module")
 def third_party() -> Iterator[ThirdParty]:
-    service = ThirdParty().start()
-    try:
+    with ThirdParty() as service:
         yield service
-    finally:
-        service.stop()
 
 
 def tokens_from(service: ThirdParty) -> tuple[str, str]:

@@ -167,6 +167,12 @@ class ThirdParty:
             self.process.wait(10)
             self.process = None
 
+    def __enter__(self) -> ThirdParty:  # a module's fixture: ``with ThirdParty() as service: yield service``
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def control(self, what: str, **query: Any) -> dict[str, Any]:
         answer: dict[str, Any] = httpx.post(self.url(f"/control/{what}"), params=query, timeout=5.0).json()
         return answer

@@ -52,11 +52,8 @@ def test_a_403_is_read_as_a_scope_challenge_or_a_plain_refusal() -> None:
 
 @pytest.fixture(scope="module")
 def third_party() -> Iterator[ThirdParty]:
-    service = ThirdParty().start()
-    try:
+    with ThirdParty() as service:
         yield service
-    finally:
-        service.stop()
 
 
 @pytest.fixture(scope="module")
