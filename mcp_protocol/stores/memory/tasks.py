@@ -98,20 +98,27 @@ class MemoryTaskStore(TaskStore):
             record.owner, record.lease_ms = owner, lease_ms
             return found
 
+    def _held(self, task_id: str, owner: str) -> TaskRecord | None:
+        """The task's record while it is working under ``owner``'s lease (the lock held), else None."""
+        record = self._live(task_id, anyone=True)
+        if record is None or record.status != WORKING or record.owner != owner:
+            return None
+        return record
+
     async def renew(self, task_ids: list[str], owner: str, lease_ms: int) -> set[str]:
         renewed = set()
         with self._lock:
             for task_id in task_ids:
-                record = self._live(task_id, anyone=True)
-                if record is not None and record.status == WORKING and record.owner == owner:
+                record = self._held(task_id, owner)
+                if record is not None:
                     record.lease_ms = lease_ms
                     renewed.add(task_id)
         return renewed
 
     async def release(self, task_id: str, owner: str) -> bool:
         with self._lock:
-            record = self._live(task_id, anyone=True)
-            if record is None or record.status != WORKING or record.owner != owner:
+            record = self._held(task_id, owner)
+            if record is None:
                 return False
             record.owner, record.lease_ms = None, now_ms()
             return True
@@ -120,8 +127,8 @@ class MemoryTaskStore(TaskStore):
         self, task_id: str, owner: str, input_requests: dict[str, dict[str, Any]], message: str | None = None
     ) -> bool:
         with self._lock:
-            record = self._live(task_id, anyone=True)
-            if record is None or record.status != WORKING or record.owner != owner:
+            record = self._held(task_id, owner)
+            if record is None:
                 return False
             record.status, record.status_message = INPUT_REQUIRED, message
             record.input_requests = copy.deepcopy(input_requests)
@@ -130,8 +137,8 @@ class MemoryTaskStore(TaskStore):
 
     async def note(self, task_id: str, owner: str, message: str) -> bool:
         with self._lock:
-            record = self._live(task_id, anyone=True)
-            if record is None or record.status != WORKING or record.owner != owner:
+            record = self._held(task_id, owner)
+            if record is None:
                 return False
             record.status_message, record.updated_ms = message, now_ms()
             return True
