@@ -8,7 +8,6 @@ not one per command).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from tests.support.cimd_host import DocumentHost
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.manage import ManageSession
 from tests.support.mcp_http import POST_HEADERS, initialize_message, request, session_headers
-from tests.support.oauth_flow import PKCE, OAuthFlow, user
+from tests.support.oauth_flow import PKCE, OAuthFlow, self_issuing_env, user
 from tests.support.polling import wait_until
 from tests.support.ports import free_port
 
@@ -34,16 +33,11 @@ SCOPES = {"mcp": {}, "mcp:echo": {"tools": ["echo"]}}
 def live() -> Iterator[LiveServer]:
     port = free_port()
     env = {
-        "MCP_AUTH": "oauth",
-        "MCP_OAUTH_ISSUER": "self",
-        "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
-        "MCP_OAUTH_SCOPES": json.dumps(SCOPES),
+        # It asks for many tokens and registers many clients from one address: the helper's rates.
+        **self_issuing_env(port, SCOPES),
         # A rotated key signs at once and /mcp refetches the JWKS soon: the rotation test is short.
         "MCP_OAUTH_KEY_PUBLISH_SECONDS": "0",
         "MCP_OAUTH_JWKS_MIN_REFRESH": "0.2",
-        # This module asks for many tokens and registers many clients from one address.
-        "MCP_OAUTH_TOKEN_RATE": "1000/60",
-        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
     }
     server = LiveServer(env=env, port=port, provider=REGISTRY_PROVIDER, load="load_demo").start()
     try:

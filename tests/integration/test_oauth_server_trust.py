@@ -16,7 +16,6 @@ The module's management commands run in one process of its own (``manage``: one 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,7 +26,7 @@ from tests.support import LiveServer
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.manage import ManageSession
 from tests.support.mcp_http import POST_HEADERS, initialize_message
-from tests.support.oauth_flow import PKCE, OAuthFlow, user
+from tests.support.oauth_flow import PKCE, OAuthFlow, self_issuing_env, user
 from tests.support.polling import wait_until
 from tests.support.ports import free_port
 
@@ -39,12 +38,7 @@ PASSWORD = "right-password-1"
 def served() -> Iterator[tuple[LiveServer, ManageSession]]:
     port = free_port()
     env = {
-        "MCP_AUTH": "oauth",
-        "MCP_OAUTH_ISSUER": "self",
-        "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
-        "MCP_OAUTH_SCOPES": json.dumps({"mcp": {}}),
-        "MCP_OAUTH_TOKEN_RATE": "1000/60",
-        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
+        **self_issuing_env(port),
         "MCP_OAUTH_SIGN_IN_RATE": "3/600",
         "MCP_OAUTH_SIGN_IN_ADDRESS_RATE": "5/600",
         "MCP_LOG_LEVEL": "DEBUG",

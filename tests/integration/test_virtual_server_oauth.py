@@ -14,7 +14,6 @@ either way.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +25,7 @@ import pytest
 from tests.support import LiveServer
 from tests.support.live_server import REGISTRY_PROVIDER
 from tests.support.mcp_http import POST_HEADERS, initialize_message
-from tests.support.oauth_flow import PKCE, OAuthFlow, user
+from tests.support.oauth_flow import PKCE, OAuthFlow, self_issuing_env, user
 from tests.support.ports import free_port
 
 REDIRECT = "http://127.0.0.1:9/cb"
@@ -48,14 +47,7 @@ QuerySet(model).bulk_create([
 @pytest.fixture(scope="module")
 def live() -> Iterator[LiveServer]:
     port = free_port()
-    env = {
-        "MCP_AUTH": "oauth",
-        "MCP_OAUTH_ISSUER": "self",
-        "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
-        "MCP_OAUTH_SCOPES": json.dumps(SCOPES),
-        "MCP_OAUTH_TOKEN_RATE": "1000/60",
-        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
-    }
+    env = self_issuing_env(port, SCOPES)
     load = [["load_demo"], ["shell", "-c", SERVERS]]
     server = LiveServer(env=env, port=port, provider=REGISTRY_PROVIDER, load=load).start()
     try:

@@ -19,7 +19,7 @@ import httpx
 from tests.support import LiveServer
 from tests.support.jwt_api import JwtApi
 from tests.support.live_server import REGISTRY_PROVIDER
-from tests.support.oauth_flow import OAuthFlow
+from tests.support.oauth_flow import OAuthFlow, self_issuing_env
 from tests.support.ports import free_port
 
 GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -55,12 +55,7 @@ def start(extra_env: Mapping[str, str] | None = None) -> tuple[LiveServer, JwtAp
     base = f"http://127.0.0.1:{port}"
     api = JwtApi(f"{base}/.well-known/jwks.json", base).start()
     env = {
-        "MCP_AUTH": "keys,oauth",
-        "MCP_OAUTH_ISSUER": "self",
-        "MCP_RESOURCE_URL": f"{base}/mcp",
-        "MCP_OAUTH_SCOPES": json.dumps({"mcp": {}, "extra": {}}),
-        "MCP_OAUTH_TOKEN_RATE": "1000/60",
-        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
+        **self_issuing_env(port, {"mcp": {}, "extra": {}}, auth="keys,oauth"),
         "MCP_OAUTH_EXCHANGE_CLIENTS": EXCHANGER,
         "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1",
         "MCP_TOOL_SECRET_EXCHANGER": EXCHANGER_SECRET,

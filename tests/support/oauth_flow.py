@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 import secrets
 from dataclasses import dataclass
@@ -20,6 +21,21 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
+
+
+def self_issuing_env(port: int, scopes: dict[str, Any] | None = None, auth: str = "oauth") -> dict[str, str]:
+    """A test server that is its own authorization server on loopback ``port``: its scopes
+    (``{"mcp": {}}`` unless given), and token and registration rates a test's many requests from
+    one address stay under."""
+    return {
+        "MCP_AUTH": auth,
+        "MCP_OAUTH_ISSUER": "self",
+        "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
+        "MCP_OAUTH_SCOPES": json.dumps(scopes if scopes is not None else {"mcp": {}}),
+        "MCP_OAUTH_TOKEN_RATE": "1000/60",
+        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
+    }
+
 
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
 SCOPE_BOX = re.compile(r'<input type="checkbox" name="granted" value="([^"]+)"')

@@ -18,7 +18,6 @@ elicitation: signs in at our server, "signs in" at the provider
 from __future__ import annotations
 
 import contextlib
-import json
 from types import TracebackType
 from typing import Any
 
@@ -31,7 +30,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from .live_server import REGISTRY_PROVIDER, LiveServer
-from .oauth_flow import OAuthFlow
+from .oauth_flow import OAuthFlow, self_issuing_env
 from .ports import free_port
 from .third_party import CLIENT_ID, CLIENT_SECRET, ThirdParty
 from .user_upstream_process import UserUpstreamProcess
@@ -96,12 +95,7 @@ def acting_env(port: int) -> dict[str, str]:
     """A server that acts for its users: OAuth by its own authorization server on ``port``, a
     fresh vault key, the third party reachable on loopback and its client secret."""
     return {
-        "MCP_AUTH": "oauth",
-        "MCP_OAUTH_ISSUER": "self",
-        "MCP_RESOURCE_URL": f"http://127.0.0.1:{port}/mcp",
-        "MCP_OAUTH_SCOPES": json.dumps({"mcp": {}}),
-        "MCP_OAUTH_TOKEN_RATE": "1000/60",
-        "MCP_OAUTH_REGISTRATION_RATE": "1000/60",
+        **self_issuing_env(port),
         "REGISTRY_HTTP_ALLOWED_HOSTS": "127.0.0.1",
         "CONNECTIONS_VAULT_KEYS": Fernet.generate_key().decode(),
         "MCP_TOOL_SECRET_THIRD_PARTY": CLIENT_SECRET,
