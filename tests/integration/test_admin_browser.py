@@ -173,13 +173,19 @@ async def test_the_sessions_page_lists_a_real_client_and_ends_its_session(
         await asyncio.wait_for(mcp.initialize(), WAIT)
         assert (await asyncio.wait_for(mcp.list_tools(), WAIT)).tools
         await page.goto(f"{live.base_url}/admin/")
+        # click returns once the navigation commits and count() does not wait: wait for the page
+        # to have loaded before counting rows (CI, stop 48, counted a table not yet parsed).
         await page.click("a:text-is('Live sessions')")
+        await page.wait_for_load_state()
         row = page.locator("#live-sessions tr", has_text=name)
+        await row.first.wait_for(timeout=WAIT * 1000)
         assert await row.count() == 1
         assert "7.1" in await row.inner_text()
         await page.screenshot(path=str(SHOTS / "admin-4-live-sessions.png"), full_page=True)
         await row.locator("input[value='End session']").click()
         await page.wait_for_selector(".messagelist .success")
+        await page.wait_for_load_state()
+        assert await page.locator("#live-sessions tbody tr").count() >= 1  # the table is there
         assert await page.locator("#live-sessions tr", has_text=name).count() == 0
         await page.screenshot(path=str(SHOTS / "admin-5-session-ended.png"), full_page=True)
         with pytest.raises(Exception) as refused:  # the server no longer knows the session
