@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import shlex
 import shutil
 import signal
@@ -38,7 +39,35 @@ PROXY_CONF = ROOT / "docker" / "nginx" / "mcp-proxy.conf"
 START_TIMEOUT = 30.0
 
 
+# Ports chosen below the kernel's ephemeral range: one the kernel hands out (``bind(0)``) is also
+# what it gives the next outgoing connection as its local port, so between our pick and the
+# server's bind a client socket may take it (CI saw a private Redis fail "Address already in
+# use" that way). Below the range only our own picks compete, and at random over some 12,000.
+_LOWEST = 20000
+_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _first_ephemeral() -> int | None:
+    try:
+        return int(_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now, outside the range the kernel gives outgoing connections
+    when that range is known (Linux), else one the kernel picks."""
+    first = _first_ephemeral()
+    if first is not None and first - _LOWEST >= 1000:
+        chooser = random.SystemRandom()
+        for _ in range(200):
+            port = chooser.randrange(_LOWEST, first)
+            with socket.socket() as sock:
+                try:  # no SO_REUSEADDR: a port with a socket in TIME_WAIT is passed over too
+                    sock.bind((host, port))
+                except OSError:
+                    continue
+                return port
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
