@@ -3,7 +3,7 @@
 A query is untrusted: the index cuts it at ``MAX_QUERY_CHARS`` so a megabyte of words costs what
 a thousand characters cost; odd text (control characters, other scripts, only stop words, only
 punctuation) finds nothing rather than failing; and a grant's ``allowed`` hides a tool however
-exactly the query names it. docs/security.md, "Tool search".
+exactly the query names it. docs/security.md, "Tool search" → "The ranking".
 """
 
 from __future__ import annotations
