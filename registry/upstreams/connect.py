@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
@@ -53,6 +52,7 @@ from .errors import (
     UpstreamUnavailable,
 )
 from .guard import GuardedTransport, check_url
+from .handshake import CLIENT_INFO_WIRE, Handshake
 
 __all__ = [
     "Handshake",
@@ -66,24 +66,8 @@ __all__ = [
     "connect",
 ]
 
-CLIENT_INFO = Implementation(name="mcpsite-upstream", version="1")
+CLIENT_INFO = Implementation(name=CLIENT_INFO_WIRE["name"], version=CLIENT_INFO_WIRE["version"])
 METHOD_NOT_FOUND = -32601
-
-
-@dataclass
-class Handshake:
-    """What a session was made with, for the calls' lean path (filled by ``connect``)."""
-
-    session_id: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    sse: bool = False  # the legacy HTTP+SSE transport: no lean path over it
-    # Given, not filled: a per-user session's token (a ``user`` upstream, ``pool.py``), sent as
-    # ``Authorization: Bearer`` *instead of* the upstream's listing credential.
-    bearer: str | None = field(default=None, repr=False)
-    # Over the legacy transport, where the SDK session carries the calls: the calls in flight
-    # (``sdk_relay.Calls``), which the session's callbacks route the upstream's logs and
-    # questions to. None: refused (a session for listing, or calls on the lean path).
-    calls: Any = None
 
 
 async def _refuse(*args: Any) -> ErrorData:

@@ -33,3 +33,7 @@ class UpstreamForbidden(UpstreamUnauthorized):
     def __init__(self, message: str, refusal: Forbidden) -> None:
         super().__init__(message)
         self.refusal = refusal
+
+
+class NoListenStream(Exception):
+    """The upstream offers no listen stream: the periodic sync keeps it current."""

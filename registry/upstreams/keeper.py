@@ -43,8 +43,7 @@ from mcp_protocol.stores.claims import ClaimStore
 
 from ..models.upstreams import Upstream
 from .config import UpstreamConfig
-from .errors import UpstreamError
-from .listen import NoListenStream, hold
+from .errors import NoListenStream, UpstreamError
 from .sync import summary, sync_upstream_async
 
 logger = logging.getLogger(__name__)
@@ -110,6 +109,8 @@ class _Hold:
             self.name = row.name
             opened = time.monotonic()
             try:
+                from .listen import hold  # the official SDK, loaded with the first stream held
+
                 why = await hold(UpstreamConfig.of(row), self.changed)
                 logger.info("upstream %s: listen stream ended: %s", row.name, why)
             except NoListenStream as exc:

@@ -37,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .config import UpstreamConfig
 from .connect import connect
+from .errors import NoListenStream
 
 PROBE = 5.0  # s between pings of a handshake-era session
 
@@ -53,10 +54,6 @@ EVENTS = {
 }
 
 Changed = Callable[[str], None]  # the list that changed: tools | resources | prompts | "reconnected"
-
-
-class NoListenStream(Exception):
-    """The upstream offers no listen stream: the periodic sync keeps it current."""
 
 
 def announced(session: ClientSession) -> set[str]:

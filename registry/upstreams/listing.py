@@ -12,14 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import mcp_types as types
-from mcp.client.session import ClientSession
+from typing import TYPE_CHECKING, Any
 
 from .config import UpstreamConfig
-from .connect import connect
 from .errors import UpstreamError
+
+if TYPE_CHECKING:  # the SDK is imported when an upstream is first listed (handshake.py says why)
+    import mcp_types as types
+    from mcp.client.session import ClientSession
 
 MAX_PAGES = 100  # per kind
 MAX_DEFINITIONS = 2000  # per kind
@@ -75,6 +75,8 @@ async def _pages(kind: str, fetch: Callable[[str | None], Awaitable[tuple[list[A
 
 
 def _params(cursor: str | None) -> types.PaginatedRequestParams | None:
+    import mcp_types as types  # loaded by connect() by now
+
     return types.PaginatedRequestParams(cursor=cursor) if cursor else None
 
 
@@ -106,6 +108,7 @@ async def _list(session: ClientSession, listing: Listing) -> None:
 
 async def fetch_listing(config: UpstreamConfig) -> Listing:
     """The upstream's definitions; never raises for the upstream's failures (``error``/``problems``)."""
+    from .connect import connect  # the official SDK, loaded with the first listing
     from .errors import UpstreamUnauthorized
 
     listing = Listing()

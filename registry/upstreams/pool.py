@@ -42,18 +42,21 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from django.conf import settings
-from mcp import ClientSession
 
-from . import sdk_calls, sdk_relay
 from .breaker import Breaker
-from .connect import CLIENT_INFO, Handshake
 from .guard import call_session
+from .handshake import CLIENT_INFO_WIRE, Handshake
 from .relay import Relay
 from .wire import MAX_RESULT_BYTES, Channel
+
+if TYPE_CHECKING:  # the SDK is imported with the first session (handshake.py says why)
+    from mcp import ClientSession
+
+    from . import sdk_relay
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +64,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_USER_SESSIONS = 256  # per-user sessions of one upstream on one worker loop
 DEFAULT_USER_SESSION_IDLE = 300.0  # s: a per-user session unused this long is closed
 
-Connect = Callable[[Any, Handshake], contextlib.AbstractAsyncContextManager[ClientSession]]
-CLIENT_INFO_WIRE = CLIENT_INFO.model_dump(mode="json", exclude_none=True)
+Connect = Callable[[Any, Handshake], "contextlib.AbstractAsyncContextManager[ClientSession]"]
 
 
 def default_connect(config: Any, handshake: Handshake
@@ -87,6 +89,8 @@ class Live:
             return {"completion": {"values": [], "hasMore": False}}
         if self.channel is not None:
             return await self.channel.request(method, params, relay)
+        from . import sdk_calls  # the legacy transport's calls: the SDK is loaded by now
+
         return await sdk_calls.request(self.session, method, params, relay, self.calls)
 
     def completes(self) -> bool:
@@ -133,7 +137,9 @@ class Pooled:
 
     async def _own(self, ready: asyncio.Future[Live], release: asyncio.Event) -> None:
         try:
-            handshake = Handshake(bearer=self.bearer, calls=sdk_relay.Calls())
+            from .sdk_relay import Calls  # the official SDK, loaded with the first session
+
+            handshake = Handshake(bearer=self.bearer, calls=Calls())
             async with self.connect(self.config, handshake) as session:
                 channel = None
                 if not handshake.sse:

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
 from ..kinds.http_client import challenge
 from . import stream
@@ -112,6 +111,10 @@ class Channel:
             headers["Mcp-Session-Id"] = self.session_id
         if self.modern and method is not None:
             headers["Mcp-Method"] = method
+            # The SDK's table and encoding (2026-07-28 transports "Mcp-Name"); imported here, not
+            # at the top, as the SDK is loaded only with a first session (handshake.py).
+            from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
+
             key = NAME_BEARING_METHODS.get(method)
             if key is not None and params is not None and isinstance(params.get(key), str):
                 headers["Mcp-Name"] = encode_header_value(params[key])
