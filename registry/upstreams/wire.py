@@ -34,6 +34,7 @@ import contextlib
 import itertools
 import json
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +100,16 @@ class Channel:
     limit: int
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _background: set[asyncio.Task[None]] = field(default_factory=set)
+    # The SDK's table and encoding of the Mcp-Name header (2026-07-28 transports), taken once per
+    # channel: this module is imported without the SDK, which comes with the first session
+    # (handshake.py), and a channel exists only after its session's handshake.
+    _names: Mapping[str, str] = field(init=False, repr=False)
+    _encode_name: Callable[[str], str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
+
+        self._names, self._encode_name = NAME_BEARING_METHODS, encode_header_value
 
     @property
     def modern(self) -> bool:
@@ -111,13 +122,9 @@ class Channel:
             headers["Mcp-Session-Id"] = self.session_id
         if self.modern and method is not None:
             headers["Mcp-Method"] = method
-            # The SDK's table and encoding (2026-07-28 transports "Mcp-Name"); imported here, not
-            # at the top, as the SDK is loaded only with a first session (handshake.py).
-            from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
-
-            key = NAME_BEARING_METHODS.get(method)
+            key = self._names.get(method)
             if key is not None and params is not None and isinstance(params.get(key), str):
-                headers["Mcp-Name"] = encode_header_value(params[key])
+                headers["Mcp-Name"] = self._encode_name(params[key])
         return headers
 
     async def request(self, method: str, params: dict[str, Any], relay: Relay) -> dict[str, Any]:
